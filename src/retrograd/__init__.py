@@ -1,0 +1,122 @@
+"""retrograd: a define-by-run reverse-mode autodiff engine on NumPy with PyTorch's semantics.
+
+>>> import retrograd as torch
+>>> x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> y = (x * x).sum()
+>>> y.backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+
+# isort: skip_file
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# The Tensor first: the op table it binds at the end of its module imports it back.
+from .tensor import Size, Tensor, device
+from . import autograd
+from ._dtype import (
+    bool_ as bool,  # noqa: A004 - PyTorch's name
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._dtype import float as float  # noqa: A004, PLC0414
+from ._dtype import int as int  # noqa: A004, PLC0414
+from ._functions import *  # noqa: F403
+from ._functions import (
+    allclose,
+    cat,
+    concat,
+    concatenate,
+    equal,
+    is_floating_point,
+    is_tensor,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    matmul,
+    maximum,
+    minimum,
+    stack,
+    where,
+)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .factories import (
+    Generator,
+    arange,
+    as_tensor,
+    default_generator,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    initial_seed,
+    linspace,
+    manual_seed,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .ops import return_types
+
+__version__ = "0.1.0"
+
+FloatTensor = Tensor
+
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils")
+
+
+def __getattr__(name: str) -> Any:
+    # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``.
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
+
+
+__all__ = [
+    "Generator", "Size", "Tensor", "allclose", "arange", "as_tensor", "autograd", "bool", "cat", "concat",
+    "concatenate", "default_generator", "device", "double", "dtype", "empty", "empty_like", "enable_grad",
+    "equal", "eye", "float", "float16", "float32", "float64", "from_numpy", "full", "full_like",
+    "get_default_dtype", "half", "inference_mode", "initial_seed", "int", "int8", "int16", "int32", "int64",
+    "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose", "isfinite",
+    "isinf", "isnan", "linspace", "long", "manual_seed", "matmul", "maximum", "minimum", "no_grad",
+    "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
+    "randperm", "return_types", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
+    "uint8", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,170 @@
+"""dtypes named like PyTorch's, and PyTorch's type-promotion rules on top of NumPy dtypes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class dtype:
+    """A retrograd dtype: a NumPy dtype with PyTorch's name (``str(rg.float32) == 'torch.float32'``).
+
+    >>> import retrograd as rg
+    >>> rg.float32.is_floating_point
+    True
+    """
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category")
+
+    def __init__(self, name: str, np_dtype: Any, category: int) -> None:
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category  # 0 bool, 1 integer, 2 floating: the promotion categories
+        self.is_floating_point = category == 2
+        self.is_signed = self.np.kind in "if"
+        self.itemsize = self.np.itemsize
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+float16 = dtype("float16", np.float16, 2)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+bool_ = dtype("bool", np.bool_, 0)
+half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's aliases
+short, int, long = int16, int32, int64  # noqa: A001
+
+ALL_DTYPES = (float16, float32, float64, uint8, int8, int16, int32, int64, bool_)
+FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+
+# The single mutable default: Python floats and float factories use it.
+_default_float = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """Return the dtype Python floats and float factories get (float32 unless changed).
+
+    >>> import retrograd as rg
+    >>> rg.get_default_dtype()
+    torch.float32
+    """
+    return _default_float[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (float32 or float64).
+
+    >>> import retrograd as rg
+    >>> rg.set_default_dtype(rg.float64); rg.set_default_dtype(rg.float32)
+    """
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+    _PROMOTION_CACHE.clear()
+
+
+def to_dtype(d: Any) -> dtype:
+    """Accept a retrograd dtype, a NumPy dtype or type, or Python's ``float``/``int``/``bool``."""
+    if isinstance(d, dtype):
+        return d
+    if d is _py_float:
+        return get_default_dtype()
+    if d is _py_int:
+        return int64
+    if d is _py_bool:
+        return bool_
+    try:
+        return FROM_NUMPY[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported dtype {d!r}") from None
+
+
+_py_float, _py_int, _py_bool = (1.0).__class__, (1).__class__, True.__class__
+
+
+def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
+    try:
+        return FROM_NUMPY[np_dtype]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
+            "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def _promote_pair(a: np.dtype | None, b: np.dtype) -> np.dtype:
+    """PyTorch's promote_types: the higher category wins outright, else NumPy's widening."""
+    if a is None or a == b:
+        return b
+    ca, cb = FROM_NUMPY[a].category, FROM_NUMPY[b].category
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
+_PROMOTION_CACHE: dict[tuple[Any, ...], np.dtype] = {}
+_SCALAR_CATEGORY = {_py_bool: 0, _py_int: 1, _py_float: 2}
+
+
+def result_type(operands: tuple[Any, ...]) -> np.dtype:
+    """The NumPy dtype PyTorch gives an op over these tensors and Python scalars.
+
+    Three priority groups, as in PyTorch: tensors with dimensions, 0-dim tensors, then
+    Python numbers; a lower group only matters when it brings a higher category.
+    """
+    dims: np.dtype | None = None
+    zeros: np.dtype | None = None
+    scalar_cat = -1
+    for x in operands:
+        data = getattr(x, "_data", None)
+        if data is not None:
+            if data.ndim:
+                dims = _promote_pair(dims, data.dtype)
+            else:
+                zeros = _promote_pair(zeros, data.dtype)
+        elif x is not None:
+            cat = _SCALAR_CATEGORY.get(type(x))
+            if cat is None:
+                if isinstance(x, np.generic):
+                    cat = FROM_NUMPY[x.dtype].category
+                else:
+                    raise TypeError(f"unsupported operand type {type(x).__name__}")
+            scalar_cat = max(scalar_cat, cat)
+    key = (dims, zeros, scalar_cat)
+    cached = _PROMOTION_CACHE.get(key)
+    if cached is not None:
+        return cached
+    result = dims
+    if zeros is not None and (result is None or FROM_NUMPY[zeros].category > FROM_NUMPY[result].category):
+        result = zeros
+    if scalar_cat >= 0 and (result is None or scalar_cat > FROM_NUMPY[result].category):
+        result = (bool_, int64, get_default_dtype())[scalar_cat].np
+    assert result is not None
+    _PROMOTION_CACHE[key] = result
+    return result
+
+
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte", "int8": "Char",
+    "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+}
+
+
+def scalar_type_name(np_dtype: np.dtype) -> str:
+    """PyTorch's ScalarType name used in messages: ``Float``, ``Long``, ``Bool``..."""
+    return _SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name, str(np_dtype))

@@ -1,0 +1,171 @@
+"""``retrograd.autograd``: ``backward``, ``grad``, grad modes, and the graph's classes."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import graph
+from .engine import run_backward
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .graph import Node
+
+__all__ = [
+    "Node", "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+]
+
+
+def _tensors(value: Any, what: str) -> tuple[Any, ...]:
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return (value,)
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, Tensor):
+            raise TypeError(f"{what} must be Tensors, got {type(item).__name__}")
+    return items
+
+
+def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any]) -> list[Any]:
+    """The gradient to start from for each output: given, or an implicit 1 for scalars."""
+    from ..tensor import Tensor
+
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._requires_grad:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if out._data.dtype.kind not in "fc":
+                    raise RuntimeError(
+                        f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
+                    )
+                g = Tensor._make(np.ones(out._data.shape, out._data.dtype))
+            grads.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._make(np.full(out._data.shape, g, out._data.dtype))
+        if g._data.shape != out._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a shape "
+                f"of {out.shape}."
+            )
+        if g._data.dtype != out._data.dtype:
+            g = g.to(out.dtype)
+        grads.append(g)
+    return grads
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    grad_variables: Any = None,
+    inputs: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
+
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> rg.autograd.backward((x * 3).sum()); x.grad
+    tensor([3., 3.])
+    """
+    outputs = _tensors(tensors, "tensors")
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    if grad_tensors is None:
+        grad_list: list[Any] = [None] * len(outputs)
+    else:
+        grad_list = list(_tensors_or_none(grad_tensors))
+    if len(grad_list) != len(outputs):
+        raise RuntimeError(
+            f"grad_tensors has {len(grad_list)} elements but tensors has {len(outputs)}; they must match"
+        )
+    grads = _make_grads(outputs, grad_list)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_list = None
+    if inputs is not None:
+        input_list = _tensors(inputs, "inputs")
+        if not input_list:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs=input_list, accumulate=True)
+
+
+def _tensors_or_none(value: Any) -> tuple[Any, ...]:
+    from ..tensor import Tensor
+
+    if value is None or isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Any, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
+
+    Only the part of the graph between them runs.
+
+    >>> import retrograd as rg
+    >>> x = rg.tensor(2.0, requires_grad=True)
+    >>> rg.autograd.grad(x ** 3, x)
+    (tensor(12.),)
+    """
+    from ..tensor import Tensor
+
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: allow_unused=False."
+        )
+    outs = _tensors(outputs, "outputs")
+    ins = _tensors(inputs, "inputs")
+    grad_list = [None] * len(outs) if grad_outputs is None else list(_tensors_or_none(grad_outputs))
+    if len(grad_list) != len(outs):
+        raise RuntimeError(
+            f"grad_outputs has {len(grad_list)} elements but outputs has {len(outs)}; they must match"
+        )
+    grads = _make_grads(outs, grad_list)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in ins:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    result = run_backward(outs, grads, bool(retain_graph), bool(create_graph), inputs=ins, accumulate=False)
+    final = []
+    for t, g in zip(ins, result):
+        if g is None:
+            if materialize_grads:
+                g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+            elif not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    "allow_unused=True if this is the desired behavior."
+                )
+        elif not create_graph and g._requires_grad:
+            g = g.detach()
+        final.append(g)
+    return tuple(final)

@@ -1,0 +1,243 @@
+"""The backward engine: walks a graph of ``Node`` objects iteratively and applies each one.
+
+It knows no op. A pass is: find the nodes reachable from the roots and count, for each, how
+many edges point at it; run nodes whose count has dropped to zero, latest-created first
+(highest sequence number), summing the gradients that arrive at a node from several edges
+before it runs; reduce each gradient to its input's shape and dtype once per edge; run tensor
+hooks, pre-hooks and post-hooks; release each node's saved tensors as soon as it has run
+unless the graph is retained. No recursion: a chain of any length is walked with a heap.
+"""
+
+from __future__ import annotations
+
+import heapq
+import weakref
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .grad_mode import STATE
+from .graph import AccumulateGrad, Node
+
+if TYPE_CHECKING:
+    from ..tensor import Tensor
+
+Edge = tuple[Node, int]
+
+
+def gradient_edge(tensor: Tensor) -> Edge | None:
+    """The edge a gradient for ``tensor`` flows into: its grad_fn output, or its AccumulateGrad."""
+    fn = tensor._grad_fn
+    if tensor._base is not None and tensor._view_version != tensor._version_counter.value:
+        fn = tensor._refresh_view_grad_fn()  # the base was written in place since this view was made
+    if fn is not None:
+        return (fn, tensor._output_nr)
+    if not tensor._requires_grad:
+        return None
+    return (grad_accumulator(tensor), 0)
+
+
+def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
+    """The leaf's one AccumulateGrad node, shared by every use while some graph holds it.
+
+    The tensor refers to it weakly and it refers to the tensor strongly, as in PyTorch, so a
+    leaf and its accumulator never form a reference cycle.
+    """
+    ref = tensor._accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(acc)
+    return acc
+
+
+def _dependencies(roots: list[Node]) -> dict[Node, int]:
+    """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
+    deps: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        fn = stack.pop()
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def _needed_nodes(roots: list[Node], targets: set[Node]) -> set[Node]:
+    """Nodes from which some target is reachable: the only ones a partial backward must run."""
+    parents: dict[Node, list[Node]] = {}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        fn = stack.pop()
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                parents.setdefault(nxt, []).append(fn)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    # A target itself runs only if another target lies below it.
+    needed: set[Node] = set()
+    stack = [t for t in targets if t in seen]
+    while stack:
+        for parent in parents.get(stack.pop(), ()):
+            if parent not in needed:
+                needed.add(parent)
+                stack.append(parent)
+    return needed
+
+
+def _reduce_to_input(grad: Tensor, meta: Any) -> Tensor:
+    shape, dtype = meta
+    if grad._data.shape != shape:
+        grad = grad.sum_to_size(shape)
+    if grad._data.dtype != dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    root_grads: Sequence[Tensor],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Tensor] | None = None,
+    accumulate: bool = True,
+) -> list[Tensor | None]:
+    """Backpropagate ``root_grads`` from ``roots``.
+
+    With ``accumulate`` (``backward``) gradients go into ``.grad`` of the leaves (or of only
+    ``inputs`` when given). Without it (``autograd.grad``) the gradients flowing into
+    ``inputs`` are returned and no ``.grad`` is touched. Returns one entry per input.
+    """
+    root_edges: list[Edge] = []
+    for i, t in enumerate(roots):
+        edge = gradient_edge(t)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        root_edges.append(edge)
+
+    # Where each requested input's gradient is caught: node -> [(output_nr, input position)].
+    captures: dict[Node, list[tuple[int, int]]] = {}
+    captured: list[Tensor | None] = []
+    needed: set[Node] | None = None  # with inputs: the nodes that must run
+    visit: set[Node] | None = None  # with inputs: needed nodes plus the capture points
+    if inputs is not None:
+        captured = [None] * len(inputs)
+        for i, t in enumerate(inputs):
+            edge = gradient_edge(t)
+            if edge is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            captures.setdefault(edge[0], []).append((edge[1], i))
+        needed = _needed_nodes([fn for fn, _ in root_edges], set(captures))
+        visit = needed | captures.keys()
+
+    buffers: dict[Node, list[Tensor | None]] = {}
+    for (fn, nr), g in zip(root_edges, root_grads):
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * fn.num_outputs
+        cur = buf[nr]
+        buf[nr] = g if cur is None else cur + g
+
+    root_nodes = list(buffers)
+    if visit is None:
+        deps = _dependencies(root_nodes)
+    else:
+        deps = {}
+        for fn in needed:  # type: ignore[union-attr]
+            for nxt, _ in fn.next_functions:
+                if nxt is not None and nxt in visit:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+
+    ready: list[tuple[int, int, Node]] = []
+    tiebreak = 0
+    for fn in root_nodes:
+        if (visit is None or fn in visit) and not deps.get(fn):
+            ready.append((-fn._sequence_nr, tiebreak, fn))
+            tiebreak += 1
+    heapq.heapify(ready)
+
+    previous_mode = STATE.grad_enabled
+    STATE.grad_enabled = create_graph
+    try:
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            grads = buffers.pop(fn, None) or [None] * fn.num_outputs
+            is_accumulator = type(fn) is AccumulateGrad
+
+            if fn._tensor_hooks is not None or fn._retained is not None:
+                _run_tensor_hooks(fn, grads)
+            if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
+                grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
+            if needed is not None:
+                spots = captures.get(fn)
+                if spots is not None:
+                    for nr, position in spots:
+                        captured[position] = grads[nr]
+                        if accumulate and not is_accumulator and grads[nr] is not None:
+                            inputs[position]._accumulate_grad(grads[nr], retained=True)  # type: ignore[index]
+                if fn not in needed and not (accumulate and is_accumulator):
+                    continue
+            if fn._pre_hooks:
+                for hook in list(fn._pre_hooks):
+                    result = hook(tuple(grads))
+                    if result is not None:
+                        grads = list(result)
+
+            if any(g is not None for g in grads):
+                outputs = fn.apply(grads)
+            else:
+                outputs = (None,) * len(fn.next_functions)
+            if fn._post_hooks:
+                for hook in list(fn._post_hooks):
+                    result = hook(tuple(outputs), tuple(grads))
+                    if result is not None:
+                        outputs = tuple(result)
+            if not retain_graph:
+                fn.release()
+
+            for (nxt, nr), g, meta in zip(fn.next_functions, outputs, fn._input_meta):
+                if nxt is None or (visit is not None and nxt not in visit):
+                    continue
+                if g is not None:
+                    if meta is not None:
+                        g = _reduce_to_input(g, meta)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    cur = buf[nr]
+                    buf[nr] = g if cur is None else cur + g
+                count = deps[nxt] - 1
+                deps[nxt] = count
+                if count == 0:
+                    heapq.heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
+                    tiebreak += 1
+    finally:
+        STATE.grad_enabled = previous_mode
+    return captured
+
+
+def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:
+    if grad is None:
+        return None
+    for hook in list(hooks):
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
+def _run_tensor_hooks(fn: Node, grads: list[Tensor | None]) -> None:
+    """Hooks registered on the tensors this node produced run first, then retain_grad."""
+    if fn._tensor_hooks is not None:
+        for nr, hooks in fn._tensor_hooks.items():
+            grads[nr] = _call_tensor_hooks(hooks, grads[nr])
+    if fn._retained is not None:
+        for nr, ref in fn._retained.items():
+            tensor = ref()
+            g = grads[nr]
+            if tensor is not None and g is not None:
+                tensor._accumulate_grad(g, retained=True)

@@ -1,0 +1,170 @@
+"""Thread-local grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each mode is a context manager and a decorator (with or without parentheses), and each
+thread has its own state, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from typing import Any, Callable, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _ModeState(threading.local):
+    """Per-thread flags read on every op; attribute defaults are per thread."""
+
+    grad_enabled: bool = True
+    inference: bool = False
+
+
+STATE = _ModeState()
+
+
+def is_grad_enabled() -> bool:
+    """Return whether ops run now record a graph.
+
+    >>> import retrograd as rg
+    >>> with rg.no_grad():
+    ...     rg.is_grad_enabled()
+    False
+    """
+    return STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Return whether inference mode is active in this thread."""
+    return STATE.inference
+
+
+class _DecoratorContextManager:
+    """Base for modes usable as ``with mode():``, ``@mode()`` and bare ``@mode``."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # ``@no_grad`` without parentheses passes the function itself.
+        if len(args) == 1 and not kwargs and callable(args[0]) and not isinstance(args[0], bool):
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    def clone(self) -> _DecoratorContextManager:
+        return self.__class__()
+
+    def __call__(self, func: F) -> F:
+        if inspect.isgeneratorfunction(func):
+            raise TypeError("retrograd grad modes do not decorate generator functions")
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def __enter__(self) -> None:
+        raise NotImplementedError
+
+    def __exit__(self, *exc: object) -> None:
+        raise NotImplementedError
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording in this thread; results are leaves that do not require grad.
+
+    >>> import retrograd as rg
+    >>> x = rg.ones(2, requires_grad=True)
+    >>> with rg.no_grad():
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    def __enter__(self) -> None:
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = False
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Re-enable graph recording (e.g. inside ``no_grad``).
+
+    >>> import retrograd as rg
+    >>> with rg.no_grad(), rg.enable_grad():
+    ...     rg.is_grad_enabled()
+    True
+    """
+
+    def __enter__(self) -> None:
+        self.prev = STATE.grad_enabled
+        STATE.grad_enabled = True
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode: as a call it takes effect at once; as a context it is restored on exit.
+
+    >>> import retrograd as rg
+    >>> with rg.set_grad_enabled(False):
+    ...     rg.is_grad_enabled()
+    False
+    """
+
+    def __new__(cls, mode: bool) -> set_grad_enabled:
+        return object.__new__(cls)
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = STATE.grad_enabled
+        self.mode = bool(mode)
+        STATE.grad_enabled = self.mode
+
+    def clone(self) -> set_grad_enabled:
+        return self.__class__(self.mode)
+
+    def __call__(self, func: F) -> F:
+        STATE.grad_enabled = self.prev  # decorating must not change the current mode
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled = self.prev
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like ``no_grad``, and tensors made inside are inference tensors that autograd refuses.
+
+    >>> import retrograd as rg
+    >>> with rg.inference_mode():
+    ...     t = rg.ones(2)
+    >>> t.is_inference()
+    True
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode) and not isinstance(mode, bool):
+            return cls()(mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def clone(self) -> inference_mode:
+        return self.__class__(self.mode)
+
+    def __enter__(self) -> None:
+        self.prev = (STATE.grad_enabled, STATE.inference)
+        if self.mode:
+            STATE.grad_enabled = False
+            STATE.inference = True
+        else:  # inference_mode(False) inside inference mode re-enables autograd
+            STATE.grad_enabled = True
+            STATE.inference = False
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.grad_enabled, STATE.inference = self.prev

@@ -1,0 +1,418 @@
+"""Creating tensors: ``tensor``, ``as_tensor``, ``from_numpy``, ``zeros``/``ones``/``full``/``empty``
+(and ``*_like``), ``arange``, ``linspace``, ``eye``, and random tensors from retrograd's own
+generator (``manual_seed``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._dtype import FROM_NUMPY, from_numpy_dtype, get_default_dtype, to_dtype
+from .autograd.grad_mode import STATE
+from .tensor import Tensor, _sizes, device
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
+    if STATE.inference:
+        t._is_inference = True
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def _check_device(dev: Any) -> None:
+    if dev is not None:
+        device(dev)
+
+
+def _infer_np_dtype(data: Any) -> np.dtype:
+    """PyTorch's inference for Python data: bool -> bool, int -> int64, float -> default dtype."""
+    arr = np.asarray(data)
+    kind = arr.dtype.kind
+    if kind == "b":
+        return np.dtype(np.bool_)
+    if kind in "iu":
+        return np.dtype(np.int64)
+    if kind == "f":
+        return get_default_dtype().np
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _plain(data: Any) -> Any:
+    """Replace tensors inside nested lists by their values."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_plain(d) for d in data]
+    return data
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (nested lists, scalars, arrays, tensors).
+
+    >>> import retrograd as rg
+    >>> rg.tensor([[1, 2], [3, 4]]).dtype
+    torch.int64
+    >>> rg.tensor([1.0, 2.0], requires_grad=True)
+    tensor([1., 2.], requires_grad=True)
+    """
+    _check_device(device)
+    if isinstance(data, Tensor):
+        arr = np.array(data._data, copy=True)
+    elif isinstance(data, np.ndarray):
+        arr = np.array(data, copy=True)
+        from_numpy_dtype(arr.dtype)
+    else:
+        plain = _plain(data)
+        arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+    if dtype is not None:
+        arr = arr.astype(to_dtype(dtype).np, copy=False)
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or tensor when the dtype allows.
+
+    >>> import numpy as np, retrograd as rg
+    >>> a = np.zeros(2); t = rg.as_tensor(a); a[0] = 5; t[0].item()
+    5.0
+    """
+    _check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or to_dtype(dtype).np == data.dtype):
+        from_numpy_dtype(data.dtype)
+        return _finish(data, False)
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``.
+
+    >>> import numpy as np, retrograd as rg
+    >>> rg.from_numpy(np.arange(3)).dtype
+    torch.int64
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    from_numpy_dtype(array.dtype)
+    return _finish(array, False)
+
+
+def _factory_dtype(dtype: Any, default: Any = None) -> np.dtype:
+    if dtype is not None:
+        return to_dtype(dtype).np
+    return default if default is not None else get_default_dtype().np
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """A tensor of zeros.
+
+    >>> import retrograd as rg
+    >>> rg.zeros(2, 2).shape
+    torch.Size([2, 2])
+    """
+    _check_device(device)
+    return _finish(np.zeros(_sizes(size), _factory_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """A tensor of ones.
+
+    >>> import retrograd as rg
+    >>> rg.ones(3).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    _check_device(device)
+    return _finish(np.ones(_sizes(size), _factory_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """An uninitialised tensor (zero-filled here, for reproducibility).
+
+    >>> import retrograd as rg
+    >>> rg.empty(2).shape
+    torch.Size([2])
+    """
+    _check_device(device)
+    return _finish(np.zeros(_sizes(size), _factory_dtype(dtype)), requires_grad)
+
+
+def _scalar_np_dtype(value: Any) -> np.dtype:
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    return get_default_dtype().np
+
+
+def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor filled with ``fill_value`` (its dtype inferred from the value, as in PyTorch).
+
+    >>> import retrograd as rg
+    >>> rg.full((2,), 7).tolist()
+    [7, 7]
+    """
+    _check_device(device)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))
+    return _finish(np.full(_sizes((size,)), fill_value, np_dtype), requires_grad)
+
+
+def _like(t: Tensor, dtype: Any) -> np.dtype:
+    return to_dtype(dtype).np if dtype is not None else t._data.dtype
+
+
+def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               memory_format: Any = None) -> Tensor:
+    """Zeros with ``input``'s shape and dtype.
+
+    >>> import retrograd as rg
+    >>> rg.zeros_like(rg.ones(2)).tolist()
+    [0.0, 0.0]
+    """
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+
+
+def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+              memory_format: Any = None) -> Tensor:
+    """Ones with ``input``'s shape and dtype.
+
+    >>> import retrograd as rg
+    >>> rg.ones_like(rg.zeros(2)).tolist()
+    [1.0, 1.0]
+    """
+    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
+
+
+def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+               memory_format: Any = None) -> Tensor:
+    """An uninitialised (zero-filled) tensor like ``input``."""
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+
+
+def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+    """``fill_value`` with ``input``'s shape and dtype.
+
+    >>> import retrograd as rg
+    >>> rg.full_like(rg.zeros(2), 3.0).tolist()
+    [3.0, 3.0]
+    """
+    return _finish(np.full(input._data.shape, fill_value, _like(input, dtype)), requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for ints, else the default float.
+
+    >>> import retrograd as rg
+    >>> rg.arange(4).tolist(), rg.arange(0, 1, 0.5).tolist()
+    ([0, 1, 2, 3], [0.0, 0.5])
+    """
+    _check_device(device)
+    if end is None:
+        start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if values[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
+    count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
+    data = (values[0] + np.arange(count, dtype=np.float64 if not is_int else np.int64) * values[2]).astype(np_dtype)
+    return _finish(data, requires_grad)
+
+
+def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    >>> import retrograd as rg
+    >>> rg.linspace(0, 1, 3).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, steps).astype(_factory_dtype(dtype)), requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """The identity matrix.
+
+    >>> import retrograd as rg
+    >>> rg.eye(2).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    _check_device(device)
+    return _finish(np.eye(n, m, dtype=_factory_dtype(dtype)), requires_grad)
+
+
+# -- random -----------------------------------------------------------------------------------
+
+
+class Generator:
+    """A random-number generator (NumPy's PCG64) with PyTorch's ``manual_seed``/``seed`` API.
+
+    >>> import retrograd as rg
+    >>> g = rg.Generator().manual_seed(0)
+    >>> rg.rand(2, generator=g).shape
+    torch.Size([2])
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self._seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        self.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))  # type: ignore[operator]
+        return self._seed
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> Any:
+        return self.rng.bit_generator.state
+
+    def set_state(self, state: Any) -> Generator:
+        self.rng.bit_generator.state = state
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed retrograd's default generator (independent of NumPy's global state).
+
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0); a = rg.rand(2); _ = rg.manual_seed(0); rg.equal(a, rg.rand(2))
+    True
+    """
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def _rng(generator: Generator | None) -> np.random.Generator:
+    return (generator or default_generator).rng
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples on [0, 1).
+
+    >>> import retrograd as rg
+    >>> bool((rg.rand(100) < 1).all())
+    True
+    """
+    _check_device(device)
+    data = _rng(generator).random(_sizes(size)).astype(_factory_dtype(dtype))
+    return _finish(data, requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples.
+
+    >>> import retrograd as rg
+    >>> rg.randn(2, 3).shape
+    torch.Size([2, 3])
+    """
+    _check_device(device)
+    data = _rng(generator).standard_normal(_sizes(size)).astype(_factory_dtype(dtype))
+    return _finish(data, requires_grad)
+
+
+def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0).
+
+    >>> import retrograd as rg
+    >>> rg.randint(0, 3, (4,)).dtype
+    torch.int64
+    """
+    _check_device(device)
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    data = _rng(generator).integers(low, high, _sizes((size,))).astype(_factory_dtype(dtype, np.dtype(np.int64)))
+    return _finish(data, requires_grad)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0..n-1.
+
+    >>> import retrograd as rg
+    >>> sorted(rg.randperm(4).tolist())
+    [0, 1, 2, 3]
+    """
+    return _finish(_rng(generator).permutation(n).astype(_factory_dtype(dtype, np.dtype(np.int64))), requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
+           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Normal samples; ``mean``/``std`` may be numbers (then ``size`` is needed) or tensors.
+
+    >>> import retrograd as rg
+    >>> rg.normal(0.0, 1.0, (3,)).shape
+    torch.Size([3])
+    """
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    if size is None:
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+    else:
+        shape = _sizes((size,))
+    if isinstance(s, np.ndarray) and (s < 0).any() or not isinstance(s, np.ndarray) and s < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(s)}")
+    default = m.dtype if isinstance(m, np.ndarray) else (s.dtype if isinstance(s, np.ndarray) else None)
+    data = (m + s * _rng(generator).standard_normal(shape)).astype(_factory_dtype(dtype, default))
+    return _finish(np.asarray(data), requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
+              requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Uniform samples shaped like ``input``."""
+    return rand(*input._data.shape, generator=generator, dtype=dtype or FROM_NUMPY[input._data.dtype],
+                requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
+               requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Normal samples shaped like ``input``."""
+    return randn(*input._data.shape, generator=generator, dtype=dtype or FROM_NUMPY[input._data.dtype],
+                 requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,  # noqa: A002
+                 generator: Generator | None = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Random integers shaped like ``input``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input._data.shape), generator=generator,
+                   dtype=dtype or FROM_NUMPY[input._data.dtype], requires_grad=requires_grad)
+
+
+def normal_like(input: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:  # noqa: A002
+    """Normal samples shaped like ``input`` (``Tensor.normal_`` out of place)."""
+    return normal(mean, std, tuple(input._data.shape), dtype=FROM_NUMPY[input._data.dtype])

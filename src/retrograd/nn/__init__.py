@@ -1,0 +1,5 @@
+"""``retrograd.nn``."""
+
+from . import functional
+
+__all__ = ["functional"]

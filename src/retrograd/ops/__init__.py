@@ -1,0 +1,27 @@
+"""The op table, by topic. Every op is an ``Op`` entry (see ``op.py``); ``Tensor`` methods and
+the ``retrograd.*`` functions are thin delegations to these entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import elementwise, indexing, inplace, linalg, nn, reduce, return_types, shape
+from .op import Op, apply
+
+__all__ = ["Op", "apply", "elementwise", "indexing", "inplace", "linalg", "nn", "reduce", "return_types", "shape"]
+
+
+def maximum(a: Any, b: Any) -> Any:
+    return apply(elementwise.maximum, (a, b))
+
+
+def minimum(a: Any, b: Any) -> Any:
+    return apply(elementwise.minimum, (a, b))
+
+
+def extra_div(a: Any, b: Any, rounding_mode: str) -> Any:
+    return apply(elementwise.div_rounding, (a, b, rounding_mode))
+
+
+def clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
+    return apply(elementwise.clamp_tensor, (x, lo, hi))

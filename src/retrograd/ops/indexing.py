@@ -1,0 +1,118 @@
+"""``tensor[key]`` and ``tensor[key] = value``, decomposed as PyTorch does.
+
+Basic keys (ints, slices, ``None``, ``...``) become view ops (``select``, ``slice``,
+``unsqueeze``); any integer-array or boolean component makes the whole key one advanced
+``index`` op (``IndexBackward0``), with repeated indices accumulating in backward.
+Assignment through a basic key is an in-place ``copy_``/``fill_`` on the view (so the base
+gets ``CopySlices``); through an advanced key it is ``index_put_``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor, _as_tensor_like
+from . import shape as _S
+from .inplace import apply_inplace
+from .op import apply
+
+def _is_advanced(item: Any) -> bool:
+    if isinstance(item, Tensor):
+        return not (item._data.ndim == 0 and item._data.dtype.kind in "iu")
+    return isinstance(item, (list, np.ndarray, bool, np.bool_))
+
+
+def _as_index_array(item: Any) -> Any:
+    if isinstance(item, Tensor):
+        data = item._data
+    elif isinstance(item, (list, bool, np.bool_)):
+        data = np.asarray(item)
+        if data.dtype.kind == "f" and data.size == 0:
+            data = data.astype(np.int64)
+    else:
+        data = np.asarray(item)
+    if data.dtype.kind not in "iub":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return data
+
+
+def _normalize_key(key: Any) -> tuple[Any, ...]:
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    for item in key:
+        if isinstance(item, Tensor) and item._data.ndim == 0 and item._data.dtype.kind in "iu":
+            item = int(item._data)
+        elif isinstance(item, np.integer):
+            item = int(item)
+        out.append(item)
+    return tuple(out)
+
+
+def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
+    """Number of tensor dims the key consumes; IndexError when too many."""
+    consumed = 0
+    for item in key:
+        if item is None or item is Ellipsis:
+            continue
+        if isinstance(item, (Tensor, np.ndarray)) and _as_index_array(item).dtype == np.bool_:
+            consumed += max(_as_index_array(item).ndim, 1)
+        else:
+            consumed += 1
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return consumed
+
+
+def getitem(x: Tensor, key: Any) -> Tensor:
+    single_slice = isinstance(key, slice)
+    items = _normalize_key(key)
+    consumed = _check_dims(items, x._data.ndim)
+    if any(_is_advanced(item) for item in items):
+        np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
+        return apply(_S.index, (x, np_key if len(np_key) > 1 else np_key[0]))
+    out = x
+    dim = 0
+    for item in items:
+        if item is None:
+            out = out.unsqueeze(dim)
+            dim += 1
+        elif item is Ellipsis:
+            dim += x._data.ndim - consumed
+        elif isinstance(item, int):
+            out = out.select(dim, item)
+        elif isinstance(item, slice):
+            size = out._data.shape[dim]
+            if item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, step = item.indices(size)
+            stop = max(stop, start)
+            if single_slice or not (start == 0 and stop == size and step == 1):
+                out = apply(_S.slice_op, (out, dim, start, stop, step))
+            dim += 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+                f"(got {type(item).__name__})"
+            )
+    if out is x:
+        out = apply(_S.alias, (x,))
+    return out
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    items = _normalize_key(key)
+    if any(_is_advanced(item) for item in items):
+        np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
+        values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
+        apply_inplace(_S.index_put, (x, values, np_key if len(np_key) > 1 else np_key[0], False))
+        return
+    target = getitem(x, key)
+    if isinstance(value, Tensor):
+        target.copy_(value)
+    elif isinstance(value, (int, float, bool, np.generic)):
+        target.fill_(value)
+    else:
+        target.copy_(_as_tensor_like(value, x))

@@ -1,0 +1,185 @@
+"""In-place ops: version counters, PyTorch's checks, and rewriting history.
+
+An in-place op ``x.op_(...)`` runs the out-of-place ``op`` on a snapshot of ``x`` that carries
+``x``'s history, writes the result into ``x``'s memory, bumps the shared version counter, and
+makes the new node ``x``'s ``grad_fn``. When ``x`` is a view, the base's history is rewritten
+instead with a ``CopySlices`` node (as in PyTorch), and the view's ``grad_fn`` is regenerated
+from the base as an ``AsStridedBackward0`` (see "Views" in docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._dtype import FROM_NUMPY, scalar_type_name
+from ..autograd.engine import gradient_edge
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import Node
+from ..tensor import Tensor
+from .op import Op, apply, forward_arrays, record
+from .shape import put_positions, take_positions
+
+_make = Tensor._make
+
+LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_ERROR = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+INFERENCE_INPLACE_ERROR = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
+)
+OVERLAP_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+
+
+def check_inplace(self: Tensor) -> None:
+    """PyTorch's refusals, before anything is written."""
+    if self._is_inference and not STATE.inference:
+        raise RuntimeError(INFERENCE_INPLACE_ERROR)
+    if STATE.grad_enabled:
+        base = self._base
+        if base is None:
+            if self._requires_grad and self._grad_fn is None:
+                raise RuntimeError(LEAF_ERROR)
+        elif base._requires_grad and base._grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_ERROR)
+    data = self._data
+    if 0 in data.strides and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+        raise RuntimeError(OVERLAP_ERROR)
+
+
+def _write(self: Tensor, out: np.ndarray, name: str) -> None:
+    data = self._data
+    if out.shape != data.shape:
+        try:
+            out = np.broadcast_to(out, data.shape)
+        except ValueError:
+            raise RuntimeError(
+                f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(out.shape)}"
+            ) from None
+    if out.dtype != data.dtype and FROM_NUMPY[out.dtype].category > FROM_NUMPY[data.dtype].category:
+        raise RuntimeError(
+            f"result type {scalar_type_name(out.dtype)} can't be cast to the desired output type "
+            f"{scalar_type_name(data.dtype)}"
+        )
+    np.copyto(data, out, casting="unsafe")
+    self._version_counter.bump(name)
+
+
+def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
+    """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
+    self: Tensor = args[0]
+    check_inplace(self)
+    inputs = args[: op.n_inputs]
+    params = args[op.n_inputs:]
+    name = op.name + "_"
+    track = STATE.grad_enabled and op.differentiable and any(
+        isinstance(x, Tensor) and x._requires_grad for x in inputs
+    )
+    if not track:
+        _write(self, forward_arrays(op, inputs, params), name)
+        return self
+
+    snapshot = _make(self._data.copy() if op.saves_self else self._data, self._requires_grad)
+    if self._requires_grad:
+        snapshot._grad_fn, snapshot._output_nr = gradient_edge(self)  # type: ignore[misc]
+    result = apply(op, (snapshot, *inputs[1:], *params))
+    _write(self, result._data, name)
+    node = result._grad_fn
+    if node is None:
+        return self
+    _rebind_saved_output(node, result, self)
+    base = self._base
+    if base is None:
+        self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        return self
+    positions = view_positions(self._data, base._data)
+    copy = CopySlices(base, positions, node)
+    base._grad_fn, base._output_nr, base._requires_grad = copy, 0, True
+    regenerate_view_grad_fn(self)
+    return self
+
+
+def _rebind_saved_output(node: Node, result: Tensor, target: Tensor) -> None:
+    """The node saved ``result``; the value now lives in ``target`` (and is at its new version)."""
+    for saved in node._saved or ():
+        if getattr(saved, "data", None) is result._data:
+            saved.data = target._data
+            saved.counter = target._version_counter
+            saved.version = target._version_counter.value
+            target._version_counter.saved = True
+
+
+def _addresses(a: np.ndarray) -> np.ndarray:
+    addr = np.full(a.shape, a.__array_interface__["data"][0], dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[axis] = n
+        addr = addr + (np.arange(n, dtype=np.int64) * stride).reshape(shape)
+    return addr
+
+
+def view_positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """For each element of ``view``, its position in ``base`` flattened in C order.
+
+    Works for any chain of views (slices, transposes, selects, diagonals...) because it maps
+    memory addresses; only used on the rare paths (in-place on a view, stale view history).
+    """
+    base_addr = _addresses(base).reshape(-1)
+    order = np.argsort(base_addr, kind="stable")
+    sorted_addr = base_addr[order]
+    view_addr = _addresses(view)
+    idx = np.clip(np.searchsorted(sorted_addr, view_addr), 0, len(sorted_addr) - 1)
+    if not np.array_equal(sorted_addr[idx], view_addr):
+        raise RuntimeError("internal error: a view does not lie inside its base")
+    return order[idx]
+
+
+def regenerate_view_grad_fn(view: Tensor) -> Any:
+    """Give ``view`` a fresh ``AsStridedBackward0`` from its base's current history."""
+    base = view._base
+    view._view_version = view._version_counter.value
+    if base is None or not base._requires_grad or not STATE.grad_enabled and view._grad_fn is None:
+        return view._grad_fn
+    record(take_positions, (base,), (view_positions(view._data, base._data),), (view,))
+    return view._grad_fn
+
+
+class CopySlices(Node):
+    """The base's new history after an in-place op on one of its views.
+
+    Its gradient for the base is the incoming gradient with the view's region replaced by what
+    the in-place op's node returns for that region; the op's other inputs get the rest.
+    """
+
+    __slots__ = ("fn", "positions", "_view_meta")
+
+    def __init__(self, base: Tensor, positions: np.ndarray, fn: Node) -> None:
+        super().__init__()
+        self.fn = fn
+        self.positions = positions
+        base_edge = gradient_edge(base) if base._requires_grad else None
+        self.next_functions = ((base_edge or (None, 0)),) + fn.next_functions[1:]
+        self._input_meta = ((base._data.shape, base._data.dtype),) + fn._input_meta[1:]
+        self._view_meta = fn._input_meta[0]
+
+    def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        grad = grad_outputs[0]
+        assert grad is not None
+        region = take_positions(grad, self.positions)
+        fn_grads = self.fn.apply([region])
+        region_grad = fn_grads[0]
+        if region_grad is None:
+            region_grad = region * 0
+        else:
+            shape, dtype = self._view_meta
+            if tuple(region_grad.shape) != shape:
+                region_grad = region_grad.sum_to_size(shape)
+        base_grad = put_positions(grad, region_grad, self.positions)
+        return (base_grad,) + tuple(fn_grads[1:])
+
+    def release(self) -> None:
+        self.fn.release()

@@ -1,0 +1,320 @@
+"""The op-definition form and the one dispatch path every op goes through.
+
+An op is one ``Op`` entry: its NumPy forward beside one backward rule per input, written in
+retrograd's own ops (so ``create_graph=True`` differentiates them again with no extra code)::
+
+    mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
+             grads=(lambda grad, other: grad * other,
+                    lambda grad, self: grad * self))
+
+A rule's first parameter receives the gradient of the output (a tuple of them for ops with
+several outputs); its other parameters are named after what it needs, and only that is kept
+for backward: an input's name (the saved input), ``result`` (the saved output), ``<input>_shape``,
+``<input>_dtype``, a param's name, or ``needs`` (which inputs want a gradient). A single callable
+instead of a tuple is a joint rule that returns every input's gradient at once.
+
+``apply`` runs the forward and, only when grad mode is on and some input requires grad,
+records one node. ``apply_inplace`` is the in-place counterpart (version counters, history
+rewriting, CopySlices for views).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .._dtype import FROM_NUMPY, get_default_dtype, result_type
+from ..autograd.engine import gradient_edge
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import FREED, Node, SavedTensor
+from ..tensor import Tensor
+
+_make = Tensor._make
+
+INFERENCE_SAVE_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
+class OpNode(Node):
+    """A node recorded by an ``Op``; its class (``MulBackward0``...) is made once per op."""
+
+    __slots__ = ("_params", "_output_meta")
+    _op: Op
+
+    def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        op = self._op
+        if self.num_outputs == 1 and op.n_outputs == 1:
+            grad: Any = grad_outputs[0]
+        else:
+            grad = tuple(
+                g if g is not None else _zeros_for_output(self, k) for k, g in enumerate(grad_outputs)
+            )
+        if op.joint_rule is not None:
+            grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
+            return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
+        out: list[Tensor | None] = []
+        for (nxt, _), rule, arg_specs in zip(self.next_functions, op.rules, op.rule_args):
+            if nxt is None or rule is None:
+                out.append(None)
+            else:
+                out.append(rule(grad, *[self._resolve(a) for a in arg_specs]))
+        return tuple(out)
+
+    def _resolve(self, spec: tuple[str, int]) -> Any:
+        kind, index = spec
+        if kind == "saved":
+            saved = self._saved
+            if saved is FREED:
+                from ..autograd.graph import FREED_MESSAGE
+
+                raise RuntimeError(FREED_MESSAGE)
+            value = saved[index]
+            return value.unpack(self) if type(value) is SavedTensor else value
+        if kind == "param":
+            return self._params[index]
+        if kind == "shape":
+            return self._input_meta[index][0]
+        if kind == "shapes":
+            return tuple(m[0] for m in self._input_meta)
+        if kind == "saved_all":
+            saved = self._saved
+            if saved is FREED:
+                from ..autograd.graph import FREED_MESSAGE
+
+                raise RuntimeError(FREED_MESSAGE)
+            return tuple(v.unpack(self) if type(v) is SavedTensor else v for v in saved[: len(self.next_functions)])
+        if kind == "dtype":
+            return self._input_meta[index][1]
+        return tuple(nxt is not None for nxt, _ in self.next_functions)  # "needs"
+
+
+def _zeros_for_output(node: OpNode, k: int) -> Tensor:
+    shape, dtype = node._output_meta[k]
+    return _make(np.zeros(shape, dtype))
+
+
+class Op:
+    """One entry of the op table: forward, node name, and a backward rule per input."""
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[..., Any],
+        *,
+        node: str | None = None,
+        inputs: Sequence[str] = ("self",),
+        params: Sequence[str] = (),
+        grads: Sequence[Callable[..., Any] | None] | Callable[..., Any] | None = None,
+        dtype: str = "same",
+        view: bool = False,
+        outputs: int = 1,
+        differentiable_outputs: Sequence[bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.forward = forward
+        self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
+        self.inputs = (inputs[0][1:],) if self.variadic else tuple(inputs)
+        self.params = tuple(params)
+        self.n_inputs = len(self.inputs)
+        self.n_outputs = outputs  # -1: the forward returns a tuple of any length
+        self.dtype_rule = dtype
+        self.view = view
+        self.differentiable_outputs = tuple(differentiable_outputs or (True,) * max(outputs, 1))
+        self.differentiable = grads is not None
+        self.joint_rule: Callable[..., Any] | None = None
+        self.rules: tuple[Callable[..., Any] | None, ...] = (None,) * self.n_inputs
+        self.rule_args: tuple[tuple[tuple[str, int], ...], ...] = ((),) * self.n_inputs
+        self.joint_args: tuple[tuple[str, int], ...] = ()
+        # Which saved slots (inputs, then outputs) each input's rule needs.
+        self.saves_for: tuple[frozenset[int], ...] = (frozenset(),) * self.n_inputs
+        if self.variadic and grads is not None and not callable(grads):
+            raise ValueError(f"{name}: a variadic op takes one joint backward rule")
+        if callable(grads):
+            self.joint_rule = grads
+            self.joint_args = self._arg_specs(grads)
+            slots = frozenset(i for kind, i in self.joint_args if kind == "saved")
+            self.saves_for = (slots,) * self.n_inputs
+        elif grads is not None:
+            if len(grads) != self.n_inputs:
+                raise ValueError(f"{name}: one backward rule per input expected")
+            self.rules = tuple(grads)
+            self.rule_args = tuple(self._arg_specs(r) if r is not None else () for r in grads)
+            self.saves_for = tuple(
+                frozenset(i for kind, i in specs if kind == "saved") for specs in self.rule_args
+            )
+        self.saves_self = any(0 in slots for slots in self.saves_for)
+        self.node_cls: type[OpNode] | None = None
+        if self.differentiable:
+            self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), {"__slots__": (), "_op": self})
+            self.node_cls.__module__ = "retrograd.autograd.graph"
+
+    def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[str, int], ...]:
+        names = list(inspect.signature(rule).parameters)[1:]  # the first receives the gradient
+        specs = []
+        for arg in names:
+            if self.variadic and arg == self.inputs[0]:
+                specs.append(("saved_all", 0))
+            elif self.variadic and arg == self.inputs[0] + "_shapes":
+                specs.append(("shapes", 0))
+            elif arg in self.inputs:
+                specs.append(("saved", self.inputs.index(arg)))
+            elif arg == "result":
+                specs.append(("saved", self.n_inputs))
+            elif arg.startswith("result") and arg[6:].isdigit():
+                specs.append(("saved", self.n_inputs + int(arg[6:])))
+            elif arg.endswith("_shape") and arg[:-6] in self.inputs:
+                specs.append(("shape", self.inputs.index(arg[:-6])))
+            elif arg.endswith("_dtype") and arg[:-6] in self.inputs:
+                specs.append(("dtype", self.inputs.index(arg[:-6])))
+            elif arg in self.params:
+                specs.append(("param", self.params.index(arg)))
+            elif arg == "needs":
+                specs.append(("needs", 0))
+            else:
+                raise ValueError(f"{self.name}: backward rule asks for unknown {arg!r}")
+        return tuple(specs)
+
+    def __call__(self, *args: Any) -> Any:
+        return apply(self, args)
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name}>"
+
+
+def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: list[Any]) -> None:
+    """Cast input arrays to the dtype PyTorch computes in (in place on the list).
+
+    Rules: ``same`` (no cast), ``float_unary`` (integers become the default float),
+    ``promote`` (PyTorch's promotion over the inputs), ``promote+params`` (scalar params count
+    too), ``promote_values`` (all inputs but the first, e.g. ``where``'s condition), ``float``
+    (promotion, then integers become the default float).
+    """
+    rule = op.dtype_rule
+    if rule == "same":
+        return
+    if rule == "float_unary":
+        a = arrays[0]
+        if a.dtype.kind not in "fc":
+            arrays[0] = a.astype(get_default_dtype().np)
+        return
+    first = 1 if rule == "promote_values" else 0
+    if len(arrays) - first == 2 and not params:
+        # Fast path for the common binary cases: same dtypes, or a float tensor and a number.
+        a, b = arrays[first], arrays[first + 1]
+        ta, tb = type(a), type(b)
+        if ta is np.ndarray and tb is np.ndarray:
+            if a.dtype == b.dtype and (rule != "float" or a.dtype.kind == "f"):
+                return
+        elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":
+            return
+    operands = tuple(inputs[first:]) + (tuple(params) if rule == "promote+params" else ())
+    target = result_type(operands)
+    if rule == "float" and target.kind not in "fc":
+        target = get_default_dtype().np
+    for i in range(first, len(arrays)):
+        a = arrays[i]
+        if type(a) is np.ndarray:
+            if a.dtype != target:
+                arrays[i] = a.astype(target)
+        elif rule == "float" and type(a) is int:
+            arrays[i] = float(a)
+
+
+def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
+    """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
+    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    _cast_arrays(op, inputs, params, arrays)
+    return op.forward(*arrays, *params)
+
+
+def apply(op: Op, args: Sequence[Any]) -> Any:
+    """Run ``op`` on ``args`` (tensor inputs, then params) and record a node if needed."""
+    n = len(args) - len(op.params) if op.variadic else op.n_inputs
+    inputs = args[:n]
+    params = args[n:]
+    out = forward_arrays(op, inputs, params)
+    inference = STATE.inference
+    if op.n_outputs == 1:
+        if type(out) is not np.ndarray:  # ufuncs return NumPy scalars for 0-d inputs
+            out = np.asarray(out)
+        result = _make(out)
+        if inference:
+            result._is_inference = True
+        outputs = (result,)
+    else:
+        outputs = tuple(_make(o) for o in out)
+        if inference:
+            for o in outputs:
+                o._is_inference = True
+    if op.view:
+        source = inputs[0]
+        base = source._base if source._base is not None else source
+        for o in outputs:
+            o._base = base
+            o._version_counter = source._version_counter
+            o._view_version = source._version_counter.value
+    if STATE.grad_enabled and op.differentiable:
+        for x in inputs:
+            if isinstance(x, Tensor) and x._requires_grad:
+                record(op, inputs, params, outputs)
+                break
+    return outputs[0] if op.n_outputs == 1 else outputs
+
+
+def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
+    """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
+    node = op.node_cls()  # type: ignore[misc]
+    edges: list[tuple[Any, int]] = []
+    meta: list[Any] = []
+    wanted: set[int] = set()
+    variadic = op.variadic
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor):
+            data = x._data
+            meta.append((data.shape, data.dtype))
+            if x._requires_grad:
+                edges.append(gradient_edge(x))  # type: ignore[arg-type]
+                if variadic:
+                    if op.saves_for[0]:
+                        wanted.add(i)
+                else:
+                    wanted |= op.saves_for[i]
+                continue
+        else:
+            meta.append(None)
+        edges.append((None, 0))
+    node.next_functions = tuple(edges)
+    node._input_meta = tuple(meta)
+    node._params = tuple(params)
+    differentiable = op.differentiable_outputs
+    for k, o in enumerate(outputs):
+        if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fc":
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = k
+    node.num_outputs = len(outputs)
+    if len(outputs) > 1:
+        node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outputs)
+    if wanted:
+        n_inputs = len(inputs)
+        if variadic:  # a variadic rule that saves inputs gets all of them
+            wanted = set(range(n_inputs))
+        saved: list[Any] = [None] * (n_inputs + len(outputs))
+        for i in wanted:
+            if i < n_inputs:
+                x = inputs[i]
+                if isinstance(x, Tensor):
+                    if x._is_inference:
+                        raise RuntimeError(INFERENCE_SAVE_ERROR)
+                    saved[i] = SavedTensor(x, False)
+                else:
+                    saved[i] = x
+            else:
+                saved[i] = SavedTensor(outputs[i - n_inputs], True)
+        node._saved = tuple(saved)
+    return node

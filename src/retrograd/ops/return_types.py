@@ -1,0 +1,17 @@
+"""Named tuples returned by ops with several outputs, as ``torch.return_types``."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..tensor import Tensor
+
+
+class max(NamedTuple):  # noqa: N801 - PyTorch's names
+    values: Tensor
+    indices: Tensor
+
+
+class min(NamedTuple):  # noqa: N801
+    values: Tensor
+    indices: Tensor
