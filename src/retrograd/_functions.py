@@ -38,7 +38,14 @@ _METHOD_FUNCTIONS = (
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone logical_not logical_and "
     "logical_or eq ne lt le gt ge greater less remainder numel"
 ).split()
-for _name in _METHOD_FUNCTIONS:
+# Each topic lists its own functional spellings of Tensor methods here.
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = ()
+_REDUCTION_FUNCTIONS: tuple[str, ...] = ()
+_SHAPE_FUNCTIONS: tuple[str, ...] = ()
+_LINALG_FUNCTIONS: tuple[str, ...] = ()
+
+for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
+              *_LINALG_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
 

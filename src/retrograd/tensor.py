@@ -1046,6 +1046,16 @@ class Tensor:
         x = self if dtype is None else self.to(dtype)
         return _apply(_ops.nn.log_softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
 
+    # -- more elementwise ops (keep this block for elementwise methods) ---------------------------
+
+    # -- more reductions (keep this block for reduction methods) ----------------------------------
+
+    # -- more shape and indexing ops (keep this block for shape/indexing methods) -----------------
+
+    # -- more linear algebra (keep this block for linear-algebra methods) -------------------------
+
+    # -- more nn methods (keep this block for nn-related methods) ---------------------------------
+
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor._make(data, requires_grad)

@@ -16,10 +16,11 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 
 __all__ = [
-    "Node", "backward", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
+    "GradcheckError", "Node", "backward", "gradcheck", "gradgradcheck", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
 ]
 

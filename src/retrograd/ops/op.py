@@ -229,7 +229,25 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
     _cast_arrays(op, inputs, params, arrays)
-    return op.forward(*arrays, *params)
+    try:
+        return op.forward(*arrays, *params)
+    except ValueError as err:
+        if "broadcast" in str(err):
+            raise RuntimeError(broadcast_error([np.shape(a) for a in arrays if isinstance(a, np.ndarray)])) from None
+        raise
+
+
+def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
+    """PyTorch's message for shapes that do not broadcast."""
+    a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+    for i in range(1, max(len(a), len(b)) + 1):
+        sa = a[-i] if i <= len(a) else 1
+        sb = b[-i] if i <= len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            dim = max(len(a), len(b)) - i
+            return (f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton "
+                    f"dimension {dim}")
+    return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
 
 
 def apply(op: Op, args: Sequence[Any]) -> Any:
