@@ -173,3 +173,9 @@ def isinf(input: Tensor) -> Tensor:  # noqa: A002
 def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise finiteness test (bool tensor)."""
     return Tensor._make(np.isfinite(input._data))
+
+
+__all__ = sorted(
+    name for name, value in list(globals().items())
+    if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__
+)
