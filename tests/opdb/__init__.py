@@ -98,7 +98,7 @@ def all_ops() -> list[OpInfo]:
     from . import core
 
     entries: list[OpInfo] = list(core.OPS)
-    for module_name in ("elementwise", "reduce", "linalg", "shape", "nn"):
+    for module_name in ("elementwise", "reduce", "linalg", "shape", "nn", "conv"):
         try:
             module = __import__(f"{__name__}.{module_name}", fromlist=["OPS"])
         except ModuleNotFoundError:

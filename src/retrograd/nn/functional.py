@@ -109,3 +109,7 @@ def _class_view(weight: Tensor, input: Tensor) -> Tensor:  # noqa: A002
     shape = [1] * input.dim()
     shape[0 if input.dim() == 1 else 1] = weight.shape[0]
     return weight.reshape(shape)
+
+
+# Convolution, pooling, unfold/fold and interpolation live in their own module.
+from ._functional_conv import *  # noqa: E402, F401, F403
