@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ class dtype:
 
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category")
 
-    def __init__(self, name: str, np_dtype: Any, category: int) -> None:
+    def __init__(self, name: str, np_dtype: Any, category: builtins.int) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category  # 0 bool, 1 integer, 2 floating: the promotion categories
@@ -111,13 +112,19 @@ def _promote_pair(a: np.dtype | None, b: np.dtype) -> np.dtype:
     """PyTorch's promote_types: the higher category wins outright, else NumPy's widening."""
     if a is None or a == b:
         return b
-    ca, cb = FROM_NUMPY[a].category, FROM_NUMPY[b].category
+    ca: builtins.int = FROM_NUMPY[a].category
+    cb: builtins.int = FROM_NUMPY[b].category
     if ca != cb:
         return a if ca > cb else b
     return np.promote_types(a, b)
 
 
 _PROMOTION_CACHE: dict[tuple[Any, ...], np.dtype] = {}
+
+
+def _category(np_dtype: np.dtype) -> builtins.int:
+    """0 bool, 1 integer, 2 floating."""
+    return FROM_NUMPY[np_dtype].category
 _SCALAR_CATEGORY = {_py_bool: 0, _py_int: 1, _py_float: 2}
 
 
@@ -150,9 +157,9 @@ def result_type(operands: tuple[Any, ...]) -> np.dtype:
     if cached is not None:
         return cached
     result = dims
-    if zeros is not None and (result is None or FROM_NUMPY[zeros].category > FROM_NUMPY[result].category):
+    if zeros is not None and (result is None or _category(zeros) > _category(result)):
         result = zeros
-    if scalar_cat >= 0 and (result is None or scalar_cat > FROM_NUMPY[result].category):
+    if scalar_cat >= 0 and (result is None or scalar_cat > _category(result)):
         result = (bool_, int64, get_default_dtype())[scalar_cat].np
     assert result is not None
     _PROMOTION_CACHE[key] = result

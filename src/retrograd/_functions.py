@@ -3,7 +3,8 @@ methods, plus a few that take several tensors (``cat``, ``stack``, ``where``, ``
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

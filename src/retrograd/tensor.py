@@ -7,9 +7,11 @@ the version counter shared with views and detached aliases, and, for views, the 
 
 from __future__ import annotations
 
+import builtins
 import warnings
 import weakref
-from typing import Any, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,13 +56,14 @@ class device:
     """The only device retrograd has: ``cpu``."""
 
     __slots__ = ("type", "index")
+    type: str
+    index: builtins.int | None
 
-    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002
-        if isinstance(type, device):
-            type = type.type
-        name = str(type).split(":")[0]
+    def __init__(self, type: Any = "cpu", index: int | None = None) -> None:  # noqa: A002
+        kind = type.type if isinstance(type, device) else type
+        name = str(kind).split(":")[0]
         if name != "cpu":
-            raise RuntimeError(f"retrograd runs on the CPU only; device {type!r} is not available")
+            raise RuntimeError(f"retrograd runs on the CPU only; device {kind!r} is not available")
         self.type = "cpu"
         self.index = index
 
@@ -116,6 +119,17 @@ class Tensor:
         "_base", "_view_version", "_accumulator", "_hooks", "_is_inference", "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # numpy defers ``ndarray * Tensor`` to Tensor.__rmul__
+    _data: np.ndarray
+    _requires_grad: builtins.bool
+    _grad_fn: Any  # Node | None
+    _output_nr: builtins.int
+    _grad: Tensor | None
+    _version_counter: VersionCounter
+    _base: Tensor | None
+    _view_version: builtins.int
+    _accumulator: Any  # weakref to the AccumulateGrad node | None
+    _hooks: list[Callable[..., Any]] | None
+    _is_inference: builtins.bool
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.
@@ -126,7 +140,7 @@ class Tensor:
         Tensor._init(self, data)
 
     @staticmethod
-    def _init(t: Tensor, data: np.ndarray, requires_grad: bool = False) -> None:
+    def _init(t: Tensor, data: np.ndarray, requires_grad: builtins.bool = False) -> None:
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = None
@@ -140,7 +154,7 @@ class Tensor:
         t._is_inference = False
 
     @classmethod
-    def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
+    def _make(cls, data: np.ndarray, requires_grad: builtins.bool = False) -> Tensor:
         """Wrap an array without copying (the ops' fast path)."""
         t = object.__new__(cls)
         t._data = data
@@ -161,7 +175,7 @@ class Tensor:
     def shape(self) -> Size:
         return Size(self._data.shape)
 
-    def size(self, dim: int | None = None) -> Any:
+    def size(self, dim: builtins.int | None = None) -> Any:
         if dim is None:
             return Size(self._data.shape)
         return self._data.shape[_ops.reduce.normalize_dim(dim, self._data.ndim)]
@@ -175,58 +189,58 @@ class Tensor:
         return CPU
 
     @property
-    def is_cuda(self) -> bool:
+    def is_cuda(self) -> builtins.bool:
         return False
 
     @property
-    def ndim(self) -> int:
+    def ndim(self) -> builtins.int:
         return self._data.ndim
 
-    def dim(self) -> int:
+    def dim(self) -> builtins.int:
         return self._data.ndim
 
-    def ndimension(self) -> int:
+    def ndimension(self) -> builtins.int:
         return self._data.ndim
 
-    def numel(self) -> int:
+    def numel(self) -> builtins.int:
         return int(self._data.size)
 
-    def nelement(self) -> int:
+    def nelement(self) -> builtins.int:
         return int(self._data.size)
 
-    def element_size(self) -> int:
+    def element_size(self) -> builtins.int:
         return int(self._data.itemsize)
 
-    def stride(self, dim: int | None = None) -> Any:
+    def stride(self, dim: builtins.int | None = None) -> Any:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
         return strides if dim is None else strides[_ops.reduce.normalize_dim(dim, self._data.ndim)]
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self) -> builtins.bool:
         return bool(self._data.flags.c_contiguous)
 
-    def is_floating_point(self) -> bool:
+    def is_floating_point(self) -> builtins.bool:
         return self._data.dtype.kind == "f"
 
-    def is_complex(self) -> bool:
+    def is_complex(self) -> builtins.bool:
         return False
 
-    def is_inference(self) -> bool:
+    def is_inference(self) -> builtins.bool:
         return self._is_inference
 
     @property
-    def _version(self) -> int:
+    def _version(self) -> builtins.int:
         return self._version_counter.value
 
     # -- autograd state -----------------------------------------------------------------------
     @property
-    def requires_grad(self) -> bool:
+    def requires_grad(self) -> builtins.bool:
         return self._requires_grad
 
     @requires_grad.setter
-    def requires_grad(self, flag: bool) -> None:
+    def requires_grad(self, flag: builtins.bool) -> None:
         self.requires_grad_(flag)
 
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf in place; returns self.
 
         >>> import retrograd as rg
@@ -253,11 +267,11 @@ class Tensor:
         return self._grad_fn
 
     @property
-    def is_leaf(self) -> bool:
+    def is_leaf(self) -> builtins.bool:
         return self._grad_fn is None
 
     @property
-    def output_nr(self) -> int:
+    def output_nr(self) -> builtins.int:
         return self._output_nr
 
     @property
@@ -278,7 +292,7 @@ class Tensor:
         self._grad = value
 
     @property
-    def retains_grad(self) -> bool:
+    def retains_grad(self) -> builtins.bool:
         fn = self._grad_fn
         if fn is None or fn._retained is None:
             return False
@@ -314,8 +328,8 @@ class Tensor:
             return RemovableHandle(self._hooks, hook)
         return self._grad_fn._register_tensor_hook(self._output_nr, hook)
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
+    def backward(self, gradient: Tensor | None = None, retain_graph: builtins.bool | None = None,
+                 create_graph: builtins.bool = False, inputs: Any = None) -> None:
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves.
 
         >>> import retrograd as rg
@@ -327,7 +341,7 @@ class Tensor:
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def _accumulate_grad(self, grad: Tensor, retained: bool = False) -> None:
+    def _accumulate_grad(self, grad: Tensor, retained: builtins.bool = False) -> None:
         """Add ``grad`` into ``.grad`` (the engine calls this for leaves and retained non-leaves).
 
         Without ``create_graph`` the stored gradient is a private copy, then updated in place,
@@ -380,7 +394,7 @@ class Tensor:
         self._data = value._data
 
     # -- conversion -----------------------------------------------------------------------------
-    def numpy(self, *, force: bool = False) -> np.ndarray:
+    def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
         """The underlying array (shared, not copied).
 
         >>> import retrograd as rg
@@ -411,25 +425,25 @@ class Tensor:
     def tolist(self) -> Any:
         return self._data.tolist()
 
-    def __float__(self) -> float:
+    def __float__(self) -> builtins.float:
         return float(self.item())
 
-    def __int__(self) -> int:
+    def __int__(self) -> builtins.int:
         return int(self.item())
 
-    def __index__(self) -> int:
+    def __index__(self) -> builtins.int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
-    def __bool__(self) -> bool:
+    def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
                                "values is ambiguous" if self._data.size == 0 else
                                "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()).item())
 
-    def __len__(self) -> int:
+    def __len__(self) -> builtins.int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return int(self._data.shape[0])
@@ -449,7 +463,7 @@ class Tensor:
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (_rebuild, (np.array(self._data), self._requires_grad))
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
         if self._grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.  If you were attempting to deepcopy a module, this may be because of a torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
         out = type(self).__new__(type(self))
@@ -521,21 +535,21 @@ class Tensor:
             return self
         return _apply(_E.clone, (self,))
 
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         from .factories import tensor
 
         return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 1, size, dtype, requires_grad)
 
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, fill_value, (size,), dtype, requires_grad)
 
-    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
     # -- arithmetic -----------------------------------------------------------------------------
@@ -590,7 +604,10 @@ class Tensor:
         return _as_tensor_like(other, self).div(self, rounding_mode="floor")
 
     def __mod__(self, other: Any) -> Any:
-        return self.remainder(other)
+        return _apply(_E.remainder, (self, _operand(other)))
+
+    def remainder(self, other: Any) -> Tensor:
+        return _apply(_E.remainder, (self, _operand(other)))
 
     def __pow__(self, exponent: Any) -> Any:
         return self.pow(exponent)
@@ -660,7 +677,7 @@ class Tensor:
     def __ipow__(self, other: Any) -> Tensor:
         return self.pow_(other)
 
-    # comparisons: bool tensors, no gradient
+    # comparisons: builtins.bool tensors, no gradient
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         other = _operand(other)
         if other is NotImplemented or other is None:
@@ -849,7 +866,7 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor:
         return _apply_inplace(_E.fill, (self, _scalar_value(value)))
 
-    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
         if not isinstance(src, Tensor):
             src = _as_tensor_like(src, self)
         return _apply_inplace(_E.copy, (self, src))
@@ -858,19 +875,19 @@ class Tensor:
         return _apply_inplace(_E.masked_fill, (self, mask, _scalar_value(value)))
 
     # -- reductions -----------------------------------------------------------------------------
-    def sum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def sum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         if dim is None:
             return _apply(_R.sum_all, (self, np_dtype))
         return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
-    def mean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
         if dim is None:
             return _apply(_R.mean_all, (x,))
         return _apply(_R.mean_dim, (x, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
-    def max(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         if dim is None:
             return _apply(_R.max_all, (self,))
         if isinstance(dim, Tensor):
@@ -878,7 +895,7 @@ class Tensor:
         values, indices = _apply(_R.max_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.max(values, indices)
 
-    def min(self, dim: Any = None, keepdim: bool = False) -> Any:
+    def min(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
         if dim is None:
             return _apply(_R.min_all, (self,))
         if isinstance(dim, Tensor):
@@ -886,15 +903,15 @@ class Tensor:
         values, indices = _apply(_R.min_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.min(values, indices)
 
-    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmax(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
         d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
         return _apply(_R.argmax, (self, d, keepdim))
 
-    def argmin(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    def argmin(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
         d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
         return _apply(_R.argmin, (self, d, keepdim))
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
         ord_ = 2.0 if p in ("fro", None) else float(p)
         return _apply(_R.vector_norm, (self, ord_, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
@@ -917,12 +934,12 @@ class Tensor:
         target = _sizes(shape)
         if _S.can_view(self._data, target):
             return _apply(_S.view, (self, target))
-        return _apply(_S.unsafe_view, (self, target))
+        return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))
 
     def reshape_as(self, other: Tensor) -> Tensor:
         return self.reshape(other._data.shape)
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
         ndim = self._data.ndim
         if ndim == 0:
             return self.reshape(1)
@@ -938,7 +955,7 @@ class Tensor:
     def ravel(self) -> Tensor:
         return self.reshape(-1)
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
+    def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         ndim = self._data.ndim
         return _apply(_S.transpose, (self, _R.normalize_dim(dim0, ndim), _R.normalize_dim(dim1, ndim)))
 
@@ -972,7 +989,7 @@ class Tensor:
             return _apply(_S.squeeze_dims, (self, tuple(_R.normalize_dim(d, ndim) for d in dim)))
         return _apply(_S.squeeze_dim, (self, (_R.normalize_dim(dim, ndim),)))
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: builtins.int) -> Tensor:
         return _apply(_S.unsqueeze, (self, _R.normalize_dim(dim, self._data.ndim + 1)))
 
     def expand(self, *sizes: Any) -> Tensor:
@@ -981,7 +998,7 @@ class Tensor:
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other._data.shape)
 
-    def select(self, dim: int, index: int) -> Tensor:
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
         ndim = self._data.ndim
         if ndim == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -992,7 +1009,7 @@ class Tensor:
             raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
         return _apply(_S.select, (self, d, index % size))
 
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         size = self._data.shape[d]
         start = int(start)
@@ -1002,19 +1019,20 @@ class Tensor:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         return _apply(_S.slice_op, (self, d, start, start + int(length), 1))
 
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+    def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         return tuple(_apply(_S.unbind, (self, _R.normalize_dim(dim, self._data.ndim))))
 
-    def gather(self, dim: int, index: Tensor) -> Tensor:
-        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), index._data))
+    def gather(self, dim: builtins.int, index: Any) -> Tensor:
+        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _index_array(index)))
 
-    def scatter(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:
+    def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+        idx = _index_array(index)
         source = src if src is not None else value
-        source = source if isinstance(source, Tensor) else _as_tensor_like(source, self).expand(index.shape)
-        return _apply(_S.scatter, (self, source, _R.normalize_dim(dim, self._data.ndim), index._data))
+        source = source if isinstance(source, Tensor) else _as_tensor_like(source, self).expand(idx.shape)
+        return _apply(_S.scatter, (self, source, _R.normalize_dim(dim, self._data.ndim), idx))
 
-    def scatter_add(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
-        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
+    def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
+        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _index_array(index)))
 
     def __getitem__(self, key: Any) -> Tensor:
         return _ops.indexing.getitem(self, key)
@@ -1038,11 +1056,11 @@ class Tensor:
     def bmm(self, mat2: Tensor) -> Tensor:
         return _apply(_ops.linalg.bmm, (self, mat2))
 
-    def softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
         return _apply(_ops.nn.softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
 
-    def log_softmax(self, dim: int, dtype: Any = None) -> Tensor:
+    def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
         return _apply(_ops.nn.log_softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
 
@@ -1055,6 +1073,14 @@ class Tensor:
     # -- more linear algebra (keep this block for linear-algebra methods) -------------------------
 
     # -- more nn methods (keep this block for nn-related methods) ---------------------------------
+
+
+def _index_array(index: Any) -> np.ndarray:
+    """An index argument (gather/scatter) as an int64 array; PyTorch's error for other dtypes."""
+    data = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if data.dtype != np.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    return data
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:

@@ -8,8 +8,9 @@ unless ``grad`` says otherwise), other arguments pass through unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def to_lib(lib: Any, sample: Sample, dtype: str = "float64") -> tuple[list[Any],
             wants = sample.grad[array_index] if sample.grad is not None else a.dtype.kind == "f"
             array_index += 1
             data = a.astype(dtype) if a.dtype.kind == "f" else a
-            t = lib.tensor(np.ascontiguousarray(data))
+            t = lib.tensor(np.array(data))
             if wants:
                 t.requires_grad_()
                 leaves.append(t)
@@ -74,17 +75,17 @@ def to_lib(lib: Any, sample: Sample, dtype: str = "float64") -> tuple[list[Any],
 
 
 def uniform(rng: np.random.Generator, *shape: int, low: float = -2.0, high: float = 2.0) -> np.ndarray:
-    return rng.uniform(low, high, size=shape)
+    return np.asarray(rng.uniform(low, high, size=shape))
 
 
 def positive(rng: np.random.Generator, *shape: int) -> np.ndarray:
-    return rng.uniform(0.2, 2.0, size=shape)
+    return np.asarray(rng.uniform(0.2, 2.0, size=shape))
 
 
 def away_from_zero(rng: np.random.Generator, *shape: int) -> np.ndarray:
     """Values with |x| >= 0.3: safe for ops with a kink at 0 (abs, relu, sign) under finite differences."""
     magnitude = rng.uniform(0.3, 2.0, size=shape)
-    return magnitude * rng.choice([-1.0, 1.0], size=shape)
+    return np.asarray(magnitude * rng.choice([-1.0, 1.0], size=shape))
 
 
 def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import torch_or_skip
-from opdb import OpInfo, Sample, all_ops, to_lib
 
 import retrograd as rg
+from conftest import torch_or_skip
+from opdb import OpInfo, Sample, all_ops, to_lib
 
 OPS = all_ops()
 

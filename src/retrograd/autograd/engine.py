@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import heapq
 import weakref
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
@@ -135,6 +136,7 @@ def run_backward(
         visit = needed | captures.keys()
 
     buffers: dict[Node, list[Tensor | None]] = {}
+    g: Any
     for (fn, nr), g in zip(root_edges, root_grads):
         buf = buffers.get(fn)
         if buf is None:
@@ -177,8 +179,9 @@ def run_backward(
                 if spots is not None:
                     for nr, position in spots:
                         captured[position] = grads[nr]
-                        if accumulate and not is_accumulator and grads[nr] is not None:
-                            inputs[position]._accumulate_grad(grads[nr], retained=True)  # type: ignore[index]
+                        caught = grads[nr]
+                        if accumulate and not is_accumulator and caught is not None:
+                            inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
                 if fn not in needed and not (accumulate and is_accumulator):
                     continue
             if fn._pre_hooks:
@@ -223,6 +226,7 @@ def run_backward(
 def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:
     if grad is None:
         return None
+    hook: Any
     for hook in list(hooks):
         result = hook(grad)
         if result is not None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -5,7 +5,8 @@ Use float64 inputs: central differences with ``eps=1e-6`` are only accurate in d
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -14,7 +14,8 @@ import itertools
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -79,6 +80,12 @@ class SavedTensor:
     """
 
     __slots__ = ("tensor", "data", "counter", "version", "output_nr", "requires_grad")
+    tensor: Tensor | None
+    data: Any  # the saved output's array, or None for a saved input
+    counter: VersionCounter
+    version: int
+    output_nr: int
+    requires_grad: bool
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
         counter = tensor._version_counter
@@ -99,7 +106,7 @@ class SavedTensor:
             raise RuntimeError(self._modified_message(node))
         if self.tensor is not None:
             return self.tensor
-        from ..tensor import Tensor
+        from ..tensor import Tensor  # noqa: F811
 
         out = Tensor._make(self.data, self.requires_grad)
         out._version_counter = self.counter

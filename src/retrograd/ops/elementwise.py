@@ -13,6 +13,8 @@ import numpy as np
 from .._dtype import FROM_NUMPY, get_default_dtype, scalar_type_name
 from .op import Op
 
+where: Op  # defined below; rules refer to it
+
 # -- arithmetic -------------------------------------------------------------------------------
 
 
@@ -194,7 +196,7 @@ fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node=
 
 zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(lambda grad: grad * 0,))
 
-masked_fill = Op("masked_fill", lambda x, mask, value: np.where(mask, value, x).astype(x.dtype, copy=False),
+masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
                  grads=(lambda grad, mask: where(mask, 0.0, grad), None))
 
@@ -224,7 +226,9 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
     if rounding_mode == "trunc":
         q = np.true_divide(a, b)
         out = np.trunc(q)
-        return out.astype(np.result_type(a, b)) if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu" else out
+        if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
+            return np.asarray(out).astype(np.result_type(a, b))
+        return out
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )

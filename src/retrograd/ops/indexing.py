@@ -18,6 +18,7 @@ from . import shape as _S
 from .inplace import apply_inplace
 from .op import apply
 
+
 def _is_advanced(item: Any) -> bool:
     if isinstance(item, Tensor):
         return not (item._data.ndim == 0 and item._data.dtype.kind in "iu")
@@ -70,17 +71,19 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     single_slice = isinstance(key, slice)
     items = _normalize_key(key)
     consumed = _check_dims(items, x._data.ndim)
-    if any(_is_advanced(item) for item in items):
-        np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
-        return apply(_S.index, (x, np_key if len(np_key) > 1 else np_key[0]))
     out = x
     dim = 0
+    advanced: list[tuple[int, np.ndarray]] = []  # applied last, in one index op, as PyTorch does
     for item in items:
         if item is None:
             out = out.unsqueeze(dim)
             dim += 1
         elif item is Ellipsis:
             dim += x._data.ndim - consumed
+        elif _is_advanced(item):
+            array = _as_index_array(item)
+            advanced.append((dim, array))
+            dim += array.ndim if array.dtype == np.bool_ else 1
         elif isinstance(item, int):
             out = out.select(dim, item)
         elif isinstance(item, slice):
@@ -97,6 +100,14 @@ def getitem(x: Tensor, key: Any) -> Tensor:
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
                 f"(got {type(item).__name__})"
             )
+    if advanced:
+        np_key: list[Any] = []
+        covered = 0  # dims of ``out`` the key spans so far (a boolean mask spans mask.ndim)
+        for d, array in advanced:
+            np_key += [slice(None)] * (d - covered)
+            np_key.append(array)
+            covered = d + (array.ndim if array.dtype == np.bool_ else 1)
+        return apply(_S.index, (out, tuple(np_key) if len(np_key) > 1 else np_key[0]))  # type: ignore[no-any-return]
     if out is x:
         out = apply(_S.alias, (x,))
     return out

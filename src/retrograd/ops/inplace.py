@@ -9,11 +9,12 @@ from the base as an ``AsStridedBackward0`` (see "Views" in docs/architecture.md)
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, scalar_type_name
+from .._dtype import _category, scalar_type_name
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import Node
@@ -60,7 +61,7 @@ def _write(self: Tensor, out: np.ndarray, name: str) -> None:
             raise RuntimeError(
                 f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(out.shape)}"
             ) from None
-    if out.dtype != data.dtype and FROM_NUMPY[out.dtype].category > FROM_NUMPY[data.dtype].category:
+    if out.dtype != data.dtype and _category(out.dtype) > _category(data.dtype):
         raise RuntimeError(
             f"result type {scalar_type_name(out.dtype)} can't be cast to the desired output type "
             f"{scalar_type_name(data.dtype)}"
@@ -85,7 +86,7 @@ def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
 
     snapshot = _make(self._data.copy() if op.saves_self else self._data, self._requires_grad)
     if self._requires_grad:
-        snapshot._grad_fn, snapshot._output_nr = gradient_edge(self)  # type: ignore[misc]
+        snapshot._grad_fn, snapshot._output_nr = gradient_edge(self)  # type: ignore[misc,assignment]
     result = apply(op, (snapshot, *inputs[1:], *params))
     _write(self, result._data, name)
     node = result._grad_fn

@@ -11,7 +11,7 @@ import numpy as np
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .op import Op
-from .shape import unsafe_view
+from .shape import can_view, squeeze_inplace, unsafe_view
 
 
 def _same_dtype(a: np.ndarray, b: np.ndarray, name: str) -> None:
@@ -91,8 +91,15 @@ bmm = Op("bmm", _bmm, node="BmmBackward0", inputs=("self", "mat2"),
                 lambda grad, self: self.transpose(1, 2).bmm(grad)))
 
 
+def _foldable(big: Tensor, small: Tensor) -> bool:
+    """PyTorch folds the batch of the larger operand into rows (one mm/mv instead of bmm) when the
+    smaller one requires grad, or when the fold needs no copy."""
+    return small._requires_grad or can_view(big._data, (-1, big._data.shape[-1]))
+
+
 def matmul(a: Tensor, b: Tensor) -> Any:
-    """``a @ b`` with NumPy/PyTorch semantics for 1-D, 2-D and batched (broadcast) operands.
+    """``a @ b`` with NumPy/PyTorch semantics for 1-D, 2-D and batched (broadcast) operands,
+    decomposed into the same ops as PyTorch so the ``grad_fn`` chain matches.
 
     >>> import retrograd as rg
     >>> rg.matmul(rg.ones(2, 3), rg.ones(3)).tolist()
@@ -106,30 +113,34 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return mm(a.unsqueeze(0), b).squeeze(0)
+        return squeeze_inplace(mm(a.unsqueeze(0), b), (0,))
     if da == 2 and db == 2:
         return mm(a, b)
-    if da >= 3 and db <= 2:
-        # Fold the batch into the rows: one mm (or mv) instead of a batched product.
-        batch_rows = a.shape[:-1]
+    if da >= 3 and db <= 2 and _foldable(a, b):
         folded = a.reshape(-1, a.shape[-1])
         if db == 1:
-            return unsafe_view(mv(folded, b), tuple(batch_rows))
-        return unsafe_view(mm(folded, b), tuple(batch_rows) + (b.shape[-1],))
+            return unsafe_view(mv(folded, b), tuple(a.shape[:-1]))
+        return unsafe_view(mm(folded, b), tuple(a.shape[:-1]) + (b.shape[-1],))
+    if db >= 3 and da <= 2 and (da == 1 or a._requires_grad):
+        # (a @ b)^T = b^T @ a^T: fold b's batch into rows of b^T.
+        bt = b.mT
+        folded = bt.reshape(-1, bt.shape[-1])
+        if da == 1:
+            return unsafe_view(mv(folded, a), tuple(bt.shape[:-1]))
+        return unsafe_view(mm(folded, a.t()), tuple(bt.shape[:-1]) + (a.shape[0],)).mT
     # Broadcast the batch dims, then one bmm.
     a3 = a.unsqueeze(0) if da == 1 else a
     b3 = b.unsqueeze(-1) if db == 1 else b
     n, m = a3.shape[-2], a3.shape[-1]
     m2, p = b3.shape[-2], b3.shape[-1]
+    batch = tuple(np.broadcast_shapes(tuple(a3.shape[:-2]), tuple(b3.shape[:-2])))
+    count = int(np.prod(batch, dtype=np.int64))
     if m != m2:
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: [{max(1, int(np.prod(b3.shape[:-2])))}, "
-            f"{m}] but got: [{max(1, int(np.prod(b3.shape[:-2])))}, {m2}]."
+            f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {m}] but got: [{count}, {m2}]."
         )
-    batch = tuple(np.broadcast_shapes(tuple(a3.shape[:-2]), tuple(b3.shape[:-2])))
     a_full = a3 if tuple(a3.shape[:-2]) == batch else a3.expand(*batch, n, m)
     b_full = b3 if tuple(b3.shape[:-2]) == batch else b3.expand(*batch, m2, p)
-    count = int(np.prod(batch, dtype=np.int64))
     a_flat = a_full if a_full.dim() == 3 else a_full.reshape(count, n, m)
     b_flat = b_full if b_full.dim() == 3 else b_full.reshape(count, m2, p)
     out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())

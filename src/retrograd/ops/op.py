@@ -21,11 +21,12 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, get_default_dtype, result_type
+from .._dtype import get_default_dtype, result_type
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import FREED, Node, SavedTensor
@@ -45,6 +46,8 @@ class OpNode(Node):
 
     __slots__ = ("_params", "_output_meta")
     _op: Op
+    _params: tuple[Any, ...]
+    _output_meta: tuple[Any, ...]
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         op = self._op
@@ -58,11 +61,13 @@ class OpNode(Node):
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
         out: list[Tensor | None] = []
-        for (nxt, _), rule, arg_specs in zip(self.next_functions, op.rules, op.rule_args):
-            if nxt is None or rule is None:
+        rules, rule_args = op.rules, op.rule_args
+        for (nxt, _), i in zip(self.next_functions, op.diff_inputs):
+            if nxt is None:
                 out.append(None)
             else:
-                out.append(rule(grad, *[self._resolve(a) for a in arg_specs]))
+                rule: Any = rules[i]
+                out.append(rule(grad, *[self._resolve(a) for a in rule_args[i]]))
         return tuple(out)
 
     def _resolve(self, spec: tuple[str, int]) -> Any:
@@ -147,6 +152,12 @@ class Op:
             self.saves_for = tuple(
                 frozenset(i for kind, i in specs if kind == "saved") for specs in self.rule_args
             )
+        # Inputs without a rule (an index, a mask, a target) get no edge, as in PyTorch.
+        if self.joint_rule is not None or self.variadic:
+            self.diff_inputs: tuple[int, ...] = tuple(range(self.n_inputs))
+        else:
+            self.diff_inputs = tuple(i for i, r in enumerate(self.rules) if r is not None)
+        self.all_inputs_differentiable = len(self.diff_inputs) == self.n_inputs
         self.saves_self = any(0 in slots for slots in self.saves_for)
         self.node_cls: type[OpNode] | None = None
         if self.differentiable:
@@ -168,9 +179,9 @@ class Op:
             elif arg.startswith("result") and arg[6:].isdigit():
                 specs.append(("saved", self.n_inputs + int(arg[6:])))
             elif arg.endswith("_shape") and arg[:-6] in self.inputs:
-                specs.append(("shape", self.inputs.index(arg[:-6])))
+                specs.append(("shape", self._edge_index(arg[:-6])))
             elif arg.endswith("_dtype") and arg[:-6] in self.inputs:
-                specs.append(("dtype", self.inputs.index(arg[:-6])))
+                specs.append(("dtype", self._edge_index(arg[:-6])))
             elif arg in self.params:
                 specs.append(("param", self.params.index(arg)))
             elif arg == "needs":
@@ -178,6 +189,14 @@ class Op:
             else:
                 raise ValueError(f"{self.name}: backward rule asks for unknown {arg!r}")
         return tuple(specs)
+
+    def _edge_index(self, name: str) -> int:
+        """Position of a differentiable input among the node's edges (metadata is kept per edge)."""
+        index = self.inputs.index(name)
+        rules = self.rules if self.joint_rule is None and not self.variadic else None
+        if rules is not None and rules[index] is None:
+            raise ValueError(f"{self.name}: the shape of non-differentiable input {name!r} is not kept")
+        return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
         return apply(self, args)
@@ -263,7 +282,7 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
         result = _make(out)
         if inference:
             result._is_inference = True
-        outputs = (result,)
+        outputs: tuple[Tensor, ...] = (result,)
     else:
         outputs = tuple(_make(o) for o in out)
         if inference:
@@ -277,7 +296,7 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
             o._version_counter = source._version_counter
             o._view_version = source._version_counter.value
     if STATE.grad_enabled and op.differentiable:
-        for x in inputs:
+        for x in inputs if op.all_inputs_differentiable else [inputs[i] for i in op.diff_inputs]:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
                 break
@@ -286,12 +305,16 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
-    node = op.node_cls()  # type: ignore[misc]
+    assert op.node_cls is not None
+    node = op.node_cls()
     edges: list[tuple[Any, int]] = []
     meta: list[Any] = []
     wanted: set[int] = set()
     variadic = op.variadic
+    diff = op.diff_inputs
     for i, x in enumerate(inputs):
+        if not variadic and i not in diff:
+            continue
         if isinstance(x, Tensor):
             data = x._data
             meta.append((data.shape, data.dtype))

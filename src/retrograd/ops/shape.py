@@ -7,7 +7,8 @@ its input, and records the root ``_base`` (see "Views" in docs/architecture.md).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,6 +17,14 @@ from .op import Op
 from .reduce import normalize_dim
 
 _make = Tensor._make
+
+# Defined below; backward rules above their definitions refer to them.
+slice_op: Op
+index: Op
+index_put: Op
+put_positions: Op
+scatter: Op
+scatter_add: Op
 
 
 def _shape_str(shape: Sequence[int]) -> str:
@@ -67,8 +76,9 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
           grads=(lambda grad, self_shape: grad.reshape(self_shape),))
 
-# reshape that had to copy: PyTorch records _unsafe_view of a contiguous clone.
-unsafe_view = Op("_unsafe_view", lambda x, shape: np.reshape(x, infer_size(shape, x.size)).copy(),
+# reshape that has to copy: PyTorch records a clone, then ``_unsafe_view`` of it (which is not
+# tracked as a view: nobody else holds the clone).
+unsafe_view = Op("_unsafe_view", lambda x, shape: np.reshape(x, infer_size(shape, x.size)),
                  node="UnsafeViewBackward0", params=("shape",),
                  grads=(lambda grad, self_shape: grad.reshape(self_shape),))
 
@@ -119,6 +129,9 @@ squeeze_dim = Op("squeeze", _squeeze_dims, node="SqueezeBackward1", params=("dim
                  grads=(lambda grad, self_shape: grad.reshape(self_shape),))
 squeeze_dims = Op("squeeze", _squeeze_dims, node="SqueezeBackward2", params=("dims",), view=True,
                   grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+# ``squeeze_(dim)`` on a private intermediate (matmul of a 1-D by a 2-D tensor does this).
+squeeze_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward4", params=("dims",),
+                     grads=(lambda grad, self_shape: grad.reshape(self_shape),))
 
 unsqueeze = Op("unsqueeze", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward0", params=("dim",),
                view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
@@ -167,7 +180,7 @@ def _select(x: np.ndarray, dim: int, index: int) -> np.ndarray:
 
 def _select_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dim: int, index: int) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    key = [slice(None)] * len(shape)
+    key: list[Any] = [slice(None)] * len(shape)
     key[dim] = index
     out[tuple(key)] = grad
     return out
@@ -285,7 +298,7 @@ def _scatter_add_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.nda
 
 
 def _along_axis_key(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
-    grids = list(np.indices(index.shape, sparse=True))
+    grids: list[Any] = list(np.indices(index.shape, sparse=True))
     grids[dim] = index
     return tuple(grids)
 
