@@ -19,7 +19,7 @@ def _float_formatter(values: np.ndarray) -> tuple[str, int]:
     if np.all(finite == np.round(finite)) and (finite.size == 0 or np.abs(finite).max() < 1e8):
         return "int", 0
     nonzero = np.abs(finite[finite != 0])
-    if nonzero.size and (nonzero.max() >= 1e8 or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1e3 and nonzero.max() >= 1e3):
+    if nonzero.size and (nonzero.max() > 1e8 or nonzero.min() < 1e-4 or nonzero.max() / nonzero.min() > 1e3):
         return "sci", 4
     return "fixed", 4
 
