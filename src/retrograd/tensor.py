@@ -114,22 +114,22 @@ class Tensor:
     tensor([2., 4.])
     """
 
-    __slots__ = (
-        "_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_version_counter",
-        "_base", "_view_version", "_accumulator", "_hooks", "_is_inference", "__weakref__", "__dict__",
-    )
+    # Every tensor sets these three; the rest are class-level defaults, and a tensor that needs
+    # another value gets it in its own __dict__ (made on first write). Most op outputs never do,
+    # which keeps creating a tensor cheap (see "Tensor state" in docs/architecture.md).
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "__weakref__", "__dict__")
     __array_priority__ = 1000  # numpy defers ``ndarray * Tensor`` to Tensor.__rmul__
     _data: np.ndarray
     _requires_grad: builtins.bool
     _grad_fn: Any  # Node | None
-    _output_nr: builtins.int
-    _grad: Tensor | None
-    _version_counter: VersionCounter
-    _base: Tensor | None
-    _view_version: builtins.int
-    _accumulator: Any  # weakref to the AccumulateGrad node | None
-    _hooks: list[Callable[..., Any]] | None
-    _is_inference: builtins.bool
+    _output_nr: builtins.int = 0  # which output of _grad_fn this is
+    _grad: Tensor | None = None
+    _version_counter: VersionCounter | None = None  # made on first write, save or view: _counter()
+    _base: Tensor | None = None  # the root tensor, for a view
+    _view_version: builtins.int = 0  # version at which a view's grad_fn was last set
+    _accumulator: Any = None  # weak reference to the leaf's AccumulateGrad
+    _hooks: list[Callable[..., Any]] | None = None  # a leaf's tensor hooks
+    _is_inference: builtins.bool = False
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.
@@ -144,31 +144,22 @@ class Tensor:
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = None
-        t._output_nr = 0
-        t._grad = None
-        t._version_counter = VersionCounter()
-        t._base = None
-        t._view_version = 0
-        t._accumulator = None
-        t._hooks = None
-        t._is_inference = False
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: builtins.bool = False) -> Tensor:
-        """Wrap an array without copying (the ops' fast path)."""
+        """Wrap an array without copying."""
         t = object.__new__(cls)
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = None
-        t._output_nr = 0
-        t._grad = None
-        t._version_counter = VersionCounter()
-        t._base = None
-        t._view_version = 0
-        t._accumulator = None
-        t._hooks = None
-        t._is_inference = False
         return t
+
+    def _counter(self) -> VersionCounter:
+        """This storage's version counter, made on first need."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        return counter
 
     # -- metadata -----------------------------------------------------------------------------
     @property
@@ -229,7 +220,8 @@ class Tensor:
 
     @property
     def _version(self) -> builtins.int:
-        return self._version_counter.value
+        counter = self._version_counter
+        return 0 if counter is None else counter.value
 
     # -- autograd state -----------------------------------------------------------------------
     @property
@@ -262,7 +254,7 @@ class Tensor:
 
     @property
     def grad_fn(self) -> Any:
-        if self._base is not None and self._view_version != self._version_counter.value:
+        if self._base is not None and self._view_version != self._counter().value:
             return self._refresh_view_grad_fn()
         return self._grad_fn
 
@@ -305,10 +297,7 @@ class Tensor:
             if not self._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
-        fn = self._grad_fn
-        if fn._retained is None:
-            fn._retained = {}
-        fn._retained[self._output_nr] = weakref.ref(self)
+        self._grad_fn._retain(self._output_nr, self)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new grad.
@@ -357,7 +346,7 @@ class Tensor:
             self._grad = Tensor._make(current._data + grad._data)
         else:
             np.add(current._data, grad._data, out=current._data, casting="unsafe")
-            current._version_counter.bump("add_")
+            current._counter().bump("add_")
 
     def _refresh_view_grad_fn(self) -> Any:
         return _ops.inplace.regenerate_view_grad_fn(self)
@@ -371,7 +360,7 @@ class Tensor:
         False
         """
         out = Tensor._make(self._data)
-        out._version_counter = self._version_counter
+        out._version_counter = self._counter()
         out._is_inference = self._is_inference
         return out
 

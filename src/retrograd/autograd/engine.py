@@ -27,7 +27,7 @@ Edge = tuple[Node, int]
 def gradient_edge(tensor: Tensor) -> Edge | None:
     """The edge a gradient for ``tensor`` flows into: its grad_fn output, or its AccumulateGrad."""
     fn = tensor._grad_fn
-    if tensor._base is not None and tensor._view_version != tensor._version_counter.value:
+    if tensor._base is not None and tensor._view_version != tensor._counter().value:
         fn = tensor._refresh_view_grad_fn()  # the base was written in place since this view was made
     if fn is not None:
         return (fn, tensor._output_nr)
@@ -161,16 +161,23 @@ def run_backward(
             ready.append((-fn._sequence_nr, tiebreak, fn))
             tiebreak += 1
     heapq.heapify(ready)
+    heappush, heappop = heapq.heappush, heapq.heappop
+    # The one node made ready by the last step when nothing else is waiting: a chain then
+    # never touches the heap (the order is the same: it is the only ready node).
+    following: Node | None = None
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     try:
-        while ready:
-            fn = heapq.heappop(ready)[2]
+        while following is not None or ready:
+            if following is not None:
+                fn, following = following, None
+            else:
+                fn = heappop(ready)[2]
             grads = buffers.pop(fn, None) or [None] * fn.num_outputs
             is_accumulator = type(fn) is AccumulateGrad
 
-            if fn._tensor_hooks is not None or fn._retained is not None:
+            if fn._hooked:
                 _run_tensor_hooks(fn, grads)
             if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
                 grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
@@ -190,7 +197,7 @@ def run_backward(
                     if result is not None:
                         grads = list(result)
 
-            if any(g is not None for g in grads):
+            if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
                 outputs = fn.apply(grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
@@ -206,18 +213,31 @@ def run_backward(
                 if nxt is None or (visit is not None and nxt not in visit):
                     continue
                 if g is not None:
-                    if meta is not None:
+                    data = g._data
+                    if meta is not None and (data.shape != meta[0] or data.dtype != meta[1]):
                         g = _reduce_to_input(g, meta)
                     buf = buffers.get(nxt)
                     if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
-                    cur = buf[nr]
-                    buf[nr] = g if cur is None else cur + g
+                        if nxt.num_outputs == 1:
+                            buffers[nxt] = [g]
+                        else:
+                            buf = buffers[nxt] = [None] * nxt.num_outputs
+                            buf[nr] = g
+                    else:
+                        cur = buf[nr]
+                        buf[nr] = g if cur is None else cur + g
                 count = deps[nxt] - 1
                 deps[nxt] = count
                 if count == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
-                    tiebreak += 1
+                    if following is None and not ready:
+                        following = nxt
+                    else:
+                        if following is not None:
+                            heappush(ready, (-following._sequence_nr, tiebreak, following))
+                            tiebreak += 1
+                            following = None
+                        heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
+                        tiebreak += 1
     finally:
         STATE.grad_enabled = previous_mode
     return captured
@@ -235,7 +255,8 @@ def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:
 
 
 def _run_tensor_hooks(fn: Node, grads: list[Tensor | None]) -> None:
-    """Hooks registered on the tensors this node produced run first, then retain_grad."""
+    """Hooks registered on the tensors this node produced run first, then retain_grad.
+    (Node pre- and post-hooks are run by the caller.)"""
     if fn._tensor_hooks is not None:
         for nr, hooks in fn._tensor_hooks.items():
             grads[nr] = _call_tensor_hooks(hooks, grads[nr])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import weakref
 import re
 import sys
 from collections.abc import Callable
@@ -71,73 +72,97 @@ def _short_node_name(node: Any) -> str:
 
 
 
-class SavedTensor:
-    """A tensor saved by a node for its backward, checked against in-place writes on unpack.
+def save_input(tensor: Tensor) -> tuple[Tensor, int]:
+    """What a node keeps of an input it needs for backward: the tensor and its current version.
 
-    An input is kept as the tensor itself. The node's own output is kept as its array only,
-    and unpacked into a fresh tensor whose ``grad_fn`` is the node: this breaks the cycle
-    output -> node -> output while keeping double backward connected.
+    A plain tuple: saving happens on every recorded op, so it must cost next to nothing.
+    """
+    counter = tensor._version_counter
+    if counter is None:
+        counter = tensor._version_counter = VersionCounter()
+    counter.saved = True
+    return (tensor, counter.value)
+
+
+def unpack_input(saved: tuple[Tensor, int], node: Node) -> Tensor:
+    tensor, version = saved
+    counter = tensor._version_counter
+    if counter.value != version:  # type: ignore[union-attr]
+        raise RuntimeError(version_error(node, tensor._data, counter, version, tensor, tensor._output_nr))
+    return tensor
+
+
+def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Tensor | None, output_nr: int) -> str:
+    """PyTorch's message for a saved value modified in place, plus where the write happened."""
+    from .._dtype import scalar_type_name
+
+    shape = ", ".join(str(s) for s in data.shape)
+    what = f"[torch.{scalar_type_name(data.dtype)}Tensor [{shape}]]"
+    if tensor is None:  # the node's own output
+        what += f", which is output {output_nr} of {_short_node_name(node)},"
+    elif tensor._grad_fn is not None:
+        what += f", which is output {tensor._output_nr} of {_short_node_name(tensor._grad_fn)},"
+    message = (
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {what} is at version {counter.value}; expected version {version} "
+        "instead. Hint: enable anomaly detection to find the operation that failed to compute "
+        "its gradient, with torch.autograd.set_detect_anomaly(True)."
+    )
+    sites = [site for v, site in (counter.sites or ()) if v > version]
+    if sites:
+        message += (
+            f" [retrograd] The tensor was saved by {type(node).__name__}, and modified in place by "
+            + "; then ".join(sites) + "."
+        )
+    return message
+
+
+class SavedTensor:
+    """A node's own output, saved for its backward (inputs are saved with ``save_input``).
+
+    Only the array and version counter are kept, never the output tensor: the tensor refers to
+    the node, so keeping it would make a cycle. Unpacking makes a fresh tensor whose ``grad_fn``
+    is the node, so double backward stays connected.
     """
 
-    __slots__ = ("tensor", "data", "counter", "version", "output_nr", "requires_grad")
-    tensor: Tensor | None
-    data: Any  # the saved output's array, or None for a saved input
+    __slots__ = ("data", "counter", "version", "output_nr", "requires_grad")
+    data: Any
     counter: VersionCounter
     version: int
     output_nr: int
     requires_grad: bool
 
-    def __init__(self, tensor: Tensor, is_output: bool) -> None:
-        counter = tensor._version_counter
+    def __init__(self, tensor: Tensor) -> None:
+        counter = tensor._counter()
         counter.saved = True
         self.counter = counter
         self.version = counter.value
-        if is_output:
-            self.tensor = None
-            self.data = tensor._data
-            self.output_nr = tensor._output_nr
-            self.requires_grad = tensor._requires_grad
-        else:
-            self.tensor = tensor
-            self.data = None
+        self.data = tensor._data
+        self.output_nr = tensor._output_nr
+        self.requires_grad = tensor._requires_grad
 
     def unpack(self, node: Node) -> Tensor:
         if self.counter.value != self.version:
-            raise RuntimeError(self._modified_message(node))
-        if self.tensor is not None:
-            return self.tensor
-        from ..tensor import Tensor  # noqa: F811
+            raise RuntimeError(version_error(node, self.data, self.counter, self.version, None, self.output_nr))
+        from ..tensor import Tensor
 
         out = Tensor._make(self.data, self.requires_grad)
         out._version_counter = self.counter
         if self.requires_grad:
             out._grad_fn = node
-            out._output_nr = self.output_nr
+            if self.output_nr:
+                out._output_nr = self.output_nr
         return out
 
-    def _modified_message(self, node: Node) -> str:
-        data = self.tensor._data if self.tensor is not None else self.data
-        shape = ", ".join(str(s) for s in data.shape)
-        from .._dtype import scalar_type_name
 
-        what = f"[torch.{scalar_type_name(data.dtype)}Tensor [{shape}]]"
-        if self.tensor is None:
-            what += f", which is output {self.output_nr} of {_short_node_name(node)},"
-        elif self.tensor._grad_fn is not None:
-            what += f", which is output {self.tensor._output_nr} of {_short_node_name(self.tensor._grad_fn)},"
-        message = (
-            "one of the variables needed for gradient computation has been modified by an inplace "
-            f"operation: {what} is at version {self.counter.value}; expected version {self.version} "
-            "instead. Hint: enable anomaly detection to find the operation that failed to compute "
-            "its gradient, with torch.autograd.set_detect_anomaly(True)."
-        )
-        sites = [site for version, site in (self.counter.sites or ()) if version > self.version]
-        if sites:
-            message += (
-                f" [retrograd] The tensor was saved by {type(node).__name__}, and modified in place by "
-                + "; then ".join(sites) + "."
-            )
-        return message
+def unpack_saved(value: Any, node: Node) -> Any:
+    """A saved slot's value: an input (version-checked), an output, or a plain Python value."""
+    kind = type(value)
+    if kind is tuple:
+        return unpack_input(value, node)
+    if kind is SavedTensor:
+        return value.unpack(node)
+    return value
 
 
 class _FreedMarker(tuple):  # type: ignore[type-arg]
@@ -172,27 +197,30 @@ class RemovableHandle:
 class Node:
     """A backward function in the graph.
 
-    ``next_functions`` is one ``(node_or_None, input_nr)`` edge per input; ``apply`` maps the
-    gradients of this node's outputs to gradients of its inputs, one per edge.
+    ``next_functions`` is one ``(node_or_None, input_nr)`` edge per differentiable input; ``apply``
+    maps the gradients of this node's outputs to gradients of its inputs, one per edge.
     Subclasses are created once per op, named as PyTorch names them (``MulBackward0``).
+    Hooks and metadata are class-level ``None`` until set, so a plain node costs four slots.
     """
 
-    __slots__ = (
-        "next_functions", "num_outputs", "_sequence_nr", "_saved", "_input_meta",
-        "_pre_hooks", "_post_hooks", "_tensor_hooks", "_retained", "_metadata", "__weakref__",
-    )
+    __slots__ = ("next_functions", "_sequence_nr", "_saved", "_input_meta", "__dict__", "__weakref__")
+    next_functions: tuple[tuple[Node | None, int], ...]
+    _sequence_nr: int
+    _saved: tuple[Any, ...]
+    _input_meta: tuple[Any, ...]  # (shape, dtype) per edge: how the engine reduces gradients
+    num_outputs: int = 1
+    _hooked: bool = False  # any hook or retain_grad registered: the engine looks only then
+    _pre_hooks: list[Callable[..., Any]] | None = None
+    _post_hooks: list[Callable[..., Any]] | None = None
+    _tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None
+    _retained: dict[int, Any] | None = None
+    _metadata: dict[str, Any] | None = None
 
     def __init__(self) -> None:
-        self.next_functions: tuple[tuple[Node | None, int], ...] = ()
-        self.num_outputs = 1
+        self.next_functions = ()
         self._sequence_nr = next_sequence_nr()
-        self._saved: tuple[Any, ...] = ()
-        self._input_meta: tuple[Any, ...] = ()
-        self._pre_hooks: list[Callable[..., Any]] | None = None
-        self._post_hooks: list[Callable[..., Any]] | None = None
-        self._tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        self._retained: dict[int, Any] | None = None
-        self._metadata: dict[str, Any] | None = None
+        self._saved = ()
+        self._input_meta = ()
 
     # -- what the engine calls -------------------------------------------------------------
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
@@ -203,11 +231,11 @@ class Node:
         if self._saved:
             self._saved = FREED
 
-    def unpack(self, index: int) -> Tensor:
+    def saved(self, index: int) -> Any:
         saved = self._saved
         if saved is FREED:
             raise RuntimeError(FREED_MESSAGE)
-        return saved[index].unpack(self)  # type: ignore[no-any-return]
+        return unpack_saved(saved[index], self)
 
     # -- PyTorch's public Node API ---------------------------------------------------------
     def name(self) -> str:
@@ -224,6 +252,7 @@ class Node:
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
+        self._hooked = True
         return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
@@ -231,6 +260,7 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
+        self._hooked = True
         return RemovableHandle(self._pre_hooks, fn)
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
@@ -238,7 +268,14 @@ class Node:
             self._tensor_hooks = {}
         hooks = self._tensor_hooks.setdefault(output_nr, [])
         hooks.append(fn)
+        self._hooked = True
         return RemovableHandle(hooks, fn)
+
+    def _retain(self, output_nr: int, tensor: Tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+        self._hooked = True
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -250,8 +287,10 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+        self.next_functions = ()
         self._sequence_nr = sys.maxsize  # run as soon as ready, like PyTorch
+        self._saved = ()
+        self._input_meta = ()
         self.variable = variable
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:

@@ -67,7 +67,7 @@ def _write(self: Tensor, out: np.ndarray, name: str) -> None:
             f"{scalar_type_name(data.dtype)}"
         )
     np.copyto(data, out, casting="unsafe")
-    self._version_counter.bump(name)
+    self._counter().bump(name)
 
 
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
@@ -109,9 +109,10 @@ def _rebind_saved_output(node: Node, result: Tensor, target: Tensor) -> None:
     for saved in node._saved or ():
         if getattr(saved, "data", None) is result._data:
             saved.data = target._data
-            saved.counter = target._version_counter
-            saved.version = target._version_counter.value
-            target._version_counter.saved = True
+            counter = target._counter()
+            saved.counter = counter
+            saved.version = counter.value
+            counter.saved = True
 
 
 def _addresses(a: np.ndarray) -> np.ndarray:
@@ -142,7 +143,7 @@ def view_positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
 def regenerate_view_grad_fn(view: Tensor) -> Any:
     """Give ``view`` a fresh ``AsStridedBackward0`` from its base's current history."""
     base = view._base
-    view._view_version = view._version_counter.value
+    view._view_version = view._counter().value
     if base is None or not base._requires_grad or not STATE.grad_enabled and view._grad_fn is None:
         return view._grad_fn
     record(take_positions, (base,), (view_positions(view._data, base._data),), (view,))

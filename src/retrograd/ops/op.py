@@ -29,7 +29,16 @@ import numpy as np
 from .._dtype import get_default_dtype, result_type
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import FREED, Node, SavedTensor
+from ..autograd.graph import (
+    FREED,
+    FREED_MESSAGE,
+    Node,
+    SavedTensor,
+    VersionCounter,
+    next_sequence_nr,
+    unpack_input,
+    unpack_saved,
+)
 from ..tensor import Tensor
 
 _make = Tensor._make
@@ -41,17 +50,21 @@ INFERENCE_SAVE_ERROR = (
 )
 
 
+# How a rule parameter is resolved at backward time (codes precomputed per rule at registration).
+SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
+
+
 class OpNode(Node):
     """A node recorded by an ``Op``; its class (``MulBackward0``...) is made once per op."""
 
-    __slots__ = ("_params", "_output_meta")
+    __slots__ = ("_params",)
     _op: Op
     _params: tuple[Any, ...]
-    _output_meta: tuple[Any, ...]
+    _output_meta: tuple[Any, ...] = ()  # (shape, dtype) per output, for ops with several
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         op = self._op
-        if self.num_outputs == 1 and op.n_outputs == 1:
+        if op.n_outputs == 1 and self.num_outputs == 1:
             grad: Any = grad_outputs[0]
         else:
             grad = tuple(
@@ -61,41 +74,44 @@ class OpNode(Node):
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
         out: list[Tensor | None] = []
-        rules, rule_args = op.rules, op.rule_args
-        for (nxt, _), i in zip(self.next_functions, op.diff_inputs):
+        for (nxt, _), (rule, specs) in zip(self.next_functions, op.edge_rules):
             if nxt is None:
                 out.append(None)
+            elif not specs:
+                out.append(rule(grad))
+            elif len(specs) == 1:
+                out.append(rule(grad, self._resolve(specs[0])))
             else:
-                rule: Any = rules[i]
-                out.append(rule(grad, *[self._resolve(a) for a in rule_args[i]]))
+                out.append(rule(grad, *[self._resolve(a) for a in specs]))
         return tuple(out)
 
-    def _resolve(self, spec: tuple[str, int]) -> Any:
+    def _resolve(self, spec: tuple[int, int]) -> Any:
         kind, index = spec
-        if kind == "saved":
+        if kind == SAVED:
             saved = self._saved
             if saved is FREED:
-                from ..autograd.graph import FREED_MESSAGE
-
                 raise RuntimeError(FREED_MESSAGE)
             value = saved[index]
-            return value.unpack(self) if type(value) is SavedTensor else value
-        if kind == "param":
+            kind_of_value = type(value)
+            if kind_of_value is tuple:
+                return unpack_input(value, self)
+            if kind_of_value is SavedTensor:
+                return value.unpack(self)
+            return value
+        if kind == PARAM:
             return self._params[index]
-        if kind == "shape":
+        if kind == SHAPE:
             return self._input_meta[index][0]
-        if kind == "shapes":
+        if kind == DTYPE:
+            return self._input_meta[index][1]
+        if kind == SHAPES:
             return tuple(m[0] for m in self._input_meta)
-        if kind == "saved_all":
+        if kind == SAVED_ALL:
             saved = self._saved
             if saved is FREED:
-                from ..autograd.graph import FREED_MESSAGE
-
                 raise RuntimeError(FREED_MESSAGE)
-            return tuple(v.unpack(self) if type(v) is SavedTensor else v for v in saved[: len(self.next_functions)])
-        if kind == "dtype":
-            return self._input_meta[index][1]
-        return tuple(nxt is not None for nxt, _ in self.next_functions)  # "needs"
+            return tuple(unpack_saved(v, self) for v in saved[: len(self.next_functions)])
+        return tuple(nxt is not None for nxt, _ in self.next_functions)  # NEEDS
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
@@ -133,8 +149,8 @@ class Op:
         self.differentiable = grads is not None
         self.joint_rule: Callable[..., Any] | None = None
         self.rules: tuple[Callable[..., Any] | None, ...] = (None,) * self.n_inputs
-        self.rule_args: tuple[tuple[tuple[str, int], ...], ...] = ((),) * self.n_inputs
-        self.joint_args: tuple[tuple[str, int], ...] = ()
+        self.rule_args: tuple[tuple[tuple[int, int], ...], ...] = ((),) * self.n_inputs
+        self.joint_args: tuple[tuple[int, int], ...] = ()
         # Which saved slots (inputs, then outputs) each input's rule needs.
         self.saves_for: tuple[frozenset[int], ...] = (frozenset(),) * self.n_inputs
         if self.variadic and grads is not None and not callable(grads):
@@ -142,7 +158,7 @@ class Op:
         if callable(grads):
             self.joint_rule = grads
             self.joint_args = self._arg_specs(grads)
-            slots = frozenset(i for kind, i in self.joint_args if kind == "saved")
+            slots = frozenset(i for kind, i in self.joint_args if kind in (SAVED, SAVED_ALL))
             self.saves_for = (slots,) * self.n_inputs
         elif grads is not None:
             if len(grads) != self.n_inputs:
@@ -150,7 +166,7 @@ class Op:
             self.rules = tuple(grads)
             self.rule_args = tuple(self._arg_specs(r) if r is not None else () for r in grads)
             self.saves_for = tuple(
-                frozenset(i for kind, i in specs if kind == "saved") for specs in self.rule_args
+                frozenset(i for kind, i in specs if kind == SAVED) for specs in self.rule_args
             )
         # Inputs without a rule (an index, a mask, a target) get no edge, as in PyTorch.
         if self.joint_rule is not None or self.variadic:
@@ -158,34 +174,38 @@ class Op:
         else:
             self.diff_inputs = tuple(i for i, r in enumerate(self.rules) if r is not None)
         self.all_inputs_differentiable = len(self.diff_inputs) == self.n_inputs
+        # (rule, arg specs) per edge, in edge order: what OpNode.apply walks.
+        self.edge_rules = (
+            tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
+        )
         self.saves_self = any(0 in slots for slots in self.saves_for)
         self.node_cls: type[OpNode] | None = None
         if self.differentiable:
             self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), {"__slots__": (), "_op": self})
             self.node_cls.__module__ = "retrograd.autograd.graph"
 
-    def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[str, int], ...]:
+    def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
         names = list(inspect.signature(rule).parameters)[1:]  # the first receives the gradient
         specs = []
         for arg in names:
             if self.variadic and arg == self.inputs[0]:
-                specs.append(("saved_all", 0))
+                specs.append((SAVED_ALL, 0))
             elif self.variadic and arg == self.inputs[0] + "_shapes":
-                specs.append(("shapes", 0))
+                specs.append((SHAPES, 0))
             elif arg in self.inputs:
-                specs.append(("saved", self.inputs.index(arg)))
+                specs.append((SAVED, self.inputs.index(arg)))
             elif arg == "result":
-                specs.append(("saved", self.n_inputs))
+                specs.append((SAVED, self.n_inputs))
             elif arg.startswith("result") and arg[6:].isdigit():
-                specs.append(("saved", self.n_inputs + int(arg[6:])))
+                specs.append((SAVED, self.n_inputs + int(arg[6:])))
             elif arg.endswith("_shape") and arg[:-6] in self.inputs:
-                specs.append(("shape", self._edge_index(arg[:-6])))
+                specs.append((SHAPE, self._edge_index(arg[:-6])))
             elif arg.endswith("_dtype") and arg[:-6] in self.inputs:
-                specs.append(("dtype", self._edge_index(arg[:-6])))
+                specs.append((DTYPE, self._edge_index(arg[:-6])))
             elif arg in self.params:
-                specs.append(("param", self.params.index(arg)))
+                specs.append((PARAM, self.params.index(arg)))
             elif arg == "needs":
-                specs.append(("needs", 0))
+                specs.append((NEEDS, 0))
             else:
                 raise ValueError(f"{self.name}: backward rule asks for unknown {arg!r}")
         return tuple(specs)
@@ -222,7 +242,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
             arrays[0] = a.astype(get_default_dtype().np)
         return
     first = 1 if rule == "promote_values" else 0
-    if len(arrays) - first == 2 and not params:
+    if len(arrays) - first == 2 and rule != "promote+params":
         # Fast path for the common binary cases: same dtypes, or a float tensor and a number.
         a, b = arrays[first], arrays[first + 1]
         ta, tb = type(a), type(b)
@@ -247,7 +267,8 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
     arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    _cast_arrays(op, inputs, params, arrays)
+    if op.dtype_rule != "same":
+        _cast_arrays(op, inputs, params, arrays)
     try:
         return op.forward(*arrays, *params)
     except ValueError as err:
@@ -269,33 +290,46 @@ def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
     return f"shapes {list(a)} and {list(b)} cannot be broadcast together"
 
 
+_new = object.__new__
+_ndarray = np.ndarray
+
+
 def apply(op: Op, args: Sequence[Any]) -> Any:
-    """Run ``op`` on ``args`` (tensor inputs, then params) and record a node if needed."""
+    """Run ``op`` on ``args`` (tensor inputs, then params) and record a node if needed.
+
+    This is every op's path, so it is written for speed: the common cases (one output, the
+    dtypes already agreeing) take no detour, and nothing about autograd happens unless grad
+    mode is on and a differentiable input requires grad.
+    """
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
-    inputs = args[:n]
-    params = args[n:]
+    if len(args) == n:
+        inputs, params = args, ()
+    else:
+        inputs, params = args[:n], args[n:]
     out = forward_arrays(op, inputs, params)
-    inference = STATE.inference
+    state = STATE
     if op.n_outputs == 1:
-        if type(out) is not np.ndarray:  # ufuncs return NumPy scalars for 0-d inputs
+        if type(out) is not _ndarray:  # ufuncs return NumPy scalars for 0-d inputs
             out = np.asarray(out)
-        result = _make(out)
-        if inference:
-            result._is_inference = True
+        result = _new(Tensor)
+        result._data = out
+        result._requires_grad = False
+        result._grad_fn = None
         outputs: tuple[Tensor, ...] = (result,)
     else:
-        outputs = tuple(_make(o) for o in out)
-        if inference:
-            for o in outputs:
-                o._is_inference = True
+        outputs = tuple(Tensor._make(np.asarray(o)) for o in out)
+    if state.inference:
+        for o in outputs:
+            o._is_inference = True
     if op.view:
         source = inputs[0]
         base = source._base if source._base is not None else source
+        counter = source._counter()
         for o in outputs:
             o._base = base
-            o._version_counter = source._version_counter
-            o._view_version = source._version_counter.value
-    if STATE.grad_enabled and op.differentiable:
+            o._version_counter = counter
+            o._view_version = counter.value
+    if state.grad_enabled and op.differentiable:
         for x in inputs if op.all_inputs_differentiable else [inputs[i] for i in op.diff_inputs]:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
@@ -305,57 +339,70 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
-    assert op.node_cls is not None
-    node = op.node_cls()
+    node = _new(op.node_cls)
+    node._sequence_nr = next_sequence_nr()
+    node._params = params
     edges: list[tuple[Any, int]] = []
     meta: list[Any] = []
-    wanted: set[int] = set()
+    wanted: frozenset[int] | set[int] = frozenset()
     variadic = op.variadic
-    diff = op.diff_inputs
-    for i, x in enumerate(inputs):
-        if not variadic and i not in diff:
-            continue
+    saves_for = op.saves_for
+    for i in range(len(inputs)) if op.all_inputs_differentiable else op.diff_inputs:
+        x = inputs[i]
         if isinstance(x, Tensor):
             data = x._data
             meta.append((data.shape, data.dtype))
             if x._requires_grad:
-                edges.append(gradient_edge(x))  # type: ignore[arg-type]
-                if variadic:
-                    if op.saves_for[0]:
-                        wanted.add(i)
+                fn = x._grad_fn
+                if fn is None or x._base is not None:
+                    edges.append(gradient_edge(x))  # type: ignore[arg-type]
                 else:
-                    wanted |= op.saves_for[i]
+                    edges.append((fn, x._output_nr))
+                slots = saves_for[0] if variadic else saves_for[i]
+                if slots:
+                    wanted = wanted | slots
                 continue
         else:
             meta.append(None)
         edges.append((None, 0))
     node.next_functions = tuple(edges)
     node._input_meta = tuple(meta)
-    node._params = tuple(params)
-    differentiable = op.differentiable_outputs
-    for k, o in enumerate(outputs):
-        if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fc":
+    n_outputs = len(outputs)
+    if n_outputs == 1:
+        o = outputs[0]
+        if o._data.dtype.kind in "fc":
             o._requires_grad = True
             o._grad_fn = node
-            o._output_nr = k
-    node.num_outputs = len(outputs)
-    if len(outputs) > 1:
+    else:
+        node.num_outputs = n_outputs
         node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outputs)
+        differentiable = op.differentiable_outputs
+        for k, o in enumerate(outputs):
+            if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fc":
+                o._requires_grad = True
+                o._grad_fn = node
+                o._output_nr = k
     if wanted:
         n_inputs = len(inputs)
         if variadic:  # a variadic rule that saves inputs gets all of them
-            wanted = set(range(n_inputs))
-        saved: list[Any] = [None] * (n_inputs + len(outputs))
+            wanted = range(n_inputs)  # type: ignore[assignment]
+        saved: list[Any] = [None] * (n_inputs + n_outputs)
         for i in wanted:
             if i < n_inputs:
                 x = inputs[i]
                 if isinstance(x, Tensor):
                     if x._is_inference:
                         raise RuntimeError(INFERENCE_SAVE_ERROR)
-                    saved[i] = SavedTensor(x, False)
+                    counter = x._version_counter
+                    if counter is None:
+                        counter = x._version_counter = VersionCounter()
+                    counter.saved = True
+                    saved[i] = (x, counter.value)
                 else:
                     saved[i] = x
             else:
-                saved[i] = SavedTensor(outputs[i - n_inputs], True)
+                saved[i] = SavedTensor(outputs[i - n_inputs])
         node._saved = tuple(saved)
+    else:
+        node._saved = ()
     return node
