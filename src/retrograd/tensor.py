@@ -543,17 +543,19 @@ class Tensor:
 
     # -- arithmetic -----------------------------------------------------------------------------
     def __add__(self, other: Any) -> Any:
-        other = _operand(other)
-        if other is NotImplemented:
-            return other
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented:
+                return other
         return _apply(_E.add, (self, other, 1))
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Any:
-        other = _operand(other)
-        if other is NotImplemented:
-            return other
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented:
+                return other
         return _apply(_E.sub, (self, other, 1))
 
     def __rsub__(self, other: Any) -> Any:
@@ -565,17 +567,19 @@ class Tensor:
         return _apply(_E.rsub, (self, other, 1))
 
     def __mul__(self, other: Any) -> Any:
-        other = _operand(other)
-        if other is NotImplemented:
-            return other
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented:
+                return other
         return _apply(_E.mul, (self, other))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> Any:
-        other = _operand(other)
-        if other is NotImplemented:
-            return other
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented:
+                return other
         return _apply(_E.div, (self, other))
 
     def __rtruediv__(self, other: Any) -> Any:

@@ -144,15 +144,21 @@ class SavedTensor:
     def unpack(self, node: Node) -> Tensor:
         if self.counter.value != self.version:
             raise RuntimeError(version_error(node, self.data, self.counter, self.version, None, self.output_nr))
-        from ..tensor import Tensor
-
-        out = Tensor._make(self.data, self.requires_grad)
+        out = _tensor_class()._make(self.data, self.requires_grad)
         out._version_counter = self.counter
         if self.requires_grad:
             out._grad_fn = node
             if self.output_nr:
                 out._output_nr = self.output_nr
         return out
+
+
+def _tensor_class() -> Any:
+    from ..tensor import Tensor  # the graph is below the Tensor; resolved on first unpack
+
+    global _tensor_class
+    _tensor_class = lambda: Tensor  # noqa: E731
+    return Tensor
 
 
 def unpack_saved(value: Any, node: Node) -> Any:

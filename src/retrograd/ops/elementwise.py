@@ -102,8 +102,18 @@ sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad * self.cos(),))
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
          grads=(lambda grad, self: -grad * self.sin(),))
+# PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
+tanh_backward = Op("tanh_backward", lambda grad, out: grad * (1 - out * out), node="TanhBackwardBackward0",
+                   inputs=("grad", "result"), dtype="promote",
+                   grads=(lambda gg, result: tanh_backward(gg, result),
+                          lambda gg, grad, result: gg * grad * -2 * result))
+sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - out)),
+                      node="SigmoidBackwardBackward0", inputs=("grad", "result"), dtype="promote",
+                      grads=(lambda gg, result: sigmoid_backward(gg, result),
+                             lambda gg, grad, result: gg * grad * (1 - 2 * result)))
+
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: grad * (1 - result * result),))
+          grads=(lambda grad, result: tanh_backward(grad, result),))
 
 
 def _sigmoid(x: Any) -> Any:
@@ -113,7 +123,7 @@ def _sigmoid(x: Any) -> Any:
 
 
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
-             grads=(lambda grad, result: grad * (result * (1 - result)),))
+             grads=(lambda grad, result: sigmoid_backward(grad, result),))
 
 sign = Op("sign", np.sign, node="SignBackward0", grads=(lambda grad: grad * 0,))
 

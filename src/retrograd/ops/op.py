@@ -241,6 +241,10 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
         if a.dtype.kind not in "fc":
             arrays[0] = a.astype(get_default_dtype().np)
         return
+    if rule == "promote+params" and len(arrays) == 1:
+        a = arrays[0]
+        if type(a) is np.ndarray and a.dtype.kind == "f" and all(type(p) in (int, float) for p in params):
+            return  # a float tensor and Python numbers: the tensor's dtype wins
     first = 1 if rule == "promote_values" else 0
     if len(arrays) - first == 2 and rule != "promote+params":
         # Fast path for the common binary cases: same dtypes, or a float tensor and a number.
@@ -266,9 +270,18 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
 
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
-    arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
-    if op.dtype_rule != "same":
-        _cast_arrays(op, inputs, params, arrays)
+    if len(inputs) == 1:
+        x = inputs[0]
+        arrays = [x._data if isinstance(x, Tensor) else x]
+    else:
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+    rule = op.dtype_rule
+    if rule != "same":
+        if rule == "float_unary":
+            if arrays[0].dtype.kind not in "fc":
+                arrays[0] = arrays[0].astype(get_default_dtype().np)
+        else:
+            _cast_arrays(op, inputs, params, arrays)
     try:
         return op.forward(*arrays, *params)
     except ValueError as err:
