@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import warnings
-import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import itertools
 import os
-import weakref
 import re
 import sys
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 

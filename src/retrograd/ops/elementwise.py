@@ -14,6 +14,8 @@ from .._dtype import FROM_NUMPY, get_default_dtype, scalar_type_name
 from .op import Op
 
 where: Op  # defined below; rules refer to it
+tanh_backward: Op
+sigmoid_backward: Op
 
 # -- arithmetic -------------------------------------------------------------------------------
 

@@ -74,6 +74,7 @@ class OpNode(Node):
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
         out: list[Tensor | None] = []
+        rule: Any
         for (nxt, _), (rule, specs) in zip(self.next_functions, op.edge_rules):
             if nxt is None:
                 out.append(None)
@@ -315,6 +316,8 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
     mode is on and a differentiable input requires grad.
     """
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
+    inputs: Sequence[Any]
+    params: Sequence[Any]
     if len(args) == n:
         inputs, params = args, ()
     else:
@@ -352,9 +355,9 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
-    node = _new(op.node_cls)
+    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
     node._sequence_nr = next_sequence_nr()
-    node._params = params
+    node._params = tuple(params)
     edges: list[tuple[Any, int]] = []
     meta: list[Any] = []
     wanted: frozenset[int] | set[int] = frozenset()
