@@ -546,7 +546,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _apply(_E.add, (self, other, 1))
+        return _binary(_E.add, self, other, 1)
 
     __radd__ = __add__
 
@@ -555,7 +555,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _apply(_E.sub, (self, other, 1))
+        return _binary(_E.sub, self, other, 1)
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -570,7 +570,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _apply(_E.mul, (self, other))
+        return _binary(_E.mul, self, other)
 
     __rmul__ = __mul__
 
@@ -579,7 +579,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _apply(_E.div, (self, other))
+        return _binary(_E.div, self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
         other = _operand(other)
@@ -625,13 +625,13 @@ class Tensor:
         return _ops.linalg.matmul(other, self)
 
     def __neg__(self) -> Tensor:
-        return _apply(_E.neg, (self,))
+        return _unary(_E.neg, self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _apply(_E.abs, (self,))
+        return _unary(_E.abs, self)
 
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
@@ -674,25 +674,25 @@ class Tensor:
         other = _operand(other)
         if other is NotImplemented or other is None:
             return False
-        return _apply(_E.eq, (self, other))
+        return _binary(_E.eq, self, other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
         other = _operand(other)
         if other is NotImplemented or other is None:
             return True
-        return _apply(_E.ne, (self, other))
+        return _binary(_E.ne, self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _apply(_E.lt, (self, _operand(other)))
+        return _binary(_E.lt, self, _operand(other))
 
     def __le__(self, other: Any) -> Tensor:
-        return _apply(_E.le, (self, _operand(other)))
+        return _binary(_E.le, self, _operand(other))
 
     def __gt__(self, other: Any) -> Tensor:
-        return _apply(_E.gt, (self, _operand(other)))
+        return _binary(_E.gt, self, _operand(other))
 
     def __ge__(self, other: Any) -> Tensor:
-        return _apply(_E.ge, (self, _operand(other)))
+        return _binary(_E.ge, self, _operand(other))
 
     eq = __eq__
     ne = __ne__
@@ -704,15 +704,15 @@ class Tensor:
     less = __lt__
 
     def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply(_E.add, (self, _operand(other), alpha))
+        return _binary(_E.add, self, _operand(other), alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply(_E.sub, (self, _operand(other), alpha))
+        return _binary(_E.sub, self, _operand(other), alpha)
 
     subtract = sub
 
     def mul(self, other: Any) -> Tensor:
-        return _apply(_E.mul, (self, _operand(other)))
+        return _binary(_E.mul, self, _operand(other))
 
     multiply = mul
 
@@ -731,44 +731,44 @@ class Tensor:
         return _apply(_E.pow_scalar, (self, exponent))
 
     def neg(self) -> Tensor:
-        return _apply(_E.neg, (self,))
+        return _unary(_E.neg, self)
 
     negative = neg
 
     def abs(self) -> Tensor:
-        return _apply(_E.abs, (self,))
+        return _unary(_E.abs, self)
 
     absolute = abs
 
     def reciprocal(self) -> Tensor:
-        return _apply(_E.reciprocal, (self,))
+        return _unary(_E.reciprocal, self)
 
     def exp(self) -> Tensor:
-        return _apply(_E.exp, (self,))
+        return _unary(_E.exp, self)
 
     def log(self) -> Tensor:
-        return _apply(_E.log, (self,))
+        return _unary(_E.log, self)
 
     def sqrt(self) -> Tensor:
-        return _apply(_E.sqrt, (self,))
+        return _unary(_E.sqrt, self)
 
     def sin(self) -> Tensor:
-        return _apply(_E.sin, (self,))
+        return _unary(_E.sin, self)
 
     def cos(self) -> Tensor:
-        return _apply(_E.cos, (self,))
+        return _unary(_E.cos, self)
 
     def tanh(self) -> Tensor:
-        return _apply(_E.tanh, (self,))
+        return _unary(_E.tanh, self)
 
     def sigmoid(self) -> Tensor:
-        return _apply(_E.sigmoid, (self,))
+        return _unary(_E.sigmoid, self)
 
     def relu(self) -> Tensor:
-        return _apply(_E.relu, (self,))
+        return _unary(_E.relu, self)
 
     def sign(self) -> Tensor:
-        return _apply(_E.sign, (self,))
+        return _unary(_E.sign, self)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1115,3 +1115,5 @@ from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
+from .ops.op import apply_binary as _binary  # noqa: E402
+from .ops.op import apply_unary as _unary  # noqa: E402

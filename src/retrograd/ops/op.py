@@ -180,6 +180,10 @@ class Op:
             tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
         )
         self.saves_self = any(0 in slots for slots in self.saves_for)
+        # Shapes of call that apply_unary / apply_binary run without the generic detours.
+        plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
+        self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
+        self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.node_cls: type[OpNode] | None = None
         if self.differentiable:
             self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), {"__slots__": (), "_op": self})
@@ -351,6 +355,62 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
                 record(op, inputs, params, outputs)
                 break
     return outputs[0] if op.n_outputs == 1 else outputs
+
+
+def apply_unary(op: Op, x: Tensor) -> Tensor:
+    """``apply(op, (x,))`` for a one-input op, with the common case inline (the hot path)."""
+    if not op.unary_fast:
+        return apply(op, (x,))  # type: ignore[no-any-return]
+    data = x._data
+    if op.dtype_rule == "float_unary" and data.dtype.kind not in "fc":
+        return apply(op, (x,))  # type: ignore[no-any-return]
+    out = op.forward(data)
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    result = _new(Tensor)
+    result._data = out
+    result._requires_grad = False
+    result._grad_fn = None
+    state = STATE
+    if state.inference:
+        result._is_inference = True
+    elif x._requires_grad and state.grad_enabled and op.differentiable:
+        record(op, (x,), (), (result,))
+    return result
+
+
+def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
+    """``apply(op, (a, b, *params))`` with the common cases inline: a tensor and a tensor of the
+    same dtype, or a float tensor and a Python number. Anything else takes the generic path."""
+    if not op.binary_fast:
+        return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+    ad = a._data
+    if isinstance(b, Tensor):
+        bd = b._data
+        if op.dtype_rule != "same" and (ad.dtype != bd.dtype or op.dtype_rule == "float" and ad.dtype.kind != "f"):
+            return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+        b_tracked = b._requires_grad
+    elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
+        bd = b
+        b_tracked = False
+    else:
+        return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+    try:
+        out = op.forward(ad, bd, *params)
+    except ValueError:
+        return apply(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+    if type(out) is not _ndarray:
+        out = np.asarray(out)
+    result = _new(Tensor)
+    result._data = out
+    result._requires_grad = False
+    result._grad_fn = None
+    state = STATE
+    if state.inference:
+        result._is_inference = True
+    elif (a._requires_grad or b_tracked) and state.grad_enabled and op.differentiable:
+        record(op, (a, b), params, (result,))
+    return result
 
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
