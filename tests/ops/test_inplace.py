@@ -141,3 +141,72 @@ def test_inplace_errors_on_bad_shapes_dtypes_and_overlap() -> None:
     e = rg.ones(1).expand(3)
     with pytest.raises(RuntimeError, match="unsupported operation: more than one element of the written-to tensor"):
         e.add_(1)
+
+
+INPLACE_OPS = {
+    "add_": lambda t, lib: t.add_(lib.tensor([1.0, 2.0, 3.0])),
+    "sub_": lambda t, lib: t.sub_(0.5),
+    "mul_": lambda t, lib: t.mul_(lib.tensor([1.0, -2.0, 3.0])),
+    "div_": lambda t, lib: t.div_(4.0),
+    "pow_": lambda t, lib: t.pow_(2),
+    "neg_": lambda t, lib: t.neg_(),
+    "exp_": lambda t, lib: t.exp_(),
+    "clamp_": lambda t, lib: t.clamp_(-0.5, 0.5),
+    "relu_": lambda t, lib: t.relu_(),
+    "sigmoid_": lambda t, lib: t.sigmoid_(),
+    "tanh_": lambda t, lib: t.tanh_(),
+    "zero_": lambda t, lib: t.zero_(),
+    "fill_": lambda t, lib: t.fill_(2.5),
+    "copy_": lambda t, lib: t.copy_(lib.tensor([7.0, 8.0, 9.0])),
+    "masked_fill_": lambda t, lib: t.masked_fill_(lib.tensor([True, False, True]), 0.25),
+    "setitem": lambda t, lib: t.__setitem__(slice(0, 2), 4.0),
+    "iadd": lambda t, lib: t.__iadd__(1.0),
+    "isub": lambda t, lib: t.__isub__(1.0),
+    "imul": lambda t, lib: t.__imul__(3.0),
+    "itruediv": lambda t, lib: t.__itruediv__(2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE_OPS))
+def test_inplace_op_matches_torch(torch: object, name: str) -> None:
+    def run(lib: object) -> tuple[list[float], int, str, list[float]]:
+        x = lib.tensor([0.3, -0.7, 1.2], requires_grad=True)  # type: ignore[attr-defined]
+        y = x * 1.5
+        before = y._version
+        out = INPLACE_OPS[name](y, lib)
+        assert out is y or name == "setitem"
+        node = type(y.grad_fn).__name__
+        (y * lib.tensor([1.0, 2.0, 3.0])).sum().backward()  # type: ignore[attr-defined]
+        return y.tolist(), y._version - before, node, x.grad.tolist()
+
+    ours, theirs = run(rg), run(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    assert ours[1:3] == theirs[1:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-5, atol=1e-7)
+
+
+VIEW_OPS = {
+    "view": lambda t: t.view(3, 2),
+    "reshape": lambda t: t.reshape(6),
+    "flatten": lambda t: t.flatten(),
+    "transpose": lambda t: t.transpose(0, 1),
+    "permute": lambda t: t.permute(1, 0),
+    "t": lambda t: t.t(),
+    "expand": lambda t: t.unsqueeze(0).expand(2, 2, 3),
+    "squeeze": lambda t: t.unsqueeze(1).squeeze(1),
+    "unsqueeze": lambda t: t.unsqueeze(-1),
+    "slice": lambda t: t[:, 1:],
+    "select": lambda t: t[1],
+    "narrow": lambda t: t.narrow(1, 0, 2),
+    "detach": lambda t: t.detach(),
+    "T": lambda t: t.T,
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_OPS))
+def test_views_share_storage_and_version(name: str) -> None:
+    base = rg.arange(6.0).reshape(2, 3)
+    view = VIEW_OPS[name](base)
+    assert np.shares_memory(view.numpy(), base.numpy())
+    base.add_(1)
+    assert view._version == base._version == 1
