@@ -53,16 +53,19 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
 def _dependencies(roots: list[Node]) -> dict[Node, int]:
     """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
     deps: dict[Node, int] = {}
-    seen = set(roots)
-    stack = list(seen)
+    root_set = set(roots)
+    stack = list(root_set)
+    get = deps.get
     while stack:
-        fn = stack.pop()
-        for nxt, _ in fn.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                count = get(nxt)
+                if count is None:  # first edge into nxt: traverse it (roots are traversed already)
+                    deps[nxt] = 1
+                    if nxt not in root_set:
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
     return deps
 
 

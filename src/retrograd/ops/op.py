@@ -73,8 +73,13 @@ class OpNode(Node):
         if op.joint_rule is not None:
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
-        out: list[Tensor | None] = []
         rule: Any
+        if len(op.edge_rules) == 1:  # one edge: the most common node
+            rule, specs = op.edge_rules[0]
+            if not specs:
+                return (rule(grad),)
+            return (rule(grad, *[self._resolve(a) for a in specs]),)
+        out: list[Tensor | None] = []
         for (nxt, _), (rule, specs) in zip(self.next_functions, op.edge_rules):
             if nxt is None:
                 out.append(None)
@@ -224,6 +229,10 @@ class Op:
         return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
+        if self.binary_fast and len(args) == 2 + len(self.params) and isinstance(args[0], Tensor):
+            return apply_binary(self, *args)
+        if self.unary_fast and len(args) == 1 and isinstance(args[0], Tensor):
+            return apply_unary(self, args[0])
         return apply(self, args)
 
     def __repr__(self) -> str:
