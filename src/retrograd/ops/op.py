@@ -185,6 +185,7 @@ class Op:
             tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
         )
         self.saves_self = any(0 in slots for slots in self.saves_for)
+        self.saves_result_only = self.saves_for[0] if self.n_inputs == 1 and self.saves_for[0] == {1} else None
         # Shapes of call that apply_unary / apply_binary run without the generic detours.
         plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
         self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
@@ -384,8 +385,45 @@ def apply_unary(op: Op, x: Tensor) -> Tensor:
     if state.inference:
         result._is_inference = True
     elif x._requires_grad and state.grad_enabled and op.differentiable:
-        record(op, (x,), (), (result,))
+        _record_one(op, x, result)
     return result
+
+
+def _edge(x: Tensor) -> tuple[Any, int]:
+    fn = x._grad_fn
+    if fn is None or x._base is not None:
+        return gradient_edge(x)  # type: ignore[return-value]
+    return (fn, x._output_nr)
+
+
+def _save(x: Tensor) -> tuple[Tensor, int]:
+    if x._is_inference:
+        raise RuntimeError(INFERENCE_SAVE_ERROR)
+    counter = x._version_counter
+    if counter is None:
+        counter = x._version_counter = VersionCounter()
+    counter.saved = True
+    return (x, counter.value)
+
+
+def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
+    """``record`` for a one-input, one-output op (the hot path of unary ops)."""
+    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
+    node._sequence_nr = next_sequence_nr()
+    node._params = ()
+    node.next_functions = (_edge(x),)
+    data = x._data
+    node._input_meta = ((data.shape, data.dtype),)
+    if result._data.dtype.kind in "fc":
+        result._requires_grad = True
+        result._grad_fn = node
+    slots = op.saves_for[0]
+    if not slots:
+        node._saved = ()
+    elif slots is op.saves_result_only:
+        node._saved = (None, SavedTensor(result))
+    else:
+        node._saved = (_save(x) if 0 in slots else None, SavedTensor(result) if 1 in slots else None)
 
 
 def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
@@ -418,8 +456,39 @@ def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
     if state.inference:
         result._is_inference = True
     elif (a._requires_grad or b_tracked) and state.grad_enabled and op.differentiable:
-        record(op, (a, b), params, (result,))
+        _record_two(op, a, b, b_tracked, params, result)
     return result
+
+
+def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, ...], result: Tensor) -> None:
+    """``record`` for a two-input, one-output op (the hot path of binary ops)."""
+    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
+    node._sequence_nr = next_sequence_nr()
+    node._params = params
+    a_tracked = a._requires_grad
+    ad = a._data
+    if isinstance(b, Tensor):
+        bd = b._data
+        node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
+    else:
+        node._input_meta = ((ad.shape, ad.dtype), None)
+    node.next_functions = (_edge(a) if a_tracked else (None, 0), _edge(b) if b_tracked else (None, 0))
+    if result._data.dtype.kind in "fc":
+        result._requires_grad = True
+        result._grad_fn = node
+    saves_for = op.saves_for
+    if a_tracked:
+        slots = saves_for[0] | saves_for[1] if b_tracked else saves_for[0]
+    else:
+        slots = saves_for[1]
+    if not slots:
+        node._saved = ()
+        return
+    node._saved = (
+        (_save(a) if 0 in slots else None),
+        (_save(b) if isinstance(b, Tensor) else b) if 1 in slots else None,
+        SavedTensor(result) if 2 in slots else None,
+    )
 
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
