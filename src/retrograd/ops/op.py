@@ -432,6 +432,7 @@ def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
     if not op.binary_fast:
         return apply(op, (a, b, *params))  # type: ignore[no-any-return]
     ad = a._data
+    bd: Any
     if isinstance(b, Tensor):
         bd = b._data
         if op.dtype_rule != "same" and (ad.dtype != bd.dtype or op.dtype_rule == "float" and ad.dtype.kind != "f"):
