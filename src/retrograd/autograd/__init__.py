@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from . import graph
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -21,7 +23,9 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 
 __all__ = [
-    "GradcheckError", "Node", "backward", "gradcheck", "gradgradcheck", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
+    "Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
+    "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "once_differentiable",
+    "set_detect_anomaly", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
 ]
 

@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .anomaly_mode import ANOMALY, check_nan, report_failure
 from .grad_mode import STATE
 from .graph import AccumulateGrad, Node
 
@@ -201,7 +202,16 @@ def run_backward(
                         grads = list(result)
 
             if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
-                outputs = fn.apply(grads)
+                if ANOMALY[0]:
+                    try:
+                        outputs = fn.apply(grads)
+                    except Exception:
+                        report_failure(fn)
+                        raise
+                    if ANOMALY[1]:
+                        check_nan(fn, outputs)
+                else:
+                    outputs = fn.apply(grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
             if fn._post_hooks:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import get_default_dtype, result_type
+from ..autograd.anomaly_mode import ANOMALY, remember_creation
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import (
@@ -412,6 +413,8 @@ def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
     node._sequence_nr = next_sequence_nr()
     node._params = ()
     node.next_functions = (_edge(x),)
+    if ANOMALY[0]:
+        remember_creation(node)
     data = x._data
     node._input_meta = ((data.shape, data.dtype),)
     if result._data.dtype.kind in "fc":
@@ -466,6 +469,8 @@ def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, .
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
     node._sequence_nr = next_sequence_nr()
     node._params = params
+    if ANOMALY[0]:
+        remember_creation(node)
     a_tracked = a._requires_grad
     ad = a._data
     if isinstance(b, Tensor):
@@ -497,6 +502,8 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
     node._sequence_nr = next_sequence_nr()
     node._params = tuple(params)
+    if ANOMALY[0]:
+        remember_creation(node)
     edges: list[tuple[Any, int]] = []
     meta: list[Any] = []
     wanted: frozenset[int] | set[int] = frozenset()

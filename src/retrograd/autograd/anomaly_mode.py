@@ -1,0 +1,92 @@
+"""Anomaly detection: remember where each node was created, name it when its backward fails,
+and optionally fail on NaN gradients. Costs nothing when off (one flag read per recorded node).
+
+>>> import retrograd as rg
+>>> with rg.autograd.detect_anomaly():
+...     rg.autograd.is_anomaly_enabled()
+True
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from typing import Any
+
+# [enabled, check_nan]: process-wide, as in PyTorch.
+ANOMALY = [False, True]
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on."""
+    return ANOMALY[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also fails on NaN gradients."""
+    return ANOMALY[1]
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: at once as a call, until exit as a context manager."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = tuple(ANOMALY)
+        ANOMALY[0], ANOMALY[1] = bool(mode), bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        ANOMALY[0], ANOMALY[1] = self.prev
+
+
+class detect_anomaly:
+    """Context manager (and decorator) enabling anomaly detection.
+
+    Each node then keeps the stack of the forward call that created it; a backward error
+    prints it, and (with ``check_nan``) a node that returns NaN gradients raises.
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+
+    def __enter__(self) -> None:
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", UserWarning, stacklevel=2)
+        self.prev = tuple(ANOMALY)
+        ANOMALY[0], ANOMALY[1] = True, self.check_nan
+
+    def __exit__(self, *exc: object) -> None:
+        ANOMALY[0], ANOMALY[1] = self.prev
+
+    def __call__(self, func: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.__class__(self.check_nan):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+def remember_creation(node: Any) -> None:
+    """Store the user's forward stack on the node (anomaly mode only)."""
+    node.metadata["traceback_"] = traceback.format_stack()[:-3]
+
+
+def report_failure(node: Any) -> None:
+    stack = node.metadata.get("traceback_") if node._metadata else None
+    if stack:
+        warnings.warn(
+            f"Error detected in {type(node).__name__}. Traceback of forward call that caused the error:\n"
+            + "".join(stack),
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def check_nan(node: Any, outputs: tuple[Any, ...]) -> None:
+    import numpy as np
+
+    for i, g in enumerate(outputs):
+        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its {i}th output.")
