@@ -23,7 +23,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 
 __all__ = [
-    "Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
+    "Function", "FunctionCtx", "functional", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
     "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "once_differentiable",
     "set_detect_anomaly", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
@@ -175,3 +175,6 @@ def grad(
             g = g.detach()
         final.append(g)
     return tuple(final)
+
+
+from . import functional  # noqa: E402 - built on grad() above

@@ -1,0 +1,158 @@
+"""``autograd.functional``: Jacobians, Hessians and their products for functions of tensors.
+
+All are built on ``autograd.grad``; ``jvp`` uses the double-vjp trick (a vjp of a vjp), so it
+needs no forward mode.
+
+>>> import retrograd as rg
+>>> from retrograd.autograd.functional import jacobian, hessian
+>>> jacobian(lambda x: x ** 2, rg.tensor([1.0, 3.0]))
+tensor([[2., 0.],
+        [0., 6.]])
+>>> hessian(lambda x: (x ** 3).sum(), rg.tensor([1.0, 2.0]))
+tensor([[ 6.,  0.],
+        [ 0., 12.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import grad
+from .grad_mode import enable_grad
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _prepare(inputs: Any, create_graph: bool) -> tuple[Any, ...]:
+    """Leaves that require grad, so the function's graph starts from them."""
+    return tuple(t if create_graph and t.requires_grad else t.detach().requires_grad_() for t in _as_tuple(inputs))
+
+
+def _zeros_like(t: Any) -> Any:
+    from ..tensor import Tensor
+
+    return Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+
+
+def _grads(outputs: Any, inputs: tuple[Any, ...], grad_outputs: Any, create_graph: bool) -> tuple[Any, ...]:
+    outs = [o for o in _as_tuple(outputs)]
+    gos = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outs)
+    pairs = [(o, g) for o, g in zip(outs, gos) if o.requires_grad]
+    if not pairs:
+        return tuple(_zeros_like(t) for t in inputs)
+    result = grad([o for o, _ in pairs], inputs, [g for _, g in pairs], create_graph=create_graph,
+                  retain_graph=True, allow_unused=True)
+    return tuple(_zeros_like(t) if g is None else g for t, g in zip(inputs, result))
+
+
+def _unwrap(value: tuple[Any, ...], like: Any) -> Any:
+    return value if isinstance(like, (tuple, list)) else value[0]
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T J)``.
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import vjp
+    >>> vjp(lambda x: x * 2, rg.ones(2), rg.tensor([1.0, 3.0]))[1]
+    tensor([2., 6.])
+    """
+    with enable_grad():
+        ins = _prepare(inputs, create_graph)
+        out = func(*ins)
+        grads = _grads(out, ins, v, create_graph)
+    detached = out if create_graph else (tuple(o.detach() for o in out) if isinstance(out, tuple) else out.detach())
+    return detached, _unwrap(grads if create_graph else tuple(g.detach() for g in grads), inputs)
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), J v)`` by the double-vjp trick.
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import jvp
+    >>> jvp(lambda x: x ** 2, rg.tensor([1.0, 2.0]), rg.ones(2))[1]
+    tensor([2., 4.])
+    """
+    with enable_grad():
+        ins = _prepare(inputs, create_graph)
+        out = func(*ins)
+        outs = _as_tuple(out)
+        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
+        vjps = _grads(out, ins, dummies, create_graph=True)
+        tangents = _as_tuple(v) if v is not None else tuple(_zeros_like(t) + 1 for t in ins)
+        pairs = [(g, t) for g, t in zip(vjps, tangents) if g.requires_grad]
+        if pairs:
+            jv = grad([g for g, _ in pairs], dummies, [t for _, t in pairs], create_graph=create_graph, allow_unused=True)
+            jv = tuple(_zeros_like(o) if g is None else g for o, g in zip(outs, jv))
+        else:
+            jv = tuple(_zeros_like(o) for o in outs)
+    result = jv if create_graph else tuple(g.detach() for g in jv)
+    detached = out if create_graph else (tuple(o.detach() for o in outs) if isinstance(out, tuple) else out.detach())
+    return detached, _unwrap(result, out)
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian, one reverse pass per output element; shape ``out.shape + in.shape``."""
+    from ..tensor import Tensor
+
+    with enable_grad():
+        ins = _prepare(inputs, create_graph)
+        out = func(*ins)
+        outs = _as_tuple(out)
+        table = []
+        for o in outs:
+            rows: list[list[Any]] = [[] for _ in ins]
+            for j in range(o.numel()):
+                onehot = np.zeros(o._data.size, o._data.dtype)
+                onehot[j] = 1
+                grads = _grads(o, ins, Tensor._make(onehot.reshape(o._data.shape)), create_graph)
+                for k, g in enumerate(grads):
+                    rows[k].append(g if create_graph else g.detach())
+            from .._functions import stack
+
+            blocks = tuple(
+                (stack(r).reshape(tuple(o.shape) + tuple(t.shape)) if r else
+                 Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype)))
+                for r, t in zip(rows, ins)
+            )
+            table.append(_unwrap(blocks, inputs))
+    return _unwrap(tuple(table), out)
+
+
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a scalar function: the Jacobian of its gradient."""
+
+    def gradient(*ins: Any) -> Any:
+        out = func(*ins)
+        return _unwrap(_grads(out, ins, None, create_graph=True), inputs)
+
+    return jacobian(gradient, inputs, create_graph=create_graph)
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T H)`` for a scalar function."""
+    with enable_grad():
+        ins = _prepare(inputs, create_graph)
+        out = func(*ins)
+        grads = _grads(out, ins, None, create_graph=True)
+        products = _grads(grads, ins, v, create_graph)
+    result = products if create_graph else tuple(p.detach() for p in products)
+    return (out if create_graph else out.detach()), _unwrap(result, inputs)
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), H v)``; the Hessian is symmetric, so this is ``vhp``.
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import hvp
+    >>> hvp(lambda x: (x ** 3).sum(), rg.tensor([1.0, 2.0]), rg.ones(2))[1]
+    tensor([ 6., 12.])
+    """
+    return vhp(func, inputs, v, create_graph, strict)
