@@ -121,3 +121,23 @@ def test_anomaly_mode_reports_creation_site_on_error() -> None:
                 e.sum().backward()
     messages = [str(w.message) for w in caught]
     assert any("Error detected in ExpBackward0" in m and "test_function.py" in m for m in messages)
+
+
+def test_gradgradcheck_catches_a_wrong_second_derivative() -> None:
+    class WrongSecond(rg.autograd.Function):
+        """x**3 whose backward is right but not differentiable correctly (3*x*x written as 3*x.detach()*x)."""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x.detach() * x
+
+    x = rg.tensor([0.5, -1.5], dtype=rg.float64, requires_grad=True)
+    assert rg.autograd.gradcheck(WrongSecond.apply, (x,))
+    with pytest.raises(rg.autograd.GradcheckError, match="Jacobian mismatch"):
+        rg.autograd.gradgradcheck(WrongSecond.apply, (x,))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -94,6 +94,11 @@ def gradcheck(
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have requires_grad=True.")
     numerical = _numerical_jacobians(func, inputs, diff, eps)
     analytical = _analytical_jacobians(func, inputs, diff)
+    if len(numerical[0]) != len(analytical[0]):
+        raise GradcheckError(
+            f"function returned {len(analytical[0])} differentiable outputs with grad enabled but "
+            f"{len(numerical[0])} under no_grad"
+        )
     for row, i in enumerate(diff):
         for k, (a, n) in enumerate(zip(analytical[row], numerical[row])):
             if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
@@ -139,13 +144,17 @@ def gradgradcheck(
     n = len(inputs)
 
     def vjp(*args: Any) -> tuple[Any, ...]:
-        ins, gos = args[:n], args[n:]
-        pairs = [(o, g) for o, g in zip(_differentiable_outputs(_as_tuple(func(*ins))), gos) if o._requires_grad]
-        if not pairs:
-            return ()
-        grads = grad([o for o, _ in pairs], [ins[i] for i in diff], [g for _, g in pairs],
-                     create_graph=True, allow_unused=True)
-        return tuple(g for g in grads if g is not None)
+        # The finite-difference pass calls this under no_grad; the vjp itself needs a graph.
+        with enable_grad():
+            ins, gos = args[:n], args[n:]
+            outputs = _differentiable_outputs(_as_tuple(func(*ins)))
+            pairs = [(o, g) for o, g in zip(outputs, gos) if o._requires_grad]
+            if not pairs:
+                return ()
+            grads = grad([o for o, _ in pairs], [ins[i] for i in diff], [g for _, g in pairs],
+                         create_graph=True, allow_unused=True)
+        # Unused inputs get explicit zeros so every call returns the same outputs.
+        return tuple(g if g is not None else ins[i] * 0 for i, g in zip(diff, grads))
 
     return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)
