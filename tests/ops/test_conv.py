@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from opdb import OpInfo, Sample, to_lib
-from opdb import conv as conv_db
 
 import retrograd as rg
+from opdb import OpInfo, Sample, to_lib
+from opdb import conv as conv_db
 
 F = rg.nn.functional
 
@@ -124,8 +124,10 @@ MODERATE: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
                                                               divisor_override=7),
      (RNG.standard_normal((4, 5, 23, 19)),)),
     ("avg_pool1d", lambda lib, x: _f(lib).avg_pool1d(x, 5, stride=2, padding=2), (RNG.standard_normal((4, 5, 41)),)),
-    ("adaptive_avg_pool2d", lambda lib, x: _f(lib).adaptive_avg_pool2d(x, (7, 5)), (RNG.standard_normal((4, 8, 30, 23)),)),
-    ("adaptive_max_pool2d", lambda lib, x: _f(lib).adaptive_max_pool2d(x, (7, 5)), (RNG.standard_normal((4, 8, 30, 23)),)),
+    ("adaptive_avg_pool2d", lambda lib, x: _f(lib).adaptive_avg_pool2d(x, (7, 5)),
+     (RNG.standard_normal((4, 8, 30, 23)),)),
+    ("adaptive_max_pool2d", lambda lib, x: _f(lib).adaptive_max_pool2d(x, (7, 5)),
+     (RNG.standard_normal((4, 8, 30, 23)),)),
     ("adaptive_max_pool1d", lambda lib, x: _f(lib).adaptive_max_pool1d(x, 9), (RNG.standard_normal((4, 8, 30)),)),
     ("unfold", lambda lib, x: _f(lib).unfold(x, (3, 4), dilation=(2, 1), padding=(1, 2), stride=(2, 3)),
      (RNG.standard_normal((4, 5, 20, 21)),)),
@@ -140,7 +142,8 @@ MODERATE: list[tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]] = [
      (RNG.standard_normal((4, 5, 20, 21)),)),
     ("interpolate bicubic", lambda lib, x: _f(lib).interpolate(x, scale_factor=2.5, mode="bicubic"),
      (RNG.standard_normal((2, 3, 11, 13)),)),
-    ("interpolate linear", lambda lib, x: _f(lib).interpolate(x, size=77, mode="linear"), (RNG.standard_normal((4, 5, 30)),)),
+    ("interpolate linear", lambda lib, x: _f(lib).interpolate(x, size=77, mode="linear"),
+     (RNG.standard_normal((4, 5, 30)),)),
 ]
 
 
