@@ -213,3 +213,15 @@ def test_max_pool_third_derivative() -> None:
         return rg.autograd.grad((out * out).sum(), a, create_graph=True)
 
     assert gradgradcheck(first_derivative, (x,))
+
+
+def test_max_pool_all_lowest_windows_pick_a_real_element(torch: Any) -> None:
+    x = np.full((1, 1, 4, 5), -np.inf)
+    x[0, 0, 1, 2] = 1.0
+    for kwargs in ({"kernel_size": 3, "stride": 2, "padding": 1},
+                   {"kernel_size": (3, 2), "stride": 1, "padding": 1, "dilation": (1, 2)},
+                   {"kernel_size": 2, "padding": 1, "ceil_mode": True}):
+        ours = F.max_pool2d(rg.tensor(x), return_indices=True, **kwargs)
+        ref = _f(torch).max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+        np.testing.assert_array_equal(ours[0].numpy(), ref[0].numpy())
+        np.testing.assert_array_equal(ours[1].numpy(), ref[1].numpy())

@@ -381,6 +381,12 @@ def _argmax_last(flat: np.ndarray) -> np.ndarray:
     return arg  # type: ignore[no-any-return]
 
 
+def _first_inside(start: np.ndarray, dilation: int) -> np.ndarray:
+    """The first position start + i * dilation (i >= 0) that is not in the left padding."""
+    skip = -(-np.maximum(-start, 0) // dilation)  # ceil(max(-start, 0) / dilation)
+    return start + skip * dilation  # type: ignore[no-any-return]
+
+
 def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
                 dilation: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     batched = x.ndim == 4
@@ -390,10 +396,17 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
     arg = _argmax_last(flat)
     values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
-    ki, kj = np.divmod(arg, kernel[1])
-    rows = (np.arange(out[0]) * stride[0] - padding[0])[:, None] + ki * dilation[0]
-    cols = np.arange(out[1]) * stride[1] - padding[1] + kj * dilation[1]
-    indices = (rows * width + cols).astype(np.int64)
+    # flat index = window origin + the chosen kernel offset, both in the unpadded H * W plane
+    origin = ((np.arange(out[0]) * stride[0] - padding[0])[:, None] * width
+              + np.arange(out[1]) * stride[1] - padding[1])
+    offsets = (np.arange(kernel[0])[:, None] * (dilation[0] * width) + np.arange(kernel[1]) * dilation[1]).ravel()
+    indices = origin + offsets[arg]
+    lowest = _lowest(x.dtype)
+    if xb.size and (values == lowest).any():
+        # Windows whose real elements all equal the padding value: PyTorch keeps the first real one.
+        first = [_first_inside(np.arange(o) * st - p, d)
+                 for o, st, p, d in zip(out, stride, padding, dilation, strict=False)]
+        indices = np.where(values == lowest, first[0][:, None] * width + first[1], indices)
     if not batched:
         return values[0], indices[0]
     return values, indices
