@@ -13,7 +13,8 @@ Backward rules are written in these ops, so every gradient is differentiable aga
 - Linear maps come in pairs whose rules call each other: ``im2col``/``col2im`` (unfold/fold),
   ``avg_pool2d`` and its adjoint, ``adaptive_avg_pool2d`` and its adjoint, and one pair per
   interpolation mode (separable per-axis taps; the adjoint sums taps with ``np.add.reduceat``).
-- Max pools return indices; their backward scatters the gradient there (``scatter_add``).
+- Max pools return indices; their backward scatters the gradient there (``plane_scatter``, paired
+  with the gather ``plane_gather`` that is its own backward).
 """
 
 from __future__ import annotations
