@@ -1,0 +1,543 @@
+"""Convolution, pooling, unfold/fold and interpolation ops.
+
+Everything is vectorised: sliding windows are a strided view of the (padded) input (im2col without
+a Python loop), contracted with the weight by one batched ``matmul``. The adjoint, col2im, adds each
+kernel offset's slab into the output: a loop over the ``prod(kernel)`` offsets (9 for a 3x3 kernel),
+each step a whole-array add; measured about 6x faster than a single ``np.bincount`` scatter.
+
+Backward rules are written in these ops, so every gradient is differentiable again:
+
+- ``convolution`` (``ConvolutionBackward0``): the input gradient is a transposed convolution of the
+  output gradient with the weight (and a transposed convolution's is a convolution); the weight
+  gradient is ``convolution_backward_weight``, a bilinear op whose own rules are convolutions.
+- Linear maps come in pairs whose rules call each other: ``im2col``/``col2im`` (unfold/fold),
+  ``avg_pool2d`` and its adjoint, ``adaptive_avg_pool2d`` and its adjoint, and one pair per
+  interpolation mode (separable per-axis taps; the adjoint sums taps with ``np.add.reduceat``).
+- Max pools return indices; their backward scatters the gradient there (``plane_scatter``, paired
+  with the gather ``plane_gather`` that is its own backward).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from math import prod
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..tensor import Tensor
+from .op import Op, apply
+
+_make = Tensor._make
+
+Pads = Sequence[tuple[int, int]]
+
+
+# -- NumPy kernels ----------------------------------------------------------------------------
+
+
+def pad_array(x: np.ndarray, pads: Pads, value: Any = 0) -> np.ndarray:
+    """Pad the trailing ``len(pads)`` dims of ``x`` by (before, after) pairs, all >= 0."""
+    if not any(lo or hi for lo, hi in pads):
+        return x
+    lead = x.ndim - len(pads)
+    shape = x.shape[:lead] + tuple(s + lo + hi for s, (lo, hi) in zip(x.shape[lead:], pads, strict=False))
+    out = np.full(shape, value, dtype=x.dtype)
+    out[(Ellipsis,) + tuple(slice(lo, lo + s) for s, (lo, _) in zip(x.shape[lead:], pads, strict=False))] = x
+    return out
+
+
+def windows(xp: np.ndarray, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+            out: Sequence[int], kernel_last: bool = False) -> np.ndarray:
+    """Read-only strided view of the sliding windows of ``xp`` (N, C, *spatial), no copy:
+    (N, C, *kernel, *out), or (N, C, *out, *kernel) with ``kernel_last``."""
+    spatial_strides = xp.strides[2:]
+    k_strides = tuple(s * d for s, d in zip(spatial_strides, dilation, strict=False))
+    o_strides = tuple(s * t for s, t in zip(spatial_strides, stride, strict=False))
+    if kernel_last:
+        shape = xp.shape[:2] + tuple(out) + tuple(kernel)
+        strides = xp.strides[:2] + o_strides + k_strides
+    else:
+        shape = xp.shape[:2] + tuple(kernel) + tuple(out)
+        strides = xp.strides[:2] + k_strides + o_strides
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _window_pads(size: Sequence[int], kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int],
+                 pads: Pads, out: Sequence[int]) -> list[tuple[int, int]]:
+    """Padding that makes every one of ``out`` windows fit (extends the far side if needed)."""
+    return [(lo, max(hi, (o - 1) * s + d * (k - 1) + 1 - n - lo) if o else hi)
+            for n, k, s, d, (lo, hi), o in zip(size, kernel, stride, dilation, pads, out, strict=False)]
+
+
+def im2col_windows(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pads: Pads,
+                   dilation: Sequence[int], out: Sequence[int] | None = None, value: Any = 0,
+                   kernel_last: bool = False) -> np.ndarray:
+    """The windows of ``x`` (N, C, *spatial) padded by ``pads``; ``out`` windows per dim (default:
+    as many as fit)."""
+    if out is None:
+        out = [(n + lo + hi - d * (k - 1) - 1) // s + 1
+               for n, k, s, d, (lo, hi) in zip(x.shape[2:], kernel, stride, dilation, pads, strict=False)]
+    xp = pad_array(x, _window_pads(x.shape[2:], kernel, stride, dilation, pads, out), value)
+    return windows(xp, kernel, stride, dilation, out, kernel_last)
+
+
+def col2im(cols: np.ndarray, size: Sequence[int], kernel: Sequence[int], stride: Sequence[int], pads: Pads,
+           dilation: Sequence[int]) -> np.ndarray:
+    """Adjoint of ``im2col_windows``: (N, C, *kernel, *out) -> (N, C, *size), overlaps summed."""
+    nd = len(kernel)
+    out = cols.shape[2 + nd:]
+    full = tuple(max(n + lo + hi, (o - 1) * s + d * (k - 1) + 1)
+                 for n, k, s, d, (lo, hi), o in zip(size, kernel, stride, dilation, pads, out, strict=False))
+    buf = np.zeros(cols.shape[:2] + full, dtype=cols.dtype)
+    if cols.size:
+        for offset in np.ndindex(*kernel):
+            region = tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
+                           for i, d, o, s in zip(offset, dilation, out, stride, strict=False))
+            buf[(slice(None), slice(None)) + region] += cols[(slice(None), slice(None)) + offset]
+    crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(size, pads, strict=False))
+    return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
+
+
+def _sym(padding: Sequence[int]) -> list[tuple[int, int]]:
+    return [(p, p) for p in padding]
+
+
+def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
+             dilation: Sequence[int], groups: int) -> np.ndarray:
+    n, c = x.shape[:2]
+    out_channels = w.shape[0]
+    kernel = w.shape[2:]
+    cols = im2col_windows(x, kernel, stride, _sym(padding), dilation)
+    out = cols.shape[2 + len(kernel):]
+    cols = cols.reshape(n, groups, (c // groups) * prod(kernel), prod(out))  # the im2col copy
+    wm = w.reshape(groups, out_channels // groups, -1)
+    return np.matmul(wm, cols).reshape((n, out_channels) + out)
+
+
+def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
+                       dilation: Sequence[int], output_padding: Sequence[int], groups: int) -> np.ndarray:
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel = w.shape[2:]
+    group_out = w.shape[1]
+    wm = w.reshape(groups, c // groups, group_out * prod(kernel)).transpose(0, 2, 1)
+    cols = np.matmul(wm, x.reshape(n, groups, c // groups, prod(spatial)))
+    cols = cols.reshape((n, groups * group_out) + kernel + spatial)
+    size = [(i - 1) * s - 2 * p + d * (k - 1) + op + 1
+            for i, s, p, d, k, op in zip(spatial, stride, padding, dilation, kernel, output_padding, strict=False)]
+    return col2im(cols, size, kernel, stride, _sym(padding), dilation)
+
+
+def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
+                 dilation: tuple[int, ...], transposed: bool, output_padding: tuple[int, ...],
+                 groups: int) -> np.ndarray:
+    if transposed:
+        y = _conv_transpose_nd(x, w, stride, padding, dilation, output_padding, groups)
+    else:
+        y = _conv_nd(x, w, stride, padding, dilation, groups)
+    if b is not None:
+        y += b.reshape((-1,) + (1,) * (y.ndim - 2))
+    return y
+
+
+def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
+                 padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
+    """The weight gradient of ``conv(x, w)`` for output gradient ``gy``: (O, C / groups, *kernel)."""
+    n, c = x.shape[:2]
+    out_channels = gy.shape[1]
+    out = gy.shape[2:]
+    cols = im2col_windows(x, kernel, stride, _sym(padding), dilation, out)
+    cols = cols.reshape(n, groups, (c // groups) * prod(kernel), prod(out))
+    g = gy.reshape(n, groups, out_channels // groups, prod(out))
+    gw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    return gw.reshape((out_channels, c // groups) + kernel)
+
+
+# -- convolution ops --------------------------------------------------------------------------
+
+
+def input_padding(in_size: Sequence[int], out_size: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+                  padding: Sequence[int], dilation: Sequence[int]) -> tuple[int, ...]:
+    """The output_padding that makes a transposed convolution of ``out_size`` give ``in_size``."""
+    return tuple(i + 2 * p - d * (k - 1) - 1 - (o - 1) * s
+                 for i, o, k, s, p, d in zip(in_size, out_size, kernel, stride, padding, dilation, strict=False))
+
+
+def _crop_to(t: Tensor, shape: Sequence[int]) -> Tensor:
+    if tuple(t.shape[2:]) == tuple(shape[2:]):
+        return t
+    return t[(slice(None), slice(None)) + tuple(slice(0, s) for s in shape[2:])]
+
+
+def _conv_input_grad(grad: Tensor, weight: Tensor, self_shape: tuple[int, ...], stride: tuple[int, ...],
+                     padding: tuple[int, ...], dilation: tuple[int, ...], transposed: bool,
+                     output_padding: tuple[int, ...], groups: int) -> Tensor:
+    zeros = (0,) * len(stride)
+    if transposed:  # output_padding >= stride (allowed below the dilation) leaves rows no input reaches
+        return _crop_to(apply(convolution, (grad, weight, None, stride, padding, dilation, False, zeros, groups)),
+                        self_shape)
+    extra = input_padding(self_shape[2:], grad.shape[2:], weight.shape[2:], stride, padding, dilation)
+    return apply(convolution, (grad, weight, None, stride, padding, dilation, True, extra, groups))  # type: ignore[no-any-return]
+
+
+def _conv_weight_grad(grad: Tensor, self: Tensor, weight_shape: tuple[int, ...], stride: tuple[int, ...],
+                      padding: tuple[int, ...], dilation: tuple[int, ...], transposed: bool,
+                      output_padding: tuple[int, ...], groups: int) -> Tensor:
+    kernel = tuple(weight_shape[2:])
+    # A transposed convolution is the input-adjoint of the convolution from its output to its input.
+    x, gy = (grad, self) if transposed else (self, grad)
+    return apply(conv_weight, (x, gy, kernel, stride, padding, dilation, groups))  # type: ignore[no-any-return]
+
+
+convolution = Op(
+    "convolution", _convolution, node="ConvolutionBackward0", inputs=("self", "weight", "bias"),
+    params=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
+    grads=(_conv_input_grad, _conv_weight_grad,
+           lambda grad: grad.sum([0] + list(range(2, grad.dim())))),
+)
+
+
+conv_weight = Op(
+    "convolution_backward_weight", _conv_weight, node="ConvolutionBackwardBackward0",
+    inputs=("self", "grad_output"), params=("kernel", "stride", "padding", "dilation", "groups"),
+    grads=(
+        # <conv_weight(x, g), V> = <conv(x, V), g>: bilinear, each rule a convolution.
+        lambda grad, grad_output, self_shape, kernel, stride, padding, dilation, groups: apply(
+            convolution, (grad_output, grad, None, stride, padding, dilation, True,
+                          input_padding(self_shape[2:], grad_output.shape[2:], kernel, stride, padding, dilation),
+                          groups)),
+        lambda grad, self, grad_output_shape, kernel, stride, padding, dilation, groups: _crop_to(apply(
+            convolution, (self, grad, None, stride, padding, dilation, False, (0,) * len(kernel), groups)),
+            grad_output_shape),
+    ),
+)
+
+
+def _constant_pad(x: np.ndarray, pads: tuple[tuple[int, int], ...]) -> np.ndarray:
+    return pad_array(x, pads)
+
+
+def _unpad(grad: Tensor, self_shape: tuple[int, ...], pads: tuple[tuple[int, int], ...]) -> Tensor:
+    lead = len(self_shape) - len(pads)
+    kept = tuple(slice(lo, lo + n) for n, (lo, _) in zip(self_shape[lead:], pads, strict=False))
+    return grad[(slice(None),) * lead + kept]
+
+
+# Zero padding of the trailing dims (what padding='same' adds when it cannot be symmetric).
+constant_pad = Op("constant_pad_nd", _constant_pad, node="ConstantPadNdBackward0", params=("pads",),
+                  grads=(_unpad,))
+
+
+# -- linear op pairs --------------------------------------------------------------------------
+
+
+def linear_pair(name: str, forward: Callable[..., np.ndarray], adjoint: Callable[..., np.ndarray], node: str,
+                adjoint_node: str) -> tuple[Op, Op]:
+    """A linear op ``forward(x, cfg)`` and its adjoint ``adjoint(g, cfg, input_shape)``: each one's
+    backward rule is the other, so derivatives of any order stay in the pair."""
+    op: Op
+    adj: Op
+    op = Op(name, forward, node=node, params=("cfg",),
+            grads=(lambda grad, self_shape, cfg: apply(adj, (grad, cfg, tuple(self_shape))),))
+    adj = Op(name + "_backward", adjoint, node=adjoint_node, params=("cfg", "shape"),
+             grads=(lambda grad, cfg: apply(op, (grad, cfg)),))
+    return op, adj
+
+
+def _batched(fn: Callable[..., np.ndarray], spatial: int) -> Callable[..., np.ndarray]:
+    """Run ``fn`` on (N, C, *spatial) arrays; an unbatched (C, *spatial) input gets N = 1."""
+    def run(x: np.ndarray, *args: Any) -> np.ndarray:
+        if x.ndim == spatial + 1:
+            return fn(x[None], *args)[0]  # type: ignore[no-any-return]
+        return fn(x, *args)
+
+    return run
+
+
+def _batched_adjoint(fn: Callable[..., np.ndarray], spatial: int) -> Callable[..., np.ndarray]:
+    def run(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+        if len(shape) == spatial + 1:
+            return fn(g[None], cfg, (1,) + tuple(shape))[0]  # type: ignore[no-any-return]
+        return fn(g, cfg, shape)
+
+    return run
+
+
+# unfold / fold: cfg = (kernel, dilation, padding, stride), 2-d.
+
+
+def _im2col(x: np.ndarray, cfg: Any) -> np.ndarray:
+    kernel, dilation, padding, stride = cfg
+    cols = im2col_windows(x, kernel, stride, _sym(padding), dilation)
+    return cols.reshape(x.shape[0], x.shape[1] * prod(kernel), prod(cols.shape[2 + len(kernel):]))
+
+
+def _col2im(cols: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+    kernel, dilation, padding, stride = cfg
+    size = shape[2:]
+    out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+           for n, k, s, d, p in zip(size, kernel, stride, dilation, padding, strict=False)]
+    blocks = cols.reshape((cols.shape[0], shape[1]) + tuple(kernel) + tuple(out))
+    return col2im(blocks, size, kernel, stride, _sym(padding), dilation)
+
+
+im2col, col2im_op = linear_pair("im2col", _batched(_im2col, 2), _batched_adjoint(_col2im, 2),
+                                "Im2ColBackward0", "Col2ImBackward0")
+
+
+# avg_pool2d: cfg = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, out).
+
+
+def _avg_divisor(size: Sequence[int], cfg: Any) -> np.ndarray:
+    kernel, stride, padding, _, count_include_pad, divisor_override, out = cfg
+    if divisor_override:
+        return np.asarray(divisor_override)
+    factors = []
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out, strict=False):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if count_include_pad:
+            factors.append(end - start)
+        else:
+            factors.append(np.minimum(end, n) - np.maximum(start, 0))
+    return np.maximum(factors[0][:, None] * factors[1][None, :], 1)
+
+
+def _avg_pool2d(x: np.ndarray, cfg: Any) -> np.ndarray:
+    kernel, stride, padding, _, _, _, out = cfg
+    win = im2col_windows(x, kernel, stride, _sym(padding), (1, 1), out)
+    total = win.sum(axis=(2, 3))
+    div = _avg_divisor(x.shape[2:], cfg)
+    if x.dtype.kind in "iub":
+        return np.trunc(total / div).astype(x.dtype)  # type: ignore[no-any-return]
+    return (total / div).astype(x.dtype, copy=False)  # type: ignore[no-any-return]
+
+
+def _avg_pool2d_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+    kernel, stride, padding, _, _, _, out = cfg
+    scaled = (g / _avg_divisor(shape[2:], cfg)).astype(g.dtype, copy=False)
+    cols = np.broadcast_to(scaled[:, :, None, None], g.shape[:2] + tuple(kernel) + tuple(out))
+    return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1, 1))
+
+
+avg_pool2d, avg_pool2d_backward = linear_pair("avg_pool2d", _batched(_avg_pool2d, 2),
+                                              _batched_adjoint(_avg_pool2d_adjoint, 2),
+                                              "AvgPool2DBackward0", "AvgPool2DBackwardBackward0")
+
+
+# adaptive_avg_pool2d: cfg = out; separable, so two small averaging matrices.
+
+
+def adaptive_bounds(n: int, o: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's adaptive windows: [floor(i n / o), ceil((i + 1) n / o))."""
+    i = np.arange(o)
+    return (i * n) // o, -((-(i + 1) * n) // o)
+
+
+def _averaging_matrix(n: int, o: int, dtype: np.dtype) -> np.ndarray:
+    start, end = adaptive_bounds(n, o)
+    pos = np.arange(n)
+    inside = (pos >= start[:, None]) & (pos < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _adaptive_avg_pool2d(x: np.ndarray, out: tuple[int, int]) -> np.ndarray:
+    ph = _averaging_matrix(x.shape[-2], out[0], x.dtype)
+    pw = _averaging_matrix(x.shape[-1], out[1], x.dtype)
+    return np.matmul(np.matmul(ph, x), pw.T)  # type: ignore[no-any-return]
+
+
+def _adaptive_avg_pool2d_adjoint(g: np.ndarray, out: tuple[int, int], shape: tuple[int, ...]) -> np.ndarray:
+    ph = _averaging_matrix(shape[-2], out[0], g.dtype)
+    pw = _averaging_matrix(shape[-1], out[1], g.dtype)
+    return np.matmul(np.matmul(ph.T, g), pw)  # type: ignore[no-any-return]
+
+
+adaptive_avg_pool2d, adaptive_avg_pool2d_backward = linear_pair(
+    "adaptive_avg_pool2d", _adaptive_avg_pool2d, _adaptive_avg_pool2d_adjoint,
+    "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0")
+
+
+# -- max pools (values and indices) -------------------------------------------------------------
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    if dtype.kind == "f":
+        return -np.inf
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min
+
+
+def _argmax_last(flat: np.ndarray) -> np.ndarray:
+    """argmax over the last axis; NaN wins, and among NaNs the last one (as PyTorch's scan)."""
+    arg = flat.argmax(axis=-1)
+    if flat.dtype.kind == "f":
+        nans = np.isnan(flat)
+        if nans.any():
+            last = flat.shape[-1] - 1 - nans[..., ::-1].argmax(axis=-1)
+            arg = np.where(nans.any(axis=-1), last, arg)
+    return arg  # type: ignore[no-any-return]
+
+
+def _first_inside(start: np.ndarray, dilation: int) -> np.ndarray:
+    """The first position start + i * dilation (i >= 0) that is not in the left padding."""
+    skip = -(-np.maximum(-start, 0) // dilation)  # ceil(max(-start, 0) / dilation)
+    return start + skip * dilation  # type: ignore[no-any-return]
+
+
+def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
+                dilation: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    batched = x.ndim == 4
+    xb = x if batched else x[None]
+    n, c, height, width = xb.shape
+    win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
+    flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
+    arg = _argmax_last(flat)
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    # flat index = window origin + the chosen kernel offset, both in the unpadded H * W plane
+    origin = ((np.arange(out[0]) * stride[0] - padding[0])[:, None] * width
+              + np.arange(out[1]) * stride[1] - padding[1])
+    offsets = (np.arange(kernel[0])[:, None] * (dilation[0] * width) + np.arange(kernel[1]) * dilation[1]).ravel()
+    indices = origin + offsets[arg]
+    lowest = _lowest(x.dtype)
+    if xb.size and (values == lowest).any():
+        # Windows whose real elements all equal the padding value: PyTorch keeps the first real one.
+        first = [_first_inside(np.arange(o) * st - p, d)
+                 for o, st, p, d in zip(out, stride, padding, dilation, strict=False)]
+        indices = np.where(values == lowest, first[0][:, None] * width + first[1], indices)
+    if not batched:
+        return values[0], indices[0]
+    return values, indices
+
+
+def _plane_gather(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """x (…, H, W), index (…, *out) of flat H * W positions -> x at those positions (…, *out)."""
+    lead = x.shape[:-2]
+    flat = x.reshape(lead + (x.shape[-2] * x.shape[-1],))
+    per_plane = prod(index.shape[len(lead):])
+    return np.take_along_axis(flat, index.reshape(lead + (per_plane,)), axis=-1).reshape(index.shape)
+
+
+def _plane_scatter(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Adjoint of ``_plane_gather``: zeros of ``shape`` with ``g`` added at ``index`` (repeats summed)."""
+    lead = tuple(shape[:-2])
+    plane = shape[-2] * shape[-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    per_plane = prod(index.shape[len(lead):])
+    flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
+    summed = np.bincount(flat_index, weights=g.reshape(-1), minlength=rows * plane)
+    return summed.astype(g.dtype, copy=False).reshape(shape)
+
+
+# The max pools' backward: a scatter of the gradient to the argmax positions, paired with its gather.
+plane_gather, plane_scatter = linear_pair("plane_gather", _plane_gather, _plane_scatter, "GatherBackward0",
+                                          "MaxPool2DWithIndicesBackwardBackward0")
+
+
+def scatter_to_plane(grad: Tensor, indices: Tensor, self_shape: tuple[int, ...]) -> Tensor:
+    """Add ``grad`` (…, *out) into zeros of ``self_shape`` at the flat spatial ``indices``."""
+    return apply(plane_scatter, (grad, indices._data, tuple(self_shape)))  # type: ignore[no-any-return]
+
+
+max_pool2d = Op("max_pool2d_with_indices", _max_pool2d, node="MaxPool2DWithIndicesBackward0",
+                params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
+                differentiable_outputs=(True, False),
+                grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),))
+
+
+def adaptive_gather(n: int, o: int) -> np.ndarray:
+    """(o, longest window) positions of each adaptive window, the last one repeated as padding."""
+    start, end = adaptive_bounds(n, o)
+    longest = int((end - start).max()) if o else 0
+    return np.minimum(start[:, None] + np.arange(longest), end[:, None] - 1)
+
+
+def _adaptive_max_pool2d(x: np.ndarray, out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    height, width = x.shape[-2:]
+    if not (out[0] and out[1]):
+        return np.empty(x.shape[:-2] + tuple(out), x.dtype), np.empty(x.shape[:-2] + tuple(out), np.int64)
+    rows = adaptive_gather(height, out[0])
+    cols = adaptive_gather(width, out[1])
+    flat_index = rows[:, None, :, None] * width + cols[None, :, None, :]  # (oh, ow, kh, kw)
+    flat_index = flat_index.reshape(out[0], out[1], rows.shape[1] * cols.shape[1])
+    values = x.reshape(x.shape[:-2] + (-1,))[..., flat_index]  # (..., oh, ow, kh*kw)
+    arg = _argmax_last(values)
+    best = np.take_along_axis(values, arg[..., None], axis=-1)[..., 0]
+    indices = np.take_along_axis(np.broadcast_to(flat_index, values.shape), arg[..., None], axis=-1)[..., 0]
+    return best, indices.astype(np.int64)
+
+
+adaptive_max_pool2d = Op("adaptive_max_pool2d", _adaptive_max_pool2d, node="AdaptiveMaxPool2DBackward0",
+                         params=("out",), outputs=2, differentiable_outputs=(True, False),
+                         grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),))
+
+
+# -- interpolation: separable per-axis taps ---------------------------------------------------
+# cfg = one entry per spatial axis: a list of (index, weight) taps; weight None means 1 (nearest).
+# Indices are non-decreasing along the output axis, so the adjoint is a segment sum (reduceat).
+
+
+def _interp_forward(x: np.ndarray, cfg: Any) -> np.ndarray:
+    y = x
+    for axis_offset, taps in enumerate(cfg):
+        axis = x.ndim - len(cfg) + axis_offset
+        shape = [1] * y.ndim
+        shape[axis] = -1
+        total: np.ndarray | None = None
+        for index, weight in taps:
+            part = np.take(y, index, axis=axis)
+            if weight is not None:
+                part = part * weight.astype(y.dtype).reshape(shape)
+            total = part if total is None else total + part
+        assert total is not None
+        y = total
+    return y
+
+
+def _segment_sum(v: np.ndarray, index: np.ndarray, n: int, axis: int) -> np.ndarray:
+    uniq, starts = np.unique(index, return_index=True)
+    sums = np.add.reduceat(v, starts, axis=axis) if v.shape[axis] else v
+    if len(uniq) == n:
+        return sums
+    shape = list(v.shape)
+    shape[axis] = n
+    out = np.zeros(shape, dtype=v.dtype)
+    key = [slice(None)] * v.ndim
+    key[axis] = uniq  # type: ignore[call-overload]
+    out[tuple(key)] = sums
+    return out
+
+
+def _interp_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+    y = g
+    for axis_offset in reversed(range(len(cfg))):
+        taps = cfg[axis_offset]
+        axis = g.ndim - len(cfg) + axis_offset
+        n = shape[axis]
+        bshape = [1] * y.ndim
+        bshape[axis] = -1
+        total: np.ndarray | None = None
+        for index, weight in taps:
+            part = y if weight is None else y * weight.astype(y.dtype).reshape(bshape)
+            summed = _segment_sum(part, index, n, axis)
+            total = summed if total is None else total + summed
+        assert total is not None
+        y = total
+    return y
+
+
+INTERP_NODES = tuple(
+    f"Upsample{mode}{d}DBackward0"
+    for mode, dims in (("Nearest", (1, 2, 3)), ("NearestExact", (1, 2, 3)), ("Linear", (1,)), ("Bilinear", (2,)),
+                       ("Bicubic", (2,)), ("Trilinear", (3,)))
+    for d in dims
+)
+
+interpolation: dict[str, tuple[Op, Op]] = {
+    node: linear_pair("upsample", _interp_forward, _interp_adjoint, node,
+                      node.replace("Backward0", "BackwardBackward0"))
+    for node in INTERP_NODES
+}

@@ -1,0 +1,250 @@
+"""Op database entries for convolutions, pooling, unfold/fold and interpolation
+(``retrograd.nn.functional``). Shapes are small: gradcheck and gradgradcheck cost O(numel^2).
+
+A sample named "noncontiguous" has its arrays (of 2 or more dims) transposed in dims 0 and 1 before the
+op sees them, so those samples give the arrays with the first two dims swapped."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import OpInfo, Sample, distinct, uniform
+
+
+def _F(lib: Any) -> Any:
+    return lib.nn.functional
+
+
+# -- convolution --------------------------------------------------------------------------------
+
+
+def _conv2d(lib: Any, x: Any, w: Any, b: Any = None, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():  # padding='same' with an even kernel warns, as in PyTorch
+        warnings.simplefilter("ignore")
+        return _F(lib).conv2d(x, w, b, **kwargs)
+
+
+def _conv1d(lib: Any, x: Any, w: Any, b: Any = None, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _F(lib).conv1d(x, w, b, **kwargs)
+
+
+def _conv2d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 4, 4), uniform(rng, 3, 2, 3, 3), uniform(rng, 3)), {"padding": 1},
+               name="bias padding"),
+        Sample((uniform(rng, 1, 4, 5, 5), uniform(rng, 4, 2, 2, 3)),
+               {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2), "groups": 2}, name="stride dilation groups"),
+        Sample((uniform(rng, 2, 4, 4), uniform(rng, 2, 2, 2, 2), uniform(rng, 2)), name="unbatched"),
+        Sample((uniform(rng, 2, 2, 4, 3), uniform(rng, 2, 3, 2, 2)), {"padding": 1}, name="noncontiguous"),
+        Sample((uniform(rng, 1, 2, 4, 4), uniform(rng, 2, 2, 3, 2)), {"padding": "same"}, name="same even kernel"),
+        Sample((uniform(rng, 1, 1, 5, 4), uniform(rng, 2, 1, 2, 3), uniform(rng, 2)),
+               {"padding": "same", "dilation": 2}, name="same dilated"),
+        Sample((uniform(rng, 1, 2, 4, 4), uniform(rng, 2, 2, 3, 3)), {"padding": "valid"}, name="valid"),
+        Sample((uniform(rng, 0, 2, 4, 4), uniform(rng, 3, 2, 3, 3), uniform(rng, 3)), name="empty batch"),
+    ]
+
+
+def _conv1d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 6), uniform(rng, 3, 2, 3), uniform(rng, 3)), {"padding": 1}, name="bias padding"),
+        Sample((uniform(rng, 2, 4, 7), uniform(rng, 4, 2, 2)), {"stride": 2, "dilation": 2, "groups": 2},
+               name="stride dilation groups"),
+        Sample((uniform(rng, 2, 5), uniform(rng, 2, 2, 2)), {"padding": "same"}, name="unbatched same even"),
+        Sample((uniform(rng, 2, 2, 5), uniform(rng, 2, 3, 3)), {"padding": 2}, name="noncontiguous"),
+    ]
+
+
+def _conv3d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 1, 2, 3, 3, 3), uniform(rng, 2, 2, 2, 2, 2), uniform(rng, 2)), {"padding": (1, 0, 0)},
+               name="bias padding"),
+        Sample((uniform(rng, 2, 3, 4, 3), uniform(rng, 2, 1, 2, 2, 2)), {"stride": 2, "groups": 2},
+               name="unbatched groups"),
+    ]
+
+
+def _conv_transpose2d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 3, 3), uniform(rng, 2, 3, 3, 3), uniform(rng, 3)), {"padding": 1},
+               name="bias padding"),
+        Sample((uniform(rng, 1, 4, 3, 2), uniform(rng, 4, 1, 2, 3), uniform(rng, 2)),
+               {"stride": (2, 3), "padding": (0, 1), "output_padding": (1, 2), "groups": 2}, name="stride groups"),
+        Sample((uniform(rng, 1, 2, 3, 3), uniform(rng, 2, 2, 2, 2)), {"output_padding": 1, "dilation": 2},
+               name="output padding below dilation"),
+        Sample((uniform(rng, 2, 3, 2), uniform(rng, 2, 2, 2, 2)), {"stride": 2}, name="unbatched"),
+        Sample((uniform(rng, 2, 2, 3, 2), uniform(rng, 2, 2, 2, 2)), {"stride": 2, "output_padding": 1},
+               name="noncontiguous"),
+        Sample((uniform(rng, 0, 2, 3, 3), uniform(rng, 2, 3, 2, 2)), name="empty batch"),
+    ]
+
+
+def _conv_transpose1d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 4), uniform(rng, 2, 3, 3), uniform(rng, 3)),
+               {"stride": 2, "padding": 1, "output_padding": 1}, name="bias stride"),
+        Sample((uniform(rng, 4, 3), uniform(rng, 4, 1, 2)), {"groups": 2, "dilation": 2}, name="unbatched groups"),
+    ]
+
+
+def _conv_transpose3d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [Sample((uniform(rng, 1, 2, 2, 2, 2), uniform(rng, 2, 1, 2, 2, 2), uniform(rng, 1)),
+                   {"stride": (1, 2, 1), "padding": (0, 1, 0)}, name="bias stride")]
+
+
+# -- pooling ------------------------------------------------------------------------------------
+
+
+def _max_pool2d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((distinct(rng, 2, 2, 4, 4), 2), name="kernel 2"),
+        Sample((distinct(rng, 1, 2, 5, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}, name="ceil mode"),
+        Sample((distinct(rng, 1, 1, 6, 5), (2, 3)), {"stride": (1, 2), "padding": (1, 1), "dilation": (2, 1)},
+               name="dilation"),
+        Sample((distinct(rng, 2, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
+        Sample((distinct(rng, 2, 2, 4, 4), 2), name="noncontiguous"),
+        Sample((distinct(rng, 0, 2, 4, 4), 2), name="empty batch"),
+    ]
+
+
+def _max_pool1d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((distinct(rng, 2, 2, 7), 3), {"stride": 2, "padding": 1, "ceil_mode": True}, name="ceil mode"),
+        Sample((distinct(rng, 2, 6), 2), {"dilation": 2}, name="unbatched dilation"),
+    ]
+
+
+def _avg_pool2d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 4, 4), 2), name="kernel 2"),
+        Sample((uniform(rng, 1, 2, 5, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}, name="ceil mode"),
+        Sample((uniform(rng, 1, 2, 5, 4), (3, 2)),
+               {"stride": (2, 1), "padding": 1, "ceil_mode": True, "count_include_pad": False},
+               name="exclude padding"),
+        Sample((uniform(rng, 1, 1, 4, 5), 2), {"stride": 1, "padding": 1, "divisor_override": 3},
+               name="divisor override"),
+        Sample((uniform(rng, 2, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
+        Sample((uniform(rng, 2, 2, 4, 4), 2), name="noncontiguous"),
+        Sample((uniform(rng, 0, 2, 4, 4), 2), name="empty batch"),
+    ]
+
+
+def _avg_pool1d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 7), 3), {"stride": 2, "padding": 1, "ceil_mode": True,
+                                            "count_include_pad": False}, name="ceil mode"),
+        Sample((uniform(rng, 2, 6), 2), name="unbatched"),
+    ]
+
+
+def _adaptive2d_samples(values: Any) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((values(rng, 2, 2, 5, 4), (3, 2)), name="shrink"),
+            Sample((values(rng, 1, 2, 3, 4), (5, 3)), name="grow"),
+            Sample((values(rng, 2, 5, 3), (None, 2)), name="unbatched keep height"),
+            Sample((values(rng, 1, 2, 4, 4), 1), name="global"),
+            Sample((values(rng, 2, 1, 4, 5), 2), name="noncontiguous"),
+        ]
+
+    return samples
+
+
+def _adaptive1d_samples(values: Any) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [Sample((values(rng, 2, 2, 7), 3), name="shrink"), Sample((values(rng, 2, 5), 1), name="global"),
+                Sample((values(rng, 2, 3), 5), name="unbatched grow")]
+
+    return samples
+
+
+# -- unfold / fold ------------------------------------------------------------------------------
+
+
+def _unfold_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 4, 4), 2), name="kernel 2"),
+        Sample((uniform(rng, 1, 2, 5, 4), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)},
+               name="dilation padding stride"),
+        Sample((uniform(rng, 2, 3, 3), 2), name="unbatched"),
+        Sample((uniform(rng, 2, 1, 4, 3), 2), name="noncontiguous"),
+        Sample((uniform(rng, 0, 2, 3, 3), 2), name="empty batch"),
+    ]
+
+
+def _fold_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 8, 9), (4, 4), 2), name="kernel 2"),
+        Sample((uniform(rng, 1, 12, 12), (5, 4), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)},
+               name="dilation padding stride"),
+        Sample((uniform(rng, 4, 6), (3, 4), 2), name="unbatched"),
+        Sample((uniform(rng, 4, 2, 6), (3, 4), 2), name="noncontiguous"),
+    ]
+
+
+# -- interpolation ------------------------------------------------------------------------------
+
+
+def _interp(lib: Any, x: Any, **kwargs: Any) -> Any:
+    return _F(lib).interpolate(x, **kwargs)
+
+
+def _interp_samples(rng: np.random.Generator) -> list[Sample]:
+    s = [
+        Sample((uniform(rng, 1, 2, 3),), {"scale_factor": 2.5}, name="nearest 1d scale"),
+        Sample((uniform(rng, 1, 2, 5),), {"size": 3}, name="nearest 1d shrink"),
+        Sample((uniform(rng, 2, 1, 3, 2),), {"size": (4, 5)}, name="nearest 2d size"),
+        Sample((uniform(rng, 1, 2, 2, 3),), {"scale_factor": (1.5, 2.0)}, name="nearest 2d scale"),
+        Sample((uniform(rng, 1, 1, 2, 2, 3),), {"scale_factor": 2}, name="nearest 3d"),
+        Sample((uniform(rng, 1, 2, 5, 3),), {"size": (3, 4), "mode": "nearest-exact"}, name="nearest-exact"),
+        Sample((uniform(rng, 1, 2, 4),), {"scale_factor": 1.7, "mode": "linear"}, name="linear scale"),
+        Sample((uniform(rng, 1, 2, 4),), {"size": 7, "mode": "linear", "align_corners": True},
+               name="linear align corners"),
+        Sample((uniform(rng, 1, 2, 3, 3),), {"size": (5, 4), "mode": "bilinear"}, name="bilinear size"),
+        Sample((uniform(rng, 1, 1, 4, 3),), {"scale_factor": (0.6, 1.5), "mode": "bilinear", "align_corners": True},
+               name="bilinear align corners"),
+        Sample((uniform(rng, 1, 1, 3, 3),), {"scale_factor": 1.5, "mode": "bilinear",
+                                             "recompute_scale_factor": True}, name="bilinear recompute"),
+        Sample((uniform(rng, 1, 1, 3, 4),), {"size": (5, 3), "mode": "bicubic"}, name="bicubic"),
+        Sample((uniform(rng, 1, 1, 3, 3),), {"size": (4, 4), "mode": "bicubic", "align_corners": True},
+               name="bicubic align corners"),
+        Sample((uniform(rng, 1, 1, 2, 3, 2),), {"size": (3, 2, 4), "mode": "trilinear"}, name="trilinear"),
+        Sample((uniform(rng, 1, 2, 5, 4),), {"size": (3, 2), "mode": "area"}, name="area"),
+        Sample((uniform(rng, 2, 1, 3, 3),), {"size": (4, 5), "mode": "bilinear"}, name="noncontiguous"),
+        Sample((uniform(rng, 0, 2, 3, 3),), {"scale_factor": 2, "mode": "bilinear"}, name="empty batch"),
+    ]
+    return s
+
+
+OPS: list[OpInfo] = [
+    OpInfo("conv2d", _conv2d, _conv2d_samples, covers=("conv2d",)),
+    OpInfo("conv1d", _conv1d, _conv1d_samples, covers=("conv1d",)),
+    OpInfo("conv3d", lambda lib, x, w, b=None, **kw: _F(lib).conv3d(x, w, b, **kw), _conv3d_samples),
+    OpInfo("conv_transpose2d", lambda lib, x, w, b=None, **kw: _F(lib).conv_transpose2d(x, w, b, **kw),
+           _conv_transpose2d_samples),
+    OpInfo("conv_transpose1d", lambda lib, x, w, b=None, **kw: _F(lib).conv_transpose1d(x, w, b, **kw),
+           _conv_transpose1d_samples),
+    OpInfo("conv_transpose3d", lambda lib, x, w, b=None, **kw: _F(lib).conv_transpose3d(x, w, b, **kw),
+           _conv_transpose3d_samples),
+    OpInfo("max_pool2d", lambda lib, x, k, **kw: _F(lib).max_pool2d(x, k, **kw), _max_pool2d_samples),
+    OpInfo("max_pool2d_indices", lambda lib, x, k, **kw: _F(lib).max_pool2d(x, k, return_indices=True, **kw),
+           _max_pool2d_samples, covers=("max_pool2d", "max_pool2d_with_indices")),
+    OpInfo("max_pool1d", lambda lib, x, k, **kw: _F(lib).max_pool1d(x, k, **kw), _max_pool1d_samples),
+    OpInfo("max_pool1d_indices", lambda lib, x, k, **kw: _F(lib).max_pool1d(x, k, return_indices=True, **kw),
+           _max_pool1d_samples, covers=("max_pool1d", "max_pool1d_with_indices")),
+    OpInfo("avg_pool2d", lambda lib, x, k, **kw: _F(lib).avg_pool2d(x, k, **kw), _avg_pool2d_samples),
+    OpInfo("avg_pool1d", lambda lib, x, k, **kw: _F(lib).avg_pool1d(x, k, **kw), _avg_pool1d_samples),
+    OpInfo("adaptive_avg_pool2d", lambda lib, x, o: _F(lib).adaptive_avg_pool2d(x, o), _adaptive2d_samples(uniform)),
+    OpInfo("adaptive_avg_pool1d", lambda lib, x, o: _F(lib).adaptive_avg_pool1d(x, o), _adaptive1d_samples(uniform)),
+    OpInfo("adaptive_max_pool2d", lambda lib, x, o: _F(lib).adaptive_max_pool2d(x, o, return_indices=True),
+           _adaptive2d_samples(distinct), covers=("adaptive_max_pool2d", "adaptive_max_pool2d_with_indices")),
+    OpInfo("adaptive_max_pool1d", lambda lib, x, o: _F(lib).adaptive_max_pool1d(x, o, return_indices=True),
+           _adaptive1d_samples(distinct), covers=("adaptive_max_pool1d", "adaptive_max_pool1d_with_indices")),
+    OpInfo("unfold", lambda lib, x, k, **kw: _F(lib).unfold(x, k, **kw), _unfold_samples),
+    OpInfo("fold", lambda lib, x, size, k, **kw: _F(lib).fold(x, size, k, **kw), _fold_samples),
+    OpInfo("interpolate", _interp, _interp_samples, covers=("interpolate",)),
+]
