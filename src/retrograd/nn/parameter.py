@@ -32,8 +32,8 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
         out = object.__new__(cls)
         Tensor._init(out, data._data)
-        out._version_counter = data._version_counter  # shares storage with ``data``
-        out._is_inference = data._is_inference
+        out._version_counter = data._version_counter  # type: ignore[attr-defined]  # shares ``data``'s storage
+        out._is_inference = data._is_inference  # type: ignore[attr-defined]
         out.requires_grad_(requires_grad)
         return out
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..factories import full_like, tensor
-from .optimizer import Optimizer, _check, _params_with_grad
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["Adagrad"]
 
@@ -27,7 +28,8 @@ class Adagrad(Optimizer):
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check(0.0 <= initial_accumulator_value, f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        _check(0.0 <= initial_accumulator_value,
+               f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
@@ -49,7 +51,7 @@ class Adagrad(Optimizer):
                     step_t = state["step"]
                     step_t.add_(1)
                     step = step_t.item()
-                    grad = p.grad if not group["maximize"] else -p.grad
+                    grad = _grad_of(p, group["maximize"])
                     if group["weight_decay"] != 0:
                         grad = grad.add(p, alpha=group["weight_decay"])
                     clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])

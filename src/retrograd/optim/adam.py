@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._functions import maximum
 from ..autograd.grad_mode import no_grad
 from ..factories import tensor, zeros_like
-from .optimizer import Optimizer, _check, _params_with_grad
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["Adam", "AdamW"]
 
@@ -62,7 +63,7 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = zeros_like(p)
                         if amsgrad:
                             state["max_exp_avg_sq"] = zeros_like(p)
-                    grad = p.grad if not group["maximize"] else -p.grad
+                    grad = _grad_of(p, group["maximize"])
                     step_t = state["step"]
                     exp_avg = state["exp_avg"]
                     exp_avg_sq = state["exp_avg_sq"]

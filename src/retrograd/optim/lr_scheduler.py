@@ -9,7 +9,8 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .optimizer import Optimizer
 
@@ -110,7 +111,7 @@ class LRScheduler:
                 values = closed_form() if closed_form is not None else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        for group, lr in zip(self.optimizer.param_groups, values, strict=False):
             group["lr"] = lr
         self._last_lr = _group_lrs(self.optimizer)
 
@@ -156,7 +157,8 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self) -> list[Any]:
         self._warn_get_lr()
-        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+        epoch = self.last_epoch
+        return [base_lr * lmbda(epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=False)]
 
 
 class StepLR(LRScheduler):
@@ -242,7 +244,7 @@ class CosineAnnealingLR(LRScheduler):
             return [eta_min + (base_lr - eta_min) * (1 + math.cos(t * math.pi / T)) / 2 for base_lr in self.base_lrs]
         if (t - 1 - T) % (2 * T) == 0:
             return [group["lr"] + (base_lr - eta_min) * (1 - math.cos(math.pi / T)) / 2
-                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups)]
+                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=False)]
         return [(1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T)) * (group["lr"] - eta_min)
                 + eta_min for group in self.optimizer.param_groups]
 

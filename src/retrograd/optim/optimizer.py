@@ -8,7 +8,8 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
@@ -87,6 +88,8 @@ class Optimizer:
     >>> opt.param_groups[0]['lr'], opt.defaults['lr']
     (0.5, 0.1)
     """
+
+    _opt_called: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -256,11 +259,11 @@ class Optimizer:
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups, strict=False)):
             raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
                              "optimizer's group")
         id_map = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
-                          itertools.chain.from_iterable(g["params"] for g in groups)))
+                          itertools.chain.from_iterable(g["params"] for g in groups), strict=False))
         state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
@@ -269,7 +272,7 @@ class Optimizer:
             else:
                 state[k] = v
         new_groups = []
-        for group, saved in zip(groups, saved_groups):
+        for group, saved in zip(groups, saved_groups, strict=False):
             saved["params"] = group["params"]
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
@@ -280,6 +283,12 @@ class Optimizer:
 
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
     return [p for p in group["params"] if p.grad is not None]
+
+
+def _grad_of(p: Tensor, maximize: bool) -> Tensor:
+    """``p.grad`` (negated when maximizing)."""
+    grad: Tensor = p.grad  # type: ignore[assignment]
+    return -grad if maximize else grad
 
 
 def _check(ok: bool, message: str) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..factories import tensor, zeros_like
-from .optimizer import Optimizer, _check, _params_with_grad
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["RMSprop"]
 
@@ -52,7 +53,7 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = zeros_like(p)
                         if group["centered"]:
                             state["grad_avg"] = zeros_like(p)
-                    grad = p.grad if not group["maximize"] else -p.grad
+                    grad = _grad_of(p, group["maximize"])
                     state["step"].add_(1)
                     if weight_decay != 0:
                         grad = grad.add(p, alpha=weight_decay)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check, _params_with_grad
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["SGD"]
 
@@ -48,7 +49,7 @@ class SGD(Optimizer):
                 dampening = group["dampening"]
                 weight_decay = group["weight_decay"]
                 for p in _params_with_grad(group):
-                    d_p = p.grad if not group["maximize"] else -p.grad
+                    d_p = _grad_of(p, group["maximize"])
                     if weight_decay != 0:
                         d_p = d_p.add(p, alpha=weight_decay)
                     if momentum != 0:

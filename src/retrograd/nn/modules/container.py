@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from typing import Any, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ...tensor import Tensor
 from ..parameter import Parameter
@@ -128,9 +128,10 @@ class Sequential(Module):
         return v  # type: ignore[no-any-return]
 
     def forward(self, input: Any) -> Any:  # noqa: A002
+        out = input
         for module in self:
-            input = module(input)
-        return input
+            out = module(out)
+        return out
 
 
 class ModuleList(Module):

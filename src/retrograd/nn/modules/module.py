@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import Any, Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor, device
@@ -38,7 +38,8 @@ class _IncompatibleKeys(NamedTuple):
             return "<All keys matched successfully>"
         return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.__repr__()
 
 
 class RemovableHandle:
@@ -94,7 +95,9 @@ class Module:
                 f"{type(self).__name__}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'"
             )
         if self.call_super_init is False and bool(args):
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were given"
+            )
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
         setattr_(self, "_parameters", {})
@@ -128,7 +131,9 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -299,10 +304,9 @@ class Module:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        for name, default in (("_forward_hooks_with_kwargs", OrderedDict), ("_forward_hooks_always_called", OrderedDict),
-                              ("_forward_pre_hooks_with_kwargs", OrderedDict), ("_non_persistent_buffers_set", set)):
-            if name not in self.__dict__:
-                self.__dict__[name] = default()
+        for name in ("_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
     # -- traversal ------------------------------------------------------------------------------
     def _named_members(self, get_members: Callable[[Module], Any], prefix: str = "", recurse: bool = True,
@@ -403,7 +407,7 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for key, param in self._parameters.items():
+        for param in self._parameters.values():
             if param is None:
                 continue
             with no_grad():
@@ -428,11 +432,11 @@ class Module:
             if isinstance(a, Tensor):
                 target = a.dtype
             elif isinstance(a, (str, device)):
-                device(a)
+                device(str(a))
             elif a is not None:
                 target = a
         if kwargs.get("device") is not None:
-            device(kwargs["device"])
+            device(str(kwargs["device"]))
         if target is None:
             return self
         from ..._dtype import to_dtype
@@ -566,9 +570,11 @@ class Module:
         load(self, state)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+                names = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {names}. ")
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
+                names = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {names}. ")
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(type(self).__name__,
                                                                                       "\n\t".join(errors)))

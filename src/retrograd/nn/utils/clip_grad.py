@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import types
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..._functions import isfinite, stack
 from ...autograd.grad_mode import no_grad
