@@ -26,6 +26,8 @@ def _typename(obj: Any) -> str:
         return obj.type()  # type: ignore[no-any-return]
     cls = obj if isinstance(obj, type) else type(obj)
     module = getattr(cls, "__module__", "") or ""
+    if module == "retrograd" or module.startswith("retrograd."):  # spelled as PyTorch spells its own classes
+        module = "torch" + module[len("retrograd"):]
     return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
 
 
