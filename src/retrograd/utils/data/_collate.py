@@ -23,7 +23,7 @@ def _rebuild(template: Any, items: Any) -> Any:
         return items if not isinstance(template, Mapping) else dict(items)
 
 
-def default_collate(batch: list[Any]) -> Any:
+def default_collate(batch: Any) -> Any:
     """Stack tensors (and NumPy arrays) along a new first dim; numbers become tensors (floats as
     float64, ints as int64); strings stay a list; dicts, namedtuples and sequences are collated per
     field (a tuple of fields gives a list, as in PyTorch).
@@ -35,7 +35,7 @@ def default_collate(batch: list[Any]) -> Any:
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
-        return stack(batch, 0)
+        return stack(list(batch), 0)
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSUV":
             raise TypeError(_ERROR.format(elem.dtype))
@@ -53,12 +53,12 @@ def default_collate(batch: list[Any]) -> Any:
     if isinstance(elem, Mapping):
         return _rebuild(elem, {key: default_collate([d[key] for d in batch]) for key in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return type(elem)(*(default_collate(list(samples)) for samples in zip(*batch, strict=False)))
+        return type(elem)(*(default_collate(samples) for samples in zip(*batch, strict=False)))
     if isinstance(elem, Sequence):
         size = len(elem)
         if not all(len(e) == size for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(samples)) for samples in zip(*batch, strict=False)]
+        columns = [default_collate(samples) for samples in zip(*batch, strict=False)]
         if isinstance(elem, tuple):
             return columns
         return _rebuild(elem, columns)

@@ -108,7 +108,7 @@ class Subset(Dataset):
 
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, list):
-            return [self.dataset[self.indices[i]] for i in idx]
+            return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
     def __getitems__(self, indices: list[int]) -> list[Any]:
