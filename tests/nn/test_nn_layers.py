@@ -65,7 +65,7 @@ def test_sequential_forward_chain(torch: Any) -> None:
     close(out_r, out_t.detach())
     out_r.sum().backward()
     out_t.sum().backward()
-    for (n, p), (_, q) in zip(r.named_parameters(), t.named_parameters(), strict=True):
+    for p, q in zip(r.parameters(), t.parameters(), strict=True):
         close(p.grad, q.grad)
 
 

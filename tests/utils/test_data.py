@@ -55,7 +55,7 @@ def test_default_collate_matches_torch(torch: Any) -> None:
 
     for ours, theirs in zip(samples(rg), samples(torch), strict=True):
         assert plain(rg.utils.data.default_collate(ours)) == plain(torch_collate(theirs))
-    for lib, collate in ((rg, rg.utils.data.default_collate), (torch, torch_collate)):
+    for collate in (rg.utils.data.default_collate, torch_collate):
         assert outcome(lambda: collate([[1, 2], [3]]))[0] == "RuntimeError"  # noqa: B023
         assert outcome(lambda: collate([object()]))[0] == "TypeError"  # noqa: B023
     assert outcome(lambda: rg.utils.data.default_collate([[1, 2], [3]])) == \
