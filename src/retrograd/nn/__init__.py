@@ -1,5 +1,54 @@
-"""``retrograd.nn``."""
+"""``retrograd.nn``: ``Parameter``, ``Module`` and its containers, layers, losses, ``init`` and ``utils``."""
 
-from . import functional
+from . import functional, init, utils
+from .modules import (
+    CrossEntropyLoss,
+    Dropout,
+    Flatten,
+    Identity,
+    L1Loss,
+    Linear,
+    LogSoftmax,
+    Module,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ParameterDict,
+    ParameterList,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Softmax,
+    Tanh,
+    Unflatten,
+)
+from .parameter import Buffer, Parameter
 
-__all__ = ["functional"]
+__all__ = [
+    "Buffer",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Flatten",
+    "Identity",
+    "L1Loss",
+    "Linear",
+    "LogSoftmax",
+    "MSELoss",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "Parameter",
+    "ParameterDict",
+    "ParameterList",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+    "Unflatten",
+    "functional",
+    "init",
+    "utils",
+]

@@ -1,0 +1,111 @@
+"""Adam and AdamW (amsgrad, L2 or decoupled weight decay, maximize)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .._functions import maximum
+from ..autograd.grad_mode import no_grad
+from ..factories import tensor, zeros_like
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam: bias-corrected first and second moments, ``eps`` added after the square
+    root; ``decoupled_weight_decay=True`` makes it AdamW.
+
+    >>> import retrograd as rg
+    >>> p = rg.nn.Parameter(rg.tensor([1.0])); p.grad = rg.tensor([2.0])
+    >>> rg.optim.Adam([p], lr=0.1).step(); round(p.item(), 4)
+    0.9
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("decoupled_weight_decay", False)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                lr = float(group["lr"])
+                eps = group["eps"]
+                weight_decay = group["weight_decay"]
+                amsgrad = group["amsgrad"]
+                for p in _params_with_grad(group):
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = tensor(0.0)
+                        state["exp_avg"] = zeros_like(p)
+                        state["exp_avg_sq"] = zeros_like(p)
+                        if amsgrad:
+                            state["max_exp_avg_sq"] = zeros_like(p)
+                    grad = _grad_of(p, group["maximize"])
+                    step_t = state["step"]
+                    exp_avg = state["exp_avg"]
+                    exp_avg_sq = state["exp_avg_sq"]
+                    step_t.add_(1)
+                    if weight_decay != 0:
+                        if group["decoupled_weight_decay"]:
+                            p.mul_(1 - lr * weight_decay)
+                        else:
+                            grad = grad.add(p, alpha=weight_decay)
+                    exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # lerp towards grad
+                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                    step = step_t.item()
+                    bias_correction1 = 1 - beta1**step
+                    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+                    step_size = lr / bias_correction1
+                    if amsgrad:
+                        max_sq = state["max_exp_avg_sq"]
+                        max_sq.copy_(maximum(max_sq, exp_avg_sq))
+                        denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                    else:
+                        denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                    p.add_(exp_avg / denom, alpha=-step_size)
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the Adam update).
+
+    >>> import retrograd as rg
+    >>> rg.optim.AdamW([rg.nn.Parameter(rg.ones(1))]).defaults['weight_decay']
+    0.01
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         foreach=foreach, maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

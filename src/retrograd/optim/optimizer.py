@@ -1,0 +1,297 @@
+"""``Optimizer``: parameter groups, per-parameter state, ``state_dict`` and ``zero_grad`` with
+PyTorch's formats and checks. Subclasses implement ``step``."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter with no default (every group must give it)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _RequiredParameter()
+
+
+def _typename(obj: Any) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()  # type: ignore[no-any-return]
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+
+
+class _HookHandle:
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self.hooks = hooks
+        self.id = next(_HookHandle._ids)
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self) -> _HookHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """Runs the optimizer's step pre- and post-hooks around a subclass's ``step``."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        for hook in list(self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+        out = step(self, *args, **kwargs)
+        self._opt_called = True
+        for hook in list(self._optimizer_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    wrapper._hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+class Optimizer:
+    """Base class of optimizers.
+
+    ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter
+    groups, each with its own ``params`` and hyper-parameters; missing ones take ``defaults``).
+
+    >>> import retrograd as rg
+    >>> p = rg.nn.Parameter(rg.ones(2))
+    >>> opt = rg.optim.SGD([{'params': [p], 'lr': 0.5}], lr=0.1)
+    >>> opt.param_groups[0]['lr'], opt.defaults['lr']
+    (0.5, 0.1)
+    """
+
+    _opt_called: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_hooked", False):
+            cls.step = _with_hooks(step)  # type: ignore[method-assign]
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+        self._optimizer_step_post_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+                + _typename(params)
+            )
+        self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+
+    def __repr__(self) -> str:
+        text = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+    # -- groups ---------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own hyper-parameters (others from ``defaults``)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the ordering of tensors in "
+                "sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        tensors = []
+        names = []
+        for p in param_group["params"]:
+            if isinstance(p, tuple):
+                names.append(p[0])
+                tensors.append(p[1])
+            else:
+                tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(p))
+            if not self.defaults.get("differentiable", None) and not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        ids = [id(p) for p in tensors]
+        if len(ids) != len(set(ids)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an "
+                "error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients ------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors: to ``None`` (default) or to zeros in place."""
+        from ..nn.modules.module import _zero_grad
+
+        for group in self.param_groups:
+            for p in group["params"]:
+                _zero_grad(p, set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update the parameters once (subclasses)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _closure_loss(closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """``hook(optimizer, args, kwargs)`` runs before each ``step``; it may return new (args, kwargs)."""
+        handle = _HookHandle(self._optimizer_step_pre_hooks)
+        self._optimizer_step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> _HookHandle:
+        """``hook(optimizer, args, kwargs)`` runs after each ``step``."""
+        handle = _HookHandle(self._optimizer_step_post_hooks)
+        self._optimizer_step_post_hooks[handle.id] = hook
+        return handle
+
+    # -- state_dict -----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: per-parameter state}, 'param_groups': [group with 'params' as indices]}``;
+        parameters are numbered in group order. State tensors are returned by reference."""
+        mapping: dict[int, int] = {}
+        start = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    @staticmethod
+    def _cast_state(param: Tensor, value: Any, key: str | None = None) -> Any:
+        if isinstance(value, Tensor):
+            if key != "step" and param.is_floating_point():
+                return value.to(param.dtype)
+            return value
+        if isinstance(value, dict):
+            return {k: Optimizer._cast_state(param, v, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._cast_state(param, v, key) for v in value)
+        return value
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load state and hyper-parameters saved by ``state_dict`` (groups must match in size)."""
+        state_dict = dict(state_dict)
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups, strict=False)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
+                          itertools.chain.from_iterable(g["params"] for g in groups), strict=False))
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = self._cast_state(param, v)
+            else:
+                state[k] = v
+        new_groups = []
+        for group, saved in zip(groups, saved_groups, strict=False):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.state = state
+        self.param_groups = new_groups
+
+
+def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
+    return [p for p in group["params"] if p.grad is not None]
+
+
+def _grad_of(p: Tensor, maximize: bool) -> Tensor:
+    """``p.grad`` (negated when maximizing)."""
+    grad: Tensor = p.grad  # type: ignore[assignment]
+    return -grad if maximize else grad
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+

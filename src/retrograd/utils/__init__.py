@@ -1,0 +1,5 @@
+"""``retrograd.utils``: ``data`` (datasets, samplers, ``DataLoader``)."""
+
+from . import data
+
+__all__ = ["data"]
