@@ -161,6 +161,16 @@ def _tensor_class() -> Any:
     return Tensor
 
 
+def peek_saved(value: Any) -> Any:
+    """A saved slot's value without the version check (for drawing and inspecting a graph)."""
+    kind = type(value)
+    if kind is tuple:
+        return value[0]
+    if kind is SavedTensor:
+        return _tensor_class()._make(value.data)
+    return value
+
+
 def unpack_saved(value: Any, node: Node) -> Any:
     """A saved slot's value: an input (version-checked), an output, or a plain Python value."""
     kind = type(value)

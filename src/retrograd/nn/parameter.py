@@ -32,7 +32,7 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter data must be a Tensor, got {type(data).__name__}")
         out = object.__new__(cls)
         Tensor._init(out, data._data)
-        out._version_counter = data._version_counter  # type: ignore[attr-defined]  # shares ``data``'s storage
+        out._version_counter = data._counter()  # shares ``data``'s storage and versions
         out._is_inference = data._is_inference  # type: ignore[attr-defined]
         out.requires_grad_(requires_grad)
         return out

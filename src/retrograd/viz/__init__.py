@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd.graph import FREED, FREED_MESSAGE
+from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved
 from ..tensor import Tensor
 
 __all__ = ["make_dot", "make_dot_lifecycle", "resize_graph"]
@@ -52,17 +52,6 @@ class _Freed:
 FREED_VALUE = _Freed()
 
 
-def _peek(slot: Any) -> Any:
-    """A saved slot's value without the version check of ``unpack`` (drawing must not raise)."""
-    data = getattr(slot, "data", None)
-    tensor = getattr(slot, "tensor", None)
-    if tensor is not None:
-        return tensor
-    if data is not None:
-        return Tensor._make(data)
-    return slot
-
-
 def saved_attributes(fn: Any) -> dict[str, Any]:
     """What ``fn`` saved for backward, by name (``self``, ``other``, ``result``, params...); a value
     is ``FREED_VALUE`` once backward released it."""
@@ -78,7 +67,7 @@ def saved_attributes(fn: Any) -> dict[str, Any]:
         return attrs
     attrs = {}
     saved = fn._saved
-    n_inputs = len(fn.next_functions)
+    n_inputs = len(fn.next_functions) if op.variadic else op.n_inputs
     if saved is FREED:
         slots = sorted(set().union(*op.saves_for)) if op.saves_for else []
         for i in slots:
@@ -86,7 +75,7 @@ def saved_attributes(fn: Any) -> dict[str, Any]:
     else:
         for i, slot in enumerate(saved):
             if slot is not None:
-                attrs[_slot_name(op, i, n_inputs)] = _peek(slot)
+                attrs[_slot_name(op, i, n_inputs)] = peek_saved(slot)
     for name, value in zip(op.params, getattr(fn, "_params", ()), strict=False):
         attrs[name] = value
     return attrs
