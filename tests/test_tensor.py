@@ -156,8 +156,10 @@ def test_repr_matches_torch(torch: Any, make: Any) -> None:
 def test_requires_grad_flag_rules() -> None:
     with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
         rg.tensor([1, 2]).requires_grad_()
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="Only Tensors of floating point and complex dtype can require gradients"):
         rg.tensor([1, 2], requires_grad=True)
+    with pytest.raises(TypeError, match='zeros\\(\\) missing 1 required positional arguments: "size"'):
+        rg.zeros()
     y = rg.ones(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad = False

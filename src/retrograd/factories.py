@@ -18,8 +18,16 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     if STATE.inference:
         t._is_inference = True
     if requires_grad:
+        if data.dtype.kind not in "fc":  # the factories' wording differs from requires_grad_()'s
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_()
     return t
+
+
+def _size_args(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    return _sizes(size)
 
 
 def _check_device(dev: Any) -> None:
@@ -116,7 +124,7 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     torch.Size([2, 2])
     """
     _check_device(device)
-    return _finish(np.zeros(_sizes(size), _factory_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_size_args("zeros", size), _factory_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
@@ -127,7 +135,7 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     [1.0, 1.0, 1.0]
     """
     _check_device(device)
-    return _finish(np.ones(_sizes(size), _factory_dtype(dtype)), requires_grad)
+    return _finish(np.ones(_size_args("ones", size), _factory_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
@@ -138,7 +146,7 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     torch.Size([2])
     """
     _check_device(device)
-    return _finish(np.zeros(_sizes(size), _factory_dtype(dtype)), requires_grad)
+    return _finish(np.zeros(_size_args("empty", size), _factory_dtype(dtype)), requires_grad)
 
 
 def _scalar_np_dtype(value: Any) -> np.dtype:
@@ -322,7 +330,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     100
     """
     _check_device(device)
-    data = _rng(generator).random(_sizes(size)).astype(_factory_dtype(dtype))
+    data = _rng(generator).random(_size_args("rand", size)).astype(_factory_dtype(dtype))
     return _finish(data, requires_grad)
 
 
@@ -335,7 +343,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     torch.Size([2, 3])
     """
     _check_device(device)
-    data = _rng(generator).standard_normal(_sizes(size)).astype(_factory_dtype(dtype))
+    data = _rng(generator).standard_normal(_size_args("randn", size)).astype(_factory_dtype(dtype))
     return _finish(data, requires_grad)
 
 
