@@ -157,7 +157,10 @@ def bench_long_chain(cfg: Config, torch: Any) -> list[Row]:
     ref = {lib: median_of_runs(rs, "reference_us_per_op") for lib, rs in runs.items()}
     per_op = {lib: median_of_runs(rs, "bytes_per_op") for lib, rs in runs.items()}
     own = ratio(us["retrograd"], ref["retrograd"])
-    own_text = f"({own:.2f}× its 2,000-op {ref['retrograd']:.2f} µs)" if own is not None else ""
+    own_text = f"({own:.2f}× its 2,000-op {ref['retrograd']:.2f} µs" if own is not None else "("
+    if "torch" in us:  # for context: how much PyTorch itself slows down on the long chain
+        own_text += f"; PyTorch {us['torch'] / ref['torch']:.2f}× its {ref['torch']:.2f} µs"
+    own_text += ")"
     time_met = verdict(own, 1.2, own_text)[1]
     return [
         Row(f"5a. {n:,}-op chain fwd+bwd completes, time", "µs/op", us["retrograd"], us.get("torch"), None,
