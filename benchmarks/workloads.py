@@ -1,0 +1,151 @@
+"""In-process workloads: one runner factory per workload per library.
+
+A factory builds its inputs once and returns ``run() -> seconds`` timing one repetition. ``lib`` is
+the ``retrograd`` or ``torch`` module: the same code runs on both, written with tensor ops only (no
+``nn.Module``, no ``optim``). The ``*_numpy`` factories are the NumPy floor: the same computation,
+forward and backward, written by hand with no autograd bookkeeping.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from overhead import chain_lib, chain_numpy
+
+LR = 0.01
+Runner = Callable[[], float]
+
+
+def functional(lib: Any) -> Any:
+    return importlib.import_module(lib.__name__ + ".nn.functional")
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Elementwise chain (benchmarks/overhead.py's chains; a run returns forward and backward times)
+
+
+def chain_runner_lib(lib: Any, n_ops: int) -> Runner:
+    run = chain_lib(lib, n_ops)
+    return lambda: sum(run())
+
+
+def chain_runner_numpy(n_ops: int) -> Runner:
+    run = chain_numpy(n_ops)
+    return lambda: sum(run())
+
+
+# ---------------------------------------------------------------------------------------------
+# 2-4. MLP: Linear layers as ``h @ W + b``, ReLU between them, cross-entropy on class indices
+
+
+def init_mlp(sizes: tuple[int, ...], batch: int, seed: int = 0) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """float32 parameters [W1, b1, W2, b2, ...] (W: fan_in x fan_out), an input batch and class targets."""
+    rng = np.random.default_rng(seed)
+    params: list[np.ndarray] = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y = rng.integers(0, sizes[-1], batch)
+    return params, x, y
+
+
+def mlp_loss(F: Any, params: list[Any], x: Any, y: Any) -> Any:
+    n_layers = len(params) // 2
+    h = x
+    for i in range(n_layers):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < n_layers - 1:
+            h = F.relu(h)
+    return F.cross_entropy(h, y)
+
+
+def _lib_mlp(lib: Any, sizes: tuple[int, ...], batch: int) -> tuple[list[Any], Any, Any]:
+    arrays, x, y = init_mlp(sizes, batch)
+    params = [lib.tensor(a, requires_grad=True) for a in arrays]
+    return params, lib.tensor(x), lib.tensor(y)
+
+
+def mlp_step_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """One SGD step: forward, loss, backward, ``p -= lr * p.grad`` under no_grad, grads reset to None."""
+    F = functional(lib)
+    params, x, y = _lib_mlp(lib, sizes, batch)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        loss = mlp_loss(F, params, x, y)
+        loss.backward()
+        with lib.no_grad():
+            for p in params:
+                p -= LR * p.grad
+                p.grad = None
+        return time.perf_counter() - t0
+
+    return run
+
+
+def mlp_step_numpy(sizes: tuple[int, ...], batch: int) -> Runner:
+    """The same SGD step by hand: stable log-softmax, softmax-minus-one-hot gradient, ReLU masks."""
+    params, x, y = init_mlp(sizes, batch)
+    n_layers = len(params) // 2
+    rows = np.arange(batch)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        acts = [x]  # the input of each layer (x, then the ReLU outputs)
+        h = x
+        for i in range(n_layers):
+            h = h @ params[2 * i]
+            h += params[2 * i + 1]
+            if i < n_layers - 1:
+                np.maximum(h, 0, out=h)
+                acts.append(h)
+        shifted = h - h.max(axis=1, keepdims=True)
+        exp = np.exp(shifted)
+        total = exp.sum(axis=1, keepdims=True)
+        loss = -(shifted[rows, y] - np.log(total[:, 0])).mean()
+        g = exp / total  # d loss / d logits = (softmax - onehot) / batch
+        g[rows, y] -= 1
+        g /= batch
+        for i in reversed(range(n_layers)):
+            w, b = params[2 * i], params[2 * i + 1]
+            grad_w = acts[i].T @ g
+            grad_b = g.sum(axis=0)
+            if i > 0:
+                g = g @ w.T
+                g *= acts[i] > 0
+            w -= LR * grad_w
+            b -= LR * grad_b
+        elapsed = time.perf_counter() - t0
+        assert np.isfinite(loss)
+        return elapsed
+
+    return run
+
+
+def mlp_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """Hessian-vector product of the MLP's loss w.r.t. its parameters: grad, dot with v, grad again."""
+    F = functional(lib)
+    params, x, y = _lib_mlp(lib, sizes, batch)
+    rng = np.random.default_rng(1)
+    vector = [lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)) for p in params]
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        loss = mlp_loss(F, params, x, y)
+        grads = lib.autograd.grad(loss, params, create_graph=True)
+        dot = (grads[0] * vector[0]).sum()
+        for g, v in zip(grads[1:], vector[1:]):
+            dot = dot + (g * v).sum()
+        hvp = lib.autograd.grad(dot, params)
+        elapsed = time.perf_counter() - t0
+        assert len(hvp) == len(params)
+        return elapsed
+
+    return run
