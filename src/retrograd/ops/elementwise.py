@@ -16,8 +16,13 @@ from .op import Op
 # -- arithmetic -------------------------------------------------------------------------------
 
 
+def _times_alpha(b: Any, alpha: Any) -> Any:
+    # A Python number stays one (a NumPy float64 scalar would promote a float32 tensor).
+    return b * alpha if type(b) is not np.ndarray else np.multiply(b, alpha)
+
+
 def _add(a: Any, b: Any, alpha: Any) -> Any:
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+    return np.add(a, b) if alpha == 1 else np.add(a, _times_alpha(b, alpha))
 
 
 BOOL_SUB_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
@@ -33,7 +38,7 @@ def _sub(a: Any, b: Any, alpha: Any) -> Any:
         return np.subtract(a, b)
     if type(alpha) is float and a.dtype.kind in "iu":
         raise RuntimeError(INTEGRAL_ALPHA_ERROR)
-    return np.subtract(a, np.multiply(b, alpha))
+    return np.subtract(a, _times_alpha(b, alpha))
 
 
 def _rsub_scalar(x: Any, other: Any, alpha: Any) -> Any:

@@ -153,11 +153,26 @@ def value_selecting_backward(grad: Tensor, indices: Tensor, shape: tuple[int, ..
     """Gradient of a reduction that picked one element per slice (max/min/median/mode along dim)."""
     if not shape:
         return grad
+    index = indices._data
     if not keepdim:
         grad = grad.unsqueeze(dim)
-        indices = indices.unsqueeze(dim)
-    zeros = _make(np.zeros(shape, grad._data.dtype))
-    return zeros.scatter(dim, indices, grad)
+        index = np.expand_dims(index, dim)
+    return put_along(grad, shape, dim, index)
+
+
+def _put_along(grad: np.ndarray, shape: tuple[int, ...], dim: int, index: np.ndarray) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    np.put_along_axis(out, index, grad, axis=dim)
+    return out
+
+
+# The pair behind value-selecting backwards: ``put_along`` writes a gradient at the picked positions
+# (indices are distinct along ``dim``), ``take_along`` reads them back; each is the other's backward.
+put_along = Op("put_along", _put_along, node="ScatterBackward0", params=("shape", "dim", "index"),
+               grads=(lambda grad, dim, index: take_along(grad, dim, index),))
+take_along = Op("take_along", lambda x, dim, index: np.take_along_axis(x, index, axis=dim), node="GatherBackward0",
+                params=("dim", "index"),
+                grads=(lambda grad, self_shape, dim, index: put_along(grad, self_shape, dim, index),))
 
 
 def _selecting_grad(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim: int, keepdim: bool) -> tuple[Tensor]:
