@@ -902,8 +902,10 @@ class Tensor:
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
         ord_ = _R.norm_order(p, dim)
-        x = self if dtype is None else _R.norm_input_cast(self, dtype)
-        return _apply(_R.vector_norm, (x, ord_, _R.normalize_dims(dim, self._data.ndim), keepdim))
+        dims = _R.normalize_dims(dim, self._data.ndim)
+        if dtype is not None:
+            return _apply(_R.vector_norm_dtype, (self, ord_, dims, keepdim, _R.norm_dtype(self, dtype)))
+        return _apply(_R.vector_norm, (self, ord_, dims, keepdim))
 
     def sum_to_size(self, *size: Any) -> Tensor:
         shape = _sizes(size)

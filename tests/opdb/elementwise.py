@@ -3,11 +3,12 @@ rounding, fmod/remainder, three-input ops, clamp with tensor bounds, nan_to_num,
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from . import OpInfo, Sample, away_from_zero, positive, uniform
+from . import OpInfo, Sample, away_from_zero
 
 Domain = Callable[..., np.ndarray]
 

@@ -107,9 +107,11 @@ mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
 
 
 def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
-    """PyTorch's rule for max()/min() over all elements: ties share the gradient equally."""
-    mask = self == result
-    return grad * mask / mask.sum()
+    """PyTorch's rule for max()/min()/median() over all elements: ties share the gradient equally
+    (a NaN result shares it among the NaN elements)."""
+    x, value = self._data, result._data
+    mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
+    return grad * _make((mask / builtins.max(int(mask.sum()), 1)).astype(x.dtype, copy=False))
 
 
 def _check_nonempty(x: np.ndarray, name: str) -> None:
@@ -717,7 +719,7 @@ def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float,
         kshape = _keepdim_shape(shape, dim)
         grad, result = grad.reshape(kshape), result.reshape(kshape)
     if ord == 0:
-        return _zeros(shape, self._data.dtype)
+        return None  # type: ignore[return-value]  # PyTorch: no gradient (the input's .grad stays None)
     if ord == 1:
         return grad * self.sign()
     if ord == 2:
@@ -753,17 +755,27 @@ def norm_order(p: Any, dim: Any) -> float:
     return float(p)
 
 
-def norm_input_cast(x: Tensor, dtype: Any) -> Tensor:
-    """``norm(..., dtype=)``: cast the input first, refusing a narrowing cast as PyTorch does."""
+def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
+    """``norm(..., dtype=)``: the dtype to compute in; a narrowing cast is refused as PyTorch does."""
     from .._dtype import to_dtype
 
-    target = to_dtype(dtype)
-    if target.np.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.np.kind not in "fc":
+    target = to_dtype(dtype).np
+    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
-            f"without narrowing to the specified dtype ({scalar_type_name(target.np)})"
+            f"without narrowing to the specified dtype ({scalar_type_name(target)})"
         )
-    return x.to(target)
+    return target
+
+
+# With ``dtype=``: the input is cast inside the op (one node, as PyTorch); the engine casts the
+# gradient back to the input's dtype.
+vector_norm_dtype = Op(
+    "linalg_vector_norm",
+    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
+    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
+    grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
+           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
 
 
 def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
@@ -775,6 +787,9 @@ def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
 
 
 def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    if p == 0:
+        zeros = _zeros(result._data.shape, result._data.dtype)
+        return zeros, zeros
     g = vector_norm_backward(grad, self - other, result, p, None, False)
     return g, -g
 
