@@ -1228,12 +1228,12 @@ class Tensor:
     def ceil_(self) -> Tensor:
         return _apply_inplace(_E.ceil, (self,))
 
-    def round(self, *, decimals: int = 0) -> Tensor:
+    def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply(_E.round_op, (self,))
         return _apply(_E.round_decimals, (self, int(decimals)))
 
-    def round_(self, *, decimals: int = 0) -> Tensor:
+    def round_(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply_inplace(_E.round_op, (self,))
         return _apply_inplace(_E.round_decimals, (self, int(decimals)))
@@ -1309,10 +1309,10 @@ class Tensor:
     def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
         return _apply_inplace(_E.addcdiv, (self, tensor1, tensor2, value))
 
-    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    def nan_to_num(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
         return _apply(_E.nan_to_num, (self, nan, posinf, neginf))
 
-    def nan_to_num_(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    def nan_to_num_(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
         return _apply_inplace(_E.nan_to_num, (self, nan, posinf, neginf))
 
     def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
@@ -1334,13 +1334,13 @@ class Tensor:
     divide_ = true_divide_
 
     # -- more reductions (keep this block for reduction methods) ----------------------------------
-    def prod(self, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         if dim is None:
             return _apply(_R.prod_all, (self, np_dtype))
         return _apply(_R.prod_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim, np_dtype))
 
-    def _var_args(self, dim: Any, unbiased: Any, keepdim: bool, correction: Any) -> tuple[Any, ...]:
+    def _var_args(self, dim: Any, unbiased: Any, keepdim: Any, correction: Any) -> tuple[Any, ...]:
         if isinstance(dim, bool):  # var(unbiased)
             dim, unbiased = None, dim
         if unbiased is not None and correction is not None:
@@ -1350,19 +1350,19 @@ class Tensor:
             correction = 0 if unbiased is False else 1
         return self, _R.normalize_dims(dim, self._data.ndim), correction, keepdim
 
-    def var(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
         return _apply(_R.var, self._var_args(dim, unbiased, keepdim, correction))
 
-    def std(self, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
         return _apply(_R.std, self._var_args(dim, unbiased, keepdim, correction))
 
-    def amax(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+    def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor:
         return _apply(_R.amax, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
-    def amin(self, dim: Any = (), keepdim: bool = False) -> Tensor:
+    def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor:
         return _apply(_R.amin, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
-    def sort(self, dim: int = -1, descending: bool = False, *, stable: bool | None = None) -> Any:
+    def sort(self, dim: Any = -1, descending: Any = False, *, stable: Any = None) -> Any:
         d = _R.normalize_dim(dim, self._data.ndim)
         if stable is None:
             values, indices = _apply(_R.sort, (self, d, bool(descending)))
@@ -1370,23 +1370,23 @@ class Tensor:
             values, indices = _apply(_R.sort_stable, (self, d, bool(descending), bool(stable)))
         return _ops.return_types.sort(values, indices)
 
-    def argsort(self, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
+    def argsort(self, dim: Any = -1, descending: Any = False, *, stable: Any = False) -> Tensor:
         return _apply(_R.argsort, (self, _R.normalize_dim(dim, self._data.ndim), bool(descending)))
 
     def msort(self) -> Tensor:
         return self.sort(0).values
 
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    def topk(self, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True) -> Any:  # noqa: A002
         d = _R.normalize_dim(dim, self._data.ndim)
         values, indices = _apply(_R.topk, (self, int(k), d, bool(largest), bool(sorted)))
         return _ops.return_types.topk(values, indices)
 
-    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    def kthvalue(self, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
         d = _R.normalize_dim(dim, self._data.ndim)
         values, indices = _apply(_R.kthvalue, (self, int(k), d, keepdim))
         return _ops.return_types.kthvalue(values, indices)
 
-    def median(self, dim: int | None = None, keepdim: bool = False) -> Any:
+    def median(self, dim: Any = None, keepdim: Any = False) -> Any:
         if dim is None:
             return _apply(_R.median_all, (self,))
         values, indices = _apply(_R.median_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
@@ -1395,33 +1395,33 @@ class Tensor:
     def nanmedian(self) -> Tensor:
         return _apply(_R.nanmedian_all, (self,))
 
-    def mode(self, dim: int = -1, keepdim: bool = False) -> Any:
+    def mode(self, dim: Any = -1, keepdim: Any = False) -> Any:
         values, indices = _apply(_R.mode, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.mode(values, indices)
 
-    def logsumexp(self, dim: Any, keepdim: bool = False) -> Tensor:
+    def logsumexp(self, dim: Any, keepdim: Any = False) -> Tensor:
         return _apply(_R.logsumexp, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
-    def cumsum(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumsum(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
-    def cumsum_(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumsum_(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply_inplace(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
-    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
-    def cumprod_(self, dim: int, *, dtype: Any = None) -> Tensor:
+    def cumprod_(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def all(self, dim: Any = None, keepdim: Any = False) -> Tensor:
         return _apply(_R.all_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+    def any(self, dim: Any = None, keepdim: Any = False) -> Tensor:
         return _apply(_R.any_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
 
     def count_nonzero(self, dim: Any = None) -> Tensor:
@@ -1430,11 +1430,11 @@ class Tensor:
     def dist(self, other: Tensor, p: Any = 2) -> Tensor:
         return _apply(_R.dist, (self, _E.require_tensor("dist", other, 1), float(p)))
 
-    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def nansum(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply(_R.nansum, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
-    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    def nanmean(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
         if x._data.dtype.kind not in "fc":
             raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "

@@ -416,7 +416,7 @@ log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: gra
 log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2))
 log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10))
 exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2)
-sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * cosh(self))
+sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh())
 cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self))
 tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1))
 asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1))
@@ -706,7 +706,8 @@ def promote_arrays(*arrays: np.ndarray) -> np.dtype:
     if dims is None:
         assert zeros is not None
         return zeros
-    if zeros is not None and FROM_NUMPY[zeros].category > FROM_NUMPY[dims].category:
+    higher: Any = FROM_NUMPY[zeros].category if zeros is not None else -1
+    if zeros is not None and higher > FROM_NUMPY[dims].category:
         return zeros
     return dims
 

@@ -170,9 +170,9 @@ def _put_along(grad: np.ndarray, shape: tuple[int, ...], dim: int, index: np.nda
 
 # The pair behind value-selecting backwards: ``put_along`` writes a gradient at the picked positions
 # (indices are distinct along ``dim``), ``take_along`` reads them back; each is the other's backward.
-put_along = Op("put_along", _put_along, node="ScatterBackward0", params=("shape", "dim", "index"),
+put_along: Op = Op("put_along", _put_along, node="ScatterBackward0", params=("shape", "dim", "index"),
                grads=(lambda grad, dim, index: take_along(grad, dim, index),))
-take_along = Op("take_along", lambda x, dim, index: np.take_along_axis(x, index, axis=dim), node="GatherBackward0",
+take_along: Op = Op("take_along", lambda x, dim, index: np.take_along_axis(x, index, axis=dim), node="GatherBackward0",
                 params=("dim", "index"),
                 grads=(lambda grad, self_shape, dim, index: put_along(grad, self_shape, dim, index),))
 
@@ -275,7 +275,7 @@ def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
 
 # -- flip (private: reversed cumulative sums and products in backward rules) ------------------
 
-flip = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
+flip: Op = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
           grads=(lambda grad, dims: flip(grad, dims),))
 
 
