@@ -113,10 +113,15 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """
     from .ops import elementwise as _e
 
+    from ._dtype import result_type
+
     other = _operand(other)
     if isinstance(other, Tensor):
         return apply(_e.rsub_tensor, (_t(input), other, alpha))  # type: ignore[no-any-return]
-    return apply(_e.rsub, (_t(input), other, alpha))  # type: ignore[no-any-return]
+    input = _t(input)
+    if type(alpha) is float and result_type((input, other)).kind in "iu":  # alpha must not promote
+        raise RuntimeError(_e.INTEGRAL_ALPHA_ERROR)
+    return apply(_e.rsub, (input, other, alpha))  # type: ignore[no-any-return]
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

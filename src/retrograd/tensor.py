@@ -1408,6 +1408,7 @@ class Tensor:
 
     def cumsum_(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
+        _E.check_inplace_dtype(self, np_dtype)
         return _apply_inplace(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
     def cumprod(self, dim: Any, *, dtype: Any = None) -> Tensor:
@@ -1416,6 +1417,7 @@ class Tensor:
 
     def cumprod_(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
+        _E.check_inplace_dtype(self, np_dtype)
         return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
 
     def all(self, dim: Any = None, keepdim: Any = False) -> Tensor:

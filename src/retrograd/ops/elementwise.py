@@ -641,6 +641,13 @@ def _check_same_dtype(self: np.ndarray, other: Any, what: str) -> None:
                            f"{_CPP_TYPE_NAMES[other.dtype.name]}")
 
 
+def check_inplace_dtype(x: Any, dtype: Any) -> None:
+    """In-place ops with an explicit ``dtype=`` (``cumsum_``) must keep the tensor's own dtype."""
+    if dtype is not None and np.dtype(dtype) != x._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_TYPE_NAMES[x._data.dtype.name]} and output "
+                           f"tensor dtype {_CPP_TYPE_NAMES[np.dtype(dtype).name]} should match")
+
+
 def _lerp_values(x: Any, end: Any, weight: Any) -> Any:
     # PyTorch's form: exact at both ends.
     diff = end - x

@@ -38,9 +38,11 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
         dims = tuple(dim)
         if not dims:
             return None
-    out = tuple(sorted({normalize_dim(d, ndim) for d in dims}))
+    normalized = [normalize_dim(d, ndim) for d in dims]
+    out = tuple(sorted(set(normalized)))
     if len(out) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(normalized) if d in normalized[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return tuple(d for d in out if d < ndim) if ndim else ()
 
 
@@ -394,7 +396,7 @@ prod_dim = Op("prod", lambda x, dim, keepdim, dtype: _prod(x, dim, keepdim, dtyp
 
 # -- var, std, var_mean, std_mean -------------------------------------------------------------
 
-VAR_DTYPE_ERROR = "std and var only support floating point and complex dtypes"
+VAR_DTYPE_ERROR = "{} only support floating point and complex dtypes"
 
 
 def _dof_warning(name: str) -> None:
@@ -406,7 +408,7 @@ def _dof_warning(name: str) -> None:
 
 def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var") -> np.ndarray:
     if x.dtype.kind not in "fc":
-        raise RuntimeError(VAR_DTYPE_ERROR)
+        raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
     n = _count(x.shape, dims)
     dof = builtins.max(0, n - correction)
     if dof <= 0:
@@ -482,6 +484,11 @@ std_mean = Op("std_mean", _std_mean, node="StdMeanBackward0", params=("dim", "co
 
 def _extreme(fn: Any, name: str) -> Any:
     def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+        if dims is None and x.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         for d in dims if dims is not None else range(x.ndim):
             if x.shape[d] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
