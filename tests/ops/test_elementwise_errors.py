@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from conftest import torch_or_skip
 
 import retrograd as rg
+from conftest import torch_or_skip
 
 ADDCDIV_MESSAGE = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "

@@ -4,13 +4,14 @@ PyTorch when it is installed); degenerate variances warn as PyTorch does."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from conftest import torch_or_skip
 
 import retrograd as rg
+from conftest import torch_or_skip
 
 CASES: list[tuple[str, Callable[[Any], Any], type[BaseException], str]] = [
     ("var int", lambda lib: lib.var(lib.tensor([1, 2])), RuntimeError,
