@@ -1158,19 +1158,19 @@ class Tensor:
         return _apply(_E.asinh, (self,))
 
     def asinh_(self) -> Tensor:
-        return _apply_inplace(_E.asinh, (self,))
+        return _apply_inplace(_E.asinh_inplace, (self,))
 
     def acosh(self) -> Tensor:
         return _apply(_E.acosh, (self,))
 
     def acosh_(self) -> Tensor:
-        return _apply_inplace(_E.acosh, (self,))
+        return _apply_inplace(_E.acosh_inplace, (self,))
 
     def atanh(self) -> Tensor:
         return _apply(_E.atanh, (self,))
 
     def atanh_(self) -> Tensor:
-        return _apply_inplace(_E.atanh, (self,))
+        return _apply_inplace(_E.atanh_inplace, (self,))
 
     arcsin, arcsin_, arccos, arccos_, arctan, arctan_ = asin, asin_, acos, acos_, atan, atan_
     arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_ = asinh, asinh_, acosh, acosh_, atanh, atanh_

@@ -85,6 +85,15 @@ CASES: list[tuple[str, Callable[[Any], Any], type[BaseException], str]] = [
      "result type Float can't be cast to the desired output type Long"),
     ("square_ on bool", lambda lib: lib.tensor([1, 2]).rsqrt_(), RuntimeError,
      "result type Float can't be cast to the desired output type Long"),
+    ("fmod bool", lambda lib: lib.fmod(lib.tensor([True]), lib.tensor([True])), NotImplementedError,
+     "\"fmod_cpu\" not implemented for 'Bool'"),
+    ("remainder bool", lambda lib: lib.tensor([True]).remainder(lib.tensor([True])), NotImplementedError,
+     "\"remainder_cpu\" not implemented for 'Bool'"),
+    ("addcmul bool", lambda lib: lib.addcmul(lib.tensor([True]), lib.tensor([True]), lib.tensor([True])),
+     NotImplementedError, "\"addcmul_cpu_out\" not implemented for 'Bool'"),
+    ("clamp bool with tensor bounds",
+     lambda lib: lib.clamp(lib.tensor([True]), lib.tensor([False]), lib.tensor([True])), NotImplementedError,
+     "\"clamp_cpu\" not implemented for 'Bool'"),
     ("in-place broadcast to a smaller tensor", lambda lib: lib.ones(2).addcmul_(lib.ones(3, 2), lib.ones(2)),
      RuntimeError, "output with shape [2] doesn't match the broadcast shape [3, 2]"),
 ]
@@ -127,3 +136,21 @@ def test_domain_errors_are_silent_nan() -> None:
 def test_sub_keeps_float32_with_alpha() -> None:
     assert rg.sub(rg.ones(2), 1.5, alpha=2.5).dtype == rg.float32
     assert rg.add(rg.ones(2), 1.5, alpha=2.5).dtype == rg.float32
+
+
+@pytest.mark.parametrize("name", ["asinh", "acosh", "atanh"])
+def test_inplace_inverse_hyperbolic_refuses_backward(name: str) -> None:
+    # As PyTorch: the in-place forms record their own node (``AsinhBackward1``...) that refuses.
+    x = rg.tensor([0.3, 0.5], requires_grad=True)
+    y = getattr(x * 1.0 + (1.5 if name == "acosh" else 0.0), name + "_")()
+    assert type(y.grad_fn).__name__ == name.capitalize() + "Backward1"
+    message = f"the derivative for 'inplace version of {name}' is not implemented."
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        y.sum().backward()
+
+
+def test_clamp_promotes_bool_and_int_like_torch() -> None:
+    b = rg.tensor([True, False])
+    assert rg.clamp(b, 0, 1).dtype == rg.int64 and rg.clamp(b, 0, 1).tolist() == [1, 0]
+    assert b.clamp_max(1).dtype == rg.int64
+    assert rg.tensor([0, 3]).clamp_min(0.5).dtype == rg.float32

@@ -30,9 +30,12 @@ BOOL_SUB_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not s
 INTEGRAL_ALPHA_ERROR = "For integral input tensors, argument alpha must not be a floating point number."
 
 
+_BOOL = np.dtype(np.bool_)
+
+
 def _sub(a: Any, b: Any, alpha: Any) -> Any:
     # ``a`` and ``b`` are already promoted: a bool result means two bool operands.
-    if a.dtype == np.bool_:
+    if a.dtype is _BOOL:
         raise RuntimeError(BOOL_SUB_ERROR)
     if alpha == 1:
         return np.subtract(a, b)
@@ -42,7 +45,7 @@ def _sub(a: Any, b: Any, alpha: Any) -> Any:
 
 
 def _rsub_scalar(x: Any, other: Any, alpha: Any) -> Any:
-    if x.dtype == np.bool_:
+    if x.dtype is _BOOL:
         raise RuntimeError(BOOL_SUB_ERROR)
     if alpha == 1:
         return np.subtract(other, x)
@@ -164,11 +167,20 @@ relu = Op("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), node="
           grads=(lambda grad, result: grad * (result > 0),))
 
 
+def _clamp_promote(x: Any, *bounds: Any) -> Any:
+    """A scalar bound of a higher category promotes the tensor (int -> float, bool -> int64)."""
+    kind = x.dtype.kind
+    if kind in "biu" and any(type(b) is float for b in bounds):
+        return x.astype(get_default_dtype().np)
+    if kind == "b" and any(type(b) is int for b in bounds):
+        return x.astype(np.int64)
+    return x
+
+
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if x.dtype.kind in "biu" and (type(lo) is float or type(hi) is float):
-        x = x.astype(get_default_dtype().np)
+    x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
         out = np.maximum(out, lo)
@@ -279,12 +291,15 @@ div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "ot
 
 
 def _check_integer_divisor(a: Any, b: Any) -> None:
-    b_arr = np.asarray(b)
-    if np.asarray(a).dtype.kind in "iub" and b_arr.dtype.kind in "iub" and np.any(b_arr == 0):
-        raise RuntimeError("ZeroDivisionError")
+    if np.asarray(a).dtype.kind in "iub":
+        b_arr = np.asarray(b)
+        if b_arr.dtype.kind in "iub" and np.any(b_arr == 0):
+            raise RuntimeError("ZeroDivisionError")
 
 
 def _remainder(a: Any, b: Any) -> Any:
+    if np.asarray(a).dtype is _BOOL:
+        raise _not_implemented_for("remainder_cpu", _BOOL)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
         return np.mod(a, b)
@@ -316,6 +331,8 @@ floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0",
 
 
 def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise _not_implemented_for("clamp_cpu", x.dtype)
     out = x
     if lo is not None:
         out = np.maximum(out, lo)
@@ -425,6 +442,19 @@ atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad 
 asinh = _float_unary("asinh", np.arcsinh, "AsinhBackward0", lambda grad, self: grad * rsqrt(self * self + 1))
 acosh = _float_unary("acosh", np.arccosh, "AcoshBackward0", lambda grad, self: grad * rsqrt(self * self - 1))
 atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: grad / (-self * self + 1))
+
+
+def _inplace_not_implemented(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise RuntimeError(f"the derivative for 'inplace version of {name}' is not implemented.")
+
+    return rule
+
+
+# PyTorch records the in-place inverse hyperbolics with their own nodes, which refuse to differentiate.
+asinh_inplace = _float_unary("asinh", np.arcsinh, "AsinhBackward1", _inplace_not_implemented("asinh"))
+acosh_inplace = _float_unary("acosh", np.arccosh, "AcoshBackward1", _inplace_not_implemented("acosh"))
+atanh_inplace = _float_unary("atanh", np.arctanh, "AtanhBackward1", _inplace_not_implemented("atanh"))
 
 
 def _check_float_binary(kernel: str, a: Any, b: Any) -> None:
@@ -604,6 +634,8 @@ frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,))
 
 
 def _fmod(a: Any, b: Any) -> Any:
+    if a.dtype is _BOOL:
+        raise _not_implemented_for("fmod_cpu", a.dtype)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
         return np.fmod(a, b)
@@ -684,6 +716,8 @@ def _cast_value(value: Any, dtype: np.dtype) -> Any:
 
 
 def _addcmul(x: Any, t1: Any, t2: Any, value: Any) -> Any:
+    if x.dtype is _BOOL:
+        raise _not_implemented_for("addcmul_cpu_out", x.dtype)
     out = np.multiply(t1, t2)
     dtype = np.result_type(x, out)
     v = _cast_value(value, dtype)
@@ -747,8 +781,7 @@ addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tens
 
 def _clamp_one(fn: Any) -> Any:
     def forward(x: np.ndarray, bound: Any) -> np.ndarray:
-        if x.dtype.kind in "biu" and type(bound) is float:
-            x = x.astype(get_default_dtype().np)
+        x = _clamp_promote(x, bound)
         return np.asarray(fn(x, bound)).astype(x.dtype, copy=False)
 
     return forward

@@ -550,6 +550,8 @@ argsort = Op("argsort", _argsort, params=("dim", "descending"))
 
 
 def _topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted: bool) -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
+    if x.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
@@ -571,7 +573,13 @@ def _pick(x: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool) -> tuple[np.n
     return values, idx.astype(np.int64, copy=False)
 
 
+def _refuse_bool(kernel: str, x: np.ndarray) -> None:
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _refuse_bool("kthvalue_cpu", x)
     size = x.shape[dim] if x.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
@@ -588,6 +596,7 @@ kthvalue = Op("kthvalue", _kthvalue, node="KthvalueBackward0", params=("k", "dim
 
 
 def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _refuse_bool("median_out", x)
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
     _check_nonempty_dim(x, dim, "median")
@@ -603,6 +612,7 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
 
 
 def _median_all(x: np.ndarray) -> np.ndarray:
+    _refuse_bool("median_cpu", x)
     if x.size == 0:
         return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
     flat = x.reshape(-1)
@@ -617,6 +627,7 @@ median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "k
 
 
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
+    _refuse_bool("median_cpu", x)
     flat = x.reshape(-1)
     if x.dtype.kind == "f":
         flat = flat[~np.isnan(flat)]
@@ -786,6 +797,8 @@ vector_norm_dtype = Op(
 
 
 def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
+    if a.dtype.kind == "b":
+        raise RuntimeError(_E.BOOL_SUB_ERROR)
     if a.dtype.kind not in "fc":
         raise RuntimeError(
             f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
