@@ -111,17 +111,16 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     >>> rg.rsub(rg.tensor([1.0, 2.0]), 5.0).tolist()
     [4.0, 3.0]
     """
+    from ._dtype import result_type
     from .ops import elementwise as _e
 
-    from ._dtype import result_type
-
     other = _operand(other)
+    x = _t(input)
     if isinstance(other, Tensor):
-        return apply(_e.rsub_tensor, (_t(input), other, alpha))  # type: ignore[no-any-return]
-    input = _t(input)
-    if type(alpha) is float and result_type((input, other)).kind in "iu":  # alpha must not promote
+        return apply(_e.rsub_tensor, (x, other, alpha))  # type: ignore[no-any-return]
+    if type(alpha) is float and result_type((x, other)).kind in "iu":  # alpha must not promote
         raise RuntimeError(_e.INTEGRAL_ALPHA_ERROR)
-    return apply(_e.rsub, (input, other, alpha))  # type: ignore[no-any-return]
+    return apply(_e.rsub, (x, other, alpha))  # type: ignore[no-any-return]
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -154,3 +154,27 @@ def test_clamp_promotes_bool_and_int_like_torch() -> None:
     assert rg.clamp(b, 0, 1).dtype == rg.int64 and rg.clamp(b, 0, 1).tolist() == [1, 0]
     assert b.clamp_max(1).dtype == rg.int64
     assert rg.tensor([0, 3]).clamp_min(0.5).dtype == rg.float32
+
+
+# -- numerical edge cases ----------------------------------------------------------------------
+
+
+def test_erf_family_accuracy_against_torch() -> None:
+    torch = torch_or_skip()
+    x = np.concatenate([np.linspace(-7, 7, 20001), [-1e-300, 0.0, 1e-300, 26.5, -30.0, np.inf, -np.inf, np.nan]])
+    for name, rtol in (("erf", 2e-15), ("erfc", 1e-14)):
+        ours = getattr(rg.tensor(x), name)().numpy()
+        ref = getattr(torch.tensor(x), name)().numpy()
+        np.testing.assert_allclose(ours, ref, rtol=rtol, atol=1e-300, equal_nan=True)
+    y = np.concatenate([np.linspace(-1, 1, 20001), 1 - np.logspace(-16, -1, 300), np.logspace(-300, -1, 300),
+                        [np.nan, 1.5, -2.0]])
+    np.testing.assert_allclose(rg.tensor(y).erfinv().numpy(), torch.tensor(y).erfinv().numpy(), rtol=5e-15,
+                               atol=1e-300, equal_nan=True)
+
+
+def test_erfinv_inverts_erf() -> None:
+    x = np.linspace(-5.0, 5.0, 4001)
+    roundtrip = rg.tensor(x).erf().erfinv().numpy()
+    # erf (relative error ~1e-15) is flat in the tails: the achievable accuracy is that / erf'(x).
+    tolerance = 1.5e-15 / (2 / np.sqrt(np.pi) * np.exp(-x * x)) + 1e-15
+    assert np.all(np.abs(roundtrip - x) <= tolerance)

@@ -245,3 +245,34 @@ def test_dim_ops_match_torch(name: str, fn: Callable[..., Any], case: tuple[tupl
     out.backward(rg.tensor(cotangent))
     expected.backward(torch.tensor(cotangent))
     np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+# -- 0-d inputs (the op database's samples are at least 1-d) ------------------------------------
+
+ZERO_DIM: list[tuple[str, Callable[..., Any]]] = [
+    ("prod", lambda lib, x: x.prod()), ("prod_dim", lambda lib, x: x.prod(0)),
+    ("var_correction0", lambda lib, x: x.var(correction=0)), ("amax", lambda lib, x: x.amax()),
+    ("amin_dim", lambda lib, x: lib.amin(x, 0)), ("sort", lambda lib, x: x.sort().values),
+    ("topk", lambda lib, x: x.topk(1).values), ("kthvalue", lambda lib, x: x.kthvalue(1).values),
+    ("median", lambda lib, x: x.median()), ("median_dim", lambda lib, x: x.median(0).values),
+    ("mode", lambda lib, x: x.mode().values), ("logsumexp", lambda lib, x: x.logsumexp(0)),
+    ("norm", lambda lib, x: x.norm(3)), ("cumsum", lambda lib, x: x.cumsum(0)),
+    ("cumprod", lambda lib, x: lib.cumprod(x, -1)), ("nansum", lambda lib, x: x.nansum()),
+    ("erfinv", lambda lib, x: x.erfinv()), ("lerp", lambda lib, x: x.lerp(x * 2, 0.3)),
+    ("addcdiv", lambda lib, x: lib.addcdiv(x, x, x + 1)), ("atan2", lambda lib, x: lib.atan2(x, x + 1)),
+    ("round_decimals", lambda lib, x: x.round(decimals=2)), ("float_power", lambda lib, x: x.float_power(2)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), ZERO_DIM, ids=[z[0] for z in ZERO_DIM])
+def test_zero_dim_matches_torch(name: str, fn: Callable[..., Any]) -> None:
+    torch = torch_or_skip()
+    mine, theirs = rg.tensor(0.375, dtype=rg.float64, requires_grad=True), torch.tensor(0.375, requires_grad=True,
+                                                                                          dtype=torch.float64)
+    out, ref = fn(rg, mine), fn(torch, theirs)
+    assert tuple(out.shape) == tuple(ref.shape) == ()
+    assert type(out.grad_fn).__name__ == type(ref.grad_fn).__name__
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    out.backward()
+    ref.backward()
+    np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-10)

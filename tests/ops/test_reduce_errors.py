@@ -128,3 +128,15 @@ def test_degrees_of_freedom_warning(name: str) -> None:
 def test_nuclear_norm_is_not_silently_wrong() -> None:
     with pytest.raises(NotImplementedError, match="nuc"):
         rg.ones(2, 3).norm("nuc")
+
+
+def test_logsumexp_of_huge_inputs_is_finite() -> None:
+    data = [[1e4, -1e4, 1e4], [-1e4, -1e4 + 1.0, -1e4]]
+    expected = [1e4 + np.log(2), -1e4 + 1 + np.log1p(2 * np.exp(-1))]
+    for dtype, rtol in ((rg.float64, 1e-11), (rg.float32, 1e-3)):  # 1e4 has an ulp of 2e-12 / 1e-3
+        x = rg.tensor(data, dtype=dtype, requires_grad=True)
+        out = x.logsumexp(1)
+        out.sum().backward()
+        assert np.all(np.isfinite(out.detach().numpy())) and np.all(np.isfinite(x.grad.numpy()))
+        np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-7)
+        np.testing.assert_allclose(x.grad.numpy().sum(1), [1.0, 1.0], rtol=rtol)
