@@ -1392,8 +1392,11 @@ class Tensor:
         values, indices = _apply(_R.median_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.median(values, indices)
 
-    def nanmedian(self) -> Tensor:
-        return _apply(_R.nanmedian_all, (self,))
+    def nanmedian(self, dim: Any = None, keepdim: Any = False) -> Any:
+        if dim is None:
+            return _apply(_R.nanmedian_all, (self,))
+        values, indices = _apply(_R.nanmedian_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.nanmedian(values, indices)
 
     def mode(self, dim: Any = -1, keepdim: Any = False) -> Any:
         values, indices = _apply(_R.mode, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))

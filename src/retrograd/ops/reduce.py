@@ -639,6 +639,24 @@ def _nanmedian_all(x: np.ndarray) -> np.ndarray:
 nanmedian_all = Op("nanmedian", _nanmedian_all, node="NanmedianBackward0", grads=(_evenly_distribute,))
 
 
+def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The lower median of each slice's non-NaN values (NaN only where a slice is all NaN)."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    _refuse_bool("median_out", x)
+    _check_nonempty_dim(x, dim, "nanmedian")
+    order = sort_indices(x, dim, False)  # NaN sorts last
+    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind == "f" else x.shape[dim]
+    position = np.maximum(valid - 1, 0) // 2
+    if np.ndim(position) == 0:
+        position = np.full(_keepdim_shape(x.shape, (dim,)), position)
+    return _pick(x, np.take_along_axis(order, position, axis=dim), dim, keepdim)
+
+
+nanmedian_dim = Op("nanmedian", _nanmedian_dim, node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
+                   differentiable_outputs=(True, False), grads=_selecting_grad)
+
+
 def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     """Most frequent value along ``dim`` (the smallest among equally frequent ones), at its last index."""
     if x.ndim == 0:

@@ -40,3 +40,8 @@ class median(NamedTuple):  # noqa: N801
 class mode(NamedTuple):  # noqa: N801
     values: Tensor
     indices: Tensor
+
+
+class nanmedian(NamedTuple):  # noqa: N801
+    values: Tensor
+    indices: Tensor
