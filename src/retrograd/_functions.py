@@ -40,8 +40,15 @@ _METHOD_FUNCTIONS = (
     "logical_or eq ne lt le gt ge greater less remainder numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
-_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = ()
-_REDUCTION_FUNCTIONS: tuple[str, ...] = ()
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
+    "square rsqrt expm1 log1p log2 log10 exp2 sinh cosh tan asin acos atan asinh acosh atanh arcsin arccos "
+    "arctan arcsinh arccosh arctanh erf erfc erfinv floor ceil round trunc fix frac fmod lerp "
+    "nan_to_num".split()
+)
+_REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
+    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode logsumexp cumsum cumprod "
+    "all any count_nonzero dist nansum nanmean".split()
+)
 _SHAPE_FUNCTIONS: tuple[str, ...] = ()
 _LINALG_FUNCTIONS: tuple[str, ...] = ()
 
@@ -49,6 +56,191 @@ for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS
               *_LINALG_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
+
+
+# -- elementwise functions that take several tensors or a number first ------------------------
+
+
+def _other(name: str, value: Any) -> Tensor:
+    from .ops.elementwise import require_tensor
+
+    return require_tensor(name, value, 2)  # type: ignore[no-any-return]
+
+
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001, A002
+    """``input ** exponent``; ``input`` may be a Python number when ``exponent`` is a tensor.
+
+    >>> import retrograd as rg
+    >>> rg.pow(2, rg.tensor([1.0, 3.0])).tolist()
+    [2.0, 8.0]
+    """
+    if isinstance(input, Tensor):
+        return input.pow(exponent)
+    return _t(exponent).__rpow__(input)  # type: ignore[no-any-return]
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """``pow`` computed in float64 (both operands are cast to double).
+
+    >>> import retrograd as rg
+    >>> rg.float_power(rg.tensor([2.0]), 2).dtype
+    torch.float64
+    """
+    from ._dtype import float64
+
+    if isinstance(input, Tensor):
+        return input.float_power(exponent)
+    return pow(float(input), _t(exponent).to(float64))
+
+
+def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """Python's modulus (the result has the divisor's sign); ``input`` may be a number.
+
+    >>> import retrograd as rg
+    >>> rg.remainder(rg.tensor([-3.0, 5.0]), 2).tolist()
+    [1.0, 1.0]
+    """
+    if isinstance(input, Tensor):
+        return input.remainder(other)
+    return _t(other).__rmod__(input)  # type: ignore[no-any-return]
+
+
+def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """``other - alpha * input``.
+
+    >>> import retrograd as rg
+    >>> rg.rsub(rg.tensor([1.0, 2.0]), 5.0).tolist()
+    [4.0, 3.0]
+    """
+    from ._dtype import result_type
+    from .ops import elementwise as _e
+
+    other = _operand(other)
+    x = _t(input)
+    if isinstance(other, Tensor):
+        return apply(_e.rsub_tensor, (x, other, alpha))  # type: ignore[no-any-return]
+    if type(alpha) is float and result_type((x, other)).kind in "iu":  # alpha must not promote
+        raise RuntimeError(_e.INTEGRAL_ALPHA_ERROR)
+    return apply(_e.rsub, (x, other, alpha))  # type: ignore[no-any-return]
+
+
+def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``atan(input / other)`` in the right quadrant.
+
+    >>> import retrograd as rg
+    >>> rg.atan2(rg.tensor([1.0]), rg.tensor([-1.0]))
+    tensor([2.3562])
+    """
+    return _t(input).atan2(_other("atan2", other))
+
+
+arctan2 = atan2
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``sqrt(input**2 + other**2)``.
+
+    >>> import retrograd as rg
+    >>> rg.hypot(rg.tensor([3.0]), rg.tensor([4.0])).tolist()
+    [5.0]
+    """
+    return _t(input).hypot(_other("hypot", other))
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``log(exp(input) + exp(other))``, computed stably.
+
+    >>> import retrograd as rg
+    >>> rg.logaddexp(rg.tensor([1000.0]), rg.tensor([1000.0])).tolist()
+    [1000.6931762695312]
+    """
+    return _t(input).logaddexp(_other("logaddexp", other))
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise ``log2(2**input + 2**other)``, computed stably."""
+    return _t(input).logaddexp2(_other("logaddexp2", other))
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 * tensor2``.
+
+    >>> import retrograd as rg
+    >>> rg.addcmul(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 5.0]), value=0.5).tolist()
+    [5.0, 8.5]
+    """
+    return _t(input).addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
+    """``input + value * tensor1 / tensor2``.
+
+    >>> import retrograd as rg
+    >>> rg.addcdiv(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 6.0])).tolist()
+    [1.5, 1.5]
+    """
+    return _t(input).addcdiv(tensor1, tensor2, value=value)
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``max(input, min)``; ``min`` may be a tensor."""
+    return _t(input).clamp_min(min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """Elementwise ``min(input, max)``; ``max`` may be a tensor."""
+    return _t(input).clamp_max(max)
+
+
+# -- reductions with several outputs or no method ---------------------------------------------
+
+
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim`` in one pass (a plain tuple, as in PyTorch).
+
+    >>> import retrograd as rg
+    >>> v, m = rg.var_mean(rg.tensor([1.0, 2.0, 3.0]))
+    >>> v.item(), m.item()
+    (1.0, 2.0)
+    """
+    from .ops import reduce as _r
+
+    return tuple(apply(_r.var_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
+
+
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,  # noqa: A002
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim`` in one pass (a plain tuple, as in PyTorch).
+
+    >>> import retrograd as rg
+    >>> s, m = rg.std_mean(rg.tensor([1.0, 3.0]), unbiased=False)
+    >>> s.item(), m.item()
+    (1.0, 2.0)
+    """
+    from .ops import reduce as _r
+
+    return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """``log(sum(exp(input), dim))`` computed stably (finite for inputs of any magnitude).
+
+    >>> import retrograd as rg
+    >>> rg.logsumexp(rg.tensor([1e4, 1e4]), 0).item()
+    10000.693359375
+    """
+    return _t(input).logsumexp(dim, keepdim)
+
+
+def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
+    """``(input - other).norm(p)`` over all elements (the operands broadcast).
+
+    >>> import retrograd as rg
+    >>> rg.dist(rg.tensor([0.0, 0.0]), rg.tensor([3.0, 4.0])).item()
+    5.0
+    """
+    return _t(input).dist(_other("dist", other), p)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -596,10 +596,7 @@ class Tensor:
         return _as_tensor_like(other, self).div(self, rounding_mode="floor")
 
     def __mod__(self, other: Any) -> Any:
-        return _apply(_E.remainder, (self, _operand(other)))
-
-    def remainder(self, other: Any) -> Tensor:
-        return _apply(_E.remainder, (self, _operand(other)))
+        return self.remainder(other)
 
     def __pow__(self, exponent: Any) -> Any:
         return self.pow(exponent)
@@ -778,10 +775,14 @@ class Tensor:
     clip = clamp
 
     def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
-        return self.clamp(min=min)
+        if isinstance(min, Tensor):
+            return _apply(_E.clamp_min_tensor, (self, min))
+        return _apply(_E.clamp_min_scalar, (self, _scalar_value(min)))
 
     def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
-        return self.clamp(max=max)
+        if isinstance(max, Tensor):
+            return _apply(_E.clamp_max_tensor, (self, max))
+        return _apply(_E.clamp_max_scalar, (self, _scalar_value(max)))
 
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
@@ -848,6 +849,8 @@ class Tensor:
         return _apply_inplace(_E.relu, (self,))
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _apply_inplace(_E.clamp_tensor, (self, min, max))
         return _apply_inplace(_E.clamp, (self, min, max))
 
     clip_ = clamp_
@@ -904,8 +907,11 @@ class Tensor:
         return _apply(_R.argmin, (self, d, keepdim))
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
-        ord_ = 2.0 if p in ("fro", None) else float(p)
-        return _apply(_R.vector_norm, (self, ord_, _R.normalize_dims(dim, self._data.ndim), keepdim))
+        ord_ = _R.norm_order(p, dim)
+        dims = _R.normalize_dims(dim, self._data.ndim)
+        if dtype is not None:
+            return _apply(_R.vector_norm_dtype, (self, ord_, dims, keepdim, _R.norm_dtype(self, dtype)))
+        return _apply(_R.vector_norm, (self, ord_, dims, keepdim))
 
     def sum_to_size(self, *size: Any) -> Tensor:
         shape = _sizes(size)
@@ -1057,8 +1063,397 @@ class Tensor:
         return _apply(_ops.nn.log_softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
 
     # -- more elementwise ops (keep this block for elementwise methods) ---------------------------
+    def square(self) -> Tensor:
+        x = self.to(_dtype.int64) if self._data.dtype == np.bool_ else self
+        return _apply(_E.pow_scalar, (x, 2))
+
+    def square_(self) -> Tensor:
+        return _apply_inplace(_E.pow_scalar, (self, 2))
+
+    def float_power(self, exponent: Any) -> Tensor:
+        exponent = _operand(exponent)
+        base = self.to(_dtype.float64)
+        if isinstance(exponent, Tensor):
+            return _apply(_E.pow_tensor, (base, exponent.to(_dtype.float64)))
+        return _apply(_E.pow_scalar, (base, float(exponent)))
+
+    def float_power_(self, exponent: Any) -> Tensor:
+        if self._data.dtype != np.float64:
+            raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self._data.dtype)} "
+                               "but the operation's result requires dtype Double")
+        exponent = _operand(exponent)
+        if isinstance(exponent, Tensor):
+            return _apply_inplace(_E.pow_tensor, (self, exponent.to(_dtype.float64)))
+        return _apply_inplace(_E.pow_scalar, (self, float(exponent)))
+
+    def reciprocal_(self) -> Tensor:
+        return _apply_inplace(_E.reciprocal, (self,))
+
+    def rsqrt(self) -> Tensor:
+        return _apply(_E.rsqrt, (self,))
+
+    def rsqrt_(self) -> Tensor:
+        return _apply_inplace(_E.rsqrt, (self,))
+
+    def expm1(self) -> Tensor:
+        return _apply(_E.expm1, (self,))
+
+    def expm1_(self) -> Tensor:
+        return _apply_inplace(_E.expm1, (self,))
+
+    def log1p(self) -> Tensor:
+        return _apply(_E.log1p, (self,))
+
+    def log1p_(self) -> Tensor:
+        return _apply_inplace(_E.log1p, (self,))
+
+    def log2(self) -> Tensor:
+        return _apply(_E.log2, (self,))
+
+    def log2_(self) -> Tensor:
+        return _apply_inplace(_E.log2, (self,))
+
+    def log10(self) -> Tensor:
+        return _apply(_E.log10, (self,))
+
+    def log10_(self) -> Tensor:
+        return _apply_inplace(_E.log10, (self,))
+
+    def exp2(self) -> Tensor:
+        return _apply(_E.exp2, (self,))
+
+    def exp2_(self) -> Tensor:
+        return _apply_inplace(_E.exp2, (self,))
+
+    def sinh(self) -> Tensor:
+        return _apply(_E.sinh, (self,))
+
+    def sinh_(self) -> Tensor:
+        return _apply_inplace(_E.sinh, (self,))
+
+    def cosh(self) -> Tensor:
+        return _apply(_E.cosh, (self,))
+
+    def cosh_(self) -> Tensor:
+        return _apply_inplace(_E.cosh, (self,))
+
+    def tan(self) -> Tensor:
+        return _apply(_E.tan, (self,))
+
+    def tan_(self) -> Tensor:
+        return _apply_inplace(_E.tan, (self,))
+
+    def asin(self) -> Tensor:
+        return _apply(_E.asin, (self,))
+
+    def asin_(self) -> Tensor:
+        return _apply_inplace(_E.asin, (self,))
+
+    def acos(self) -> Tensor:
+        return _apply(_E.acos, (self,))
+
+    def acos_(self) -> Tensor:
+        return _apply_inplace(_E.acos, (self,))
+
+    def atan(self) -> Tensor:
+        return _apply(_E.atan, (self,))
+
+    def atan_(self) -> Tensor:
+        return _apply_inplace(_E.atan, (self,))
+
+    def asinh(self) -> Tensor:
+        return _apply(_E.asinh, (self,))
+
+    def asinh_(self) -> Tensor:
+        return _apply_inplace(_E.asinh_inplace, (self,))
+
+    def acosh(self) -> Tensor:
+        return _apply(_E.acosh, (self,))
+
+    def acosh_(self) -> Tensor:
+        return _apply_inplace(_E.acosh_inplace, (self,))
+
+    def atanh(self) -> Tensor:
+        return _apply(_E.atanh, (self,))
+
+    def atanh_(self) -> Tensor:
+        return _apply_inplace(_E.atanh_inplace, (self,))
+
+    arcsin, arcsin_, arccos, arccos_, arctan, arctan_ = asin, asin_, acos, acos_, atan, atan_
+    arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_ = asinh, asinh_, acosh, acosh_, atanh, atanh_
+
+    def atan2(self, other: Tensor) -> Tensor:
+        return _apply(_E.atan2, (self, _E.require_tensor("atan2", other, 1)))
+
+    def atan2_(self, other: Tensor) -> Tensor:
+        return _apply_inplace(_E.atan2, (self, _E.require_tensor("atan2_", other, 1)))
+
+    arctan2, arctan2_ = atan2, atan2_
+
+    def hypot(self, other: Tensor) -> Tensor:
+        return _apply(_E.hypot, (self, _E.require_tensor("hypot", other, 1)))
+
+    def hypot_(self, other: Tensor) -> Tensor:
+        return _apply_inplace(_E.hypot, (self, _E.require_tensor("hypot_", other, 1)))
+
+    def logaddexp(self, other: Tensor) -> Tensor:
+        return _apply(_E.logaddexp, (self, _E.require_tensor("logaddexp", other, 1)))
+
+    def logaddexp2(self, other: Tensor) -> Tensor:
+        return _apply(_E.logaddexp2, (self, _E.require_tensor("logaddexp2", other, 1)))
+
+    def erf(self) -> Tensor:
+        return _apply(_E.erf, (self,))
+
+    def erf_(self) -> Tensor:
+        return _apply_inplace(_E.erf, (self,))
+
+    def erfc(self) -> Tensor:
+        return _apply(_E.erfc, (self,))
+
+    def erfc_(self) -> Tensor:
+        return _apply_inplace(_E.erfc, (self,))
+
+    def erfinv(self) -> Tensor:
+        return _apply(_E.erfinv, (self,))
+
+    def erfinv_(self) -> Tensor:
+        return _apply_inplace(_E.erfinv, (self,))
+
+    def sign_(self) -> Tensor:
+        return _apply_inplace(_E.sign, (self,))
+
+    def floor(self) -> Tensor:
+        return _apply(_E.floor, (self,))
+
+    def floor_(self) -> Tensor:
+        return _apply_inplace(_E.floor, (self,))
+
+    def ceil(self) -> Tensor:
+        return _apply(_E.ceil, (self,))
+
+    def ceil_(self) -> Tensor:
+        return _apply_inplace(_E.ceil, (self,))
+
+    def round(self, *, decimals: Any = 0) -> Tensor:
+        if decimals == 0:
+            return _apply(_E.round_op, (self,))
+        return _apply(_E.round_decimals, (self, int(decimals)))
+
+    def round_(self, *, decimals: Any = 0) -> Tensor:
+        if decimals == 0:
+            return _apply_inplace(_E.round_op, (self,))
+        return _apply_inplace(_E.round_decimals, (self, int(decimals)))
+
+    def trunc(self) -> Tensor:
+        return _apply(_E.trunc, (self,))
+
+    def trunc_(self) -> Tensor:
+        return _apply_inplace(_E.trunc, (self,))
+
+    fix, fix_ = trunc, trunc_
+
+    def frac(self) -> Tensor:
+        return _apply(_E.frac, (self,))
+
+    def frac_(self) -> Tensor:
+        return _apply_inplace(_E.frac, (self,))
+
+    def fmod(self, other: Any) -> Tensor:
+        other = _operand(other)
+        if isinstance(other, Tensor):
+            return _apply(_E.fmod, (self, other))
+        return _apply(_E.fmod_scalar, (self, other))
+
+    def fmod_(self, other: Any) -> Tensor:
+        other = _operand(other)
+        if isinstance(other, Tensor):
+            return _apply_inplace(_E.fmod, (self, other))
+        return _apply_inplace(_E.fmod_scalar, (self, other))
+
+    def remainder(self, other: Any) -> Tensor:
+        other = _operand(other)
+        if isinstance(other, Tensor):
+            return _apply(_E.remainder, (self, other))
+        return _apply(_E.remainder_scalar, (self, other))
+
+    def remainder_(self, other: Any) -> Tensor:
+        other = _operand(other)
+        if isinstance(other, Tensor):
+            return _apply_inplace(_E.remainder, (self, other))
+        return _apply_inplace(_E.remainder_scalar, (self, other))
+
+    def __rmod__(self, other: Any) -> Any:
+        other = _operand(other)
+        if other is NotImplemented or isinstance(other, Tensor):
+            return NotImplemented
+        return _apply(_E.remainder_scalar_self, (self, other))
+
+    def __imod__(self, other: Any) -> Tensor:
+        return self.remainder_(other)
+
+    def lerp(self, end: Tensor, weight: Any) -> Tensor:
+        weight = _operand(weight)
+        if isinstance(weight, Tensor):
+            return _apply(_E.lerp_tensor, (self, end, weight))
+        return _apply(_E.lerp_scalar, (self, end, weight))
+
+    def lerp_(self, end: Tensor, weight: Any) -> Tensor:
+        weight = _operand(weight)
+        if isinstance(weight, Tensor):
+            return _apply_inplace(_E.lerp_tensor, (self, end, weight))
+        return _apply_inplace(_E.lerp_scalar, (self, end, weight))
+
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return _apply(_E.addcmul, (self, tensor1, tensor2, value))
+
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return _apply_inplace(_E.addcmul, (self, tensor1, tensor2, value))
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return _apply(_E.addcdiv, (self, tensor1, tensor2, value))
+
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        return _apply_inplace(_E.addcdiv, (self, tensor1, tensor2, value))
+
+    def nan_to_num(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
+        return _apply(_E.nan_to_num, (self, nan, posinf, neginf))
+
+    def nan_to_num_(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
+        return _apply_inplace(_E.nan_to_num, (self, nan, posinf, neginf))
+
+    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
+        if isinstance(min, Tensor):
+            return _apply_inplace(_E.clamp_min_tensor, (self, min))
+        return _apply_inplace(_E.clamp_min_scalar, (self, _scalar_value(min)))
+
+    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
+        if isinstance(max, Tensor):
+            return _apply_inplace(_E.clamp_max_tensor, (self, max))
+        return _apply_inplace(_E.clamp_max_scalar, (self, _scalar_value(max)))
+
+    def subtract_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return self.sub_(other, alpha=alpha)
+
+    def true_divide_(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    divide_ = true_divide_
 
     # -- more reductions (keep this block for reduction methods) ----------------------------------
+    def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        if dim is None:
+            return _apply(_R.prod_all, (self, np_dtype))
+        return _apply(_R.prod_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim, np_dtype))
+
+    def _var_args(self, dim: Any, unbiased: Any, keepdim: Any, correction: Any) -> tuple[Any, ...]:
+        if isinstance(dim, bool):  # var(unbiased)
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError("var() received an invalid combination of arguments - got both 'unbiased' and "
+                            "'correction'; pass only one of them")
+        if correction is None:
+            correction = 0 if unbiased is False else 1
+        return self, _R.normalize_dims(dim, self._data.ndim), correction, keepdim
+
+    def var(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
+        return _apply(_R.var, self._var_args(dim, unbiased, keepdim, correction))
+
+    def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
+        return _apply(_R.std, self._var_args(dim, unbiased, keepdim, correction))
+
+    def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor:
+        return _apply(_R.amax, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor:
+        return _apply(_R.amin, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def sort(self, dim: Any = -1, descending: Any = False, *, stable: Any = None) -> Any:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        if stable is None:
+            values, indices = _apply(_R.sort, (self, d, bool(descending)))
+        else:
+            values, indices = _apply(_R.sort_stable, (self, d, bool(descending), bool(stable)))
+        return _ops.return_types.sort(values, indices)
+
+    def argsort(self, dim: Any = -1, descending: Any = False, *, stable: Any = False) -> Tensor:
+        return _apply(_R.argsort, (self, _R.normalize_dim(dim, self._data.ndim), bool(descending)))
+
+    def msort(self) -> Tensor:
+        return self.sort(0).values
+
+    def topk(self, k: Any, dim: Any = -1, largest: Any = True, sorted: Any = True) -> Any:  # noqa: A002
+        d = _R.normalize_dim(dim, self._data.ndim)
+        values, indices = _apply(_R.topk, (self, int(k), d, bool(largest), bool(sorted)))
+        return _ops.return_types.topk(values, indices)
+
+    def kthvalue(self, k: Any, dim: Any = -1, keepdim: Any = False) -> Any:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        values, indices = _apply(_R.kthvalue, (self, int(k), d, keepdim))
+        return _ops.return_types.kthvalue(values, indices)
+
+    def median(self, dim: Any = None, keepdim: Any = False) -> Any:
+        if dim is None:
+            return _apply(_R.median_all, (self,))
+        values, indices = _apply(_R.median_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.median(values, indices)
+
+    def nanmedian(self, dim: Any = None, keepdim: Any = False) -> Any:
+        if dim is None:
+            return _apply(_R.nanmedian_all, (self,))
+        values, indices = _apply(_R.nanmedian_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.nanmedian(values, indices)
+
+    def mode(self, dim: Any = -1, keepdim: Any = False) -> Any:
+        values, indices = _apply(_R.mode, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.mode(values, indices)
+
+    def logsumexp(self, dim: Any, keepdim: Any = False) -> Tensor:
+        return _apply(_R.logsumexp, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def cumsum(self, dim: Any, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        return _apply(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
+
+    def cumsum_(self, dim: Any, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        _E.check_inplace_dtype(self, np_dtype)
+        return _apply_inplace(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
+
+    def cumprod(self, dim: Any, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        return _apply(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
+
+    def cumprod_(self, dim: Any, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        _E.check_inplace_dtype(self, np_dtype)
+        return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
+
+    def all(self, dim: Any = None, keepdim: Any = False) -> Tensor:
+        return _apply(_R.all_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def any(self, dim: Any = None, keepdim: Any = False) -> Tensor:
+        return _apply(_R.any_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        return _apply(_R.count_nonzero, (self, _R.normalize_dims(dim, self._data.ndim)))
+
+    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
+        return _apply(_R.dist, (self, _E.require_tensor("dist", other, 1), float(p)))
+
+    def nansum(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        return _apply(_R.nansum, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
+
+    def nanmean(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
+        x = self if dtype is None else self.to(dtype)
+        if x._data.dtype.kind not in "fc":
+            raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                               f"{_dtype.scalar_type_name(x._data.dtype)}")
+        dims = _R.normalize_dims(dim, self._data.ndim)
+        count = _apply(_R.sum_dim, (Tensor._make(~np.isnan(x._data)), dims, keepdim, None))
+        return x.nansum(dim, keepdim) / count
 
     # -- more shape and indexing ops (keep this block for shape/indexing methods) -----------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, get_default_dtype, scalar_type_name
+from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, scalar_type_name
 from .op import Op
 
 where: Op  # defined below; rules refer to it
@@ -20,12 +20,42 @@ sigmoid_backward: Op
 # -- arithmetic -------------------------------------------------------------------------------
 
 
+def _times_alpha(b: Any, alpha: Any) -> Any:
+    # A Python number stays one (a NumPy float64 scalar would promote a float32 tensor).
+    return b * alpha if type(b) is not np.ndarray else np.multiply(b, alpha)
+
+
 def _add(a: Any, b: Any, alpha: Any) -> Any:
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+    return np.add(a, b) if alpha == 1 else np.add(a, _times_alpha(b, alpha))
+
+
+BOOL_SUB_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                  "Use the `^` or `logical_xor()` operator instead.")
+INTEGRAL_ALPHA_ERROR = "For integral input tensors, argument alpha must not be a floating point number."
+
+
+_BOOL = np.dtype(np.bool_)
 
 
 def _sub(a: Any, b: Any, alpha: Any) -> Any:
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+    # ``a`` and ``b`` are already promoted: a bool result means two bool operands.
+    if a.dtype is _BOOL:
+        raise RuntimeError(BOOL_SUB_ERROR)
+    if alpha == 1:
+        return np.subtract(a, b)
+    if type(alpha) is float and a.dtype.kind in "iu":
+        raise RuntimeError(INTEGRAL_ALPHA_ERROR)
+    return np.subtract(a, _times_alpha(b, alpha))
+
+
+def _rsub_scalar(x: Any, other: Any, alpha: Any) -> Any:
+    if x.dtype is _BOOL:
+        raise RuntimeError(BOOL_SUB_ERROR)
+    if alpha == 1:
+        return np.subtract(other, x)
+    if type(alpha) is float and x.dtype.kind in "iu":
+        raise RuntimeError(INTEGRAL_ALPHA_ERROR)
+    return np.subtract(other, x * alpha)
 
 
 def _scaled(grad: Any, alpha: Any) -> Any:
@@ -41,8 +71,7 @@ sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("al
                 lambda grad, alpha: -_scaled(grad, alpha)))
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
-rsub = Op("rsub", lambda x, other, alpha: np.subtract(other, x if alpha == 1 else x * alpha),
-          node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
+rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
           grads=(lambda grad, alpha: -_scaled(grad, alpha),))
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
@@ -127,7 +156,23 @@ def _sigmoid(x: Any) -> Any:
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
              grads=(lambda grad, result: sigmoid_backward(grad, result),))
 
-sign = Op("sign", np.sign, node="SignBackward0", grads=(lambda grad: grad * 0,))
+def _zeros_like(grad: Any) -> Any:
+    """A fresh zero gradient (PyTorch's ``zeros_like(grad)``: no NaN from ``inf * 0``)."""
+    from ..tensor import Tensor
+
+    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "b":
+        return x.copy()
+    out = np.asarray(np.sign(x))
+    if x.dtype.kind == "f":
+        out[np.isnan(out)] = 0  # PyTorch: sign(nan) == 0
+    return out
+
+
+sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,))
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),))
@@ -136,11 +181,20 @@ relu = Op("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), node="
           grads=(lambda grad, result: grad * (result > 0),))
 
 
+def _clamp_promote(x: Any, *bounds: Any) -> Any:
+    """A scalar bound of a higher category promotes the tensor (int -> float, bool -> int64)."""
+    kind = x.dtype.kind
+    if kind in "biu" and any(type(b) is float for b in bounds):
+        return x.astype(get_default_dtype().np)
+    if kind == "b" and any(type(b) is int for b in bounds):
+        return x.astype(np.int64)
+    return x
+
+
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if x.dtype.kind in "biu" and (type(lo) is float or type(hi) is float):
-        x = x.astype(get_default_dtype().np)
+    x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
         out = np.maximum(out, lo)
@@ -238,9 +292,8 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
     if rounding_mode == "trunc":
         q = np.true_divide(a, b)
         out = np.trunc(q)
-        if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
-            return np.asarray(out).astype(np.result_type(a, b))
-        return out
+        integral = np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu"
+        return np.asarray(out).astype(np.result_type(a, b)) if integral else out
     raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
     )
@@ -251,18 +304,49 @@ div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "ot
                   dtype="promote", grads=(lambda grad: grad * 0, lambda grad: grad * 0))
 
 
+def _check_integer_divisor(a: Any, b: Any) -> None:
+    if np.asarray(a).dtype.kind in "iub":
+        b_arr = np.asarray(b)
+        if b_arr.dtype.kind in "iub" and np.any(b_arr == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
 def _remainder(a: Any, b: Any) -> Any:
-    return np.mod(a, b)
+    if np.asarray(a).dtype is _BOOL:
+        raise _not_implemented_for("remainder_cpu", _BOOL)
+    _check_integer_divisor(a, b)
+    with np.errstate(all="ignore"):
+        return np.mod(a, b)
 
 
 remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad,
                       lambda grad, self, other: -grad * (self / other).floor()))
 
-floor = Op("floor", np.floor, node="FloorBackward0", grads=(lambda grad: grad * 0,))
+def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
+
+
+def _rounding(kernel: str, fn: Any) -> Any:
+    """Rounding forwards: integers are returned as they are, bools are refused (as PyTorch)."""
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        kind = x.dtype.kind
+        if kind == "b":
+            raise _not_implemented_for(kernel, x.dtype)
+        if kind in "iu":
+            return x.copy()
+        return fn(x)
+
+    return forward
+
+
+floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,))
 
 
 def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise _not_implemented_for("clamp_cpu", x.dtype)
     out = x
     if lo is not None:
         out = np.maximum(out, lo)
@@ -297,3 +381,464 @@ def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
                   grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad))
+
+# =============================================================================================
+# More elementwise ops: subtraction/division variants, unary math, rounding, erf family,
+# three-input ops (lerp, addcmul, addcdiv), clamp_min/clamp_max, nan_to_num.
+# =============================================================================================
+
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+_SQRT_PI = float(np.sqrt(np.pi))
+_TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
+
+
+def _const(array: np.ndarray) -> Any:
+    """A constant (non-differentiable) tensor built from data inside a backward rule."""
+    from ..tensor import Tensor
+
+    return Tensor._make(array)
+
+
+def require_tensor(name: str, value: Any, position: int) -> Any:
+    """PyTorch's TypeError for a binary op whose ``other`` must be a tensor (no Python numbers)."""
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value
+    raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def _quiet(fn: Any) -> Any:
+    """Run a NumPy function without floating-point warnings: PyTorch returns nan/inf silently."""
+
+    def forward(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    forward.__name__ = getattr(fn, "__name__", "forward")
+    return forward
+
+
+# -- rsub with two tensors ----------------------------------------------------------------------
+
+
+def _rsub_tensor(a: Any, b: Any, alpha: Any) -> Any:
+    return _sub(b, a, alpha)
+
+
+# ``torch.rsub(input, other, alpha)`` = ``other - alpha * input``.
+rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "other"), params=("alpha",),
+                 dtype="promote",
+                 grads=(lambda grad, alpha: -_scaled(grad, alpha),
+                        lambda grad: grad))
+
+# -- unary math -------------------------------------------------------------------------------
+
+
+def _float_unary(name: str, fn: Any, node: str, grad: Any) -> Op:
+    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,))
+
+
+rsqrt = _float_unary("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), "RsqrtBackward0",
+                     lambda grad, result: grad * (result * result * result) * -0.5)
+expm1 = _float_unary("expm1", np.expm1, "Expm1Backward0", lambda grad, result: grad * (result + 1))
+log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: grad / (self + 1))
+log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2))
+log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10))
+exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2)
+sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh())
+cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self))
+tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1))
+asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1))
+acos = _float_unary("acos", np.arccos, "AcosBackward0", lambda grad, self: -grad * rsqrt(-self * self + 1))
+atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad / (self * self + 1))
+asinh = _float_unary("asinh", np.arcsinh, "AsinhBackward0", lambda grad, self: grad * rsqrt(self * self + 1))
+acosh = _float_unary("acosh", np.arccosh, "AcoshBackward0", lambda grad, self: grad * rsqrt(self * self - 1))
+atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: grad / (-self * self + 1))
+
+
+def _inplace_not_implemented(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise RuntimeError(f"the derivative for 'inplace version of {name}' is not implemented.")
+
+    return rule
+
+
+# PyTorch records the in-place inverse hyperbolics with their own nodes, which refuse to differentiate.
+asinh_inplace = _float_unary("asinh", np.arcsinh, "AsinhBackward1", _inplace_not_implemented("asinh"))
+acosh_inplace = _float_unary("acosh", np.arccosh, "AcoshBackward1", _inplace_not_implemented("acosh"))
+atanh_inplace = _float_unary("atanh", np.arctanh, "AtanhBackward1", _inplace_not_implemented("atanh"))
+
+
+def _check_float_binary(kernel: str, a: Any, b: Any) -> None:
+    dt = np.result_type(a, b) if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else None
+    if dt is not None and dt.kind not in "fc":
+        raise _not_implemented_for(kernel, dt)
+
+
+def _atan2_grads(grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
+    recip = (self * self + other * other).reciprocal()
+    recip = recip.masked_fill(_const(np.isinf(recip._data)), 0.0)
+    return grad * other * recip, grad * -self * recip
+
+
+atan2 = Op("atan2", _quiet(np.arctan2), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
+           grads=_atan2_grads)
+
+
+def _hypot(a: Any, b: Any) -> Any:
+    _check_float_binary("hypot_cpu", a, b)
+    return np.hypot(a, b)
+
+
+hypot = Op("hypot", _hypot, node="HypotBackward0", inputs=("self", "other"), dtype="promote",
+           grads=(lambda grad, self, result: grad * self / result,
+                  lambda grad, other, result: grad * other / result))
+
+
+def _logaddexp(a: Any, b: Any) -> Any:
+    _check_float_binary("logaddexp_cpu", a, b)
+    with np.errstate(all="ignore"):
+        return np.logaddexp(a, b)
+
+
+def _logaddexp2(a: Any, b: Any) -> Any:
+    _check_float_binary("logaddexp2_cpu", a, b)
+    with np.errstate(all="ignore"):
+        return np.logaddexp2(a, b)
+
+
+# grad * sigmoid(self - other): the same as grad / (exp(other - self) + 1), but with a stable
+# derivative where the exponential overflows.
+logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self", "other"), dtype="promote",
+               grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
+                      lambda grad, self, other: grad * (other - self).sigmoid()))
+logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
+                grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
+                       lambda grad, self, other: grad / (exp2(self - other) + 1)))
+
+# -- erf, erfc, erfinv (no SciPy) --------------------------------------------------------------
+# erf(x) for |x| < 1.25: 2/sqrt(pi) * exp(-x^2) * sum_n (2x^2)^n x / (1*3*...*(2n+1)) (all terms
+# positive: no cancellation). For |x| >= 1.25: erfc(x) from its continued fraction
+# x + (1/2)/(x + 1/(x + (3/2)/(x + ...))), evaluated bottom-up at a fixed depth (deeper near
+# 1.25, where it converges slowest). exp(-x^2) is split as exp(-xh^2) * exp(-(x - xh)(x + xh)) so
+# x^2's rounding error does not grow with x. Computed in float64 (relative error below 1e-15
+# for erf, and for erfc in its upper tail) and cast back.
+
+_FRACTION_FROM = 1.25
+
+
+def _exp_minus_square(x: np.ndarray) -> np.ndarray:
+    xh = np.round(x * 4096.0) / 4096.0  # few significant bits: xh * xh is exact
+    return np.exp(-xh * xh) * np.exp(-(x - xh) * (x + xh))
+
+
+def _erf_series(a: np.ndarray) -> np.ndarray:
+    x2 = a * a
+    term = a.copy()
+    total = a.copy()
+    for k in range(1, 120):
+        term *= (2.0 * x2) / (2 * k + 1)
+        total += term
+        if k % 8 == 0 and not np.any(term > 1e-17 * total):
+            break
+    return _TWO_OVER_SQRT_PI * _exp_minus_square(a) * total
+
+
+def _erfc_fraction(a: np.ndarray, depth: int) -> np.ndarray:
+    f = a.copy()
+    for k in range(depth, 0, -1):
+        f = a + (0.5 * k) / f
+    return _exp_minus_square(a) / (_SQRT_PI * f)
+
+
+def _erfc_upper(a: np.ndarray) -> np.ndarray:
+    """erfc for a >= 1.25 (NaN passes through; +inf gives 0)."""
+    out = np.empty_like(a)
+    near = a < 2.5
+    out[near] = _erfc_fraction(a[near], 120)
+    far = ~near
+    out[far] = _erfc_fraction(np.minimum(a[far], 30.0), 40)
+    return out
+
+
+def erf_array(x: np.ndarray) -> np.ndarray:
+    """Vectorised erf in float64 (NaN and +-inf handled)."""
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    out = np.empty_like(a)
+    with np.errstate(all="ignore"):
+        small = a < _FRACTION_FROM
+        out[small] = _erf_series(a[small])
+        big = ~small  # includes NaN
+        out[big] = 1.0 - _erfc_upper(a[big])
+        out[np.isnan(a)] = np.nan
+    return np.copysign(out, x)
+
+
+def erfc_array(x: np.ndarray) -> np.ndarray:
+    """Vectorised erfc in float64: accurate relative to erfc itself in the upper tail."""
+    x = np.asarray(x, dtype=np.float64)
+    a = np.abs(x)
+    out = np.empty_like(a)
+    with np.errstate(all="ignore"):
+        small = a < _FRACTION_FROM
+        out[small] = 1.0 - _erf_series(a[small])
+        big = ~small
+        out[big] = _erfc_upper(a[big])
+        out[np.isnan(a)] = np.nan
+    return np.where(x < 0, 2.0 - out, out)
+
+
+_HALLEY_STEPS = 2
+
+
+def erfinv_array(y: np.ndarray) -> np.ndarray:
+    """Vectorised erfinv in float64: a closed-form start refined by two Halley steps.
+
+    In the tails (|y| > 0.9) the residual is taken on erfc against ``1 - |y|`` (exact there),
+    so the result keeps its relative accuracy as |y| approaches 1.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    a = np.abs(y)
+    with np.errstate(all="ignore"):
+        # Start: x0 = sqrt(sqrt(t^2 - w/c) - t), t = 2/(pi c) + w/2, w = log(1 - a^2), c = 0.147.
+        w = np.log((1.0 - a) * (1.0 + a))
+        t = 2.0 / (np.pi * 0.147) + 0.5 * w
+        x = np.sqrt(np.sqrt(t * t - w / 0.147) - t)
+        tail = a > 0.9
+        body = ~tail
+        complement = 1.0 - a[tail]
+        for _ in range(_HALLEY_STEPS):
+            residual = np.empty_like(x)
+            residual[body] = erf_array(x[body]) - a[body]
+            residual[tail] = complement - erfc_array(x[tail])
+            residual /= _TWO_OVER_SQRT_PI * _exp_minus_square(x)
+            x = x - residual / (1.0 + x * residual)
+        x = np.where(a == 1.0, np.inf, x)
+        x = np.where(a > 1.0, np.nan, x)
+    return np.copysign(x, y)
+
+
+def _in_float64(fn: Any) -> Any:
+    def forward(x: np.ndarray) -> np.ndarray:
+        out = fn(x)
+        return out.astype(x.dtype, copy=False) if x.dtype != np.float64 else out
+
+    return forward
+
+
+erf = Op("erf", _in_float64(erf_array), node="ErfBackward0", dtype="float_unary",
+         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,))
+erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_unary",
+          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,))
+erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
+            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),))
+
+# -- rounding (zero gradient, as PyTorch) ------------------------------------------------------
+
+
+ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,))
+trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,))
+round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,))
+
+
+def _round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
+    if x.dtype.kind not in "f":
+        raise _not_implemented_for("round_cpu", x.dtype)
+    if decimals >= 0:
+        scale = np.asarray(10.0**decimals, x.dtype)
+        return np.round(x * scale) / scale
+    scale = np.asarray(10.0 ** (-decimals), x.dtype)
+    return np.round(x / scale) * scale
+
+
+round_decimals = Op("round", _round_decimals, node="RoundBackward1", params=("decimals",), grads=(_zeros_like,))
+
+
+def _frac(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind != "f":
+        raise _not_implemented_for("frac_cpu", x.dtype)
+    return x - np.trunc(x)
+
+
+frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,))
+
+
+# -- fmod, remainder ---------------------------------------------------------------------------
+
+
+def _fmod(a: Any, b: Any) -> Any:
+    if a.dtype is _BOOL:
+        raise _not_implemented_for("fmod_cpu", a.dtype)
+    _check_integer_divisor(a, b)
+    with np.errstate(all="ignore"):
+        return np.fmod(a, b)
+
+
+fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
+                 dtype="promote+params", grads=(lambda grad: grad,))
+fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
+          grads=(lambda grad: grad,
+                 lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
+remainder_scalar = Op("remainder", lambda x, other: _remainder(x, other), node="RemainderBackward0",
+                      params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
+
+
+def _remainder_not_implemented(grad: Any) -> Any:
+    raise RuntimeError("derivative for aten::remainder is not implemented")
+
+
+# ``remainder(number, tensor)``: PyTorch records a node that refuses to differentiate.
+remainder_scalar_self = Op("remainder", lambda x, base: _remainder(base, x), node="NotImplemented",
+                           params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
+
+# -- lerp, addcmul, addcdiv --------------------------------------------------------------------
+
+
+_CPP_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+    "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+}
+
+
+def _check_same_dtype(self: np.ndarray, other: Any, what: str) -> None:
+    if isinstance(other, np.ndarray) and other.dtype != self.dtype:
+        raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[self.dtype.name]} for `{what}` but got dtype "
+                           f"{_CPP_TYPE_NAMES[other.dtype.name]}")
+
+
+def check_inplace_dtype(x: Any, dtype: Any) -> None:
+    """In-place ops with an explicit ``dtype=`` (``cumsum_``) must keep the tensor's own dtype."""
+    if dtype is not None and np.dtype(dtype) != x._data.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_CPP_TYPE_NAMES[x._data.dtype.name]} and output "
+                           f"tensor dtype {_CPP_TYPE_NAMES[np.dtype(dtype).name]} should match")
+
+
+def _lerp_values(x: Any, end: Any, weight: Any) -> Any:
+    # PyTorch's form: exact at both ends.
+    diff = end - x
+    return np.where(np.abs(weight) < 0.5, x + weight * diff, end - diff * (1 - weight))
+
+
+def _lerp_scalar(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    _check_same_dtype(x, end, "end")
+    if x.dtype.kind not in "f":
+        raise _not_implemented_for("lerp_kernel_scalar", x.dtype)
+    return np.asarray(_lerp_values(x, end, np.asarray(weight, x.dtype)), x.dtype)
+
+
+def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    _check_same_dtype(x, end, "end")
+    if weight.ndim:
+        _check_same_dtype(x, weight, "weight")
+    if x.dtype.kind not in "f":
+        raise _not_implemented_for("lerp_kernel_tensor", x.dtype)
+    return np.asarray(_lerp_values(x, end, weight.astype(x.dtype, copy=False)), x.dtype)
+
+
+lerp_scalar = Op("lerp", _lerp_scalar, node="LerpBackward0", inputs=("self", "end"), params=("weight",),
+                 grads=(lambda grad, weight: grad * (1 - weight),
+                        lambda grad, weight: grad * weight))
+lerp_tensor = Op("lerp", _lerp_tensor, node="LerpBackward1", inputs=("self", "end", "weight"),
+                 grads=(lambda grad, weight: grad * (1 - weight),
+                        lambda grad, weight: grad * weight,
+                        lambda grad, self, end: grad * (end - self)))
+
+
+def _cast_value(value: Any, dtype: np.dtype) -> Any:
+    return int(value) if dtype.kind in "iub" and not isinstance(value, bool) else value
+
+
+def _addcmul(x: Any, t1: Any, t2: Any, value: Any) -> Any:
+    if x.dtype is _BOOL:
+        raise _not_implemented_for("addcmul_cpu_out", x.dtype)
+    out = np.multiply(t1, t2)
+    dtype = np.result_type(x, out)
+    v = _cast_value(value, dtype)
+    if v != 1:
+        out = out * v
+    return np.add(x, out).astype(dtype, copy=False)
+
+
+ADDCDIV_INTEGER_ERROR = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a "
+    "true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value "
+    "* torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+    "tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value "
+    "* tensor1 / tensor2), for all dtypes."
+)
+
+
+def promote_arrays(*arrays: np.ndarray) -> np.dtype:
+    """PyTorch's promotion over tensors' arrays (0-d ones count only for a higher category)."""
+    dims: np.dtype | None = None
+    zeros: np.dtype | None = None
+    for a in arrays:
+        if a.ndim:
+            dims = _promote_pair(dims, a.dtype)
+        else:
+            zeros = _promote_pair(zeros, a.dtype)
+    if dims is None:
+        assert zeros is not None
+        return zeros
+    higher: Any = FROM_NUMPY[zeros].category if zeros is not None else -1
+    if zeros is not None and higher > FROM_NUMPY[dims].category:
+        return zeros
+    return dims
+
+
+def _addcdiv(x: np.ndarray, t1: np.ndarray, t2: np.ndarray, value: Any) -> np.ndarray:
+    if t1.dtype.kind in "iub" and t2.dtype.kind in "iub":
+        raise RuntimeError(ADDCDIV_INTEGER_ERROR)
+    dtype = promote_arrays(x, t1, t2)
+    x, t1, t2 = (a.astype(dtype, copy=False) for a in (x, t1, t2))
+    with np.errstate(all="ignore"):
+        out = np.true_divide(t1, t2)
+    if value != 1:
+        out = out * value
+    return np.add(x, out).astype(dtype, copy=False)
+
+
+addcmul = Op("addcmul", _addcmul, node="AddcmulBackward0", inputs=("self", "tensor1", "tensor2"),
+             params=("value",), dtype="promote",
+             grads=(lambda grad: grad,
+                    lambda grad, tensor2, value: grad * (tensor2 * value),
+                    lambda grad, tensor1, value: grad * (tensor1 * value)))
+addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tensor1", "tensor2"),
+             params=("value",),
+             grads=(lambda grad: grad,
+                    lambda grad, tensor2, value: grad * (value / tensor2),
+                    lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2)))
+
+# -- clamp_min / clamp_max, nan_to_num --------------------------------------------------------
+
+
+def _clamp_one(fn: Any) -> Any:
+    def forward(x: np.ndarray, bound: Any) -> np.ndarray:
+        x = _clamp_promote(x, bound)
+        return np.asarray(fn(x, bound)).astype(x.dtype, copy=False)
+
+    return forward
+
+
+clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
+                      grads=(lambda grad, self, min: grad * (self >= min),))  # noqa: A006
+clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
+                      grads=(lambda grad, self, max: grad * (self <= max),))  # noqa: A006
+clamp_min_tensor = Op("clamp_min", np.maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
+                             lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
+clamp_max_tensor = Op("clamp_max", np.minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
+                             lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
+
+
+def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
+    if x.dtype.kind != "f":
+        return x.copy()
+    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
+                grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))

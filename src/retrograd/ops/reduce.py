@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from .._dtype import scalar_type_name
+from .._dtype import FROM_NUMPY, scalar_type_name
 from ..tensor import Tensor
+from . import elementwise as _E
+from . import shape as _S
 from .op import Op
 
 _make = Tensor._make
@@ -35,9 +38,11 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
         dims = tuple(dim)
         if not dims:
             return None
-    out = tuple(sorted({normalize_dim(d, ndim) for d in dims}))
+    normalized = [normalize_dim(d, ndim) for d in dims]
+    out = tuple(sorted(set(normalized)))
     if len(out) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(normalized) if d in normalized[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return tuple(d for d in out if d < ndim) if ndim else ()
 
 
@@ -104,9 +109,11 @@ mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
 
 
 def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
-    """PyTorch's rule for max()/min() over all elements: ties share the gradient equally."""
-    mask = self == result
-    return grad * mask / mask.sum()
+    """PyTorch's rule for max()/min()/median() over all elements: ties share the gradient equally
+    (a NaN result shares it among the NaN elements)."""
+    x, value = self._data, result._data
+    mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
+    return grad * _make((mask / builtins.max(int(mask.sum()), 1)).astype(x.dtype, copy=False))
 
 
 def _check_nonempty(x: np.ndarray, name: str) -> None:
@@ -150,11 +157,26 @@ def value_selecting_backward(grad: Tensor, indices: Tensor, shape: tuple[int, ..
     """Gradient of a reduction that picked one element per slice (max/min/median/mode along dim)."""
     if not shape:
         return grad
+    index = indices._data
     if not keepdim:
         grad = grad.unsqueeze(dim)
-        indices = indices.unsqueeze(dim)
-    zeros = _make(np.zeros(shape, grad._data.dtype))
-    return zeros.scatter(dim, indices, grad)
+        index = np.expand_dims(index, dim)
+    return put_along(grad, shape, dim, index)
+
+
+def _put_along(grad: np.ndarray, shape: tuple[int, ...], dim: int, index: np.ndarray) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    np.put_along_axis(out, index, grad, axis=dim)
+    return out
+
+
+# The pair behind value-selecting backwards: ``put_along`` writes a gradient at the picked positions
+# (indices are distinct along ``dim``), ``take_along`` reads them back; each is the other's backward.
+put_along: Op = Op("put_along", _put_along, node="ScatterBackward0", params=("shape", "dim", "index"),
+               grads=(lambda grad, dim, index: take_along(grad, dim, index),))
+take_along: Op = Op("take_along", lambda x, dim, index: np.take_along_axis(x, index, axis=dim), node="GatherBackward0",
+                params=("dim", "index"),
+                grads=(lambda grad, self_shape, dim, index: put_along(grad, self_shape, dim, index),))
 
 
 def _selecting_grad(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim: int, keepdim: bool) -> tuple[Tensor]:
@@ -202,35 +224,17 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
     return np.asarray(out, dtype=x.dtype)
 
 
-def _vector_norm_grad(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Any, keepdim: bool) -> Tensor:  # noqa: A002
-    shape = self.shape
-    if not keepdim and shape:
-        kshape = _keepdim_shape(tuple(shape), dim)
-        grad, result = grad.reshape(kshape), result.reshape(kshape)
-    if ord == 0:
-        return self * 0
-    if ord == 1:
-        return grad * self.sign()
-    if ord == 2:
-        scale = (grad / result).masked_fill(result == 0, 0.0)
-        return self * scale
-    if ord in (np.inf, -np.inf):
-        mask = self.abs() == result
-        count = mask.sum(dim=dim, keepdim=True) if dim is not None else mask.sum()
-        return grad * self.sign() * mask / count
-    scale = (grad / result ** (ord - 1)).masked_fill(result == 0, 0.0)
-    return self * self.abs() ** (ord - 2) * scale
-
-
 vector_norm = Op("linalg_vector_norm", _vector_norm, node="LinalgVectorNormBackward0",
-                 params=("ord", "dim", "keepdim"), grads=(_vector_norm_grad,))
+                 params=("ord", "dim", "keepdim"),
+                 grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
+                        vector_norm_backward(grad, self, result, ord, dim, keepdim),))
 
 # -- sum_to_size: how the engine reduces a broadcast gradient ---------------------------------
 
 
 def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = x.ndim - len(shape)
-    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:])):
+    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:], strict=False)):
         raise RuntimeError(f"size {list(shape)} is not expandable to size {list(x.shape)}")
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
@@ -242,3 +246,590 @@ def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
                  grads=(lambda grad, self_shape: grad.expand(self_shape),))
+
+
+# =============================================================================================
+# More reductions: prod, var/std (and with mean), amax/amin, sort/topk/kthvalue/median/mode,
+# logsumexp, cumsum/cumprod, all/any/count_nonzero, dist, nansum.
+# =============================================================================================
+
+
+def _const(array: np.ndarray) -> Tensor:
+    """A constant tensor made from data inside a backward rule (no gradient flows into it)."""
+    return _make(array)
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    return _make(np.zeros(shape, dtype))
+
+
+def _along(n: int, dim: int, ndim: int) -> np.ndarray:
+    """``arange(n)`` shaped to broadcast along ``dim`` of an ``ndim``-d array."""
+    shape = [1] * ndim
+    shape[dim] = n
+    return np.arange(n).reshape(shape)
+
+
+def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
+    if x.ndim and x.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+# -- flip (private: reversed cumulative sums and products in backward rules) ------------------
+
+flip: Op = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
+          grads=(lambda grad, dims: flip(grad, dims),))
+
+
+def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
+    """``out[k] = sum_{j >= k} x[j]`` along ``dim``."""
+    return flip(cumsum(flip(x, (dim,)), dim, None), (dim,))
+
+
+# -- cumsum, cumprod --------------------------------------------------------------------------
+
+
+def _cumulative(fn: Any) -> Any:
+    def forward(x: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        if x.ndim == 0:
+            return x.astype(dtype) if dtype is not None else x.copy()
+        return np.asarray(fn(x, axis=dim, dtype=dtype))
+
+    return forward
+
+
+def _cumsum_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int) -> Tensor:
+    if not self_shape or self_shape[dim] <= 1:
+        return grad
+    return _reverse_cumsum(grad, dim)
+
+
+cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"),
+            grads=(_cumsum_grad,))
+
+
+def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """d/dx_k of sum_j grad_j cumprod(x)_j = sum_{j>=k} grad_j prod_{i<=j, i!=k} x_i.
+
+    Without zeros this is reverse_cumsum(grad * out) / x. With zeros, division is wrong, and so
+    is any shortcut that drops terms that are zero now but whose derivative is not (double
+    backward needs them): the products are formed explicitly, O(n^2) per slice, as PyTorch does.
+    """
+    x = self._data
+    if x.ndim == 0 or x.shape[dim] == 0:
+        return grad
+    if result._data.dtype != x.dtype:
+        result = result.to(FROM_NUMPY[x.dtype])
+    if not (x == 0).any():
+        return _reverse_cumsum(grad * result, dim) / self
+    n = x.shape[dim]
+    xs, gs = self.transpose(dim, -1), grad.transpose(dim, -1)  # (..., n)
+    k, i = np.arange(n)[:, None], np.arange(n)[None, :]
+    # between[..., k, j] = prod_{k < i <= j} x_i: a cumprod of x with the entries i <= k set to 1.
+    between = cumprod(_E.where(_const(i > k), xs.unsqueeze(-2), 1.0), xs.dim(), None)
+    after = _E.where(_const(i >= k), between * gs.unsqueeze(-2), 0.0).sum(-1)  # sum over j >= k
+    return (_exclusive_cumprod(xs, xs.dim() - 1) * after).transpose(dim, -1)
+
+
+cumprod = Op("cumprod", _cumulative(np.cumprod), node="CumprodBackward0", params=("dim", "dtype"),
+             grads=(_cumprod_grad,))
+
+# -- prod -------------------------------------------------------------------------------------
+
+
+def _prod(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.int64
+    return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
+    """``out[k] = prod_{i < k} x[i]`` along ``dim`` (no division: exact with zeros)."""
+    n = x._data.shape[dim]
+    ones_shape = list(x._data.shape)
+    ones_shape[dim] = 1
+    ones = _const(np.ones(ones_shape, x._data.dtype))
+    if n == 1:
+        return ones
+    return cumprod(_S.cat(ones, x.narrow(dim, 0, n - 1), dim), dim, None)
+
+
+def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """Gradient of prod along ``dim`` (grad and result keep the reduced dim)."""
+    x = self._data
+    if x.size == 0:
+        return grad.expand(x.shape) * 0
+    if result._data.dtype != x.dtype:
+        result, grad = result.to(FROM_NUMPY[x.dtype]), grad.to(FROM_NUMPY[x.dtype])
+    if not (x == 0).any():
+        return grad * result / self
+    # The product of all the others, without dividing: left and right exclusive products.
+    left = _exclusive_cumprod(self, dim)
+    right = flip(_exclusive_cumprod(flip(self, (dim,)), dim), (dim,))
+    return grad * (left * right)
+
+
+def _prod_all_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    shape = self._data.shape
+    if not shape:
+        return grad
+    flat = self.reshape(-1)
+    return prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(shape)
+
+
+def _prod_dim_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
+    shape = self._data.shape
+    if not shape:
+        return grad
+    if not keepdim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    return prod_backward(grad, self, result, dim)
+
+
+prod_all = Op("prod", lambda x, dtype: _prod(x, None, False, dtype), node="ProdBackward0", params=("dtype",),
+              grads=(_prod_all_grad,))
+prod_dim = Op("prod", lambda x, dim, keepdim, dtype: _prod(x, dim, keepdim, dtype), node="ProdBackward1",
+              params=("dim", "keepdim", "dtype"), grads=(_prod_dim_grad,))
+
+# -- var, std, var_mean, std_mean -------------------------------------------------------------
+
+VAR_DTYPE_ERROR = "{} only support floating point and complex dtypes"
+
+
+def _dof_warning(name: str) -> None:
+    warnings.warn(
+        f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+        "(input numel divided by output numel).", UserWarning, stacklevel=4,
+    )
+
+
+def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var") -> np.ndarray:
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
+    n = _count(x.shape, dims)
+    dof = builtins.max(0, n - correction)
+    if dof <= 0:
+        _dof_warning(name)
+    with np.errstate(all="ignore"):
+        mean = np.mean(x, axis=dims, keepdims=True) if n else np.zeros(_keepdim_shape(x.shape, dims), x.dtype)
+        centered = x - mean
+        sq = np.sum(centered * centered, axis=dims, keepdims=keepdim)
+        return np.asarray(np.true_divide(sq, dof), x.dtype)
+
+
+def _var_backward(grad: Tensor, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
+    dims = dim
+    shape = self._data.shape
+    dof = builtins.max(0, _count(shape, dims) - correction)
+    mean = self.mean() if dims is None else self.mean(dims, keepdim=True)
+    with np.errstate(divide="ignore"):
+        scale = np.float64(2.0) / dof if dof else np.inf
+    return expand_reduced(grad, shape, dims, keepdim) * (self - mean) * float(scale)
+
+
+def _std_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
+    grad_var = (grad / (result * 2)).masked_fill(result == 0, 0.0)
+    return _var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def _std(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> np.ndarray:
+    return np.sqrt(_var(x, dims, correction, keepdim, "std"))
+
+
+var = Op("var", _var, node="VarBackward0", params=("dim", "correction", "keepdim"), grads=(_var_backward,))
+std = Op("std", _std, node="StdBackward0", params=("dim", "correction", "keepdim"), grads=(_std_backward,))
+
+
+def _var_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    v = _var(x, dims, correction, keepdim, "var_mean")
+    with np.errstate(all="ignore"):
+        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
+    return v, m
+
+
+def _std_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    v = _var(x, dims, correction, keepdim, "std_mean")
+    with np.errstate(all="ignore"):
+        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
+    return np.sqrt(v), m
+
+
+def _mean_backward(grad: Tensor, shape: tuple[int, ...], dims: Any, keepdim: bool) -> Tensor:
+    return expand_reduced(grad, shape, dims, keepdim) / builtins.max(_count(shape, dims), 1)
+
+
+def _var_mean_grad(grads: Any, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> tuple[Tensor]:
+    g_var, g_mean = grads
+    shape = self._data.shape
+    return (_var_backward(g_var, self, dim, correction, keepdim) + _mean_backward(g_mean, shape, dim, keepdim),)
+
+
+def _std_mean_grad(grads: Any, self: Tensor, result0: Tensor, dim: Any, correction: Any,
+                   keepdim: bool) -> tuple[Tensor]:
+    g_std, g_mean = grads
+    g = _std_backward(g_std, self, result0, dim, correction, keepdim)
+    return (g + _mean_backward(g_mean, self._data.shape, dim, keepdim),)
+
+
+var_mean = Op("var_mean", _var_mean, node="VarMeanBackward0", params=("dim", "correction", "keepdim"), outputs=2,
+              grads=_var_mean_grad)
+std_mean = Op("std_mean", _std_mean, node="StdMeanBackward0", params=("dim", "correction", "keepdim"), outputs=2,
+              grads=_std_mean_grad)
+
+# -- amax, amin -------------------------------------------------------------------------------
+
+
+def _extreme(fn: Any, name: str) -> Any:
+    def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+        if dims is None and x.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        for d in dims if dims is not None else range(x.ndim):
+            if x.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return np.asarray(fn(x, axis=dims, keepdims=keepdim))
+
+    return forward
+
+
+def _extreme_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """amax/amin: tied elements share the gradient evenly (PyTorch's rule)."""
+    shape = self._data.shape
+    grad = expand_reduced(grad, shape, dim, keepdim)
+    mask = self == expand_reduced(result, shape, dim, keepdim)
+    count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
+    return grad / count * mask
+
+
+amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
+amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
+
+# -- sort, argsort, topk, kthvalue, median, mode -----------------------------------------------
+
+
+def sort_indices(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices along ``dim``; NaN sorts as the largest value (as PyTorch)."""
+    if not descending:
+        return np.argsort(x, axis=dim, kind="stable")
+    # Stable descending: sort the reversed array ascending, then reverse the order back.
+    n = x.shape[dim]
+    idx = np.argsort(np.flip(x, dim), axis=dim, kind="stable")
+    return np.flip(n - 1 - idx, dim)
+
+
+def _sort(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    idx = sort_indices(x, dim, descending)
+    return np.take_along_axis(x, idx, axis=dim), idx.astype(np.int64, copy=False)
+
+
+def _scatter_back(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim: int) -> tuple[Tensor]:
+    return (value_selecting_backward(grads[0], result1, self_shape, dim, True),)
+
+
+sort = Op("sort", _sort, node="SortBackward0", params=("dim", "descending"), outputs=2,
+          differentiable_outputs=(True, False), grads=_scatter_back)
+sort_stable = Op("sort", lambda x, dim, descending, stable: _sort(x, dim, descending), node="SortBackward1",
+                 params=("dim", "descending", "stable"), outputs=2, differentiable_outputs=(True, False),
+                 grads=_scatter_back)
+
+
+def _argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    return sort_indices(x, dim, descending).astype(np.int64, copy=False)
+
+
+argsort = Op("argsort", _argsort, params=("dim", "descending"))
+
+
+def _topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted: bool) -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
+    if x.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    size = x.shape[dim] if x.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if x.ndim == 0:
+        return (x.copy(), np.zeros((), np.int64)) if k else (x.reshape(0)[:0], np.zeros(0, np.int64))
+    idx = np.take(sort_indices(x, dim, largest), np.arange(k), axis=dim)
+    return np.take_along_axis(x, idx, axis=dim), idx.astype(np.int64, copy=False)
+
+
+topk = Op("topk", _topk, node="TopkBackward0", params=("k", "dim", "largest", "sorted"), outputs=2,
+          differentiable_outputs=(True, False),
+          grads=lambda grads, result1, self_shape, dim: _scatter_back(grads, result1, self_shape, dim))
+
+
+def _pick(x: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    values = np.take_along_axis(x, idx, axis=dim)
+    if not keepdim:
+        values, idx = values.squeeze(dim), idx.squeeze(dim)
+    return values, idx.astype(np.int64, copy=False)
+
+
+def _refuse_bool(kernel: str, x: np.ndarray) -> None:
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _refuse_bool("kthvalue_cpu", x)
+    size = x.shape[dim] if x.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    idx = np.take(sort_indices(x, dim, False), [k - 1], axis=dim)
+    return _pick(x, idx, dim, keepdim)
+
+
+kthvalue = Op("kthvalue", _kthvalue, node="KthvalueBackward0", params=("k", "dim", "keepdim"), outputs=2,
+              differentiable_outputs=(True, False),
+              grads=lambda grads, result1, self_shape, dim, keepdim: _selecting_grad(grads, result1, self_shape,
+                                                                                   dim, keepdim))
+
+
+def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _refuse_bool("median_out", x)
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    _check_nonempty_dim(x, dim, "median")
+    n = x.shape[dim]
+    order = sort_indices(x, dim, False)
+    idx = np.take(order, [(n - 1) // 2], axis=dim)
+    if x.dtype.kind == "f":
+        nan = np.isnan(x)
+        has_nan = nan.any(axis=dim, keepdims=True)
+        if has_nan.any():  # a NaN makes the median NaN, at the first NaN's index
+            idx = np.where(has_nan, np.argmax(nan, axis=dim, keepdims=True), idx)
+    return _pick(x, idx, dim, keepdim)
+
+
+def _median_all(x: np.ndarray) -> np.ndarray:
+    _refuse_bool("median_cpu", x)
+    if x.size == 0:
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+    flat = x.reshape(-1)
+    if x.dtype.kind == "f" and np.isnan(flat).any():
+        return np.asarray(np.nan, x.dtype)
+    return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
+
+
+median_all = Op("median", _median_all, node="MedianBackward0", grads=(_evenly_distribute,))
+median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "keepdim"), outputs=2,
+                differentiable_outputs=(True, False), grads=_selecting_grad)
+
+
+def _nanmedian_all(x: np.ndarray) -> np.ndarray:
+    _refuse_bool("median_cpu", x)
+    flat = x.reshape(-1)
+    if x.dtype.kind == "f":
+        flat = flat[~np.isnan(flat)]
+    if flat.size == 0:
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+    return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
+
+
+nanmedian_all = Op("nanmedian", _nanmedian_all, node="NanmedianBackward0", grads=(_evenly_distribute,))
+
+
+def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The lower median of each slice's non-NaN values (NaN only where a slice is all NaN)."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    _refuse_bool("median_out", x)
+    _check_nonempty_dim(x, dim, "nanmedian")
+    order = sort_indices(x, dim, False)  # NaN sorts last
+    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind == "f" else x.shape[dim]
+    position = np.maximum(valid - 1, 0) // 2
+    if np.ndim(position) == 0:
+        position = np.full(_keepdim_shape(x.shape, (dim,)), position)
+    return _pick(x, np.take_along_axis(order, position, axis=dim), dim, keepdim)
+
+
+nanmedian_dim = Op("nanmedian", _nanmedian_dim, node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
+                   differentiable_outputs=(True, False), grads=_selecting_grad)
+
+
+def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Most frequent value along ``dim`` (the smallest among equally frequent ones), at its last index."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    _check_nonempty_dim(x, dim, "mode")
+    moved = np.moveaxis(x, dim, -1)
+    lead = moved.shape[:-1]
+    n = moved.shape[-1]
+    rows = moved.reshape(-1, n)
+    order = np.argsort(rows, axis=-1, kind="stable")
+    values = np.take_along_axis(rows, order, axis=-1)
+    pos = np.broadcast_to(np.arange(n), values.shape)
+    starts = np.ones(values.shape, bool)
+    starts[:, 1:] = values[:, 1:] != values[:, :-1]
+    run_start = np.maximum.accumulate(np.where(starts, pos, 0), axis=-1)
+    ends = np.ones(values.shape, bool)
+    ends[:, :-1] = starts[:, 1:]
+    run_end = np.flip(np.minimum.accumulate(np.flip(np.where(ends, pos, n), -1), axis=-1), -1)
+    count = run_end - run_start + 1
+    best = np.argmax(count, axis=-1)  # first (smallest) value among the most frequent ones
+    last = run_end[np.arange(rows.shape[0]), best]  # stable sort: the run's last is the largest index
+    idx = order[np.arange(rows.shape[0]), last].reshape(lead)
+    vals = rows[np.arange(rows.shape[0]), idx.reshape(-1)].reshape(lead)
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx.astype(np.int64, copy=False)
+
+
+mode = Op("mode", _mode, node="ModeBackward0", params=("dim", "keepdim"), outputs=2,
+          differentiable_outputs=(True, False), grads=_selecting_grad)
+
+# -- logsumexp --------------------------------------------------------------------------------
+
+
+def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+    if x.size == 0:
+        return np.asarray(np.log(np.sum(np.exp(x), axis=dims, keepdims=keepdim)), x.dtype)
+    shift = np.max(x, axis=dims, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype, copy=False)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - shift), axis=dims, keepdims=True)) + shift
+    if not keepdim:
+        out = out.reshape(_reduced_shape(x.shape, dims))
+    return np.asarray(out, x.dtype)
+
+
+def _reduced_shape(shape: tuple[int, ...], dims: Any) -> tuple[int, ...]:
+    if dims is None:
+        return ()
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    shape = self._data.shape
+    return expand_reduced(grad, shape, dim, keepdim) * (self - expand_reduced(result, shape, dim, keepdim)).exp()
+
+
+logsumexp = Op("logsumexp", _logsumexp, node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
+               grads=(_logsumexp_grad,))
+
+# -- all, any, count_nonzero, nansum -----------------------------------------------------------
+
+
+def _logical_reduce(fn: Any) -> Any:
+    def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+        out = np.asarray(fn(x, axis=dims, keepdims=keepdim))
+        return out.astype(np.uint8) if x.dtype == np.uint8 else out
+
+    return forward
+
+
+all_op = Op("all", _logical_reduce(np.all), params=("dim", "keepdim"))
+any_op = Op("any", _logical_reduce(np.any), params=("dim", "keepdim"))
+count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(x, axis=dims), np.int64),
+                   params=("dim",))
+
+
+def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.int64
+    return np.asarray(np.nansum(x, axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+nansum = Op("nansum", _nansum, node="NansumBackward0", params=("dim", "keepdim", "dtype"),
+            grads=(lambda grad, self, dim, keepdim:
+                   expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),))
+
+# -- norms: PyTorch's rules for every order, dist ----------------------------------------------
+
+
+def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Any,  # noqa: A002
+                         keepdim: bool) -> Tensor:
+    """Gradient of ``linalg.vector_norm`` for any order, as PyTorch defines it at zeros and ties."""
+    shape = tuple(self._data.shape)
+    if not keepdim and shape:
+        kshape = _keepdim_shape(shape, dim)
+        grad, result = grad.reshape(kshape), result.reshape(kshape)
+    if ord == 0:
+        return None  # type: ignore[return-value]  # PyTorch: no gradient (the input's .grad stays None)
+    if ord == 1:
+        return grad * self.sign()
+    if ord == 2:
+        return self * (grad / result).masked_fill(result == 0, 0.0)
+    if ord in (np.inf, -np.inf):
+        a = self.abs()
+        mask = (a == result) | _const(np.isnan(a._data))
+        count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
+        return self.sign() * (grad / count * mask)
+    if ord < 1:
+        scaled = (self.sign() * self.abs() ** (ord - 1)).masked_fill(self == 0, 0.0)
+        return scaled * grad * result ** (1 - ord)
+    if ord < 2:
+        scaled = self.sign() * self.abs() ** (ord - 1)
+    else:
+        scaled = self * self.abs() ** (ord - 2)
+    return scaled * (grad / result ** (ord - 1)).masked_fill(result == 0, 0.0)
+
+
+def norm_order(p: Any, dim: Any) -> float:
+    """``Tensor.norm``'s ``p`` as a vector-norm order: numbers, inf, and 'fro' over at most two dims."""
+    if p is None:
+        return 2.0
+    if isinstance(p, str):
+        dims = () if dim is None else (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        if p == "fro" and len(dims) <= 2:
+            return 2.0
+        if p in ("fro", "nuc"):
+            if p == "nuc" and len(dims) in (0, 2):
+                raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not supported by retrograd")
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return float(p)
+
+
+def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
+    """``norm(..., dtype=)``: the dtype to compute in; a narrowing cast is refused as PyTorch does."""
+    from .._dtype import to_dtype
+
+    target = to_dtype(dtype).np
+    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
+            f"without narrowing to the specified dtype ({scalar_type_name(target)})"
+        )
+    return target
+
+
+# With ``dtype=``: the input is cast inside the op (one node, as PyTorch); the engine casts the
+# gradient back to the input's dtype.
+vector_norm_dtype = Op(
+    "linalg_vector_norm",
+    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
+    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
+    grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
+           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
+
+
+def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
+    if a.dtype.kind == "b":
+        raise RuntimeError(_E.BOOL_SUB_ERROR)
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
+        )
+    return _vector_norm(np.subtract(a, b), p, None, False)
+
+
+def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    if p == 0:
+        zeros = _zeros(result._data.shape, result._data.dtype)
+        return zeros, zeros
+    g = vector_norm_backward(grad, self - other, result, p, None, False)
+    return g, -g
+
+
+dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
+          grads=_dist_grad)

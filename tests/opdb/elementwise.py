@@ -1,0 +1,269 @@
+"""Op database entries for the elementwise ops: arithmetic variants, unary math, the erf family,
+rounding, fmod/remainder, three-input ops, clamp with tensor bounds, nan_to_num, in-place forms."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import OpInfo, Sample, away_from_zero
+
+Domain = Callable[..., np.ndarray]
+
+
+def _arr(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)  # 0-d samples stay arrays (tensors), not Python floats
+
+
+def _in(low: float, high: float) -> Domain:
+    def domain(rng: np.random.Generator, *shape: int) -> np.ndarray:
+        return _arr(rng.uniform(low, high, size=shape))
+
+    return domain
+
+
+def _off_grid(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values at least 0.1 away from integers and half-integers: rounding ops are flat there."""
+    whole = rng.integers(-3, 3, size=shape).astype(np.float64)
+    return _arr(whole + rng.choice([0.15, 0.3, 0.65, 0.8], size=shape) + rng.uniform(-0.02, 0.02, size=shape))
+
+
+def _off_decimal_grid(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values 0.02 away from the x.x5 boundaries of ``round(decimals=1)``."""
+    return _arr(np.round(rng.uniform(-3, 3, size=shape), 1) + rng.choice([-0.02, 0.02], size=shape))
+
+
+def _unary(domain: Domain) -> Callable[[np.random.Generator], list[Sample]]:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((domain(rng, 4),), name="vector"),
+            Sample((domain(rng, 2, 3),), name="matrix"),
+            Sample((_arr(domain(rng)),), name="0-d"),
+            Sample((domain(rng, 3, 2),), name="noncontiguous"),
+            Sample((domain(rng, 0),), name="empty"),
+        ]
+
+    return samples
+
+
+def _unary_int(values: list[int]) -> Callable[[np.random.Generator], list[Sample]]:
+    """The float domain samples plus an integer tensor (dtype parity: ints become the default float)."""
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [Sample((np.array(values, dtype=np.int64),), name="int64")]
+
+    return samples
+
+
+def _binary(lhs: Domain, rhs: Domain, scalar: float | None = None) -> Callable[[np.random.Generator], list[Sample]]:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        out = [
+            Sample((lhs(rng, 3), rhs(rng, 3)), name="same shape"),
+            Sample((lhs(rng, 2, 3), rhs(rng, 3)), name="broadcast rhs"),
+            Sample((lhs(rng, 2, 1), rhs(rng, 1, 3)), name="broadcast both"),
+            Sample((_arr(lhs(rng)), rhs(rng, 2)), name="0-d lhs"),
+            Sample((lhs(rng, 3, 2), rhs(rng, 3, 2)), name="noncontiguous"),
+            Sample((lhs(rng, 0, 3), rhs(rng, 3)), name="empty"),
+        ]
+        if scalar is not None:
+            out.append(Sample((lhs(rng, 3), scalar), name="python scalar"))
+        return out
+
+    return samples
+
+
+_U = _in(-2.0, 2.0)
+_POS = _in(0.2, 2.0)
+
+
+def _nonzero(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    return _arr(away_from_zero(rng, *shape))
+
+
+def _lerp_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((_U(rng, 3), _U(rng, 3), 0.3), name="small weight"),
+        Sample((_U(rng, 2, 3), _U(rng, 3), 0.8), name="large weight, broadcast"),
+        Sample((_U(rng, 3, 2), _U(rng, 3, 2), -0.25), name="noncontiguous"),
+        Sample((_arr(_U(rng)), _arr(_U(rng)), 2.0), name="0-d"),
+    ]
+
+
+def _lerp_tensor_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((_U(rng, 3), _U(rng, 3), _in(0.0, 1.0)(rng, 3)), name="same shape"),
+        Sample((_U(rng, 2, 3), _U(rng, 3), _in(0.0, 1.0)(rng, 2, 1)), name="broadcast"),
+        Sample((_U(rng, 4), _U(rng, 4), _arr(0.6)), name="0-d weight"),
+    ]
+
+
+def _ternary(third: Domain) -> Callable[[np.random.Generator], list[Sample]]:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((_U(rng, 3), _U(rng, 3), third(rng, 3)), name="same shape"),
+            Sample((_U(rng, 2, 3), _U(rng, 3), third(rng, 2, 1)), name="broadcast"),
+            Sample((_U(rng, 1, 2), _U(rng, 2), third(rng, 2)), name="leading 1"),
+            Sample((_U(rng, 3, 2), _U(rng, 3, 2), third(rng, 3, 2)), name="noncontiguous"),
+        ]
+
+    return samples
+
+
+def _clamp_tensor_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((_U(rng, 2, 4), _in(-1.5, -0.2)(rng, 4), _in(0.2, 1.5)(rng, 2, 1)), name="broadcast bounds"),
+        Sample((_U(rng, 5), _in(-0.5, 0.5)(rng, 5), _in(-0.5, 0.5)(rng, 5)), name="crossed bounds"),
+    ]
+
+
+def _with_nonfinite(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((np.array([1.5, np.nan, np.inf, -np.inf, -0.5]),), name="nan and inf"),
+        Sample((_U(rng, 2, 3),), name="finite"),
+    ]
+
+
+def _int(values: Any) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+OPS: list[OpInfo] = [
+    # -- arithmetic variants --
+    OpInfo("sub_alpha", lambda lib, a, b: lib.sub(a, b, alpha=2.5), _binary(_U, _U, 1.5), covers=("sub",)),
+    OpInfo("subtract_fn", lambda lib, a, b: lib.subtract(a, b), _binary(_U, _U, 1.5), covers=("subtract",)),
+    OpInfo("rsub_tensor", lambda lib, a, b: lib.rsub(a, b), _binary(_U, _U), covers=("rsub",)),
+    OpInfo("rsub_alpha", lambda lib, a, b: lib.rsub(a, b, alpha=0.5), _binary(_U, _U, 3.0), covers=("rsub",)),
+    OpInfo("true_divide", lambda lib, a, b: lib.true_divide(a, b), _binary(_U, _nonzero, 2.5),
+           covers=("true_divide", "divide")),
+    OpInfo("div_int", lambda lib, a, b: lib.div(a, b),
+           lambda rng: [Sample((_int([1, 4, -7]), _int([2, 3, 2])), name="int64 / int64")], covers=("div",)),
+    OpInfo("pow_scalar_base", lambda lib, a: lib.pow(2.5, a), _unary(_U), covers=("pow",)),
+    OpInfo("pow_tensor_fn", lambda lib, a, b: lib.pow(a, b), _binary(_POS, _U), covers=("pow",)),
+    OpInfo("pow_0d_exponent", lambda lib, a, b: a.pow(b),
+           lambda rng: [Sample((_POS(rng, 2, 3), _arr(1.7)), name="0-d exponent")], covers=("pow",)),
+    OpInfo("pow_negative", lambda lib, a: lib.pow(a, -2), _unary(_nonzero), covers=("pow",)),
+    OpInfo("pow_int", lambda lib, a: lib.pow(a, 2),
+           lambda rng: [Sample((_int([1, -2, 3]),), name="int64")], covers=("pow",)),
+    OpInfo("square", lambda lib, a: lib.square(a), _unary(_U)),
+    OpInfo("square_int", lambda lib, a: a.square(),
+           lambda rng: [Sample((_int([1, -2, 3]),)), Sample((np.array([True, False]),), name="bool")],
+           covers=("square",)),
+    OpInfo("float_power", lambda lib, a: lib.float_power(a, 2), _unary(_U), covers=("float_power",)),
+    OpInfo("float_power_tensor", lambda lib, a, b: a.float_power(b), _binary(_POS, _U), covers=("float_power",)),
+    OpInfo("float_power_scalar_base", lambda lib, a: lib.float_power(2, a), _unary(_U), covers=("float_power",)),
+    # -- unary math --
+    OpInfo("rsqrt", lambda lib, a: a.rsqrt(), _unary(_POS)),
+    OpInfo("expm1", lambda lib, a: lib.expm1(a), _unary(_U)),
+    OpInfo("log1p", lambda lib, a: lib.log1p(a), _unary(_in(-0.8, 2.0))),
+    OpInfo("log2", lambda lib, a: a.log2(), _unary(_POS)),
+    OpInfo("log10", lambda lib, a: lib.log10(a), _unary(_POS)),
+    OpInfo("exp2", lambda lib, a: lib.exp2(a), _unary(_U)),
+    OpInfo("sinh", lambda lib, a: lib.sinh(a), _unary(_U)),
+    OpInfo("cosh", lambda lib, a: a.cosh(), _unary(_U)),
+    OpInfo("tan", lambda lib, a: lib.tan(a), _unary(_in(-1.2, 1.2))),
+    OpInfo("asin", lambda lib, a: lib.asin(a), _unary(_in(-0.9, 0.9)), covers=("asin", "arcsin")),
+    OpInfo("acos", lambda lib, a: a.arccos(), _unary(_in(-0.9, 0.9)), covers=("acos", "arccos")),
+    OpInfo("atan", lambda lib, a: lib.arctan(a), _unary(_U), covers=("atan", "arctan")),
+    OpInfo("asinh", lambda lib, a: lib.asinh(a), _unary(_U), covers=("asinh", "arcsinh")),
+    OpInfo("acosh", lambda lib, a: a.acosh(), _unary(_in(1.2, 3.0)), covers=("acosh", "arccosh")),
+    OpInfo("atanh", lambda lib, a: lib.atanh(a), _unary(_in(-0.9, 0.9)), covers=("atanh", "arctanh")),
+    OpInfo("unary_int_to_float", lambda lib, a: (a.rsqrt(), a.log2(), a.exp2(), a.tan(), a.erf(), a.atan()),
+           _unary_int([1, 2, 5]), covers=("rsqrt", "log2", "exp2", "tan", "erf", "atan")),
+    OpInfo("atan2", lambda lib, a, b: lib.atan2(a, b), _binary(_U, _nonzero), covers=("atan2", "arctan2")),
+    OpInfo("atan2_at_origin", lambda lib, a, b: a.atan2(b),
+           lambda rng: [Sample((np.array([0.0, 1.0]), np.array([0.0, 2.0])))], covers=("atan2",),
+           gradcheck=False),
+    OpInfo("hypot", lambda lib, a, b: lib.hypot(a, b), _binary(_nonzero, _nonzero)),
+    OpInfo("logaddexp", lambda lib, a, b: lib.logaddexp(a, b), _binary(_U, _U)),
+    OpInfo("logaddexp_large", lambda lib, a, b: a.logaddexp(b),
+           lambda rng: [Sample((np.array([1e4, -1e4, 3.0]), np.array([1e4 + 1, -1e4, -800.0])))],
+           covers=("logaddexp",)),
+    OpInfo("logaddexp2", lambda lib, a, b: lib.logaddexp2(a, b), _binary(_U, _U)),
+    # -- erf family --
+    OpInfo("erf", lambda lib, a: lib.erf(a), _unary(_in(-3.0, 3.0))),
+    OpInfo("erf_wide", lambda lib, a: a.erf(),
+           lambda rng: [Sample((np.array([-6.0, -2.5, -1e-8, 0.0, 0.3, 1.9, 2.1, 4.5, 27.0]),))], covers=("erf",),
+           gradcheck=False, gradgradcheck=False, parity_rtol=1e-14, parity_atol=0.0),
+    OpInfo("erfc", lambda lib, a: lib.erfc(a), _unary(_in(-3.0, 3.0))),
+    OpInfo("erfc_tail", lambda lib, a: a.erfc(),
+           lambda rng: [Sample((np.array([-3.0, 0.2, 1.4, 1.6, 2.5, 5.0, 10.0, 25.0]),))], covers=("erfc",),
+           gradcheck=False, gradgradcheck=False, parity_rtol=1e-12, parity_atol=0.0),
+    OpInfo("erfinv", lambda lib, a: lib.erfinv(a), _unary(_in(-0.95, 0.95))),
+    OpInfo("erfinv_tails", lambda lib, a: a.erfinv(),
+           lambda rng: [Sample((np.array([-1.0, -0.999999, -0.97, -1e-300, 0.0, 1e-10, 0.5, 0.99, 1 - 1e-12, 1.0,
+                                          1.5]),))],
+           covers=("erfinv",), gradcheck=False, gradgradcheck=False, parity_rtol=1e-12, parity_atol=0.0),
+    # -- rounding: zero gradients --
+    OpInfo("floor", lambda lib, a: a.floor(), _unary(_off_grid)),
+    OpInfo("ceil", lambda lib, a: lib.ceil(a), _unary(_off_grid)),
+    OpInfo("round", lambda lib, a: lib.round(a), _unary(_off_grid)),
+    OpInfo("round_decimals", lambda lib, a: lib.round(a, decimals=1), _unary(_off_decimal_grid), covers=("round",)),
+    OpInfo("round_negative_decimals", lambda lib, a: a.round(decimals=-1),
+           lambda rng: [Sample((np.array([14.0, 16.0, -26.0, 251.0]),))], covers=("round",)),
+    OpInfo("trunc", lambda lib, a: lib.trunc(a), _unary(_off_grid), covers=("trunc", "fix")),
+    OpInfo("fix", lambda lib, a: a.fix(), _unary(_off_grid)),
+    OpInfo("frac", lambda lib, a: lib.frac(a), _unary(_off_grid)),
+    OpInfo("sign_nan", lambda lib, a: lib.sign(a),
+           lambda rng: [Sample((np.array([-1.5, 0.0, np.nan, 2.0]),))], covers=("sign",), gradcheck=False),
+    OpInfo("rounding_int", lambda lib, a: (a.floor(), a.ceil(), a.round(), a.trunc(), a.sign()),
+           lambda rng: [Sample((_int([-3, 0, 4]),))], covers=("floor", "ceil", "round", "trunc", "sign")),
+    # -- fmod / remainder --
+    OpInfo("fmod", lambda lib, a, b: lib.fmod(a, b), _binary(_U, _nonzero)),
+    OpInfo("fmod_scalar", lambda lib, a: a.fmod(-0.7), _unary(_U), covers=("fmod",)),
+    OpInfo("fmod_int", lambda lib, a, b: a.fmod(b), lambda rng: [Sample((_int([5, -5, 7]), _int([3, 3, -2])))],
+           covers=("fmod",)),
+    OpInfo("remainder", lambda lib, a, b: lib.remainder(a, b), _binary(_U, _nonzero), covers=("remainder",)),
+    OpInfo("remainder_scalar", lambda lib, a: a % 0.7, _unary(_U), covers=("remainder", "__mod__")),
+    OpInfo("remainder_int", lambda lib, a, b: lib.remainder(a, b),
+           lambda rng: [Sample((_int([5, -5, 7]), _int([3, 3, -2])))], covers=("remainder",)),
+    OpInfo("remainder_scalar_self", lambda lib, a: lib.remainder(5, a),
+           lambda rng: [Sample((_int([3, -2, 4]),))], covers=("remainder", "__rmod__")),
+    # -- three-input ops --
+    OpInfo("lerp", lambda lib, a, b, w: lib.lerp(a, b, w), _lerp_samples),
+    OpInfo("lerp_tensor_weight", lambda lib, a, b, w: a.lerp(b, w), _lerp_tensor_samples, covers=("lerp",)),
+    OpInfo("addcmul", lambda lib, a, b, c: lib.addcmul(a, b, c), _ternary(_U)),
+    OpInfo("addcmul_value", lambda lib, a, b, c: a.addcmul(b, c, value=-0.5), _ternary(_U), covers=("addcmul",)),
+    OpInfo("addcmul_int", lambda lib, a, b, c: lib.addcmul(a, b, c, value=2),
+           lambda rng: [Sample((_int([1, 2]), _int([3, 4]), _int([5, -6])))], covers=("addcmul",)),
+    OpInfo("addcdiv", lambda lib, a, b, c: lib.addcdiv(a, b, c), _ternary(_nonzero)),
+    OpInfo("addcdiv_value", lambda lib, a, b, c: a.addcdiv(b, c, value=2.0), _ternary(_nonzero), covers=("addcdiv",)),
+    # -- clamp with tensor bounds, clamp_min / clamp_max --
+    OpInfo("clamp_tensor", lambda lib, a, lo, hi: lib.clamp(a, min=lo, max=hi), _clamp_tensor_samples,
+           covers=("clamp",)),
+    OpInfo("clamp_tensor_min", lambda lib, a, lo: a.clamp(min=lo),
+           lambda rng: [Sample((_U(rng, 2, 3), _U(rng, 3)))], covers=("clamp",)),
+    OpInfo("clamp_tensor_max", lambda lib, a, hi: lib.clip(a, max=hi),
+           lambda rng: [Sample((_U(rng, 2, 3), _U(rng, 2, 1)))], covers=("clip",)),
+    OpInfo("clamp_min_scalar", lambda lib, a: lib.clamp_min(a, 0.3), _unary(_U), covers=("clamp_min",)),
+    OpInfo("clamp_max_scalar", lambda lib, a: a.clamp_max(-0.3), _unary(_U), covers=("clamp_max",)),
+    OpInfo("clamp_min_tensor", lambda lib, a, b: a.clamp_min(b), _binary(_U, _U), covers=("clamp_min",)),
+    OpInfo("clamp_max_tensor", lambda lib, a, b: lib.clamp_max(a, b), _binary(_U, _U), covers=("clamp_max",)),
+    OpInfo("clamp_int_float_bound", lambda lib, a: lib.clamp(a, 0.5),
+           lambda rng: [Sample((_int([0, 1, 2]),))], covers=("clamp",)),
+    # -- nan_to_num --
+    OpInfo("nan_to_num", lambda lib, a: lib.nan_to_num(a), _with_nonfinite),
+    OpInfo("nan_to_num_values", lambda lib, a: a.nan_to_num(nan=1.0, posinf=2.0, neginf=-3.0), _with_nonfinite,
+           covers=("nan_to_num",)),
+    # -- in-place forms (same nodes; history rewritten on a non-leaf) --
+    # (an op that saves its result must come last: a later in-place write would invalidate it)
+    OpInfo("inplace_unary", lambda lib, a: (a * 1).sinh_().erf_().exp2_(), _unary(_in(-1.0, 1.0)),
+           covers=("sinh_", "erf_", "exp2_")),
+    OpInfo("inplace_trig", lambda lib, a: (a * 0.5).asin_().atan_().cosh_().tan_(), _unary(_in(-1.0, 1.0)),
+           covers=("asin_", "atan_", "cosh_", "tan_")),
+    OpInfo("inplace_logs", lambda lib, a: (a * 1).log1p_().log2_().expm1_(), _unary(_in(0.1, 1.0)),
+           covers=("log1p_", "log2_", "expm1_")),
+    OpInfo("inplace_rsqrt", lambda lib, a: (a + 1).log10_().rsqrt_(), _unary(_in(0.1, 1.0)),
+           covers=("log10_", "rsqrt_")),
+    OpInfo("inplace_reciprocal", lambda lib, a: (a * 1).reciprocal_(), _unary(_nonzero), covers=("reciprocal_",)),
+    OpInfo("inplace_rounding", lambda lib, a: (a * 1).floor_().add(a.clone().frac_()).add(a.clone().round_()),
+           _unary(_off_grid), covers=("floor_", "frac_", "round_")),
+    OpInfo("inplace_binary", lambda lib, a, b: (a * 1).atan2_(b).lerp_(b, 0.3).fmod_(1.5).hypot_(b),
+           lambda rng: [Sample((_U(rng, 2, 3), _nonzero(rng, 3)))], covers=("atan2_", "lerp_", "fmod_", "hypot_")),
+    OpInfo("inplace_addc", lambda lib, a, b, c: (a * 1).addcmul_(b, c, value=0.5).addcdiv_(b, c),
+           _ternary(_nonzero), covers=("addcmul_", "addcdiv_")),
+    OpInfo("inplace_clamp_tensor", lambda lib, a, lo, hi: (a * 1).clamp_(lo, hi).clamp_min_(lo).clamp_max_(0.5),
+           _clamp_tensor_samples, covers=("clamp_", "clamp_min_", "clamp_max_")),
+    OpInfo("inplace_square", lambda lib, a: (a * 1).square_().nan_to_num_().erfinv_(), _unary(_in(-0.9, 0.9)),
+           covers=("square_", "nan_to_num_", "erfinv_")),
+]
