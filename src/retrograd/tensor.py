@@ -8,6 +8,7 @@ the version counter shared with views and detached aliases, and, for views, the 
 from __future__ import annotations
 
 import builtins
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -80,6 +81,10 @@ class device:
 
 
 CPU = device("cpu")
+
+
+# References to a gradient held by the engine when it reaches _accumulate_grad (see there).
+_ENGINE_REFERENCES = 4
 
 
 def _operand(x: Any) -> Any:
@@ -332,15 +337,24 @@ class Tensor:
     def _accumulate_grad(self, grad: Tensor, retained: builtins.bool = False) -> None:
         """Add ``grad`` into ``.grad`` (the engine calls this for leaves and retained non-leaves).
 
-        Without ``create_graph`` the stored gradient is a private copy, then updated in place,
-        as PyTorch does; with it, accumulation is out of place so the result stays differentiable.
+        Without ``create_graph`` the first gradient is kept as is when nothing else can see it
+        (PyTorch's rule; else a private copy), and later ones are added in place; with it,
+        accumulation is out of place so the result stays differentiable.
         """
         current = self._grad
         if STATE.grad_enabled:  # create_graph=True
             self._grad = grad if current is None else current + grad
             return
         if current is None:
-            self._grad = Tensor._make(np.array(grad._data, copy=True))
+            data = grad._data
+            # Only the engine refers to ``grad`` (its buffer, the accumulator's and this frame's
+            # names, getrefcount's argument) and only ``grad`` to its array (plus ``data`` and
+            # the argument): nobody else can see it change, so it becomes ``.grad`` uncopied.
+            if (not retained and type(grad) is Tensor and data.base is None and data.flags.writeable
+                    and sys.getrefcount(grad) <= _ENGINE_REFERENCES and sys.getrefcount(data) <= 3):
+                self._grad = grad
+            else:
+                self._grad = Tensor._make(np.array(data, copy=True))
         elif current._requires_grad or not current._data.flags.writeable:
             self._grad = Tensor._make(current._data + grad._data)
         else:

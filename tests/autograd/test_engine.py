@@ -197,3 +197,21 @@ def test_deep_chain_backward_without_recursion() -> None:
     finally:
         sys.setrecursionlimit(limit)
     assert x.grad.tolist() == [1.0]
+
+
+def test_leaf_gradient_is_kept_without_copy_when_private() -> None:
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    produced: list[int] = []
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: produced.append(id(grad_inputs[0]._data)))
+    y.sum().backward()
+    assert produced == [id(x.grad._data)]  # the engine's buffer became .grad
+
+
+def test_hook_that_keeps_the_gradient_forces_a_copy() -> None:
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    kept: list[rg.Tensor] = []
+    x.register_hook(lambda g: kept.append(g))
+    (x * 3).sum().backward()
+    x.grad.add_(1)
+    assert kept[0].tolist() == [3.0, 3.0]

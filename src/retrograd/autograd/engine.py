@@ -251,6 +251,9 @@ def run_backward(
                             following = None
                         heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
                         tiebreak += 1
+            # Drop this step's references, so a leaf's gradient is owned by the engine alone
+            # when it is stored (Tensor._accumulate_grad keeps it without a copy then).
+            outputs = g = grads = data = None  # type: ignore[assignment]
     finally:
         STATE.grad_enabled = previous_mode
     return captured
