@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._dtype import to_dtype
+from ._dtype import FROM_NUMPY, scalar_type_name, to_dtype
 from .ops import linalg as _L
 from .ops import reduce as _R
 from .ops.linalg import LinAlgError
@@ -160,10 +160,33 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     >>> torch.linalg.vector_norm(torch.tensor([3.0, -4.0])).item()
     5.0
     """
-    if dtype is not None:
-        x = x.to(to_dtype(dtype))
     dims = _R.normalize_dims(dim, x._data.ndim)
+    if dtype is not None:
+        target = _check_norm_dtype(x, dtype, "vector_norm")
+        if target != x._data.dtype:  # computed in ``dtype`` inside the one op, as PyTorch does
+            return apply(_vector_norm_in, (x, float(ord), dims, bool(keepdim), target))  # type: ignore[no-any-return]
     return apply(_R.vector_norm, (x, float(ord), dims, bool(keepdim)))  # type: ignore[no-any-return]
+
+
+def _check_norm_dtype(x: Tensor, dtype: Any, name: str) -> np.dtype:
+    target = to_dtype(dtype)
+    if not target.is_floating_point:
+        raise RuntimeError(f"linalg.{name}: dtype should be floating point or complex, but got "
+                           f"{scalar_type_name(target.np)}")
+    source = x._data.dtype
+    if source.kind == "f" and target.np.itemsize < source.itemsize:
+        raise RuntimeError(
+            f"linalg.{name}: the dtype of the input ({scalar_type_name(source)}) should be convertible without "
+            f"narrowing to the specified dtype ({scalar_type_name(target.np)})"
+        )
+    return target.np
+
+
+_vector_norm_in = Op(
+    "linalg_vector_norm", lambda x, ord, dim, keepdim, dtype: _R._vector_norm(x.astype(dtype), ord, dim, keepdim),
+    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
+    grads=(lambda grad, self, result, ord, dim, keepdim, dtype: _R._vector_norm_grad(
+        grad, self.to(FROM_NUMPY[dtype]), result, ord, dim, keepdim).to(self.dtype),))
 
 
 def _amax_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
@@ -186,6 +209,18 @@ def _ord_str(ord: Any) -> str:  # noqa: A002
     return str(ord)
 
 
+def _matrix_dims(A: Tensor, dim: Any) -> tuple[int, int]:  # noqa: N803
+    if A._data.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+    d0, d1 = (_R.normalize_dim(int(d), A._data.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    return d0, d1
+
+
 def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,  # noqa: N803, A002
                 dtype: Any = None) -> Tensor:
     """Matrix norm over the two dims ``dim``: ``'fro'``, ``'nuc'``, 1, -1, 2, -2, ``inf``, ``-inf``.
@@ -195,17 +230,15 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
     6.0
     """
     if dtype is not None:
-        A = A.to(to_dtype(dtype))
+        target = FROM_NUMPY[_check_norm_dtype(A, dtype, "matrix_norm")]
+        if ord == "fro":
+            return vector_norm(A, 2, _matrix_dims(A, dim), keepdim, dtype=target)
+        A = A.to(target)
     data = A._data
     if data.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     _L._check_float(data, "linalg.matrix_norm")
-    dims = tuple(dim)
-    if len(dims) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
-    d0, d1 = (_R.normalize_dim(int(d), data.ndim) for d in dims)
-    if d0 == d1:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    d0, d1 = _matrix_dims(A, dim)
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord in ("nuc", 2, -2, 2.0, -2.0):

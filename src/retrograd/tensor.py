@@ -936,7 +936,7 @@ class Tensor:
         return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
 
     def ravel(self) -> Tensor:
-        return self.reshape(-1)
+        return self.contiguous().view(-1)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         ndim = self._data.ndim
