@@ -144,10 +144,10 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if indexing == "xy" and n >= 2:
         positions[0], positions[1] = 1, 0
     sizes = [0] * n
-    for t, p in zip(tensors, positions):
+    for t, p in zip(tensors, positions, strict=True):
         sizes[p] = t.numel()
     out = []
-    for t, p in zip(tensors, positions):
+    for t, p in zip(tensors, positions, strict=True):
         view_shape = [1] * n
         view_shape[p] = -1
         out.append(t.reshape(view_shape).expand(sizes))

@@ -12,7 +12,8 @@ tensor(5., grad_fn=<LinalgDetBackward0>)
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -183,10 +184,10 @@ def _check_norm_dtype(x: Tensor, dtype: Any, name: str) -> np.dtype:
 
 
 _vector_norm_in = Op(
-    "linalg_vector_norm", lambda x, ord, dim, keepdim, dtype: _R._vector_norm(x.astype(dtype), ord, dim, keepdim),
-    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
-    grads=(lambda grad, self, result, ord, dim, keepdim, dtype: _R._vector_norm_grad(
-        grad, self.to(FROM_NUMPY[dtype]), result, ord, dim, keepdim).to(self.dtype),))
+    "linalg_vector_norm", lambda x, order, dim, keepdim, dtype: _R._vector_norm(x.astype(dtype), order, dim, keepdim),
+    node="LinalgVectorNormBackward0", params=("order", "dim", "keepdim", "dtype"),
+    grads=(lambda grad, self, result, order, dim, keepdim, dtype: _R._vector_norm_grad(
+        grad, self.to(FROM_NUMPY[dtype]), result, order, dim, keepdim).to(self.dtype),))
 
 
 def _amax_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
@@ -256,8 +257,8 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
         if ord in (math.inf, -math.inf):
             d0, d1 = d1, d0
         col = vector_norm(A, 1, d0, keepdim)
-        target = d1 if keepdim or d1 < d0 else d1 - 1
-        return apply(_amax if ord > 0 else _amin, (col, target, keepdim))  # type: ignore[no-any-return]
+        reduce_dim = d1 if keepdim or d1 < d0 else d1 - 1
+        return apply(_amax if ord > 0 else _amin, (col, reduce_dim, keepdim))  # type: ignore[no-any-return]
     raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
 
 

@@ -1086,7 +1086,7 @@ class Tensor:
         reps = _sizes(dims)
         return self.repeat((1,) * (self._data.ndim - len(reps)) + reps)
 
-    def repeat_interleave(self, repeats: Any, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    def repeat_interleave(self, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Tensor:
         return _S.repeat_interleave(self, repeats, dim, output_size)
 
     def movedim(self, source: Any, destination: Any) -> Tensor:
@@ -1094,26 +1094,26 @@ class Tensor:
 
     moveaxis = movedim
 
-    def unflatten(self, dim: int, sizes: Any) -> Tensor:
+    def unflatten(self, dim: Any, sizes: Any) -> Tensor:
         return _S.unflatten(self, dim, sizes)
 
-    def split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    def split(self, split_size: Any, dim: Any = 0) -> tuple[Tensor, ...]:
         d = _R.normalize_dim(dim, self._data.ndim)
         if isinstance(split_size, (int, np.integer)):
             return tuple(_apply(_S.split, (self, int(split_size), d)))
         return tuple(_apply(_S.split_with_sizes, (self, tuple(int(s) for s in split_size), d)))
 
-    def split_with_sizes(self, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    def split_with_sizes(self, split_sizes: Any, dim: Any = 0) -> tuple[Tensor, ...]:
         d = _R.normalize_dim(dim, self._data.ndim)
         return tuple(_apply(_S.split_with_sizes, (self, tuple(int(s) for s in split_sizes), d)))
 
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    def chunk(self, chunks: Any, dim: Any = 0) -> tuple[Tensor, ...]:
         return _S.chunk(self, int(chunks), dim)
 
-    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    def tensor_split(self, indices_or_sections: Any, dim: Any = 0) -> tuple[Tensor, ...]:
         return _S.tensor_split(self, indices_or_sections, dim)
 
-    def _split_along(self, name: str, dim: int, min_dims: int, spec: Any) -> tuple[Tensor, ...]:
+    def _split_along(self, name: str, dim: Any, min_dims: Any, spec: Any) -> tuple[Tensor, ...]:
         ndim = self._data.ndim
         if ndim < min_dims:
             raise RuntimeError(
@@ -1138,14 +1138,14 @@ class Tensor:
     def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         return self._split_along("dsplit", 2, 3, indices_or_sections)
 
-    def index_select(self, dim: int, index: Tensor) -> Tensor:
+    def index_select(self, dim: Any, index: Tensor) -> Tensor:
         return _apply(_S.index_select, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
 
-    def index_add(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    def index_add(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply(_S.index_add, (self, source, d, _S._index_array(index), alpha))
 
-    def index_add_(self, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    def index_add_(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply_inplace(_S.index_add, (self, source, d, _S._index_array(index), alpha))
 
@@ -1155,10 +1155,10 @@ class Tensor:
     def take(self, index: Tensor) -> Tensor:
         return _apply(_S.take, (self, _S._index_array(index)))
 
-    def take_along_dim(self, indices: Tensor, dim: int | None = None) -> Tensor:
+    def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
         return _S.take_along_dim(self, indices, dim)
 
-    def nonzero(self, *, as_tuple: bool = False) -> Any:
+    def nonzero(self, *, as_tuple: Any = False) -> Any:
         data = self._data
         if as_tuple:
             return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))
@@ -1170,20 +1170,20 @@ class Tensor:
     def broadcast_to(self, size: Any) -> Tensor:
         return self.expand(_sizes((size,)))
 
-    def scatter_(self, dim: int, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+    def scatter_(self, dim: Any, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
         op, args = _S.scatter_args(self, dim, index, src, value, reduce)
         return _apply_inplace(op, args)
 
-    def scatter_add_(self, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 
 
     # -- more linear algebra (keep this block for linear-algebra methods) -------------------------
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
         d1, d2 = _S._check_diagonal_dims(self._data.ndim, dim1, dim2)
         return _apply(_S.diagonal, (self, int(offset), d1, d2))
 
-    def diag(self, diagonal: int = 0) -> Tensor:
+    def diag(self, diagonal: Any = 0) -> Tensor:
         ndim = self._data.ndim
         if ndim == 1:
             return _apply(_S.diag_embed, (self, int(diagonal), 0, 1))
@@ -1191,20 +1191,20 @@ class Tensor:
             raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
         return _apply(_S.diagonal_copy, (self, int(diagonal), 0, 1))
 
-    def diag_embed(self, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    def diag_embed(self, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
         d1, d2 = _S._check_diagonal_dims(self._data.ndim + 1, dim1, dim2)
         return _apply(_S.diag_embed, (self, int(offset), d1, d2))
 
-    def tril(self, diagonal: int = 0) -> Tensor:
+    def tril(self, diagonal: Any = 0) -> Tensor:
         return _apply(_S.tril, (self, int(diagonal)))
 
-    def triu(self, diagonal: int = 0) -> Tensor:
+    def triu(self, diagonal: Any = 0) -> Tensor:
         return _apply(_S.triu, (self, int(diagonal)))
 
-    def tril_(self, diagonal: int = 0) -> Tensor:
+    def tril_(self, diagonal: Any = 0) -> Tensor:
         return _apply_inplace(_S.tril, (self, int(diagonal)))
 
-    def triu_(self, diagonal: int = 0) -> Tensor:
+    def triu_(self, diagonal: Any = 0) -> Tensor:
         return _apply_inplace(_S.triu, (self, int(diagonal)))
 
     def trace(self) -> Tensor:
@@ -1248,13 +1248,13 @@ class Tensor:
     def slogdet(self) -> Any:
         return _ops.linalg.slogdet(self, "slogdet")
 
-    def cholesky(self, upper: bool = False) -> Tensor:
+    def cholesky(self, upper: Any = False) -> Tensor:
         return _ops.linalg.cholesky(self, upper, legacy=True)
 
-    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+    def svd(self, some: Any = True, compute_uv: Any = True) -> Any:
         return _ops.linalg.svd_legacy(self, some, compute_uv)
 
-    def matrix_power(self, n: int) -> Tensor:
+    def matrix_power(self, n: Any) -> Tensor:
         return _ops.linalg.matrix_power(self, n)
 
 

@@ -211,7 +211,9 @@ class linalg_eigh(NamedTuple):  # noqa: N801
 
 def _check_float(a: np.ndarray, name: str) -> None:
     if a.dtype.kind not in "fc":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}")
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}"
+        )
     if a.dtype == np.float16:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
 
@@ -304,7 +306,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
         raise RuntimeError("both dimension lists should have same length")
     ca = [normalize_dim(d, a.dim()) for d in dims_a]
     cb = [normalize_dim(d, b.dim()) for d in dims_b]
-    for da_, db_, xa, xb in zip(dims_a, dims_b, ca, cb):
+    for da_, db_, xa, xb in zip(dims_a, dims_b, ca, cb, strict=True):
         if a.shape[xa] != b.shape[xb]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size {a.shape[xa]} in dim {da_} and second has "
@@ -344,7 +346,7 @@ def kron(a: Tensor, b: Tensor) -> Tensor:
     sb = (1,) * (nd - b.dim()) + tuple(b.shape)
     ra = unsafe_view(a, tuple(x for s in sa for x in (s, 1)))
     rb = unsafe_view(b, tuple(x for s in sb for x in (1, s)))
-    return unsafe_view(ra * rb, tuple(x * y for x, y in zip(sa, sb)))  # type: ignore[no-any-return]
+    return unsafe_view(ra * rb, tuple(x * y for x, y in zip(sa, sb, strict=True)))  # type: ignore[no-any-return]
 
 
 def _trace(x: np.ndarray) -> np.ndarray:
@@ -661,8 +663,8 @@ def _qr(a: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
         r = np.zeros(a.shape[:-2] + (k, n), a.dtype)
         return (np.zeros((0,), a.dtype) if mode == "r" else q), r
     if mode == "r":
-        return np.zeros((0,), a.dtype), np.linalg.qr(a, mode="r")
-    q, r = np.linalg.qr(a, mode=mode)
+        return np.zeros((0,), a.dtype), np.asarray(np.linalg.qr(a, mode="r"))
+    q, r = np.linalg.qr(a, mode=mode)  # type: ignore[call-overload]
     return q, r
 
 
@@ -785,7 +787,7 @@ def _eigh(a: np.ndarray, uplo: str) -> tuple[np.ndarray, np.ndarray]:
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
     if a.size == 0:
         return np.zeros(a.shape[:-1], a.dtype), np.zeros(a.shape, a.dtype)
-    values, vectors = np.linalg.eigh(a, UPLO=uplo)
+    values, vectors = np.linalg.eigh(a, UPLO=uplo)  # type: ignore[call-overload]
     return values, vectors
 
 
@@ -934,10 +936,10 @@ def einsum(*args: Any) -> Tensor:
     if len(terms) < len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the equation")
     ell = 0
-    for term, op in zip(terms, operands):
+    for term, op in zip(terms, operands, strict=True):
         if "..." in term:
             ell = max(ell, op.dim() - len(term.replace("...", "")))
-    labels = [_parse_term(t, op.dim(), i, ell) for i, (t, op) in enumerate(zip(terms, operands))]
+    labels = [_parse_term(t, op.dim(), i, ell) for i, (t, op) in enumerate(zip(terms, operands, strict=True))]
     ellipsis = [("...", k) for k in range(ell)]
     if arrow:
         if "..." in rhs:
@@ -966,8 +968,8 @@ def einsum(*args: Any) -> Tensor:
                 contracted.append(lab)
     all_labels = out_labels + contracted
     sizes: dict[Any, int] = {}
-    for i, (labs, op) in enumerate(zip(labels, operands)):
-        for lab, s in zip(labs, op.shape):
+    for i, (labs, op) in enumerate(zip(labels, operands, strict=True)):
+        for lab, s in zip(labs, op.shape, strict=True):
             have = sizes.get(lab, 1)
             if s != have and s != 1 and have != 1:
                 name = lab if isinstance(lab, str) else "..."
@@ -976,7 +978,7 @@ def einsum(*args: Any) -> Tensor:
             sizes[lab] = max(have, s)
 
     aligned = []
-    for i, (labs, op) in enumerate(zip(labels, operands)):
+    for i, (labs, op) in enumerate(zip(labels, operands, strict=True)):
         labs = list(labs)
         x = op
         for lab in list(dict.fromkeys(labs)):  # repeated labels: take the diagonal

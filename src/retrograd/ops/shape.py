@@ -139,7 +139,7 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
             f"the tensor ({x.ndim})"
         )
     target = list(shape)
-    for i, s in enumerate(shape):
+    for i, s in reversed(list(enumerate(shape))):  # PyTorch reports the last mismatching dim
         if i >= lead:
             have = x.shape[i - lead]
             if s == -1:
@@ -284,7 +284,7 @@ def _check_along(index: np.ndarray, x: np.ndarray, dim: int, src: np.ndarray | N
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     xs = x.shape or (1,)
     ishape = index.shape or (1,)
-    for d, (i, s) in enumerate(zip(ishape, xs)):
+    for d, (i, s) in enumerate(zip(ishape, xs, strict=True)):
         too_big = i > s and d != dim
         if src is not None:
             srcs = src.shape or (1,)
@@ -360,11 +360,11 @@ def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndar
     return g
 
 
-gather = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"),
+gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"),
             grads=(lambda grad, self_shape, dim, index: scatter_add(
                 _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),))
 
-scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
+scatter: Op = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
              grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
                                                      dim, index),
                     lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)))
@@ -375,7 +375,7 @@ def _scatter_value(x: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np
     return _scatter_forward(x, np.full(index.shape, value, x.dtype), dim, index)
 
 
-scatter_value = Op("scatter", _scatter_value, node="ScatterBackward1", params=("dim", "index", "value"),
+scatter_value: Op = Op("scatter", _scatter_value, node="ScatterBackward1", params=("dim", "index", "value"),
                    grads=(lambda grad, dim, index: scatter_value(grad, dim, index, 0),))
 
 
@@ -404,7 +404,7 @@ scatter_value_reduce_legacy = Op(
         x, np.full(index.shape, value, x.dtype), dim, index, reduce),
     node="NotImplemented", params=("dim", "index", "value", "reduce"), grads=_not_implemented)
 
-scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
+scatter_add: Op = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
                  params=("dim", "index"),
                  grads=(lambda grad: grad,
                         lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)))
@@ -510,7 +510,7 @@ def _flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     return np.flip(x, axis=dims).copy()
 
 
-flip = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),))
+flip: Op = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),))
 
 
 def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> np.ndarray:
@@ -521,7 +521,7 @@ def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) 
     return np.roll(x, shifts, axis=dims)
 
 
-roll = Op("roll", _roll, node="RollBackward0", params=("shifts", "dims"),
+roll: Op = Op("roll", _roll, node="RollBackward0", params=("shifts", "dims"),
           grads=(lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims),))
 
 
@@ -533,7 +533,7 @@ def _repeat(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     if len(repeats) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     padded = _padded_shape(x.shape, len(repeats))
-    target = [p * r for p, r in zip(padded, repeats)]
+    target = [p * r for p, r in zip(padded, repeats, strict=True)]
     for t in target:
         if t < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {_shape_str(target)}")
@@ -545,13 +545,13 @@ def _repeat_grad(grad: Tensor, self_shape: tuple[int, ...], repeats: tuple[int, 
     if not repeats:
         return grad
     split: list[int] = []
-    for r, s in zip(repeats, padded):
+    for r, s in zip(repeats, padded, strict=True):
         split += [r, s]
     summed = grad.reshape(split).sum(tuple(range(0, 2 * len(repeats), 2)))
     return summed.reshape(self_shape)
 
 
-repeat = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,))
+repeat: Op = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,))
 
 # -- split / chunk: several views of the input ------------------------------------------------
 
@@ -604,9 +604,9 @@ def _split_grad(grads: tuple[Tensor, ...], dim: int) -> tuple[Tensor]:
     return (cat(*grads, dim),)
 
 
-split = Op("split", _split, node="SplitBackward0", params=("split_size", "dim"), outputs=-1, view=True,
+split: Op = Op("split", _split, node="SplitBackward0", params=("split_size", "dim"), outputs=-1, view=True,
            grads=lambda grads, dim: _split_grad(grads, dim))
-split_with_sizes = Op("split_with_sizes", _split_with_sizes, node="SplitWithSizesBackward0",
+split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWithSizesBackward0",
                       params=("split_sizes", "dim"), outputs=-1, view=True,
                       grads=lambda grads, dim: _split_grad(grads, dim))
 
@@ -646,7 +646,7 @@ def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alph
         )
     xs, ss = x.shape or (1,), src.shape or (1,)
     idx = index.reshape(-1)
-    if src.ndim and len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss)) if d != dim):
+    if src.ndim and len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss, strict=False)) if d != dim):
         raise RuntimeError(
             "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = "
             f"{_shape_str(x.shape)} source.shape = {_shape_str(src.shape)}"
@@ -662,11 +662,12 @@ def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alph
             raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} with size {xs[dim]}")
     out = x.copy()
     values = src.reshape(ss) if alpha == 1 else (src * alpha).astype(x.dtype).reshape(ss)
-    np.add.at(out.reshape(xs), (slice(None),) * dim + (idx,), values)
+    key: Any = (slice(None),) * dim + (idx,)
+    np.add.at(out.reshape(xs), key, values)
     return out
 
 
-index_add = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
+index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
                params=("dim", "index", "alpha"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
@@ -679,7 +680,7 @@ def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int
     return g if alpha == 1 else g * alpha
 
 
-index_select = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
+index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
                   grads=(lambda grad, self_shape, dim, index: index_add(
                       _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
                           _index_select_shape(self_shape, dim, index)), dim, index, 1),))
@@ -714,10 +715,10 @@ def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: np.n
     return out
 
 
-masked_select_backward = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
+masked_select_backward: Op = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
                             params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),))
 
-masked_select = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
+masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
                        grad, _mask_shape(self_shape, mask), mask),))
 
@@ -741,9 +742,9 @@ def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) 
     return out
 
 
-take_backward = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
+take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
                    grads=(lambda grad, index: take(grad, index),))
-take = Op("take", _take, node="TakeBackward0", params=("index",),
+take: Op = Op("take", _take, node="TakeBackward0", params=("index",),
           grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),))
 
 # -- diagonals and triangles ------------------------------------------------------------------
@@ -778,16 +779,16 @@ def _diagonal_backward_forward(grad: np.ndarray, shape: tuple[int, ...], offset:
     return out
 
 
-diagonal_backward = Op("diagonal_backward", _diagonal_backward_forward, node="DiagonalBackwardBackward0",
+diagonal_backward: Op = Op("diagonal_backward", _diagonal_backward_forward, node="DiagonalBackwardBackward0",
                        params=("shape", "offset", "dim1", "dim2"),
                        grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),))
 
-diagonal = Op("diagonal", diagonal_view, node="DiagonalBackward0", params=("offset", "dim1", "dim2"), view=True,
+diagonal: Op = Op("diagonal", diagonal_view, node="DiagonalBackward0", params=("offset", "dim1", "dim2"), view=True,
               grads=(lambda grad, self_shape, offset, dim1, dim2: diagonal_backward(
                   grad, self_shape, offset, dim1, dim2),))
 
 # ``torch.diag`` of a matrix returns a copy (``diagonal_copy``).
-diagonal_copy = Op("diagonal_copy", lambda x, offset, dim1, dim2: diagonal_view(x, offset, dim1, dim2).copy(),
+diagonal_copy: Op = Op("diagonal_copy", lambda x, offset, dim1, dim2: diagonal_view(x, offset, dim1, dim2).copy(),
                    node="DiagonalBackward0_copy", params=("offset", "dim1", "dim2"),
                    grads=(lambda grad, self_shape, offset, dim1, dim2: diagonal_backward(
                        grad, self_shape, offset, dim1, dim2),))
@@ -805,7 +806,7 @@ def _diag_embed(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
     return out
 
 
-diag_embed = Op("diag_embed", _diag_embed, node="DiagEmbedBackward0", params=("offset", "dim1", "dim2"),
+diag_embed: Op = Op("diag_embed", _diag_embed, node="DiagEmbedBackward0", params=("offset", "dim1", "dim2"),
                 grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),))
 
 
@@ -824,9 +825,9 @@ def _triu(x: np.ndarray, diagonal: int) -> np.ndarray:
     return np.triu(x, diagonal)
 
 
-tril = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
+tril: Op = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
           grads=(lambda grad, diagonal: tril(grad, diagonal),))
-triu = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
+triu: Op = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
           grads=(lambda grad, diagonal: triu(grad, diagonal),))
 
 # -- block_diag -------------------------------------------------------------------------------
@@ -863,7 +864,7 @@ def _block_diag_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...]) 
     return tuple(out)
 
 
-block_diag = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
+block_diag: Op = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
                 grads=_block_diag_grad)
 
 # -- composites (several ops, as PyTorch composes them) ---------------------------------------
@@ -889,7 +890,7 @@ def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({_shape_str(dst)})")
     order = [-1] * max(ndim, 1)
-    for s, d in zip(src, dst):
+    for s, d in zip(src, dst, strict=True):
         order[d] = s
     rest = iter(d for d in range(ndim) if d not in src)
     perm = tuple(o if o != -1 else next(rest) for o in order)[:ndim]
