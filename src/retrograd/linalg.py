@@ -50,8 +50,8 @@ def det(A: Tensor) -> Tensor:  # noqa: N803
     """Determinant; its gradient (the cofactor matrix) is right for singular matrices too.
 
     >>> import retrograd as torch
-    >>> torch.linalg.det(torch.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
-    -2.0000000000000004
+    >>> torch.linalg.det(torch.tensor([[2.0, 1.0], [0.0, 3.0]])).item()
+    6.0
     """
     return apply(_L.det, (_tensor(A, "det"),))  # type: ignore[no-any-return]
 

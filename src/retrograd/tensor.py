@@ -1050,8 +1050,9 @@ class Tensor:
     # -- more reductions (keep this block for reduction methods) ----------------------------------
 
     # -- more shape and indexing ops (keep this block for shape/indexing methods) -----------------
-    def flip(self, *dims: Any) -> Tensor:
-        return _apply(_S.flip, (self, _S.normalize_dim_list(_sizes(dims), self._data.ndim)))
+    def flip(self, *dims: Any, **kwargs: Any) -> Tensor:
+        dims = _sizes(dims) if dims else _sizes((kwargs.pop("dims"),))
+        return _apply(_S.flip, (self, _S.normalize_dim_list(dims, self._data.ndim)))
 
     def fliplr(self) -> Tensor:
         if self._data.ndim < 2:
@@ -1082,8 +1083,8 @@ class Tensor:
     def repeat(self, *sizes: Any) -> Tensor:
         return _apply(_S.repeat, (self, _sizes(sizes)))
 
-    def tile(self, *dims: Any) -> Tensor:
-        reps = _sizes(dims)
+    def tile(self, *dims: Any, **kwargs: Any) -> Tensor:
+        reps = _sizes(dims) if dims else _sizes((kwargs.pop("dims"),))
         return self.repeat((1,) * (self._data.ndim - len(reps)) + reps)
 
     def repeat_interleave(self, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Tensor:
@@ -1097,7 +1098,9 @@ class Tensor:
     def unflatten(self, dim: Any, sizes: Any) -> Tensor:
         return _S.unflatten(self, dim, sizes)
 
-    def split(self, split_size: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+    def split(self, split_size: Any = None, dim: Any = 0, *, split_size_or_sections: Any = None) -> tuple[Tensor, ...]:
+        if split_size is None:  # ``torch.split``'s keyword
+            split_size = split_size_or_sections
         d = _R.normalize_dim(dim, self._data.ndim)
         if isinstance(split_size, (int, np.integer)):
             return tuple(_apply(_S.split, (self, int(split_size), d)))

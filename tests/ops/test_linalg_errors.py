@@ -131,6 +131,9 @@ CASES: list[tuple[str, Callable[[Any], Any], type, str]] = [
      "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 2x2)"),
     ("solve left=False vector", lambda lib: lib.linalg.solve(_m(lib, 3, 3), _m(lib, 3), left=False), RuntimeError,
      "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x1)"),
+    ("solve left=False 1x1 vector", lambda lib: lib.linalg.solve(_m(lib, 1, 1), _m(lib, 1), left=False), RuntimeError,
+     "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case "
+     "linalg.solve is equivalent to B / A.squeeze(-1)"),
     ("solve batch", lambda lib: lib.linalg.solve(lib.eye(3, dtype=lib.float64).expand(2, 3, 3), _m(lib, 4, 3, 2)),
      RuntimeError, "The size of tensor a (4) must match the size of tensor b (2) at non-singleton dimension 0"),
     ("solve not a vector batch", lambda lib: lib.linalg.solve(_m(lib, 2, 3, 3), _m(lib, 4, 3)), RuntimeError,
@@ -286,12 +289,17 @@ def test_qr_complete_tall_is_not_differentiable() -> None:
         r.sum().backward()
 
 
-def test_eigh_reads_one_triangle(torch: Any) -> None:
+def test_eigh_and_cholesky_read_one_triangle(torch: Any) -> None:
     a = np.random.default_rng(1).standard_normal((4, 4))
     for uplo in ("L", "U"):
         ours = rg.linalg.eigh(rg.tensor(a), UPLO=uplo).eigenvalues.numpy()
         theirs = torch.linalg.eigh(torch.tensor(a), UPLO=uplo).eigenvalues.numpy()
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    spd = np.array([[4.0, 1.0, 0.5], [100.0, 3.0, 0.2], [-50.0, 7.0, 2.0]])  # only the upper triangle is PD
+    ours = rg.linalg.cholesky(rg.tensor(spd), upper=True).numpy()
+    np.testing.assert_allclose(ours, torch.linalg.cholesky(torch.tensor(spd), upper=True).numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="the leading minor of order 2 is not positive-definite"):
+        rg.linalg.cholesky(rg.tensor(spd))
 
 
 def test_svd_empty_and_reconstruction() -> None:

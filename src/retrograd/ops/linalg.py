@@ -559,6 +559,11 @@ def _solve_shapes(a: np.ndarray, b: np.ndarray, left: bool) -> tuple[np.ndarray,
             f"linalg.solve: Incompatible shapes of A and B for the equation {'AX = B' if left else 'XA = B'} "
             f"({a.shape[-2]}x{a.shape[-1]} and {bm.shape[-2]}x{bm.shape[-1]})"
         )
+    if not left and b.ndim == 1:
+        raise RuntimeError(
+            "linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. In this case "
+            "linalg.solve is equivalent to B / A.squeeze(-1)"
+        )
     try:
         np.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     except ValueError:
@@ -601,6 +606,8 @@ solve = Op("linalg_solve", _solve, node="LinalgSolveExBackward0", inputs=("A", "
 def _cholesky(a: np.ndarray, upper: bool) -> np.ndarray:
     _check_float(a, "linalg.cholesky")
     _check_square(a, "linalg.cholesky")
+    if upper:  # PyTorch reads the upper triangle then
+        a = np.swapaxes(a, -1, -2)
     try:
         low = np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
@@ -892,7 +899,7 @@ def _sumproduct_pair(left: Tensor, right: Tensor, sum_dims: list[int]) -> Tensor
                 right = right.sum(d, keepdim=True)
             else:
                 left = left.sum(d, keepdim=True)
-    if not sum_dims:
+    if all(left.shape[d] == 1 for d in sum_dims):  # nothing left to contract: a product
         return left * right
     ndim = left.dim()
     batch, lro, ro = [], [], []
