@@ -143,11 +143,33 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     mats = [first.unsqueeze(0) if first.dim() == 1 else first, *tensors[1:-1],
             last.unsqueeze(-1) if last.dim() == 1 else last]
-    out = mats[0]
-    for m in mats[1:]:
-        out = out.mm(m)
+    out = _chain_product(mats)
     shape = ([first.shape[0]] if first.dim() == 2 else []) + ([last.shape[-1]] if last.dim() == 2 else [])
     return out.view(*shape)
+
+
+def _chain_product(mats: list[Tensor]) -> Tensor:
+    """Multiply in the order with the fewest scalar multiplications (the matrix-chain order)."""
+    n = len(mats)
+    dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i: int, j: int) -> Tensor:
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return product(i, k).mm(product(k + 1, j))
+
+    return product(0, n - 1)
 
 
 # -- norms ------------------------------------------------------------------------------------

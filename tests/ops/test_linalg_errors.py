@@ -327,3 +327,53 @@ def test_cholesky_legacy_warns() -> None:
     with pytest.warns(UserWarning, match="torch.cholesky is deprecated in favor of torch.linalg.cholesky"):
         out = rg.cholesky(rg.eye(2, dtype=rg.float64) * 4)
     assert out.tolist() == [[2.0, 0.0], [0.0, 2.0]]
+
+
+# -- whole graphs of composite ops, node by node ----------------------------------------------------
+
+
+def _graph(node: Any) -> Any:
+    """The grad_fn graph below ``node`` as nested (name, children) tuples."""
+    if node is None:
+        return None
+    return (type(node).__name__, tuple(_graph(n) for n, _ in node.next_functions))
+
+
+COMPOSITES: list[tuple[str, Callable[..., Any], list[tuple[int, ...]]]] = [
+    ("multi_dot 3", lambda lib, a, b, c: lib.linalg.multi_dot([a, b, c]), [(2, 3), (3, 4), (4, 2)]),
+    ("multi_dot 4", lambda lib, a, b, c, d: lib.linalg.multi_dot([a, b, c, d]), [(2, 3), (3, 4), (4, 2), (2, 5)]),
+    ("multi_dot vectors", lambda lib, a, b, c: lib.linalg.multi_dot([a, b, c]), [(3,), (3, 4), (4,)]),
+    ("matrix_power 5", lambda lib, a: lib.linalg.matrix_power(a, 5), [(3, 3)]),
+    ("matrix_power -2", lambda lib, a: lib.linalg.matrix_power(a, -2), [(3, 3)]),
+    ("matmul 2d@3d", lambda lib, a, b: a @ b, [(2, 3), (4, 3, 2)]),
+    ("matmul 1d@3d", lambda lib, a, b: a @ b, [(3,), (2, 3, 2)]),
+    ("matmul 3d@2d", lambda lib, a, b: a @ b, [(2, 2, 3), (3, 2)]),
+    ("tensordot lists", lambda lib, a, b: lib.tensordot(a, b, ([1, 2], [2, 0])), [(2, 3, 4), (4, 5, 3)]),
+    ("tensordot full", lambda lib, a, b: lib.tensordot(a, b, 2), [(2, 3), (2, 3)]),
+    ("inner", lambda lib, a, b: lib.inner(a, b), [(2, 2, 3), (3,)]),
+    ("kron", lambda lib, a, b: lib.kron(a, b), [(2,), (2, 3)]),
+    ("outer", lambda lib, a, b: lib.outer(a, b), [(2,), (3,)]),
+    ("einsum matmul", lambda lib, a, b: lib.einsum("ij,jk->ik", a, b), [(2, 3), (3, 4)]),
+    ("einsum batch", lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b), [(2, 2, 3), (2, 3, 4)]),
+    ("einsum trace", lambda lib, a: lib.einsum("ii", a), [(3, 3)]),
+    ("einsum outer", lambda lib, a, b: lib.einsum("i,j->ij", a, b), [(2,), (3,)]),
+    ("einsum chain", lambda lib, a, b, c: lib.einsum("i,ij,j->", a, b, c), [(2,), (2, 3), (3,)]),
+    ("matrix_norm nuc keepdim", lambda lib, a: lib.linalg.matrix_norm(a, "nuc", keepdim=True), [(3, 3)]),
+    ("matrix_norm 2", lambda lib, a: lib.linalg.matrix_norm(a, 2), [(3, 3)]),
+    ("matrix_norm inf keepdim", lambda lib, a: lib.linalg.matrix_norm(a, float("inf"), keepdim=True), [(3, 3)]),
+    ("logdet", lambda lib, a: lib.logdet(a @ a.mT), [(3, 3)]),
+    ("svd legacy V", lambda lib, a: lib.svd(a).V.abs(), [(4, 3)]),  # signs are LAPACK's choice
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "shapes"), COMPOSITES, ids=[c[0] for c in COMPOSITES])
+def test_composite_graph_is_pytorchs(torch: Any, name: str, fn: Callable[..., Any], shapes: list[tuple[int, ...]]) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) + (2 * np.eye(s[-1]) if len(s) == 2 and s[0] == s[1] else 0) for s in shapes]
+    graphs, values = [], []
+    for lib in (rg, torch):
+        out = fn(lib, *[lib.tensor(a, requires_grad=True) for a in arrays])
+        graphs.append(_graph(out.grad_fn))
+        values.append(out.detach().numpy())
+    assert graphs[0] == graphs[1]
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-10, atol=1e-12)

@@ -299,3 +299,50 @@ def test_nonzero_has_no_grad() -> None:
     out = x.nonzero()
     assert out.dtype == rg.int64 and not out.requires_grad
     assert out.tolist() == [[0, 1], [1, 0]]
+
+
+# -- whole graphs of composite ops, node by node ----------------------------------------------------
+
+
+def _graph(node: Any) -> Any:
+    """The grad_fn graph below ``node`` as nested (name, children) tuples."""
+    if node is None:
+        return None
+    return (type(node).__name__, tuple(_graph(n) for n, _ in node.next_functions))
+
+
+COMPOSITES: list[tuple[str, Callable[..., Any], list[tuple[int, ...]]]] = [
+    ("repeat_interleave int", lambda lib, a: a.repeat_interleave(2, dim=0), [(2, 3)]),
+    ("repeat_interleave flat", lambda lib, a: a.repeat_interleave(3), [(2, 3)]),
+    ("repeat_interleave tensor", lambda lib, a: a.repeat_interleave(lib.tensor([1, 2]), dim=0), [(2, 3)]),
+    ("meshgrid xy", lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")[0], [(2,), (3,)]),
+    ("take_along_dim", lambda lib, a: a.take_along_dim(lib.tensor([[0], [2]]), 1), [(2, 3)]),
+    ("take_along_dim flat", lambda lib, a: lib.take_along_dim(a, lib.tensor([4, 0])), [(2, 3)]),
+    ("tensor_split", lambda lib, a: a.tensor_split(2, 1)[1], [(2, 5)]),
+    ("chunk empty", lambda lib, a: a.chunk(3)[2], [(0, 2)]),
+    ("movedim", lambda lib, a: a.movedim((0, 1), (2, 0)), [(2, 3, 4)]),
+    ("unflatten", lambda lib, a: a.unflatten(-1, (2, -1)), [(3, 4)]),
+    ("flatten noncontiguous", lambda lib, a: a.mT.flatten(1), [(2, 3, 4)]),
+    ("ravel noncontiguous", lambda lib, a: a.t().ravel(), [(2, 3)]),
+    ("reshape_as noncontiguous", lambda lib, a: a.t().reshape_as(a.detach().reshape(-1)), [(2, 3)]),
+    ("hsplit", lambda lib, a: lib.hsplit(a, [1])[1], [(2, 3)]),
+    ("fliplr", lambda lib, a: a.fliplr(), [(2, 3)]),
+    ("tile", lambda lib, a: a.tile((2,)), [(2, 3)]),
+    ("broadcast_to", lambda lib, a: a.broadcast_to((2, 2, 3)), [(2, 3)]),
+    ("block_diag", lambda lib, a, b: lib.block_diag(a, b), [(2,), (1, 2)]),
+    ("diag vector", lambda lib, a: lib.diag(a, 1), [(3,)]),
+    ("diag matrix", lambda lib, a: lib.diag(a, -1), [(3, 3)]),
+]
+
+
+@pytest.mark.parametrize(("name", "fn", "shapes"), COMPOSITES, ids=[c[0] for c in COMPOSITES])
+def test_composite_graph_is_pytorchs(torch: Any, name: str, fn: Callable[..., Any], shapes: list[tuple[int, ...]]) -> None:
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    graphs, values = [], []
+    for lib in (rg, torch):
+        out = fn(lib, *[lib.tensor(a, requires_grad=True) for a in arrays])
+        graphs.append(_graph(out.grad_fn))
+        values.append(out.detach().numpy())
+    assert graphs[0] == graphs[1]
+    np.testing.assert_array_equal(values[0], values[1])
