@@ -367,7 +367,8 @@ COMPOSITES: list[tuple[str, Callable[..., Any], list[tuple[int, ...]]]] = [
 
 
 @pytest.mark.parametrize(("name", "fn", "shapes"), COMPOSITES, ids=[c[0] for c in COMPOSITES])
-def test_composite_graph_is_pytorchs(torch: Any, name: str, fn: Callable[..., Any], shapes: list[tuple[int, ...]]) -> None:
+def test_composite_graph_is_pytorchs(torch: Any, name: str, fn: Callable[..., Any],
+                                     shapes: list[tuple[int, ...]]) -> None:
     rng = np.random.default_rng(0)
     arrays = [rng.standard_normal(s) + (2 * np.eye(s[-1]) if len(s) == 2 and s[0] == s[1] else 0) for s in shapes]
     graphs, values = [], []
