@@ -143,6 +143,12 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
     mats = [first.unsqueeze(0) if first.dim() == 1 else first, *tensors[1:-1],
             last.unsqueeze(-1) if last.dim() == 1 else last]
+    for i in range(len(mats) - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(tensors[i].shape)} and "
+                f"{list(tensors[i + 1].shape)} cannot be multiplied"
+            )
     out = _chain_product(mats)
     shape = ([first.shape[0]] if first.dim() == 2 else []) + ([last.shape[-1]] if last.dim() == 2 else [])
     return out.view(*shape)
