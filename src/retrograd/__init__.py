@@ -99,7 +99,7 @@ __version__ = "0.1.0"
 
 FloatTensor = Tensor
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "linalg")
 
 
 def __getattr__(name: str) -> Any:

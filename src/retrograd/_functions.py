@@ -3,15 +3,17 @@ methods, plus a few that take several tensors (``cat``, ``stack``, ``where``, ``
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ._dtype import get_default_dtype
 from .ops import linalg as _linalg
 from .ops import shape as _shape
 from .ops.elementwise import where as _where_op
-from .ops.op import apply
+from .ops.op import apply, broadcast_error
 from .tensor import Tensor, _as_tensor_like, _operand
 
 
@@ -49,8 +51,14 @@ _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
     "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode logsumexp cumsum cumprod "
     "all any count_nonzero dist nansum nanmean".split()
 )
-_SHAPE_FUNCTIONS: tuple[str, ...] = ()
-_LINALG_FUNCTIONS: tuple[str, ...] = ()
+_SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
+    "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
+    "vsplit dsplit index_select index_add masked_select take take_along_dim nonzero argwhere broadcast_to "
+    "diagonal diag diag_embed tril triu".split()
+)
+_LINALG_FUNCTIONS: tuple[str, ...] = tuple(
+    "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
+)
 
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
               *_LINALG_FUNCTIONS):
@@ -241,6 +249,128 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
     5.0
     """
     return _t(input).dist(_other("dist", other), p)
+
+
+# -- shape and linear-algebra functions over several tensors ------------------------------------
+
+
+def einsum(*args: Any) -> Tensor:
+    """Einstein summation over the operands' labelled dims.
+
+    >>> import retrograd as rg
+    >>> rg.einsum("ij,j->i", rg.ones(2, 3), rg.ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    return _linalg.einsum(*args)
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Sum of products over ``dims`` (a count of trailing/leading dims, or two lists of dims).
+
+    >>> import retrograd as rg
+    >>> rg.tensordot(rg.ones(2, 3), rg.ones(3, 4), dims=1).shape
+    torch.Size([2, 4])
+    """
+    return _linalg.tensordot(a, b, dims)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape all ``shapes`` broadcast to.
+
+    >>> import retrograd as rg
+    >>> rg.broadcast_shapes((2, 1), (3,))
+    torch.Size([2, 3])
+    """
+    from .tensor import Size
+
+    return Size(_shape.broadcast_shapes(*shapes))
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """Expand the tensors to their common shape (those already of that shape are returned as they are).
+
+    >>> import retrograd as rg
+    >>> [t.shape for t in rg.broadcast_tensors(rg.ones(2, 1), rg.ones(3))]
+    [torch.Size([2, 3]), torch.Size([2, 3])]
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shapes = [t._data.shape for t in tensors]
+    try:
+        shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        for i in range(1, len(shapes)):
+            try:
+                np.broadcast_shapes(*shapes[: i + 1])
+            except ValueError:
+                raise RuntimeError(broadcast_error([tuple(np.broadcast_shapes(*shapes[:i])), shapes[i]])) from None
+        raise
+    return tuple(t if t._data.shape == shape else t.expand(shape) for t in tensors)
+
+
+MESHGRID_WARNING = "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 0-d/1-d tensors; ``indexing='ij'`` (matrix) or ``'xy'`` (Cartesian).
+
+    >>> import retrograd as rg
+    >>> [t.shape for t in rg.meshgrid(rg.ones(2), rg.ones(3), indexing="ij")]
+    [torch.Size([2, 3]), torch.Size([2, 3])]
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(MESHGRID_WARNING, UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("torch.meshgrid: Expected at least one tensor")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+        if t._data.dtype != tensors[0]._data.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    n = len(tensors)
+    positions = list(range(n))
+    if indexing == "xy" and n >= 2:
+        positions[0], positions[1] = 1, 0
+    sizes = [0] * n
+    for t, p in zip(tensors, positions, strict=True):
+        sizes[p] = t.numel()
+    out = []
+    for t, p in zip(tensors, positions, strict=True):
+        view_shape = [1] * n
+        view_shape[p] = -1
+        out.append(t.reshape(view_shape).expand(sizes))
+    return tuple(out)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block-diagonal matrix from 0-d, 1-d (rows) and 2-d tensors.
+
+    >>> import retrograd as rg
+    >>> rg.block_diag(rg.ones(1, 1), rg.ones(2)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]]
+    """
+    if not tensors:
+        return Tensor._make(np.zeros((1, 0), get_default_dtype().np))
+    return apply(_shape.block_diag, tensors)  # type: ignore[no-any-return]
+
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,  # noqa: A002
+                      output_size: int | None = None) -> Tensor:
+    """Repeat each element ``repeats`` times along ``dim``; ``repeat_interleave(counts)`` repeats indices.
+
+    >>> import retrograd as rg
+    >>> rg.repeat_interleave(rg.tensor([1, 2]), 2).tolist()
+    [1, 1, 2, 2]
+    """
+    if repeats is None:
+        counts = _t(input)
+        return Tensor._make(np.repeat(np.arange(counts._data.size, dtype=np.int64), counts._data.reshape(-1)))
+    return _t(input).repeat_interleave(repeats, dim, output_size=output_size)
 
 
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

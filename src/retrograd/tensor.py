@@ -946,7 +946,7 @@ class Tensor:
         target = _sizes(shape)
         if _S.can_view(self._data, target):
             return _apply(_S.view, (self, target))
-        return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))
+        return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
 
     def reshape_as(self, other: Tensor) -> Tensor:
         return self.reshape(other._data.shape)
@@ -965,7 +965,7 @@ class Tensor:
         return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
 
     def ravel(self) -> Tensor:
-        return self.reshape(-1)
+        return self.contiguous().view(-1)
 
     def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         ndim = self._data.ndim
@@ -1034,17 +1034,15 @@ class Tensor:
     def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         return tuple(_apply(_S.unbind, (self, _R.normalize_dim(dim, self._data.ndim))))
 
-    def gather(self, dim: builtins.int, index: Any) -> Tensor:
-        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _index_array(index)))
+    def gather(self, dim: builtins.int, index: Any, *, sparse_grad: builtins.bool = False) -> Tensor:
+        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
 
-    def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
-        idx = _index_array(index)
-        source = src if src is not None else value
-        source = source if isinstance(source, Tensor) else _as_tensor_like(source, self).expand(idx.shape)
-        return _apply(_S.scatter, (self, source, _R.normalize_dim(dim, self._data.ndim), idx))
+    def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+        op, args = _S.scatter_args(self, dim, index, src, value, reduce)
+        return _apply(op, args)
 
     def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
-        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _index_array(index)))
+        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
 
     def __getitem__(self, key: Any) -> Tensor:
         return _ops.indexing.getitem(self, key)
@@ -1470,18 +1468,218 @@ class Tensor:
         return x.nansum(dim, keepdim) / count
 
     # -- more shape and indexing ops (keep this block for shape/indexing methods) -----------------
+    def flip(self, *dims: Any, **kwargs: Any) -> Tensor:
+        dims = _sizes(dims) if dims else _sizes((kwargs.pop("dims"),))
+        return _apply(_S.flip, (self, _S.normalize_dim_list(dims, self._data.ndim)))
+
+    def fliplr(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self) -> Tensor:
+        if self._data.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
+        return self.flip(0)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        shift_list = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(int(s) for s in shifts)
+        if dims is None:
+            if len(shift_list) != 1:
+                raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:0")
+            return _apply(_S.roll, (self, shift_list, None))
+        dim_list = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if not shift_list:
+            raise RuntimeError("`shifts` required")
+        if len(shift_list) != len(dim_list):
+            raise RuntimeError(
+                f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:{len(dim_list)}"
+            )
+        ndim = self._data.ndim
+        return _apply(_S.roll, (self, shift_list, tuple(_R.normalize_dim(int(d), ndim) for d in dim_list)))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        return _apply(_S.repeat, (self, _sizes(sizes)))
+
+    def tile(self, *dims: Any, **kwargs: Any) -> Tensor:
+        reps = _sizes(dims) if dims else _sizes((kwargs.pop("dims"),))
+        return self.repeat((1,) * (self._data.ndim - len(reps)) + reps)
+
+    def repeat_interleave(self, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Tensor:
+        return _S.repeat_interleave(self, repeats, dim, output_size)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return _S.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def unflatten(self, dim: Any, sizes: Any) -> Tensor:
+        return _S.unflatten(self, dim, sizes)
+
+    def split(self, split_size: Any = None, dim: Any = 0, *, split_size_or_sections: Any = None) -> tuple[Tensor, ...]:
+        if split_size is None:  # ``torch.split``'s keyword
+            split_size = split_size_or_sections
+        d = _R.normalize_dim(dim, self._data.ndim)
+        if isinstance(split_size, (int, np.integer)):
+            return tuple(_apply(_S.split, (self, int(split_size), d)))
+        return tuple(_apply(_S.split_with_sizes, (self, tuple(int(s) for s in split_size), d)))
+
+    def split_with_sizes(self, split_sizes: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        return tuple(_apply(_S.split_with_sizes, (self, tuple(int(s) for s in split_sizes), d)))
+
+    def chunk(self, chunks: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+        return _S.chunk(self, int(chunks), dim)
+
+    def tensor_split(self, indices_or_sections: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+        return _S.tensor_split(self, indices_or_sections, dim)
+
+    def _split_along(self, name: str, dim: Any, min_dims: Any, spec: Any) -> tuple[Tensor, ...]:
+        ndim = self._data.ndim
+        if ndim < min_dims:
+            raise RuntimeError(
+                f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with {ndim} "
+                "dimensions!"
+            )
+        if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+            size = self._data.shape[dim]
+            if spec == 0 or size % int(spec):
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension {size} is "
+                    f"not divisible by the split_size {spec}!"
+                )
+        return _S.tensor_split(self, spec, dim)
+
+    def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        return self._split_along("hsplit", 1 if self._data.ndim > 1 else 0, 1, indices_or_sections)
+
+    def vsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        return self._split_along("vsplit", 0, 2, indices_or_sections)
+
+    def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        return self._split_along("dsplit", 2, 3, indices_or_sections)
+
+    def index_select(self, dim: Any, index: Tensor) -> Tensor:
+        return _apply(_S.index_select, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
+
+    def index_add(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        return _apply(_S.index_add, (self, source, d, _S._index_array(index), alpha))
+
+    def index_add_(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        return _apply_inplace(_S.index_add, (self, source, d, _S._index_array(index), alpha))
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        return _apply(_S.masked_select, (self, _S._index_array(mask)))
+
+    def take(self, index: Tensor) -> Tensor:
+        return _apply(_S.take, (self, _S._index_array(index)))
+
+    def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
+        return _S.take_along_dim(self, indices, dim)
+
+    def nonzero(self, *, as_tuple: Any = False) -> Any:
+        data = self._data
+        if as_tuple:
+            return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))
+        return Tensor._make(np.argwhere(data).astype(np.int64))
+
+    def argwhere(self) -> Tensor:
+        return self.nonzero()
+
+    def broadcast_to(self, size: Any) -> Tensor:
+        return self.expand(_sizes((size,)))
+
+    def scatter_(self, dim: Any, index: Tensor, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+        op, args = _S.scatter_args(self, dim, index, src, value, reduce)
+        return _apply_inplace(op, args)
+
+    def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
+        return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
+
 
     # -- more linear algebra (keep this block for linear-algebra methods) -------------------------
+    def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
+        d1, d2 = _S._check_diagonal_dims(self._data.ndim, dim1, dim2)
+        return _apply(_S.diagonal, (self, int(offset), d1, d2))
+
+    def diag(self, diagonal: Any = 0) -> Tensor:
+        ndim = self._data.ndim
+        if ndim == 1:
+            return _apply(_S.diag_embed, (self, int(diagonal), 0, 1))
+        if ndim != 2:
+            raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+        return _apply(_S.diagonal_copy, (self, int(diagonal), 0, 1))
+
+    def diag_embed(self, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
+        d1, d2 = _S._check_diagonal_dims(self._data.ndim + 1, dim1, dim2)
+        return _apply(_S.diag_embed, (self, int(offset), d1, d2))
+
+    def tril(self, diagonal: Any = 0) -> Tensor:
+        return _apply(_S.tril, (self, int(diagonal)))
+
+    def triu(self, diagonal: Any = 0) -> Tensor:
+        return _apply(_S.triu, (self, int(diagonal)))
+
+    def tril_(self, diagonal: Any = 0) -> Tensor:
+        return _apply_inplace(_S.tril, (self, int(diagonal)))
+
+    def triu_(self, diagonal: Any = 0) -> Tensor:
+        return _apply_inplace(_S.triu, (self, int(diagonal)))
+
+    def trace(self) -> Tensor:
+        return _apply(_ops.linalg.trace, (self,))
+
+    def vdot(self, other: Tensor) -> Tensor:
+        return _apply(_ops.linalg.vdot, (self, other))
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        return _ops.linalg.outer(self, vec2)
+
+    ger = outer
+
+    def inner(self, other: Tensor) -> Tensor:
+        return _ops.linalg.inner(self, other)
+
+    def kron(self, other: Tensor) -> Tensor:
+        return _ops.linalg.kron(self, other)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addmm, (self, mat1, mat2, beta, alpha))
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addmv, (self, mat, vec, beta, alpha))
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.baddbmm, (self, batch1, batch2, beta, alpha))
+
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply_inplace(_ops.linalg.addmm, (self, mat1, mat2, beta, alpha))
+
+    def inverse(self) -> Tensor:
+        return _apply(_ops.linalg.inv, (self,))
+
+    def det(self) -> Tensor:
+        return _apply(_ops.linalg.det, (self,))
+
+    def logdet(self) -> Tensor:
+        return _ops.linalg.logdet(self)
+
+    def slogdet(self) -> Any:
+        return _ops.linalg.slogdet(self, "slogdet")
+
+    def cholesky(self, upper: Any = False) -> Tensor:
+        return _ops.linalg.cholesky(self, upper, legacy=True)
+
+    def svd(self, some: Any = True, compute_uv: Any = True) -> Any:
+        return _ops.linalg.svd_legacy(self, some, compute_uv)
+
+    def matrix_power(self, n: Any) -> Tensor:
+        return _ops.linalg.matrix_power(self, n)
+
 
     # -- more nn methods (keep this block for nn-related methods) ---------------------------------
-
-
-def _index_array(index: Any) -> np.ndarray:
-    """An index argument (gather/scatter) as an int64 array; PyTorch's error for other dtypes."""
-    data = index._data if isinstance(index, Tensor) else np.asarray(index)
-    if data.dtype != np.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
-    return data
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:

@@ -1,0 +1,404 @@
+"""Op database entries for linear algebra: products (bmm, dot, vdot, mv, outer, inner, einsum, tensordot,
+kron, addmm, addmv, baddbmm, matmul folding), ``torch.linalg`` (inv, det, slogdet, solve, cholesky, qr,
+svd, eigh, norms, matrix_power, multi_dot, vecdot) and diagonals/triangles (trace, diag, diagonal,
+diag_embed, tril, triu).
+
+Decompositions are sampled away from their singular points (distinct singular values/eigenvalues,
+well-conditioned matrices), and their outputs are made sign-invariant where the decomposition is only
+defined up to signs (``U @ Vh``, ``Q * Q``), so values and gradients compare with PyTorch.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import OpInfo, Sample, uniform
+
+
+def _idx(*values: object) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def _with(args: tuple[object, ...], name: str = "", **kwargs: object) -> Sample:
+    return Sample(args, kwargs, name=name)
+
+
+def zero_d(sample: Sample, *positions: int) -> Sample:
+    """Mark arguments the op's fn gets as 0-d tensors (the harness makes tensors at least 1-d)."""
+    sample.kwargs["_0d"] = positions
+    return sample
+
+
+def _accepting_zero_d(fn):  # type: ignore[no-untyped-def]
+    def wrapped(lib, *args, _0d=(), **kwargs):  # type: ignore[no-untyped-def]
+        return fn(lib, *(a.reshape(()) if i in _0d else a for i, a in enumerate(args)), **kwargs)
+
+    return wrapped
+
+
+def regular(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Well-conditioned square matrices: random plus a multiple of the identity."""
+    n = shape[-1]
+    return uniform(rng, *shape, low=-1.0, high=1.0) + 2.5 * np.eye(n) * rng.choice([-1.0, 1.0], size=shape[:-1] + (1,))
+
+
+def spd(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Symmetric positive-definite matrices."""
+    b = uniform(rng, *shape, low=-1.0, high=1.0)
+    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def rank_deficient(rng: np.random.Generator, n: int, rank: int) -> np.ndarray:
+    """An n x n matrix of the given rank, exactly singular (its last rows are zero), then mixed by a permutation."""
+    a = uniform(rng, n, n)
+    a[rank:] = 0.0
+    return a[rng.permutation(n)]
+
+
+def near_singular(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A product of n x (n-1) and (n-1) x n matrices: rank n-1 up to rounding (det ~ 1e-16, not 0)."""
+    return uniform(rng, n, n - 1) @ uniform(rng, n - 1, n)
+
+
+def _square(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((regular(rng, 3, 3),), name="matrix"),
+        Sample((regular(rng, 2, 3, 3),), name="batch"),
+        Sample((regular(rng, 1, 1),), name="1x1"),
+        Sample((regular(rng, 3, 3),), name="noncontiguous"),
+        Sample((np.zeros((0, 0)),), name="empty"),
+    ]
+
+
+def _products(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 3), uniform(rng, 2, 3, 4)), name="batch"),
+        Sample((uniform(rng, 1, 0, 3), uniform(rng, 1, 3, 2)), name="empty"),
+        Sample((uniform(rng, 2, 3, 2), uniform(rng, 2, 3, 4)), name="noncontiguous"),
+    ]
+
+
+def _vectors(rng: np.random.Generator) -> list[Sample]:
+    return [Sample((uniform(rng, 4), uniform(rng, 4))), Sample((uniform(rng, 0), uniform(rng, 0)), name="empty")]
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", (2, 3), (3, 4)),
+    ("ij,jk", (2, 3), (3, 4)),
+    ("i,i->", (3,), (3,)),
+    ("i,j->ij", (2,), (3,)),
+    ("ij->ji", (2, 3)),
+    ("ij->", (2, 3)),
+    ("ij->j", (2, 3)),
+    ("ii->i", (3, 3)),
+    ("ii", (3, 3)),
+    ("bij,bjk->bik", (2, 2, 3), (2, 3, 4)),
+    ("ij,ij->ij", (2, 3), (2, 3)),
+    ("ij,ij->i", (2, 3), (2, 3)),
+    ("ij,kj->ik", (2, 3), (4, 3)),
+    ("i,ij,j->", (2,), (2, 3), (3,)),
+    ("...ij,...jk->...ik", (2, 2, 3), (3, 4)),
+    ("b...,b...->b", (2, 3, 2), (2, 3, 2)),
+    ("iij->j", (2, 2, 3)),
+    ("ij,jk,kl->il", (2, 3), (3, 2), (2, 2)),
+    ("ba", (2, 3)),
+    ("ij,j", (2, 0), (0,)),
+    ("ij,jk->ik", (2, 1), (1, 4)),
+    ("ij,jk->ik", (2, 3), (1, 4)),
+    ("bij,bjk->bik", (1, 2, 3), (4, 3, 2)),
+    ("iji->j", (2, 3, 2)),
+    ("aBc,cBa->B", (2, 3, 4), (4, 3, 2)),
+    ("i...,i...->...", (2, 3, 4), (2, 4)),
+    ("bn,anm,bm->ba", (2, 3), (4, 3, 5), (2, 5)),
+]
+
+
+def _einsum(rng: np.random.Generator) -> list[Sample]:
+    return [Sample((eq, *[uniform(rng, *s) for s in shapes]), name=eq) for eq, *shapes in EINSUM_CASES]
+
+
+OPS: list[OpInfo] = [
+    # -- products --
+    OpInfo("bmm_more", lambda lib, a, b: lib.bmm(a, b), _products, covers=("bmm",)),
+    OpInfo("dot_more", lambda lib, a, b: a.dot(b), _vectors, covers=("dot",)),
+    OpInfo("vdot", lambda lib, a, b: lib.vdot(a, b), _vectors, covers=("vdot",)),
+    OpInfo("mv_more", lambda lib, a, b: a.mv(b),
+           lambda rng: [Sample((uniform(rng, 3, 2), uniform(rng, 3)), name="noncontiguous"),
+                        Sample((uniform(rng, 0, 2), uniform(rng, 2)), name="empty")],
+           covers=("mv",)),
+    OpInfo("outer", lambda lib, a, b: a.outer(b),
+           lambda rng: [Sample((uniform(rng, 3), uniform(rng, 2))), Sample((uniform(rng, 0), uniform(rng, 2)),
+                                                                          name="empty")],
+           covers=("outer",)),
+    OpInfo("ger", lambda lib, a, b: lib.ger(a, b), lambda rng: [Sample((uniform(rng, 3), uniform(rng, 2)))],
+           covers=("ger", "outer")),
+    OpInfo("inner", lambda lib, a, b: lib.inner(a, b),
+           lambda rng: [Sample((uniform(rng, 3), uniform(rng, 3)), name="vectors"),
+                        Sample((uniform(rng, 2, 3), uniform(rng, 4, 3)), name="matrices"),
+                        Sample((uniform(rng, 2, 2, 3), uniform(rng, 3)), name="3-d and vector"),
+                        zero_d(Sample((uniform(rng), uniform(rng, 3)), name="0-d"), 0),
+                        Sample((uniform(rng, 3, 2), uniform(rng, 3, 4)), name="noncontiguous")],
+           covers=("inner",)),
+    OpInfo("einsum", lambda lib, eq, *ops: lib.einsum(eq, *ops), _einsum, covers=("einsum",)),
+    OpInfo("einsum_list", lambda lib, a, b: lib.einsum("ij,jk->ik", [a, b]),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)))], covers=("einsum",)),
+    OpInfo("einsum_sublist", lambda lib, a, b: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)))], covers=("einsum",)),
+    OpInfo("tensordot", lambda lib, a, b, dims: lib.tensordot(a, b, dims=dims),
+           lambda rng: [_with((uniform(rng, 2, 3, 4), uniform(rng, 3, 4, 5)), "two", dims=2),
+                        _with((uniform(rng, 2, 3), uniform(rng, 3, 4)), "one", dims=1),
+                        _with((uniform(rng, 2, 3), uniform(rng, 4, 5)), "outer", dims=0),
+                        _with((uniform(rng, 3), uniform(rng, 3)), "vectors", dims=1),
+                        _with((uniform(rng, 2, 3), uniform(rng, 2, 3)), "full", dims=2),
+                        _with((uniform(rng, 2, 3, 4), uniform(rng, 4, 5, 3)), "lists", dims=([1, 2], [2, 0])),
+                        _with((uniform(rng, 2, 3), uniform(rng, 3)), "one side free", dims=([1], [0])),
+                        _with((uniform(rng, 3, 2), uniform(rng, 4, 3)), "noncontiguous", dims=1)],
+           covers=("tensordot",)),
+    OpInfo("kron", lambda lib, a, b: lib.kron(a, b),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)), name="matrices"),
+                        Sample((uniform(rng, 2), uniform(rng, 2, 3)), name="vector and matrix"),
+                        zero_d(Sample((uniform(rng), uniform(rng, 2)), name="0-d"), 0),
+                        Sample((uniform(rng, 3, 2), uniform(rng, 2, 2)), name="noncontiguous")],
+           covers=("kron",)),
+    OpInfo("addmm", lambda lib, x, a, b, beta, alpha: lib.addmm(x, a, b, beta=beta, alpha=alpha),
+           lambda rng: [Sample((uniform(rng, 2, 4), uniform(rng, 2, 3), uniform(rng, 3, 4), 1, 1), name="plain"),
+                        Sample((uniform(rng, 4), uniform(rng, 2, 3), uniform(rng, 3, 4), 0.5, 2.0), name="broadcast"),
+                        zero_d(Sample((uniform(rng), uniform(rng, 2, 3), uniform(rng, 3, 4), 0, 1), name="beta 0"), 0),
+                        Sample((uniform(rng, 4, 2), uniform(rng, 3, 2), uniform(rng, 4, 3), 1, -1),
+                               name="noncontiguous")],
+           covers=("addmm",)),
+    OpInfo("addmm_method", lambda lib, x, a, b: x.addmm(a, b, alpha=0.5),
+           lambda rng: [Sample((uniform(rng, 2, 2), uniform(rng, 2, 3), uniform(rng, 3, 2)))], covers=("addmm",)),
+    OpInfo("addmm_inplace", lambda lib, x, a, b: (x * 1).addmm_(a, b, beta=0.5),
+           lambda rng: [Sample((uniform(rng, 2, 2), uniform(rng, 2, 3), uniform(rng, 3, 2)))], covers=("addmm_",)),
+    OpInfo("addmv", lambda lib, x, a, v, beta, alpha: lib.addmv(x, a, v, beta=beta, alpha=alpha),
+           lambda rng: [Sample((uniform(rng, 2), uniform(rng, 2, 3), uniform(rng, 3), 1, 1), name="plain"),
+                        Sample((uniform(rng, 1), uniform(rng, 2, 3), uniform(rng, 3), 2.0, 0.5), name="broadcast"),
+                        Sample((uniform(rng, 2), uniform(rng, 3, 2), uniform(rng, 3), 0, 1), name="noncontiguous")],
+           covers=("addmv",)),
+    OpInfo("baddbmm", lambda lib, x, a, b, beta, alpha: x.baddbmm(a, b, beta=beta, alpha=alpha),
+           lambda rng: [Sample((uniform(rng, 2, 2, 4), uniform(rng, 2, 2, 3), uniform(rng, 2, 3, 4), 1, 1)),
+                        Sample((uniform(rng, 4), uniform(rng, 2, 2, 3), uniform(rng, 2, 3, 4), 0.5, 2), name="bcast")],
+           covers=("baddbmm",)),
+    OpInfo("baddbmm_fn", lambda lib, x, a, b: lib.baddbmm(x, a, b),
+           lambda rng: [Sample((uniform(rng, 1, 2, 1), uniform(rng, 3, 2, 3), uniform(rng, 3, 3, 1)))],
+           covers=("baddbmm",)),
+    OpInfo("matmul_fold", lambda lib, a, b: a @ b,
+           lambda rng: [Sample((uniform(rng, 3), uniform(rng, 3, 2)), name="1d@2d"),
+                        Sample((uniform(rng, 3), uniform(rng, 2, 3, 2)), name="1d@3d"),
+                        Sample((uniform(rng, 2, 3), uniform(rng, 4, 3, 2)), name="2d@3d"),
+                        Sample((uniform(rng, 2, 3), uniform(rng, 2, 4, 3, 2)), name="2d@4d")],
+           covers=("matmul", "__matmul__")),
+    OpInfo("matmul_fold_one_grad", lambda lib, a, b: lib.matmul(a, b),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 4, 3, 2)), grad=(True, False))],
+           covers=("matmul",)),
+    # -- diagonals, triangles, trace --
+    OpInfo("trace", lambda lib, a: a.trace(),
+           lambda rng: [Sample((uniform(rng, 3, 3),), name="square"), Sample((uniform(rng, 2, 4),), name="wide"),
+                        Sample((uniform(rng, 3, 2),), name="noncontiguous"),
+                        Sample((np.arange(6).reshape(2, 3).astype(np.int32),), name="int")],
+           covers=("trace",)),
+    OpInfo("trace_fn", lambda lib, a: lib.trace(a), lambda rng: [Sample((uniform(rng, 2, 2),))], covers=("trace",)),
+    OpInfo("diagonal", lambda lib, a, offset, dim1, dim2: a.diagonal(offset, dim1, dim2),
+           lambda rng: [Sample((uniform(rng, 3, 4), 0, 0, 1), name="main"),
+                        Sample((uniform(rng, 3, 4), 2, 0, 1), name="above"),
+                        Sample((uniform(rng, 3, 4), -1, 1, 0), name="below, swapped dims"),
+                        Sample((uniform(rng, 2, 3, 4), 1, -1, 0), name="batched"),
+                        Sample((uniform(rng, 3, 4), 5, 0, 1), name="empty"),
+                        Sample((uniform(rng, 4, 3), 1, 0, 1), name="noncontiguous")],
+           covers=("diagonal",)),
+    OpInfo("diagonal_fn", lambda lib, a: lib.diagonal(a, 0, -2, -1), lambda rng: [Sample((uniform(rng, 2, 3, 3),))],
+           covers=("diagonal",)),
+    OpInfo("linalg_diagonal", lambda lib, a: lib.linalg.diagonal(a, offset=-1),
+           lambda rng: [Sample((uniform(rng, 2, 3, 3),))], covers=("linalg.diagonal",)),
+    OpInfo("diag", lambda lib, a, k: lib.diag(a, k),
+           lambda rng: [Sample((uniform(rng, 3), 0), name="vector"),
+                        Sample((uniform(rng, 3), -2), name="vector offset"),
+                        Sample((uniform(rng, 3, 4), 1), name="matrix"),
+                        Sample((uniform(rng, 4, 3), -1), name="noncontiguous")],
+           covers=("diag",)),
+    OpInfo("diag_embed", lambda lib, a, offset, dim1, dim2: lib.diag_embed(a, offset, dim1, dim2),
+           lambda rng: [Sample((uniform(rng, 2, 3), 0, -2, -1), name="default"),
+                        Sample((uniform(rng, 2, 3), 1, 0, 2), name="offset, outer dims"),
+                        Sample((uniform(rng, 2, 3), -1, 2, 0), name="swapped"),
+                        Sample((uniform(rng, 3, 2), 0, -2, -1), name="noncontiguous")],
+           covers=("diag_embed",)),
+    OpInfo("tril", lambda lib, a, k: a.tril(k),
+           lambda rng: [Sample((uniform(rng, 3, 4), 0), name="main"), Sample((uniform(rng, 2, 3, 3), -1), name="batch"),
+                        Sample((uniform(rng, 3, 4), 5), name="all"), Sample((uniform(rng, 4, 3), 1),
+                                                                            name="noncontiguous")],
+           covers=("tril",)),
+    OpInfo("triu", lambda lib, a, k: lib.triu(a, k),
+           lambda rng: [Sample((uniform(rng, 3, 4), 0), name="main"), Sample((uniform(rng, 2, 3, 3), 1), name="batch"),
+                        Sample((uniform(rng, 0, 3), 0), name="empty")],
+           covers=("triu",)),
+    OpInfo("tril_inplace", lambda lib, a: a.clone().tril_(-1), lambda rng: [Sample((uniform(rng, 3, 3),))],
+           covers=("tril_",)),
+    OpInfo("triu_inplace", lambda lib, a: (a * 2).triu_(), lambda rng: [Sample((uniform(rng, 3, 3),))],
+           covers=("triu_",)),
+    # -- torch.linalg: inverse, determinants, solve --
+    OpInfo("linalg_inv", lambda lib, a: lib.linalg.inv(a), _square, covers=("linalg.inv",)),
+    OpInfo("inverse", lambda lib, a: lib.inverse(a), lambda rng: [Sample((regular(rng, 3, 3),))],
+           covers=("inverse",)),
+    OpInfo("inverse_method", lambda lib, a: a.inverse(), lambda rng: [Sample((regular(rng, 2, 2),))],
+           covers=("inverse",)),
+    OpInfo("linalg_det", lambda lib, a: lib.linalg.det(a), _square, covers=("linalg.det",)),
+    # Exactly singular inputs: PyTorch 2.13 returns a zero gradient there (wrong: the gradient of det is the
+    # cofactor matrix, nonzero at rank n-1), so these are checked by gradcheck and against explicit cofactors
+    # (tests/ops/test_linalg_errors.py), not against PyTorch.
+    OpInfo("det_singular", lambda lib, a: lib.det(a),
+           lambda rng: [Sample((rank_deficient(rng, 3, 2),), name="rank n-1"),
+                        Sample((rank_deficient(rng, 4, 3),), name="rank n-1, 4x4"),
+                        Sample((np.stack([rank_deficient(rng, 3, 2), regular(rng, 3, 3)]),), name="mixed batch")],
+           parity=False, covers=("det",)),
+    OpInfo("det_near_singular", lambda lib, a: lib.linalg.det(a),
+           lambda rng: [Sample((near_singular(rng, 3),), name="rank n-1 product"),
+                        Sample((np.stack([near_singular(rng, 4), regular(rng, 4, 4)]),), name="mixed batch"),
+                        Sample((np.zeros((1, 1)),), name="zero 1x1")],
+           covers=("linalg.det",)),
+    OpInfo("det_method", lambda lib, a: a.det(), lambda rng: [Sample((regular(rng, 2, 3, 3),))], covers=("det",)),
+    OpInfo("det_rank_n_minus_2", lambda lib, a: a.det(), lambda rng: [Sample((rank_deficient(rng, 4, 2),))],
+           gradgradcheck=False, covers=("det",)),
+    OpInfo("linalg_slogdet", lambda lib, a: tuple(lib.linalg.slogdet(a)), _square, covers=("linalg.slogdet",)),
+    OpInfo("slogdet", lambda lib, a: lib.slogdet(a).logabsdet, lambda rng: [Sample((regular(rng, 2, 3, 3),))],
+           covers=("slogdet",)),
+    OpInfo("logdet", lambda lib, a: lib.logdet((a + a.mT) / 2),
+           lambda rng: [Sample((spd(rng, 3, 3),)), Sample((spd(rng, 2, 2, 2),), name="batch")],
+           covers=("logdet",)),
+    OpInfo("logdet_negative", lambda lib, a: a.logdet(), lambda rng: [Sample((np.diag([1.0, -2.0, 3.0]),))],
+           gradcheck=False, covers=("logdet",)),
+    OpInfo("linalg_solve", lambda lib, a, b, left: lib.linalg.solve(a, b, left=left),
+           lambda rng: [Sample((regular(rng, 3, 3), uniform(rng, 3, 2), True), name="matrix"),
+                        Sample((regular(rng, 3, 3), uniform(rng, 3), True), name="vector"),
+                        Sample((regular(rng, 2, 3, 3), uniform(rng, 2, 3), True), name="batch of vectors"),
+                        Sample((regular(rng, 2, 3, 3), uniform(rng, 3, 1), True), name="broadcast B"),
+                        Sample((regular(rng, 3, 3), uniform(rng, 2, 3, 2), True), name="broadcast A"),
+                        Sample((regular(rng, 3, 3), uniform(rng, 2, 3), False), name="left=False"),
+                        Sample((regular(rng, 3, 3), uniform(rng, 2, 3), True), name="noncontiguous")],
+           covers=("linalg.solve",)),
+    OpInfo("linalg_cholesky", lambda lib, a, upper: lib.linalg.cholesky((a + a.mT) / 2, upper=upper),
+           lambda rng: [Sample((spd(rng, 3, 3), False), name="lower"), Sample((spd(rng, 2, 3, 3), True), name="upper"),
+                        Sample((spd(rng, 1, 1), False), name="1x1")],
+           covers=("linalg.cholesky",)),
+    OpInfo("cholesky_legacy", lambda lib, a: _quiet(lambda: ((a + a.mT) / 2).cholesky()),
+           lambda rng: [Sample((spd(rng, 3, 3),))], covers=("cholesky",)),
+    # -- factorizations --
+    OpInfo("linalg_qr", lambda lib, a, mode: tuple(lib.linalg.qr(a, mode=mode)),
+           lambda rng: [Sample((uniform(rng, 4, 3), "reduced"), name="tall"),
+                        Sample((uniform(rng, 3, 3), "reduced"), name="square"),
+                        Sample((uniform(rng, 2, 4), "reduced"), name="wide"),
+                        Sample((uniform(rng, 2, 3, 2), "reduced"), name="batch"),
+                        Sample((uniform(rng, 2, 4), "complete"), name="complete wide"),
+                        Sample((uniform(rng, 3, 4), "reduced"), name="noncontiguous")],
+           covers=("linalg.qr",)),
+    OpInfo("linalg_qr_r", lambda lib, a: lib.linalg.qr(a, mode="r").R,
+           lambda rng: [Sample((uniform(rng, 4, 3),), grad=(False,))], covers=("linalg.qr",)),
+    OpInfo("linalg_svd", lambda lib, a, full: _svd_invariants(lib, a, full),
+           lambda rng: [Sample((uniform(rng, 4, 3), False), name="tall"),
+                        Sample((uniform(rng, 3, 3), True), name="square"),
+                        Sample((uniform(rng, 2, 4), False), name="wide"),
+                        Sample((uniform(rng, 4, 3), True), name="tall full"),
+                        Sample((uniform(rng, 2, 4), True), name="wide full"),
+                        Sample((uniform(rng, 2, 3, 2), False), name="batch"),
+                        Sample((uniform(rng, 3, 4), False), name="noncontiguous")],
+           covers=("linalg.svd",)),
+    OpInfo("linalg_svd_S", lambda lib, a: lib.linalg.svd(a).S,
+           lambda rng: [Sample((uniform(rng, 4, 3),)), Sample((uniform(rng, 2, 3, 2),), name="batch")],
+           covers=("linalg.svd",)),
+    OpInfo("svdvals", lambda lib, a: lib.linalg.svdvals(a),
+           lambda rng: [Sample((uniform(rng, 4, 3),)), Sample((uniform(rng, 2, 2, 5),), name="batch")],
+           covers=("linalg.svdvals",)),
+    OpInfo("svd_legacy", lambda lib, a: _svd_legacy_invariants(lib, a),
+           lambda rng: [Sample((uniform(rng, 4, 3),))], covers=("svd",)),
+    OpInfo("linalg_eigh", lambda lib, a, uplo: _eigh_invariants(lib, a, uplo),
+           lambda rng: [Sample((uniform(rng, 3, 3), "L"), name="lower"),
+                        Sample((uniform(rng, 3, 3), "U"), name="upper"),
+                        Sample((uniform(rng, 2, 4, 4), "L"), name="batch")],
+           covers=("linalg.eigh",)),
+    OpInfo("linalg_eigh_raw", lambda lib, a: lib.linalg.eigh(a).eigenvalues,
+           lambda rng: [Sample((spd(rng, 3, 3),), name="not symmetrised")], gradcheck=False, covers=("linalg.eigh",)),
+    OpInfo("linalg_eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a + a.mT),
+           lambda rng: [Sample((uniform(rng, 3, 3),)), Sample((uniform(rng, 2, 3, 3),), name="batch")],
+           covers=("linalg.eigvalsh",)),
+    # -- norms --
+    OpInfo("linalg_vector_norm", lambda lib, a, order, dim, keepdim: lib.linalg.vector_norm(a, order, dim, keepdim),
+           lambda rng: [Sample((uniform(rng, 3, 4), 2, None, False), name="all"),
+                        Sample((uniform(rng, 3, 4), 1, 1, False), name="ord 1"),
+                        Sample((uniform(rng, 3, 4), float("inf"), (0,), True), name="inf keepdim"),
+                        Sample((uniform(rng, 3, 4), -float("inf"), -1, False), name="-inf"),
+                        Sample((uniform(rng, 2, 3, 4), 3, (0, 2), False), name="ord 3"),
+                        Sample((uniform(rng, 3, 4), 0, 1, False), grad=(False,), name="ord 0"),
+                        zero_d(Sample((uniform(rng), 2, None, False), name="0-d"), 0),
+                        Sample((uniform(rng, 4, 3), 2, 0, True), name="noncontiguous")],
+           covers=("linalg.vector_norm",)),
+    OpInfo("linalg_vector_norm_dtype", lambda lib, a: lib.linalg.vector_norm(a.float(), dtype=lib.float64),
+           lambda rng: [Sample((uniform(rng, 3),))], covers=("linalg.vector_norm",), gradcheck=False),
+    OpInfo("linalg_matrix_norm_dtype",
+           lambda lib, a, order: lib.linalg.matrix_norm(a.float(), order, dtype=lib.float64),
+           lambda rng: [Sample((uniform(rng, 3, 3), "fro")), Sample((uniform(rng, 3, 3), 1), name="1")],
+           covers=("linalg.matrix_norm",), gradcheck=False),
+    OpInfo("linalg_matrix_norm", lambda lib, a, order, keepdim: lib.linalg.matrix_norm(a, order, keepdim=keepdim),
+           lambda rng: [Sample((uniform(rng, 3, 4), ord_, keepdim), name=f"{ord_} keepdim={keepdim}")
+                        for ord_ in ("fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf"))
+                        for keepdim in (False, True)],
+           covers=("linalg.matrix_norm",)),
+    OpInfo("linalg_matrix_norm_dims", lambda lib, a, order: lib.linalg.matrix_norm(a, order, dim=(2, 0)),
+           lambda rng: [Sample((uniform(rng, 3, 2, 4), ord_), name=str(ord_)) for ord_ in ("fro", "nuc", 1, -2)],
+           covers=("linalg.matrix_norm",)),
+    OpInfo("linalg_norm", lambda lib, a, order, dim: lib.linalg.norm(a, order, dim),
+           lambda rng: [Sample((uniform(rng, 3, 4), None, None), name="default"),
+                        Sample((uniform(rng, 2, 3, 4), None, None), name="3-d default"),
+                        Sample((uniform(rng, 3, 4), 2, None), name="matrix 2"),
+                        Sample((uniform(rng, 3, 4), "fro", None), name="fro"),
+                        Sample((uniform(rng, 4), 1, None), name="vector 1"),
+                        Sample((uniform(rng, 3, 4), 1, 0), name="dim int"),
+                        Sample((uniform(rng, 2, 3, 4), "nuc", (1, 2)), name="dim pair")],
+           covers=("linalg.norm",)),
+    # -- more --
+    OpInfo("matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n),
+           lambda rng: [Sample((regular(rng, 3, 3), n), name=str(n)) for n in (0, 1, 2, 3, 5, -2)]
+           + [Sample((regular(rng, 2, 2, 2), 4), name="batch")],
+           covers=("linalg.matrix_power",)),
+    OpInfo("matrix_power_method", lambda lib, a: a.matrix_power(3), lambda rng: [Sample((uniform(rng, 2, 2),))],
+           covers=("matrix_power",)),
+    OpInfo("multi_dot", lambda lib, *ts: lib.linalg.multi_dot(ts),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 4), uniform(rng, 4, 2)), name="matrices"),
+                        Sample((uniform(rng, 3), uniform(rng, 3, 4), uniform(rng, 4)), name="vectors at ends"),
+                        Sample((uniform(rng, 2, 3), uniform(rng, 3, 4), uniform(rng, 4, 2), uniform(rng, 2, 5)),
+                               name="four")],
+           covers=("linalg.multi_dot",)),
+    OpInfo("vecdot", lambda lib, a, b: lib.linalg.vecdot(a, b, dim=0),
+           lambda rng: [Sample((uniform(rng, 3, 2), uniform(rng, 3, 1)))], covers=("linalg.vecdot",)),
+    OpInfo("linalg_matmul", lambda lib, a, b: lib.linalg.matmul(a, b),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)))], covers=("linalg.matmul",)),
+]
+
+
+def _svd_invariants(lib, a, full):  # type: ignore[no-untyped-def]
+    """S, and U Vh over the first k singular vectors: defined whatever the signs LAPACK picks."""
+    u, s, vh = lib.linalg.svd(a, full_matrices=full)
+    k = s.shape[-1]
+    return s, u[..., :, :k] @ vh[..., :k, :], (u[..., :, :k] * s.unsqueeze(-2)) @ vh[..., :k, :]
+
+
+def _svd_legacy_invariants(lib, a):  # type: ignore[no-untyped-def]
+    u, s, v = lib.svd(a)
+    return s, u @ v.mT
+
+
+def _eigh_invariants(lib, a, uplo):  # type: ignore[no-untyped-def]
+    values, vectors = lib.linalg.eigh(a + a.mT, UPLO=uplo)
+    return values, vectors * vectors
+
+
+for _op in OPS:
+    _op.fn = _accepting_zero_d(_op.fn)
+
+
+def _quiet(fn):  # type: ignore[no-untyped-def]
+    """Run a deprecated API without its (expected) deprecation warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return fn()

@@ -1,0 +1,329 @@
+"""Op database entries for shape and indexing ops: flip, roll, repeat/tile/repeat_interleave, movedim,
+unflatten, split/chunk/tensor_split, gather/scatter, index_select/index_add, masked_select, take,
+take_along_dim, nonzero, broadcasting helpers, meshgrid, block_diag, and the view helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import OpInfo, Sample, uniform
+
+
+def _idx(*values: object) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def _with(args: tuple[object, ...], name: str = "", **kwargs: object) -> Sample:
+    return Sample(args, kwargs, name=name)
+
+
+def zero_d(sample: Sample, *positions: int) -> Sample:
+    """Mark arguments the op's fn gets as 0-d tensors (the harness makes tensors at least 1-d)."""
+    sample.kwargs["_0d"] = positions
+    return sample
+
+
+def _accepting_zero_d(fn):  # type: ignore[no-untyped-def]
+    def wrapped(lib, *args, _0d=(), **kwargs):  # type: ignore[no-untyped-def]
+        return fn(lib, *(a.reshape(()) if i in _0d else a for i, a in enumerate(args)), **kwargs)
+
+    return wrapped
+
+
+def _flip(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 3, 4),), "3-d two dims", dims=(0, -1)),
+        _with((uniform(rng, 3),), "vector", dims=(0,)),
+        zero_d(_with((uniform(rng),), "0-d", dims=()), 0),
+        _with((uniform(rng, 0, 3),), "empty", dims=(1,)),
+        _with((uniform(rng, 3, 2),), "noncontiguous", dims=(1,)),
+    ]
+
+
+def _roll(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 3),), "one dim", shifts=1, dims=0),
+        _with((uniform(rng, 2, 3, 4),), "two dims", shifts=(1, -2), dims=(0, 2)),
+        _with((uniform(rng, 2, 3),), "flattened", shifts=4, dims=None),
+        _with((uniform(rng, 3, 2),), "noncontiguous", shifts=-1, dims=1),
+        _with((uniform(rng, 0, 2),), "empty", shifts=1, dims=1),
+    ]
+
+
+def _repeat(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 3),), "extra leading dim", sizes=(2, 1, 2)),
+        _with((uniform(rng, 3),), "vector", sizes=(2, 2)),
+        zero_d(_with((uniform(rng),), "0-d", sizes=(3,)), 0),
+        _with((uniform(rng, 2, 3),), "zero repeats", sizes=(1, 0)),
+        _with((uniform(rng, 3, 2),), "noncontiguous", sizes=(2, 2)),
+    ]
+
+
+def _tile(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 3),), "fewer reps", reps=(2,)),
+        _with((uniform(rng, 2, 3),), "more reps", reps=(2, 1, 2)),
+        _with((uniform(rng, 3, 2),), "noncontiguous", reps=(1, 3)),
+    ]
+
+
+def _repeat_interleave(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 3), 2), "int along dim", dim=0),
+        _with((uniform(rng, 2, 3), 3), "int flattened", dim=None),
+        _with((uniform(rng, 2, 3), _idx(1, 0, 2)), "tensor repeats", dim=1),
+        _with((uniform(rng, 2, 3), _idx(2)), "one-element repeats", dim=-1),
+        _with((uniform(rng, 3, 2), 2), "noncontiguous", dim=1),
+        zero_d(_with((uniform(rng), 2), "0-d", dim=None), 0),
+    ]
+
+
+def _split(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 6), 2), "even", dim=1),
+        _with((uniform(rng, 7, 2), 3), "uneven", dim=0),
+        _with((uniform(rng, 2, 5), [1, 4]), "sizes", dim=-1),
+        _with((uniform(rng, 2, 5), [0, 5, 0]), "sizes with empty", dim=1),
+        _with((uniform(rng, 6, 2), 4), "noncontiguous", dim=1),
+    ]
+
+
+def _chunk(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 6), 3), "even", dim=1),
+        _with((uniform(rng, 7, 2), 4), "uneven", dim=0),
+        _with((uniform(rng, 0, 2), 3), "empty", dim=0),
+        _with((uniform(rng, 5, 2), 2), "noncontiguous", dim=1),
+    ]
+
+
+def _tensor_split(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 2, 7), 3), "sections", dim=1),
+        _with((uniform(rng, 7, 2), [1, 4, 10]), "indices", dim=0),
+        _with((uniform(rng, 2, 7), _idx(2, -2)), "tensor indices", dim=-1),
+        zero_d(_with((uniform(rng, 2, 5), np.array(2)), "0-d tensor sections", dim=1), 1),
+        _with((uniform(rng, 5, 2), 2), "noncontiguous", dim=1),
+    ]
+
+
+def _index_select(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 3, 4), _idx(0, 2, 2)), "repeated", dim=1),
+        _with((uniform(rng, 3, 4), _idx(1)), "single", dim=-2),
+        zero_d(_with((uniform(rng, 3, 4), np.array(2)), "0-d index", dim=0), 1),
+        zero_d(_with((uniform(rng), _idx(0)), "0-d input", dim=0), 0),
+        _with((uniform(rng, 3, 4), np.array([2, 0], dtype=np.int32)), "int32 index", dim=1),
+        _with((uniform(rng, 3, 4), _idx()), "empty index", dim=1),
+        _with((uniform(rng, 4, 3), _idx(3, 0)), "noncontiguous", dim=1),
+    ]
+
+
+def _index_add(rng: np.random.Generator) -> list[Sample]:
+    return [
+        _with((uniform(rng, 3, 4), _idx(0, 2, 2), uniform(rng, 3, 3)), "repeated", dim=1, alpha=1),
+        _with((uniform(rng, 3, 4), _idx(2, 0), uniform(rng, 2, 4)), "alpha", dim=0, alpha=2.5),
+        _with((uniform(rng, 4, 3), _idx(1), uniform(rng, 1, 3)), "noncontiguous", dim=1, alpha=1),
+    ]
+
+
+OPS: list[OpInfo] = [
+    OpInfo("flip", lambda lib, a, dims: a.flip(dims), _flip, covers=("flip",)),
+    OpInfo("flip_fn", lambda lib, a, dims: lib.flip(a, dims=dims), _flip, covers=("flip",)),
+    OpInfo("fliplr", lambda lib, a: lib.fliplr(a), lambda rng: [Sample((uniform(rng, 2, 3),))], covers=("fliplr",)),
+    OpInfo("flipud", lambda lib, a: a.flipud(), lambda rng: [Sample((uniform(rng, 2, 3),))], covers=("flipud",)),
+    OpInfo("roll", lambda lib, a, shifts, dims: a.roll(shifts, dims), _roll, covers=("roll",)),
+    OpInfo("roll_fn", lambda lib, a, shifts, dims: lib.roll(a, shifts, dims), _roll, covers=("roll",)),
+    OpInfo("repeat", lambda lib, a, sizes: a.repeat(*sizes), _repeat),
+    OpInfo("tile", lambda lib, a, reps: lib.tile(a, reps), _tile, covers=("tile",)),
+    OpInfo("tile_method", lambda lib, a: a.tile(dims=(2, 1)), lambda rng: [Sample((uniform(rng, 3),))],
+           covers=("tile",)),
+    OpInfo("repeat_interleave", lambda lib, a, r, dim: a.repeat_interleave(r, dim=dim), _repeat_interleave,
+           covers=("repeat_interleave",)),
+    OpInfo("repeat_interleave_fn", lambda lib, a, r, dim: lib.repeat_interleave(a, r, dim),
+           _repeat_interleave, covers=("repeat_interleave",)),
+    OpInfo("repeat_interleave_output_size",
+           lambda lib, a: a.repeat_interleave(2, dim=0, output_size=4),
+           lambda rng: [Sample((uniform(rng, 2, 3),))], covers=("repeat_interleave",)),
+    OpInfo("repeat_interleave_counts", lambda lib, c: lib.repeat_interleave(c),
+           lambda rng: [Sample((_idx(1, 0, 3),))], gradcheck=False, covers=("repeat_interleave",)),
+    OpInfo("movedim", lambda lib, a: a.movedim(0, 2), lambda rng: [Sample((uniform(rng, 2, 3, 4),))],
+           covers=("movedim",)),
+    OpInfo("movedim_lists", lambda lib, a: lib.movedim(a, (0, -2), (2, 0)),
+           lambda rng: [Sample((uniform(rng, 2, 3, 4),)), Sample((uniform(rng, 3, 2, 4),), name="noncontiguous")],
+           covers=("movedim",)),
+    OpInfo("moveaxis", lambda lib, a: lib.moveaxis(a, -1, 0), lambda rng: [Sample((uniform(rng, 2, 3, 4),))],
+           covers=("moveaxis",)),
+    OpInfo("swapdims", lambda lib, a: lib.swapdims(a, 0, -1),
+           lambda rng: [Sample((uniform(rng, 2, 3, 4),)), Sample((uniform(rng, 3, 2),), name="noncontiguous")],
+           covers=("swapdims", "swapaxes")),
+    OpInfo("unflatten", lambda lib, a, dim, sizes: a.unflatten(dim, sizes),
+           lambda rng: [_with((uniform(rng, 2, 6), 1, (3, 2)), "inner"),
+                        _with((uniform(rng, 6, 2), 0, (-1, 2)), "inferred"),
+                        _with((uniform(rng, 6),), "vector", dim=-1, sizes=(2, 1, 3)),
+                        _with((uniform(rng, 6, 2), 1, (3, 2)), "noncontiguous")],
+           covers=("unflatten",)),
+    OpInfo("unflatten_fn", lambda lib, a: lib.unflatten(a, 1, (2, 2)), lambda rng: [Sample((uniform(rng, 3, 4),))],
+           covers=("unflatten",)),
+    OpInfo("narrow_negative_start", lambda lib, a: a.narrow(-1, -3, 2), lambda rng: [Sample((uniform(rng, 2, 5),))],
+           covers=("narrow",)),
+    OpInfo("select_negative", lambda lib, a: lib.select(a, -2, -1), lambda rng: [Sample((uniform(rng, 2, 3, 4),))],
+           covers=("select",)),
+    OpInfo("split", lambda lib, a, size, dim: a.split(size, dim), _split, covers=("split",)),
+    OpInfo("split_fn", lambda lib, a, size, dim: lib.split(a, split_size_or_sections=size, dim=dim), _split,
+           covers=("split",)),
+    OpInfo("split_with_sizes", lambda lib, a: a.split_with_sizes([2, 1], 0),
+           lambda rng: [Sample((uniform(rng, 3, 2),))], covers=("split_with_sizes",)),
+    OpInfo("chunk", lambda lib, a, chunks, dim: a.chunk(chunks, dim), _chunk, covers=("chunk",)),
+    OpInfo("chunk_fn", lambda lib, a, chunks, dim: lib.chunk(a, chunks, dim), _chunk, covers=("chunk",)),
+    OpInfo("tensor_split", lambda lib, a, spec, dim: a.tensor_split(spec, dim), _tensor_split,
+           covers=("tensor_split",)),
+    OpInfo("tensor_split_fn", lambda lib, a, spec, dim: lib.tensor_split(a, spec, dim=dim), _tensor_split,
+           covers=("tensor_split",)),
+    OpInfo("hsplit", lambda lib, a, spec: lib.hsplit(a, spec),
+           lambda rng: [Sample((uniform(rng, 2, 6), 3)), Sample((uniform(rng, 6), [1, 4]), name="vector")],
+           covers=("hsplit",)),
+    OpInfo("vsplit", lambda lib, a: a.vsplit(2), lambda rng: [Sample((uniform(rng, 4, 3),))], covers=("vsplit",)),
+    OpInfo("dsplit", lambda lib, a: lib.dsplit(a, [1]), lambda rng: [Sample((uniform(rng, 2, 1, 3),))],
+           covers=("dsplit",)),
+    OpInfo("unbind_negative", lambda lib, a: lib.unbind(a, -1), lambda rng: [Sample((uniform(rng, 2, 3),))],
+           covers=("unbind",)),
+    # -- gather / scatter --
+    OpInfo("gather_more", lambda lib, a, i, dim: lib.gather(a, dim, i),
+           lambda rng: [_with((uniform(rng, 3, 4), _idx(0, 3, 3)[None].repeat(2, 0)), "smaller index", dim=-1),
+                        _with((uniform(rng, 3, 4), np.array([[2, 0]], dtype=np.int32)), "int32 index", dim=0),
+                        zero_d(_with((uniform(rng), np.array(0)), "0-d", dim=0), 0, 1),
+                        _with((uniform(rng, 4, 3), _idx(0, 1, 0)[:, None]), "noncontiguous", dim=1)],
+           covers=("gather",)),
+    OpInfo("scatter_more", lambda lib, a, s, i, dim: a.scatter(dim, i, s),
+           lambda rng: [_with((uniform(rng, 3, 4), uniform(rng, 2, 3), _idx(1, 0, 2)[None].repeat(2, 0)),
+                              "src larger than index", dim=1),
+                        _with((uniform(rng, 3, 4), uniform(rng, 1, 4), _idx(2, 0, 1, 1)[None]), "negative dim",
+                              dim=-2)],
+           covers=("scatter",)),
+    OpInfo("scatter_value", lambda lib, a, i: a.scatter(1, i, 1.5),
+           lambda rng: [Sample((uniform(rng, 3, 4), _idx(1, 0, 3)[:, None]))], covers=("scatter",)),
+    OpInfo("scatter_value_kwarg", lambda lib, a, i: lib.scatter(a, 0, i, value=2),
+           lambda rng: [Sample((uniform(rng, 3, 4), _idx(2, 0)[None]))], covers=("scatter",)),
+    OpInfo("scatter_inplace", lambda lib, a, s, i: a.clone().scatter_(1, i, s),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 3, 2), _idx(1, 0, 3, 2, 2, 1).reshape(3, 2)))],
+           covers=("scatter_",)),
+    OpInfo("scatter_add_inplace", lambda lib, a, s, i: a.clone().scatter_add_(0, i, s),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 2, 4), _idx(1, 1, 0, 2, 2, 2, 0, 1).reshape(2, 4)))],
+           covers=("scatter_add_",)),
+    # -- index_select / index_add --
+    OpInfo("index_select", lambda lib, a, i, dim: a.index_select(dim, i), _index_select, covers=("index_select",)),
+    OpInfo("index_select_fn", lambda lib, a, i, dim: lib.index_select(a, dim, i), _index_select,
+           covers=("index_select",)),
+    OpInfo("index_add", lambda lib, a, i, s, dim, alpha: a.index_add(dim, i, s, alpha=alpha), _index_add,
+           covers=("index_add",)),
+    OpInfo("index_add_fn", lambda lib, a, i, s, dim, alpha: lib.index_add(a, dim, i, s, alpha=alpha), _index_add,
+           covers=("index_add",)),
+    OpInfo("index_add_inplace", lambda lib, a, i, s: a.clone().index_add_(0, i, s),
+           lambda rng: [Sample((uniform(rng, 3, 2), _idx(2, 2), uniform(rng, 2, 2)))], covers=("index_add_",)),
+    # -- masks, take --
+    OpInfo("masked_select", lambda lib, a, m: a.masked_select(m),
+           lambda rng: [Sample((uniform(rng, 3, 4), rng.random((3, 4)) > 0.5), name="same shape"),
+                        Sample((uniform(rng, 3, 1), rng.random((3, 4)) > 0.5), name="broadcast input"),
+                        Sample((uniform(rng, 3, 4), rng.random(4) > 0.5), name="broadcast mask"),
+                        zero_d(Sample((uniform(rng), np.array(True)), name="0-d"), 0, 1),
+                        Sample((uniform(rng, 0, 4), np.zeros(4, bool)), name="empty"),
+                        Sample((uniform(rng, 4, 3), rng.random((4, 3)) > 0.5), name="noncontiguous")],
+           covers=("masked_select",)),
+    OpInfo("masked_select_fn", lambda lib, a, m: lib.masked_select(a, m),
+           lambda rng: [Sample((uniform(rng, 2, 3), rng.random((2, 3)) > 0.3))], covers=("masked_select",)),
+    OpInfo("masked_fill_broadcast", lambda lib, a, m: a.masked_fill(m, -1.0),
+           lambda rng: [Sample((uniform(rng, 3, 4), rng.random(4) > 0.5), name="broadcast mask")],
+           covers=("masked_fill",), check_node=False),
+    OpInfo("take", lambda lib, a, i: a.take(i),
+           lambda rng: [Sample((uniform(rng, 3, 4), _idx(0, 11, -1, 5, 5).reshape(5, 1)), name="2-d index"),
+                        zero_d(Sample((uniform(rng, 3, 4), np.array(7)), name="0-d index"), 1),
+                        zero_d(Sample((uniform(rng), _idx(0, -1)), name="0-d input"), 0),
+                        Sample((uniform(rng, 3, 4), _idx()), name="empty index"),
+                        Sample((uniform(rng, 4, 3), _idx(1, 2, 3)), name="noncontiguous")],
+           covers=("take",)),
+    OpInfo("take_fn", lambda lib, a, i: lib.take(a, i), lambda rng: [Sample((uniform(rng, 2, 3), _idx(5, 0, 5)))],
+           covers=("take",)),
+    OpInfo("take_along_dim", lambda lib, a, i, dim: a.take_along_dim(i, dim),
+           lambda rng: [_with((uniform(rng, 3, 4), _idx(0, 3, 1).reshape(3, 1)), "same rank", dim=1),
+                        _with((uniform(rng, 3, 4), _idx(2, 1).reshape(2, 1)), "broadcast index", dim=0),
+                        _with((uniform(rng, 3, 1), _idx(0, 0, 0, 0).reshape(1, 4)), "broadcast input", dim=0),
+                        _with((uniform(rng, 3, 4), _idx(11, 0, 4)), "flattened", dim=None),
+                        _with((uniform(rng, 4, 3), _idx(2, 0).reshape(2, 1)), "noncontiguous", dim=-1)],
+           covers=("take_along_dim",)),
+    OpInfo("take_along_dim_fn", lambda lib, a, i: lib.take_along_dim(a, i, dim=1),
+           lambda rng: [Sample((uniform(rng, 2, 3), _idx(2, 0).reshape(2, 1)))], covers=("take_along_dim",)),
+    OpInfo("nonzero", lambda lib, a: a.nonzero(),
+           lambda rng: [Sample(((rng.random((3, 4)) > 0.5).astype(np.float64),), grad=(False,), name="matrix"),
+                        zero_d(Sample((np.array(1.0),), grad=(False,), name="0-d nonzero"), 0),
+                        zero_d(Sample((np.array(0),), name="0-d zero"), 0),
+                        Sample((np.zeros((0, 2)),), grad=(False,), name="empty")],
+           gradcheck=False, covers=("nonzero",)),
+    OpInfo("nonzero_as_tuple", lambda lib, a: lib.nonzero(a, as_tuple=True),
+           lambda rng: [Sample((rng.random((3, 4)) > 0.5,), name="matrix"),
+                        zero_d(Sample((np.array(True),), name="0-d"), 0)],
+           gradcheck=False, covers=("nonzero",)),
+    OpInfo("argwhere", lambda lib, a: lib.argwhere(a), lambda rng: [Sample((rng.integers(0, 2, (2, 3)),))],
+           gradcheck=False, covers=("argwhere",)),
+    OpInfo("where_single", lambda lib, c: lib.where(c), lambda rng: [Sample((rng.random((3, 4)) > 0.5,))],
+           gradcheck=False, covers=("where",)),
+    # -- broadcasting, grids, views --
+    OpInfo("broadcast_to", lambda lib, a, size: a.broadcast_to(size),
+           lambda rng: [Sample((uniform(rng, 2, 1), (3, 2, 4)), name="new dims"),
+                        Sample((uniform(rng, 1, 3), (2, -1)), name="inferred size"),
+                        zero_d(Sample((uniform(rng), (2,)), name="0-d"), 0),
+                        Sample((uniform(rng, 1, 3), (0, 3)), name="empty")],
+           covers=("broadcast_to",)),
+    OpInfo("broadcast_to_fn", lambda lib, a: lib.broadcast_to(a, (2, 3)), lambda rng: [Sample((uniform(rng, 3),))],
+           covers=("broadcast_to",)),
+    OpInfo("broadcast_tensors", lambda lib, *ts: lib.broadcast_tensors(*ts),
+           lambda rng: [Sample((uniform(rng, 2, 1), uniform(rng, 3)), name="two"),
+                        zero_d(Sample((uniform(rng, 2, 3), uniform(rng, 3), uniform(rng)), name="one already full"), 2),
+                        Sample((uniform(rng, 0, 1), uniform(rng, 2)), name="empty")],
+           covers=("broadcast_tensors",)),
+    OpInfo("meshgrid", lambda lib, *ts, indexing: lib.meshgrid(*ts, indexing=indexing),
+           lambda rng: [_with((uniform(rng, 2), uniform(rng, 3)), "ij", indexing="ij"),
+                        _with((uniform(rng, 2), uniform(rng, 3), uniform(rng, 4)), "xy", indexing="xy"),
+                        zero_d(_with((uniform(rng), uniform(rng, 3)), "0-d", indexing="ij"), 0)],
+           covers=("meshgrid",)),
+    OpInfo("meshgrid_list", lambda lib, a, b: lib.meshgrid([a, b], indexing="xy"),
+           lambda rng: [Sample((uniform(rng, 3), uniform(rng, 2)))], covers=("meshgrid",)),
+    OpInfo("expand_as_more", lambda lib, a, b: a.expand_as(b),
+           lambda rng: [Sample((uniform(rng, 3), uniform(rng, 2, 3)), grad=(True, False), name="new dim"),
+                        zero_d(Sample((uniform(rng), uniform(rng, 2)), grad=(True, False), name="0-d"), 0)],
+           covers=("expand_as",)),
+    OpInfo("view_as", lambda lib, a, b: a.view_as(b),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)), grad=(True, False)),
+                        zero_d(Sample((uniform(rng, 1), uniform(rng)), grad=(True, False), name="to 0-d"), 1)],
+           covers=("view_as",)),
+    OpInfo("reshape_as", lambda lib, a, b: a.reshape_as(b),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 6)), grad=(True, False)),
+                        Sample((uniform(rng, 3, 2), uniform(rng, 6)), grad=(True, False), name="noncontiguous")],
+           covers=("reshape_as",)),
+    OpInfo("flatten_range", lambda lib, a, start, end: lib.flatten(a, start, end),
+           lambda rng: [Sample((uniform(rng, 2, 3, 4), 0, 1), name="leading"),
+                        Sample((uniform(rng, 2, 3, 4), -2, -1), name="trailing"),
+                        Sample((uniform(rng, 2, 3, 4), 1, 1), name="single dim"),
+                        zero_d(Sample((uniform(rng), 0, -1), name="0-d"), 0),
+                        Sample((uniform(rng, 3, 2, 4), 0, 1), name="noncontiguous")],
+           covers=("flatten",)),
+    OpInfo("ravel_noncontiguous", lambda lib, a: a.ravel(), lambda rng: [Sample((uniform(rng, 3, 2),),
+                                                                                name="noncontiguous")],
+           covers=("ravel",)),
+    OpInfo("squeeze_dims", lambda lib, a, dims: a.squeeze(dims),
+           lambda rng: [Sample((uniform(rng, 1, 3, 1), (0, 2)), name="two"),
+                        Sample((uniform(rng, 1, 3, 1), (-1, 1)), name="one not squeezable"),
+                        zero_d(Sample((uniform(rng), (0,)), name="0-d"), 0)],
+           covers=("squeeze",)),
+    OpInfo("block_diag", lambda lib, *ts: lib.block_diag(*ts),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 1, 2)), name="matrices"),
+                        zero_d(Sample((uniform(rng), uniform(rng, 3), uniform(rng, 2, 1)), name="0-d and vector"), 0),
+                        Sample((uniform(rng, 0, 2), uniform(rng, 2, 2)), name="empty block"),
+                        Sample((uniform(rng, 2, 2), np.array([[1, 2]])), name="promotion")],
+           covers=("block_diag",)),
+]
+
+
+for _op in OPS:
+    _op.fn = _accepting_zero_d(_op.fn)
