@@ -1,13 +1,30 @@
-"""``retrograd.nn.functional``: activations, softmax family and losses."""
+"""``retrograd.nn.functional``: activations, linear maps, dropout, padding, embedding,
+normalisation layers, distances and losses, with PyTorch's signatures, defaults and ``grad_fn``
+nodes (convolution, pooling, fold and interpolation come from ``_functional_conv``)."""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from .._dtype import scalar_type_name
+from ..autograd.grad_mode import STATE, no_grad
+from ..ops import elementwise as _E
 from ..ops import nn as _nn
-from ..ops.op import apply
+from ..ops import shape as _S
+from ..ops.inplace import apply_inplace
+from ..ops.linalg import matmul as _matmul
+from ..ops.op import apply, broadcast_error
 from ..ops.reduce import normalize_dim
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
+
+_make = Tensor._make
+
+# -- activations ------------------------------------------------------------------------------
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
@@ -20,8 +37,243 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return input.relu_() if inplace else input.relu()
 
 
-def _softmax_dim(input: Tensor, dim: int | None) -> int:  # noqa: A002
+def relu_(input: Tensor) -> Tensor:  # noqa: A002
+    """In-place ``relu``."""
+    return input.relu_()
+
+
+def _unary(op: Any, input: Tensor, params: tuple[Any, ...], inplace: bool = False,  # noqa: A002
+           inplace_op: Any = None) -> Tensor:
+    if inplace:
+        return apply_inplace(inplace_op or op, (input, *params))
+    return apply(op, (input, *params))  # type: ignore[no-any-return]
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` where ``x > threshold``, else ``value``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.threshold(rg.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    return _unary(_nn.threshold, input, (threshold, value), inplace, _nn.threshold_)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    """In-place ``threshold``."""
+    return _unary(_nn.threshold, input, (threshold, value), True, _nn.threshold_)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``clamp(x, min_val, max_val)`` with zero gradient at and beyond the bounds.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.hardtanh(rg.tensor([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _unary(_nn.hardtanh, input, (min_val, max_val), inplace)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``hardtanh``."""
+    return hardtanh(input, min_val, max_val, True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``min(max(x, 0), 6)`` (PyTorch records it as ``hardtanh``).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.relu6(rg.tensor([-1.0, 7.0])).tolist()
+    [0.0, 6.0]
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` for positive ``x``, else ``negative_slope * x``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.leaky_relu(rg.tensor([-1.0, 2.0]), 0.1).tolist()
+    [-0.1, 2.0]
+    """
+    return _unary(_nn.leaky_relu, input, (negative_slope,), inplace, _nn.leaky_relu_)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:  # noqa: A002
+    """In-place ``leaky_relu``."""
+    return leaky_relu(input, negative_slope, True)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x`` for positive ``x``, else ``alpha * (exp(x) - 1)``.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.elu(rg.tensor([-1.0]))[0].item(), 4)
+    -0.6321
+    """
+    return _unary(_nn.elu, input, (alpha, 1.0, 1.0), inplace, _nn.elu_)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``elu``."""
+    return elu(input, alpha, True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``scale * elu(x, alpha)`` with the self-normalising constants.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.selu(rg.tensor([1.0]))[0].item(), 4)
+    1.0507
+    """
+    return _unary(_nn.elu, input, (_nn.SELU_ALPHA, _nn.SELU_SCALE, 1.0), inplace, _nn.elu_)
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    """In-place ``selu``."""
+    return selu(input, True)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.celu(rg.tensor([-1.0]), 2.0)[0].item(), 4)
+    -0.7869
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _unary(_nn.celu, input, (alpha, 1.0, 1.0 / alpha), inplace, _nn.celu_)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``celu``."""
+    return celu(input, alpha, True)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """``x * Phi(x)`` (exact, with erf) or its tanh approximation.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.gelu(rg.tensor([1.0]))[0].item(), 4)
+    0.8413
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return apply(_nn.gelu, (input, approximate))  # type: ignore[no-any-return]
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * sigmoid(x)``.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.silu(rg.tensor([1.0]))[0].item(), 4)
+    0.7311
+    """
+    return _unary(_nn.silu, input, (), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * tanh(softplus(x))``.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.mish(rg.tensor([1.0]))[0].item(), 4)
+    0.8651
+    """
+    return _unary(_nn.mish, input, (), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``; stable for any x.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.softplus(rg.tensor([-1e4, 1e4])).tolist()
+    [0.0, 10000.0]
+    """
+    return apply(_nn.softplus, (input, beta, threshold))  # type: ignore[no-any-return]
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """``x / (1 + |x|)``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.softsign(rg.tensor([1.0, -3.0])).tolist()
+    [0.5, -0.75]
+    """
+    return input / (input.abs() + 1)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``relu6(x + 3) / 6``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.hardsigmoid(rg.tensor([-4.0, 0.0, 4.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return _unary(_nn.hardsigmoid, input, (), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
+    """``x * relu6(x + 3) / 6``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.hardswish(rg.tensor([-4.0, 3.0])).tolist()
+    [-0.0, 3.0]
+    """
+    return _unary(_nn.hardswish, input, (), inplace)
+
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """``1 / (1 + exp(-x))``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.sigmoid(rg.tensor([0.0])).tolist()
+    [0.5]
+    """
+    return input.sigmoid()
+
+
+def tanh(input: Tensor) -> Tensor:  # noqa: A002
+    """Hyperbolic tangent.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.tanh(rg.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return input.tanh()
+
+
+def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(sigmoid(x))``, stable for any x.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.logsigmoid(rg.tensor([-1e4, 1e4])).tolist()
+    [-10000.0, -0.0]
+    """
+    return apply(_nn.log_sigmoid, (input,))  # type: ignore[no-any-return]
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves of ``dim``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.glu(rg.tensor([2.0, 0.0])).tolist()
+    [1.0]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return apply(_nn.glu, (input, normalize_dim(dim, input.dim())))  # type: ignore[no-any-return]
+
+
+# -- softmax family ---------------------------------------------------------------------------
+
+
+def _softmax_dim(name: str, input: Tensor, dim: int | None, stacklevel: int) -> int:  # noqa: A002
     if dim is None:  # PyTorch's legacy implicit choice
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                      "as an argument.", UserWarning, stacklevel=stacklevel)
         dim = 0 if input.dim() in (0, 1, 3) else 1
     return normalize_dim(dim, input.dim())
 
@@ -33,8 +285,21 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
     >>> rg.nn.functional.softmax(rg.tensor([0.0, 0.0]), dim=0).tolist()
     [0.5, 0.5]
     """
+    d = _softmax_dim("softmax", input, dim, _stacklevel)
     x = input if dtype is None else input.to(dtype)
-    return apply(_nn.softmax, (x, _softmax_dim(input, dim)))  # type: ignore[no-any-return]
+    return apply(_nn.softmax, (x, d))  # type: ignore[no-any-return]
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
+    """``softmax(-x)`` along ``dim``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.softmin(rg.tensor([0.0, 0.0]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    d = _softmax_dim("softmin", input, dim, _stacklevel)
+    x = -input if dtype is None else (-input).to(dtype)
+    return apply(_nn.softmax, (x, d))  # type: ignore[no-any-return]
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:  # noqa: A002
@@ -44,8 +309,576 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     >>> round(rg.nn.functional.log_softmax(rg.tensor([0.0, 0.0]), dim=0)[0].item(), 4)
     -0.6931
     """
+    d = _softmax_dim("log_softmax", input, dim, _stacklevel)
     x = input if dtype is None else input.to(dtype)
-    return apply(_nn.log_softmax, (x, _softmax_dim(input, dim)))  # type: ignore[no-any-return]
+    return apply(_nn.log_softmax, (x, d))  # type: ignore[no-any-return]
+
+
+# -- linear maps ------------------------------------------------------------------------------
+
+
+def _check_bias_expands(bias: Tensor, rows: int, cols: int) -> None:
+    target = (rows, cols)
+    shape = tuple(bias.shape)
+    for i in range(1, len(shape) + 1):
+        have, want = shape[-i], target[-i] if i <= 2 else 1
+        if have != want and have != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) at non-singleton "
+                f"dimension {2 - i}.  Target sizes: [{rows}, {cols}].  Tensor sizes: [{', '.join(map(str, shape))}]"
+            )
+
+
+def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2.dim()}-D tensor")
+    if mat1.dim() == 2 and mat1.shape[1] == mat2.shape[0]:
+        _check_bias_expands(bias, mat1.shape[0], mat2.shape[1])
+    return apply(_nn.addmm, (bias, mat1, mat2))  # type: ignore[no-any-return]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``input @ weight.T + bias``, composed as PyTorch does (``addmm`` on matrices).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.linear(rg.ones(1, 2), rg.ones(3, 2), rg.zeros(3)).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(
+            f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and {weight.dim()}D"
+        )
+    if bias is not None:
+        if input.dim() == 2:
+            return _addmm(bias, input, weight.t())
+        if input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+            # PyTorch flattens the batch into one ``addmm`` and views the result back.
+            lead = tuple(input.shape[:-1])
+            rows = int(np.prod(lead, dtype=np.int64))
+            out = _addmm(bias, input.reshape(rows, input.shape[-1]), weight.t())
+            return out.view(*lead, out.shape[1])
+    out = _matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``out[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.bilinear(rg.ones(1, 2), rg.ones(1, 3), rg.ones(4, 2, 3)).tolist()
+    [[6.0, 6.0, 6.0, 6.0]]
+    """
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} and "
+                f"{input2.shape[i]}"
+            )
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected {weight.shape[0]}"
+        )
+    out_shape = tuple(input1.shape[:-1]) + (weight.shape[0],)
+    flat = apply(_nn.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
+    out = flat.reshape(out_shape)
+    return out if bias is None else out + bias
+
+
+# -- dropout ----------------------------------------------------------------------------------
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _bernoulli(shape: tuple[int, ...], keep: float) -> np.ndarray:
+    from ..factories import default_generator
+
+    return default_generator.rng.random(shape) < keep
+
+
+def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,  # noqa: A002
+                  alpha: bool) -> Tensor:
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    dtype = input._data.dtype
+    if dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {scalar_type_name(dtype)}")
+    if p == 1:
+        zero = _make(np.zeros((), dtype))
+        return input.mul_(zero) if inplace else input * zero
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    keep = _bernoulli(shape, 1 - p)
+    if alpha:
+        a_const = 1.7580993408473766
+        a = 1.0 / math.sqrt((a_const * a_const * p + 1) * (1 - p))
+        shift = _make(((keep - 1.0) * (a_const * a) + a_const * a * p).astype(dtype))
+        noise = _make((keep * a).astype(dtype))
+        out = input.mul_(noise) if inplace else input * noise
+        return out.add_(shift) if inplace else out + shift
+    noise = _make((keep / (1 - p)).astype(dtype))
+    return input.mul_(noise) if inplace else input * noise
+
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero each element with probability ``p`` (retrograd's generator) and scale the rest by 1/(1-p).
+
+    >>> import retrograd as rg
+    >>> x = rg.ones(4)
+    >>> rg.nn.functional.dropout(x, 0.5, training=False) is x
+    True
+    """
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=False)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=False, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,  # noqa: A002
+                          inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=True)
+
+
+def _unbatched_feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,  # noqa: A002
+                               batched: bool) -> Tensor:
+    if batched:
+        return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
+    x = input.unsqueeze(0)
+    out = _dropout_impl(x, p, training, inplace, feature=True, alpha=False)
+    if inplace:
+        return input
+    return out.squeeze(0)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels of (N, C, L) or (C, L) inputs."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists to "
+            "provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional "
+            "batch dimension (i.e. 2D or 3D inputs)."
+        )
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels of (N, C, H, W) inputs (3-D inputs are taken as (N, C, L), as PyTorch does)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            UserWarning, stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, feature=True, alpha=False)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            "Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
+
+
+# -- padding ----------------------------------------------------------------------------------
+
+
+def _shape_list(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _pad_circular(input: Tensor, pad: tuple[int, ...]) -> Tensor:  # noqa: A002
+    # As PyTorch: copy the kept region into a new tensor, then copy the wrapped borders from it,
+    # one padded dim after another (so the history is a chain of CopySlices).
+    k = len(pad) // 2
+    nd = input.dim()
+    in_shape = tuple(input.shape)
+    out_shape = list(in_shape)
+    for i in range(k):
+        d = nd - k + i
+        left, right = pad[2 * (k - i - 1)], pad[2 * (k - i - 1) + 1]
+        if left > in_shape[d] or right > in_shape[d]:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        out_shape[d] = in_shape[d] + left + right
+        if out_shape[d] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = _make(np.zeros(out_shape, input._data.dtype))
+    out_slice, in_slice = out, input
+    for i in range(k):
+        d = nd - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        out_slice = apply(_S.slice_op, (out_slice, d, max(left, 0), out_shape[d] - max(right, 0), 1))
+        in_slice = apply(_S.slice_op, (in_slice, d, max(-left, 0), in_shape[d] - max(-right, 0), 1))
+    out_slice.copy_(in_slice)
+    for i in range(k):
+        d = nd - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        size = out_shape[d]
+        if left > 0:
+            src = apply(_S.slice_op, (out, d, size - left - max(right, 0), size - max(right, 0), 1))
+            apply(_S.slice_op, (out, d, 0, left, 1)).copy_(src)
+        if right > 0:
+            src = apply(_S.slice_op, (out, d, max(left, 0), max(left, 0) + right, 1))
+            apply(_S.slice_op, (out, d, size - right, size, 1)).copy_(src)
+    return out
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` is (last left, last right, 2nd-last left, ...).
+    Modes: ``constant`` (negative pads crop), ``reflect``, ``replicate``, ``circular``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.pad(rg.tensor([[1.0, 2.0]]), (1, 2)).tolist()
+    [[0.0, 1.0, 2.0, 0.0, 0.0]]
+    >>> rg.nn.functional.pad(rg.tensor([[1.0, 2.0, 3.0]]), (2, 1), mode="reflect").tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+    pads = tuple(int(p) for p in pad)
+    if len(pads) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pads) // 2 > input.dim():
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got padding length "
+            f"{len(pads)} and input of dimension {input.dim()}"
+        )
+    if mode == "constant":
+        return apply(_nn.constant_pad_nd, (input, pads, 0 if value is None else value))  # type: ignore[no-any-return]
+    if value is not None:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    k = len(pads) // 2
+    if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
+        raise NotImplementedError(f"Padding size {len(pads)} is not supported for {input.dim()}D input tensor.")
+    if mode == "circular":
+        return _pad_circular(input, pads)
+    shape = tuple(input.shape)
+    checked = shape[1:] if input.dim() == k + 2 else shape
+    if 0 in checked:
+        raise RuntimeError(
+            f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {_shape_list(shape)}"
+        )
+    if mode == "reflect":
+        for j in range(k):
+            d = input.dim() - 1 - j
+            left, right = pads[2 * j], pads[2 * j + 1]
+            if left >= shape[d] or right >= shape[d]:
+                raise RuntimeError(
+                    f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, "
+                    f"but got: padding ({left}, {right}) at dimension {d} of input {_shape_list(shape)}"
+                )
+    for j in range(k):
+        d = input.dim() - 1 - j
+        if shape[d] + pads[2 * j] + pads[2 * j + 1] < 0 or min(pads[2 * j], pads[2 * j + 1]) < -shape[d]:
+            raise RuntimeError(
+                f"input (H: {shape[d]}) is too small. Calculated output H: {shape[d] + pads[2 * j] + pads[2 * j + 1]}"
+            )
+    indices = _nn.pad_indices(shape, pads, mode)
+    return apply(_nn.PAD_OPS[(mode, k)], (input, indices))  # type: ignore[no-any-return]
+
+
+# -- one_hot, embedding -----------------------------------------------------------------------
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding of class indices (a trailing dim of ``num_classes``).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.one_hot(rg.tensor([0, 2])).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    data = tensor._data
+    if data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if data.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(data.max()) + 1
+    if data.size:
+        if data.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if data.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return _make((data[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def _embedding_renorm(weight: Tensor, indices: np.ndarray, max_norm: float, norm_type: float) -> None:
+    rows = np.unique(indices)
+    data = weight._data
+    picked = data[rows]
+    norms = np.linalg.norm(picked, ord=norm_type, axis=1) if picked.size else np.zeros(len(rows))
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    data[rows] = (picked * scale[:, None]).astype(data.dtype, copy=False)
+    weight._version_counter.bump("embedding_renorm_")  # type: ignore[attr-defined]
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the integer ``input``; ``padding_idx``'s row gets no gradient.
+    ``max_norm`` renormalises the looked-up rows in place first. (Gradients are always dense.)
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.embedding(rg.tensor([1]), rg.tensor([[0.0], [5.0]])).tolist()
+    [[5.0]]
+    """
+    num = weight.shape[0] if weight.dim() else 0
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    indices = input._data
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
+            f"torch.{scalar_type_name(indices.dtype)}Tensor instead (while checking arguments for embedding)"
+        )
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.size and (indices.min() < 0 or indices.max() >= num):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm(weight, indices, max_norm, norm_type)
+    coeff = None
+    if weight.requires_grad and STATE.grad_enabled:
+        coeff = _nn.embedding_coefficients(indices, num, padding_idx, scale_grad_by_freq)
+    return apply(_nn.embedding, (weight, indices, coeff))  # type: ignore[no-any-return]
+
+
+# -- normalisation ----------------------------------------------------------------------------
+
+
+def _verify_batch_size(size: Sequence[int]) -> None:
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {Size(size)}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,  # noqa: A002
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalise each channel (dim 1) by the batch statistics (training; the running ones are
+    updated in place with ``momentum``) or by the running statistics (evaluation).
+
+    >>> import retrograd as rg
+    >>> out = rg.nn.functional.batch_norm(rg.tensor([[1.0], [3.0]]), None, None, training=True)
+    >>> [round(v, 3) for v in out.flatten().tolist()]
+    [-1.0, 1.0]
+    """
+    if training:
+        _verify_batch_size(tuple(input.shape))
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.dim() < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if not training:
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            if stat is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        # Backward reads the statistics used here, whatever happens to the buffers later.
+        running_mean = _make(running_mean._data.copy())  # type: ignore[union-attr]
+        running_var = _make(running_var._data.copy())  # type: ignore[union-attr]
+    return apply(_nn.native_batch_norm,  # type: ignore[no-any-return]
+                 (input, weight, bias, running_mean, running_var, training, momentum, eps))
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,  # noqa: A002
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims (batch norm on a (1, N*C, ...) view).
+
+    >>> import retrograd as rg
+    >>> out = rg.nn.functional.instance_norm(rg.tensor([[[1.0, 3.0]]]))
+    >>> [round(v, 3) for v in out.flatten().tolist()]
+    [-1.0, 1.0]
+    """
+    if use_input_stats:
+        size = tuple(input.shape)
+        if int(np.prod(size[2:], dtype=np.int64)) == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {Size(size)}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    n, c = input.shape[0], input.shape[1]
+    flat = input.contiguous().view(1, n * c, *input.shape[2:])
+
+    def repeat(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.unsqueeze(0).expand(n, c).reshape(n * c)
+
+    stats = [None if s is None else _make(np.tile(s._data, n)) for s in (running_mean, running_var)]
+    out = batch_norm(flat, stats[0], stats[1], repeat(weight), repeat(bias), use_input_stats, momentum, eps)
+    for target, repeated in zip((running_mean, running_var), stats, strict=True):
+        if target is not None and repeated is not None:
+            target._data[...] = repeated._data.reshape(n, c).mean(0)
+    return out.view(input.shape)
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims.
+
+    >>> import retrograd as rg
+    >>> out = rg.nn.functional.layer_norm(rg.tensor([[1.0, 3.0]]), (2,))
+    >>> [round(v, 3) for v in out.flatten().tolist()]
+    [-1.0, 1.0]
+    """
+    if not isinstance(normalized_shape, (tuple, list, Size)):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    shape = tuple(int(s) for s in normalized_shape)
+    return apply(_nn.native_layer_norm, (input, weight, bias, shape, eps))  # type: ignore[no-any-return]
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,  # noqa: A002
+               eps: float = 1e-05) -> Tensor:
+    """Normalise over groups of channels (and the spatial dims).
+
+    >>> import retrograd as rg
+    >>> out = rg.nn.functional.group_norm(rg.tensor([[1.0, 3.0]]), 1)
+    >>> [round(v, 3) for v in out.flatten().tolist()]
+    [-1.0, 1.0]
+    """
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups] + list(input.shape[2:]))
+    return apply(_nn.native_group_norm, (input, weight, bias, num_groups, eps))  # type: ignore[no-any-return]
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.normalize(rg.tensor([[3.0, 4.0]])).tolist()
+    [[0.6, 0.8]]
+    """
+    denom = apply(_nn.clamp_min, (input.norm(p, dim, keepdim=True), eps)).expand_as(input)
+    result = input / denom
+    if out is not None:
+        with no_grad():
+            out.copy_(result)
+        return out
+    return result
+
+
+# -- distances --------------------------------------------------------------------------------
+
+
+def _broadcast(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    if a.shape == b.shape:
+        return a, b
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except ValueError:
+        raise RuntimeError(broadcast_error([tuple(a.shape), tuple(b.shape)])) from None
+    return (a if tuple(a.shape) == shape else a.expand(shape)), (b if tuple(b.shape) == shape else b.expand(shape))
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``<x1, x2> / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (inputs broadcast).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.cosine_similarity(rg.tensor([[1.0, 0.0]]), rg.tensor([[2.0, 0.0]])).tolist()
+    [1.0]
+    """
+    kinds = {x1._data.dtype.kind, x2._data.dtype.kind}
+    if not kinds & {"f", "c"}:
+        from .._dtype import result_type
+
+        common = scalar_type_name(result_type((x1, x2)))
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {common}")
+    a, b = _broadcast(x1, x2)
+    d = normalize_dim(dim, a.dim())
+    # Each vector is divided by its norm first; the clamp to eps happens outside autograd.
+    na = a.norm(2, d, keepdim=True).clone()
+    nb = b.norm(2, d, keepdim=True).clone()
+    with no_grad():
+        na.clamp_(min=eps)
+        nb.clamp_(min=eps)
+    return ((a / na) * (b / nb)).sum(d)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` over the last dim.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.pairwise_distance(rg.tensor([[3.0, 4.0]]), rg.zeros(1, 2), eps=0.0).item(), 4)
+    5.0
+    """
+    ndim = max(x1.dim(), x2.dim())
+    diff = apply(_nn.add_scalar, (x1 - x2, eps))
+    dims = (ndim - 1,) if ndim else None
+    return apply(_nn.norm, (diff, float(p), dims, keepdim))  # type: ignore[no-any-return]
+
+
+# -- losses -----------------------------------------------------------------------------------
+
+
+def _legacy_reduction(size_average: Any, reduce: Any) -> str:
+    if size_average is None:
+        size_average = True
+    if reduce is None:
+        reduce = True
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  UserWarning, stacklevel=3)
+    return ret
+
+
+def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      UserWarning, stacklevel=3)
+        reduction = "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
 
 
 def _check_reduction(reduction: str) -> None:
@@ -53,62 +886,442 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+    if input.shape != target.shape:
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). This will "
+            "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning, stacklevel=3)
+
+
+def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:  # noqa: A002
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = loss * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return weighted.sum()
+    if reduction == "mean":
+        return weighted.sum() / weight.sum() if mean_by_weight else weighted.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean squared error (``weight``: per-element weights, mean divided by their sum).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.mse_loss(rg.tensor([1.0, 3.0]), rg.tensor([0.0, 0.0])).item()
+    5.0
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted((a - b) ** 2, weight, input, reduction, True)
+    _check_reduction(reduction)
+    return apply(_nn.mse_loss, (a, b, reduction))  # type: ignore[no-any-return]
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.l1_loss(rg.tensor([1.0, -3.0]), rg.tensor([0.0, 0.0])).item()
+    2.0
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    a, b = _broadcast(input, target)
+    if weight is not None:
+        return _weighted((a - b).abs(), weight, input, reduction, True)
+    _check_reduction(reduction)
+    return _apply_reduction((a - b).abs(), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Squared error below ``beta`` (divided by ``beta``), absolute error above.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.smooth_l1_loss(rg.tensor([0.5, 3.0]), rg.zeros(2), reduction="sum").item()
+    2.625
+    """
+    _warn_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    a, b = _broadcast(input, target)
+    _check_reduction(reduction)
+    if beta == 0.0:
+        return _apply_reduction((a - b).abs(), reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return apply(_nn.smooth_l1_loss, (a, b, reduction, beta))  # type: ignore[no-any-return]
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,  # noqa: A002
+               weight: Tensor | None = None) -> Tensor:
+    """Squared error below ``delta``, ``delta``-scaled absolute error above.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.huber_loss(rg.tensor([0.5, 3.0]), rg.zeros(2), reduction="sum").item()
+    2.625
+    """
+    _warn_size(input, target)
+    a, b = _broadcast(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted(apply(_nn.huber_loss, (a, b, "none", delta)), weight, input, reduction, False)
+    _check_reduction(reduction)
+    return apply(_nn.huber_loss, (a, b, reduction, delta))  # type: ignore[no-any-return]
+
+
+def _no_grad_arg(t: Tensor | None, arg: str, fn: str) -> None:
+    if t is not None and t.requires_grad and STATE.grad_enabled:
+        raise RuntimeError(
+            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. This input cannot have "
+            "requires_grad True."
+        )
+
+
+def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
+                 ignore_index: int) -> Tensor:
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() != 1 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
+    tdata = target._data
+    if tdata.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(tdata.dtype)}")
+    classes = input.shape[0 if input.dim() == 1 else 1]
+    wdata = None
+    if weight is not None:
+        if weight.dim() != 1 or weight.shape[0] != classes:
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
+                f"tensor of shape: {_shape_list(weight.shape)}"
+            )
+        if weight._data.dtype != input._data.dtype:
+            raise RuntimeError(
+                f"expected scalar type {scalar_type_name(input._data.dtype)} but found "
+                f"{scalar_type_name(weight._data.dtype)}"
+            )
+        wdata = weight._data
+    if input.dim() <= 2:
+        _no_grad_arg(weight, "weight", "nll_loss_forward")
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.dim() == 1 and target.dim() == 1:
+            if target.shape[0] != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+            tdata = tdata.reshape(())
+        return apply(_nn.nll_loss, (input, tdata, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
+    _no_grad_arg(weight, "weight", "nll_loss2d_forward")
+    n = input.shape[0]
+    if input.dim() == 4:
+        if target.dim() != 3:
+            raise RuntimeError(
+                f"only batches of spatial targets supported (3D tensors) but got targets of dimension: {target.dim()}"
+            )
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(
+                f"size mismatch (got input: {_shape_list(input.shape)} , target: {_shape_list(target.shape)}"
+            )
+        return apply(_nn.nll_loss2d, (input, tdata, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
+    out_size = (n,) + tuple(input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {_shape_list(out_size)}, got {_shape_list(target.shape)}")
+    # As PyTorch: view (N, C, d1, d2...) as (N, C, 1, d1*d2*...) and use the 2-D loss.
+    x = input.contiguous()
+    x = x.view(n, classes, 1, -1) if x.numel() else x.view(n, classes, 0, 0)
+    t = np.ascontiguousarray(tdata).reshape((n, 1, -1) if tdata.size else (n, 0, 0))
+    out = apply(_nn.nll_loss2d, (x, t, wdata, reduction, ignore_index))
+    return out.view(out_size) if reduction == "none" else out  # type: ignore[no-any-return]
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,  # noqa: A002
              ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices given log-probabilities.
+    """Negative log-likelihood of class indices given log-probabilities, for (C), (N, C) or
+    (N, C, d1, ...) inputs; ``weight`` per class, ``ignore_index`` targets contribute nothing.
 
     >>> import retrograd as rg
     >>> rg.nn.functional.nll_loss(rg.tensor([[-1.0, -2.0]]), rg.tensor([1])).item()
     2.0
     """
-    _check_reduction(reduction)
-    return apply(_nn.nll_loss, (input, target, weight, reduction, ignore_index))  # type: ignore[no-any-return]
+    reduction = _reduction(size_average, reduce, reduction)
+    return _nll_loss_nd(input, target, weight, reduction, ignore_index)
+
+
+def _class_view(weight: Tensor, input: Tensor) -> Tensor:  # noqa: A002
+    if input.dim() == 1:
+        return weight
+    shape = [1] * input.dim()
+    shape[1] = weight.shape[0]
+    return weight.view(shape)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: Any = None,  # noqa: A002
                   ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
-    """``nll_loss(log_softmax(input, 1), target)`` for class indices; class probabilities also accepted.
+    """``nll_loss(log_softmax(input, 1), target)`` for class indices, or the cross entropy with
+    class probabilities (a target shaped like the input); ``label_smoothing`` mixes in the uniform
+    distribution.
 
     >>> import retrograd as rg
     >>> round(rg.nn.functional.cross_entropy(rg.zeros(1, 2), rg.tensor([0])).item(), 4)
     0.6931
     """
-    _check_reduction(reduction)
+    reduction = _reduction(size_average, reduce, reduction)
     class_dim = 0 if input.dim() == 1 else 1
-    logp = log_softmax(input, class_dim)
-    if target.is_floating_point():  # class probabilities
-        probs = target
-        if label_smoothing:
-            probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[class_dim]
-        per_class = -(logp * probs) if weight is None else -(logp * probs * _class_view(weight, input))
-        losses = per_class.sum(class_dim)
-        if reduction == "none":
-            return losses
-        if reduction == "sum":
-            return losses.sum()
-        return losses.sum() / (losses.numel() if input.dim() > 1 else 1)
-    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-    if not label_smoothing:
-        return loss
+    if input.shape == target.shape:
+        return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+    if label_smoothing > 0.0:
+        return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+    logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input.dim())))
+    return _nll_loss_nd(logp, target, weight, reduction, ignore_index)
+
+
+def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
+                         ignore_index: int, label_smoothing: float, class_dim: int) -> Tensor:
+    if target._data.dtype.kind != "f":
+        name = scalar_type_name(target._data.dtype)
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got {name}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
     classes = input.shape[class_dim]
-    valid = target != ignore_index
-    smooth = -(logp if weight is None else logp * _class_view(weight, input)).sum(class_dim)
-    smooth = smooth.masked_fill(valid.logical_not(), 0.0)
+    if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {classes} classes or no classes but got "
+            f"weight tensor of shape: {_shape_list(weight.shape)}"
+        )
+    logp = apply(_nn.log_softmax, (input, class_dim))
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    product = logp * target if weight is None else logp * target * _class_view(weight, input)
     if reduction == "none":
-        smooth_red = smooth
+        return -product.sum(class_dim)
+    total = -product.sum()
+    if reduction == "sum":
+        return total
+    if input.numel() == 0:
+        return apply(_nn.div_scalar, (total, 0.0))  # type: ignore[no-any-return]
+    return apply(_nn.div_scalar, (total, input.numel() // classes))  # type: ignore[no-any-return]
+
+
+def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
+                            ignore_index: int, label_smoothing: float, class_dim: int) -> Tensor:
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    logp = apply(_nn.log_softmax, (input, class_dim))
+    nll = _nll_loss_nd(logp, target, weight, reduction, ignore_index)
+    classes = input.shape[class_dim]
+    smooth = -(logp if weight is None else logp * _class_view(weight, input)).sum(class_dim)
+    ignored = target == ignore_index
+    smooth = smooth.masked_fill(ignored, 0.0)
+    if reduction == "mean":
+        kept = ~ignored._data
+        if weight is None:
+            ret = smooth.sum() / _make(np.asarray(kept.sum(), dtype=np.int64))
+        else:
+            picked = weight._data[target._data[kept].astype(np.int64)]
+            ret = smooth.sum() / _make(np.asarray(picked.sum(), dtype=weight._data.dtype))
     elif reduction == "sum":
-        smooth_red = smooth.sum()
+        ret = smooth.sum()
     else:
-        denom = valid.sum() if weight is None else (weight[target.masked_fill(valid.logical_not(), 0)] * valid).sum()
-        smooth_red = smooth.sum() / denom
-    return loss * (1 - label_smoothing) + smooth_red * (label_smoothing / classes)
+        ret = smooth
+    return apply(_nn.mul_scalar, (nll, 1 - label_smoothing)) + apply(_nn.mul_scalar, (ret, label_smoothing / classes))
 
 
-def _class_view(weight: Tensor, input: Tensor) -> Tensor:  # noqa: A002
-    shape = [1] * input.dim()
-    shape[0 if input.dim() == 1 else 1] = weight.shape[0]
-    return weight.reshape(shape)
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                         size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``-w * (t * log(x) + (1 - t) * log(1 - x))`` for probabilities ``x``; each log is clamped at
+    -100, as in PyTorch.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.binary_cross_entropy(rg.tensor([0.5]), rg.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}) is "
+            "deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:
+        _no_grad_arg(weight, "weight", "binary_cross_entropy")
+        shape = tuple(np.broadcast_shapes(tuple(target.shape), tuple(weight.shape)))
+        weight = weight.detach().expand(shape)
+    return apply(_nn.binary_cross_entropy, (input, target, weight, reduction))  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                                     size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits;
+    ``pos_weight`` weighs the positive term.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.binary_cross_entropy_with_logits(rg.tensor([1e4]), rg.tensor([1.0])).item()
+    0.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    _no_grad_arg(weight, "weight", "binary_cross_entropy_with_logits")
+    _no_grad_arg(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    weight = None if weight is None else weight.detach()
+    pos_weight = None if pos_weight is None else pos_weight.detach()
+    return apply(_nn.binary_cross_entropy_with_logits,  # type: ignore[no-any-return]
+                 (input, target, weight, pos_weight, reduction))
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL divergence ``target * (log(target) - input)`` for log-probabilities ``input``
+    (``log_target``: the target is given as log-probabilities too). Use ``reduction='batchmean'``
+    for the mathematical definition.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.kl_div(rg.tensor([0.0]), rg.tensor([1.0]), reduction="sum").item()
+    0.0
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size.'batchmean' "
+            "divides only by the batch size, and aligns with the KL div math definition.'mean' will be changed to "
+            "behave the same as 'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if input._data.dtype.kind not in "fc" or target._data.dtype.kind not in "fc":
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = apply(_nn.xlogy, (target, target)) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.dim() else total
+    return _apply_reduction(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
+                     size_average: Any = None, eps: float = 1e-08, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:
+    """Poisson negative log-likelihood (``log_input``: the input is the log of the rate;
+    ``full``: add the Stirling term for targets above 1).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.poisson_nll_loss(rg.tensor([0.0]), rg.tensor([1.0])).item()
+    1.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _apply_reduction(loss, reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.margin_ranking_loss(rg.tensor([1.0]), rg.tensor([2.0]), rg.tensor([1.0])).item()
+    1.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} "
+        )
+    scores = apply(_nn.add_scalar, (-target * (input1 - input2), margin))
+    return _apply_reduction(apply(_nn.clamp_min, (scores, 0)), reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-06, swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-norm distance.
+
+    >>> import retrograd as rg
+    >>> a = rg.tensor([[0.0, 0.0]])
+    >>> round(rg.nn.functional.triplet_margin_loss(a, a, a + 3, eps=0.0).item(), 4)
+    0.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
+        )
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = apply(_E.minimum, (d_neg, pairwise_distance(positive, negative, p, eps)))
+    loss = apply(_nn.clamp_min, (apply(_nn.add_scalar, (d_pos, margin)) - d_neg, 0))
+    return _apply_reduction(loss, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where ``target == -1``.
+
+    >>> import retrograd as rg
+    >>> x = rg.tensor([[1.0, 0.0]])
+    >>> round(rg.nn.functional.cosine_embedding_loss(x, x, rg.tensor([1])).item(), 4)
+    0.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    tdim = target.dim()
+    if tdim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if tdim == 1 and (input1.dim() != 2 or input2.dim() != 2):
+        raise RuntimeError(
+            f"1D target tensor expects 2D input tensors, but found inputs with sizes {_shape_list(input1.shape)} and "
+            f"{_shape_list(input2.shape)}."
+        )
+    if tdim == 0 and (input1.dim() != 1 or input2.dim() != 1):
+        raise RuntimeError(
+            f"0D target tensor expects 1D input tensors, but found inputs with sizes {_shape_list(input1.shape)} and "
+            f"{_shape_list(input2.shape)}."
+        )
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(tdim)
+    mag1 = apply(_nn.add_scalar, ((input1 * input1).sum(tdim), eps))
+    mag2 = apply(_nn.add_scalar, ((input2 * input2).sum(tdim), eps))
+    cos = prod_sum / (mag1 * mag2).sqrt()
+    zeros = _make(np.zeros(tuple(cos.shape), cos._data.dtype))
+    pos = 1 - cos
+    neg = apply(_nn.clamp_min, (cos - margin, 0))
+    out = apply(_E.where, (target == 1, pos, zeros)) + apply(_E.where, (target == -1, neg, zeros))
+    return _apply_reduction(out, reduction)
 
 
 # Convolution, pooling, unfold/fold and interpolation live in their own module.
