@@ -133,6 +133,10 @@ xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dty
 def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     from .linalg import _mm
 
+    for name, x in (("self", bias), ("mat1", a)):
+        if x.dtype != b.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
+                               f"{scalar_type_name(b.dtype)}")
     return np.add(bias, _mm(a, b)).astype(a.dtype, copy=False)
 
 
