@@ -219,9 +219,7 @@ LINEAR = [
 
 
 def _pad(mode: str, pads: Any, value: Any = None) -> Callable[..., Any]:
-    if mode == "constant":
-        return lambda lib, x: F(lib).pad(x, pads, value=value)
-    return lambda lib, x: F(lib).pad(x, pads, mode=mode)
+    return lambda lib, x: F(lib).pad(x, pads, mode=mode, value=value)
 
 
 def _pad_entry(name: str, mode: str, pads: tuple[int, ...], *shapes: tuple[int, ...], value: Any = None) -> OpInfo:
@@ -239,6 +237,9 @@ PADDING = [
     OpInfo("pad_constant_empty", _pad("constant", (1, 1)), one(u(0, 2), name="empty"), covers=("pad",)),
     _pad_entry("pad_reflect_1d", "reflect", (2, 1), (2, 4), (2, 2, 4)),
     _pad_entry("pad_reflect_1d_negative", "reflect", (-1, 2), (2, 2, 4)),
+    _pad_entry("pad_reflect_crop_past_edge", "reflect", (-4, 2), (2, 2, 4)),
+    _pad_entry("pad_replicate_crop_past_edge", "replicate", (1, -3), (2, 2, 3)),
+    _pad_entry("pad_reflect_zero_value", "reflect", (1, 1), (2, 3), value=0.0),
     _pad_entry("pad_reflect_2d", "reflect", (1, 2, 2, 0), (2, 3, 4), (1, 2, 3, 4)),
     _pad_entry("pad_reflect_3d", "reflect", (1, 0, 0, 1, 1, 1), (1, 2, 3, 3), (1, 1, 2, 3, 3)),
     _pad_entry("pad_replicate_1d", "replicate", (3, 1), (2, 3), (2, 2, 3)),

@@ -578,7 +578,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         )
     if mode == "constant":
         return apply(_nn.constant_pad_nd, (input, pads, 0 if value is None else value))  # type: ignore[no-any-return]
-    if value is not None:
+    if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -603,12 +603,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
                     f"Argument #{4 + 2 * j}: Padding size should be less than the corresponding input dimension, "
                     f"but got: padding ({left}, {right}) at dimension {d} of input {_shape_list(shape)}"
                 )
-    for j in range(k):
-        d = input.dim() - 1 - j
-        if shape[d] + pads[2 * j] + pads[2 * j + 1] < 0 or min(pads[2 * j], pads[2 * j + 1]) < -shape[d]:
-            raise RuntimeError(
-                f"input (H: {shape[d]}) is too small. Calculated output H: {shape[d] + pads[2 * j] + pads[2 * j + 1]}"
-            )
+    width = shape[-1] + pads[0] + pads[1]
+    if k == 1 and width < 1:
+        raise RuntimeError(f"input (W: {shape[-1]}) is too small. Calculated output W: {width}")
     indices = _nn.pad_indices(shape, pads, mode)
     return apply(_nn.PAD_OPS[(mode, k)], (input, indices))  # type: ignore[no-any-return]
 
