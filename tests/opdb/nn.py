@@ -151,6 +151,12 @@ ACTIVATIONS = [
     _act("F.sigmoid", lambda lib, a: F(lib).sigmoid(a), span(-5, 5), ("sigmoid",)),
     _act("F.tanh", lambda lib, a: F(lib).tanh(a), span(-2, 2), ("tanh",)),
     _act("logsigmoid", lambda lib, a: F(lib).logsigmoid(a), span(-8, 8)),
+    _act("hardshrink", lambda lib, a: F(lib).hardshrink(a), away(-0.5, 0.5)),
+    _act("hardshrink_lambd", lambda lib, a: a.hardshrink(1.5), away(-1.5, 1.5), ("hardshrink",)),
+    _act("softshrink", lambda lib, a: F(lib).softshrink(a, 0.7), away(-0.7, 0.7)),
+    _act("tanhshrink", lambda lib, a: F(lib).tanhshrink(a), span(-3, 3)),
+    _act("rrelu", lambda lib, a: F(lib).rrelu(a), kinks0),
+    _act("rrelu_inplace", lambda lib, a: F(lib).rrelu(a * 1, 0.1, 0.3, inplace=True), kinks0, ("rrelu",)),
 ]
 
 
@@ -194,6 +200,21 @@ SOFTMAX = [
            lambda rng: [Sample((uniform(rng, 3, 4), -1), name="last"), Sample((uniform(rng, 4, 3), 0), name="dim 0"),
                         Sample((uniform(rng, 2, 4, 3), 1), name="noncontiguous"),
                         Sample((uniform(rng, 0, 4), 1), name="empty")]),
+]
+
+def _prelu_samples(rng: Rng) -> list[Sample]:
+    return [
+        Sample((away(0.0)(rng, 4, 3), uniform(rng, 3)), name="channels"),
+        Sample((away(0.0)(rng, 4, 3), uniform(rng, 1)), name="one slope"),
+        Sample((away(0.0)(rng, 2, 3, 4), uniform(rng, 3)), name="3-d"),
+        Sample((away(0.0)(rng, 5), uniform(rng, 1)), name="vector"),
+        Sample((away(0.0)(rng, 3, 3, 2), uniform(rng, 3)), name="noncontiguous"),
+    ]
+
+
+ACTIVATIONS += [
+    OpInfo("prelu", lambda lib, x, w: F(lib).prelu(x, w), _prelu_samples),
+    OpInfo("Tensor.prelu", lambda lib, x, w: x.prelu(w), one(away(0.0, low=-2, high=2), u(1)), covers=("prelu",)),
 ]
 
 LINEAR = [
@@ -324,6 +345,10 @@ NORMALIZATION = [
     OpInfo("normalize_p1", lambda lib, x: F(lib).normalize(x, p=1, dim=0), one(lambda rng: distinct(rng, 3, 4) + 0.25),
            covers=("normalize",)),
     OpInfo("normalize_vector", lambda lib, x: F(lib).normalize(x, dim=0), one(u(4)), covers=("normalize",)),
+    OpInfo("rms_norm", lambda lib, x, w: F(lib).rms_norm(x, (3,), w),
+           many(one(u(4, 3), u(3), name="matrix"), one(u(2, 3, 3), u(3), name="noncontiguous"))),
+    OpInfo("rms_norm_no_weight", lambda lib, x: F(lib).rms_norm(x, [2, 3], eps=1e-3), one(u(4, 2, 3)),
+           covers=("rms_norm",)),
     OpInfo("cosine_similarity", lambda lib, a, b: F(lib).cosine_similarity(a, b),
            many(one(u(4, 3), u(4, 3), name="matrix"), one(u(4, 3), u(1, 3), name="broadcast"),
                 one(u(3, 4, 2), u(3, 4, 2), name="noncontiguous"))),
@@ -497,4 +522,61 @@ LOSSES = [
            one(u(3), u(3), const(1.0), grad=(True, True, False)), covers=("cosine_embedding_loss",)),
 ]
 
-OPS: list[OpInfo] = ACTIVATIONS + SOFTMAX + LINEAR + PADDING + EMBEDDING + NORMALIZATION + CROSS_ENTROPY + LOSSES
+LOSSES += [
+    *_reductions("soft_margin_loss", _loss(lambda f, a, t, reduction: f.soft_margin_loss(a, t, reduction=reduction)),
+                 u(4, 3, low=-4, high=4), const([[1.0, -1.0, 1.0]] * 4), grad=(True, False)),
+    *_reductions("multilabel_soft_margin_loss",
+                 _loss(lambda f, a, t, w, reduction: f.multilabel_soft_margin_loss(a, t, w, reduction=reduction)),
+                 u(4, 3, low=-4, high=4), unit(4, 3), pos(3), grad=(True, True, False)),
+    *_reductions("multi_margin_loss",
+                 _loss(lambda f, a, t, reduction: f.multi_margin_loss(a, t, margin=0.8, reduction=reduction)),
+                 lambda rng: distinct(rng, 4, 5) / 4, const([0, 4, 2, 2])),
+    *_reductions("multi_margin_loss_p2_weight",
+                 _loss(lambda f, a, t, w, reduction: f.multi_margin_loss(a, t, p=2, weight=w, reduction=reduction)),
+                 lambda rng: distinct(rng, 4, 5) / 4, const([1, 4, 0, 2]), pos(5), grad=(True, False, False),
+                 covers=("multi_margin_loss",)),
+    OpInfo("multi_margin_loss_vector", lambda lib, a, t: F(lib).multi_margin_loss(a, t, reduction="none"),
+           one(lambda rng: distinct(rng, 5) / 4, const([3])), covers=("multi_margin_loss",)),
+    OpInfo("multi_margin_loss_vector_0d_target",
+           lambda lib, a, t: F(lib).multi_margin_loss(a, t.reshape(()), reduction="none"),
+           one(lambda rng: distinct(rng, 5) / 4, const(1)), covers=("multi_margin_loss",)),
+    *_reductions("hinge_embedding_loss",
+                 _loss(lambda f, a, t, reduction: f.hinge_embedding_loss(a, t, margin=0.5, reduction=reduction)),
+                 away(0.5, low=-2, high=2), const([[1.0, -1.0, 1.0]] * 4), grad=(True, False)),
+    *_reductions("gaussian_nll_loss",
+                 _loss(lambda f, a, t, v, reduction: f.gaussian_nll_loss(a, t, v, reduction=reduction)),
+                 u(4, 3), u(4, 3), pos(4, 3)),
+    OpInfo("gaussian_nll_loss_homoscedastic", lambda lib, a, t, v: F(lib).gaussian_nll_loss(a, t, v, full=True),
+           many(one(u(4, 3), u(4, 3), pos(4), name="one short"), one(u(4, 3), u(4, 3), pos(4, 1), name="broadcast")),
+           covers=("gaussian_nll_loss",)),
+    OpInfo("gaussian_nll_loss_float_var", lambda lib, a, t: F(lib).gaussian_nll_loss(a, t, 0.5),
+           one(u(4, 3), u(4, 3)), covers=("gaussian_nll_loss",)),
+]
+
+
+def _sdpa_samples(rng: Rng) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 4, 3), uniform(rng, 2, 5, 3), uniform(rng, 2, 5, 2)), name="3-d"),
+        Sample((uniform(rng, 1, 2, 3, 4), uniform(rng, 1, 2, 3, 4), uniform(rng, 1, 2, 3, 2)), name="4-d"),
+    ]
+
+
+ATTENTION = [
+    OpInfo("scaled_dot_product_attention", lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v),
+           _sdpa_samples),
+    OpInfo("scaled_dot_product_attention_causal_scale",
+           lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+           one(u(2, 4, 3), u(2, 4, 3), u(2, 4, 2)), covers=("scaled_dot_product_attention",)),
+    OpInfo("scaled_dot_product_attention_masks",
+           lambda lib, q, k, v, m: F(lib).scaled_dot_product_attention(q, k, v, attn_mask=m),
+           many(one(u(2, 3, 3), u(2, 4, 3), u(2, 4, 2), const([[True, False, True, True]] * 3), name="bool"),
+                one(u(2, 3, 3), u(2, 4, 3), u(2, 4, 2), u(3, 4), name="float")),
+           covers=("scaled_dot_product_attention",)),
+    OpInfo("scaled_dot_product_attention_gqa",
+           lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, enable_gqa=True),
+           one(u(1, 4, 3, 2), u(1, 2, 3, 2), u(1, 2, 3, 2)), covers=("scaled_dot_product_attention",),
+           check_node=False),  # PyTorch runs its fused CPU kernel here (one ScaledDotProduct... node)
+]
+
+OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + EMBEDDING + NORMALIZATION + CROSS_ENTROPY + LOSSES
+                     + ATTENTION)

@@ -65,6 +65,25 @@ ERRORS: list[tuple[str, Any, type[BaseException], str]] = [
      "glu does not support scalars because halving size must be even"),
     ("glu dim", lambda lib: F(lib).glu(r(lib, 2, 4), 2), IndexError,
      "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    ("softshrink lambda", lambda lib: F(lib).softshrink(r(lib, 2), -1.0), RuntimeError,
+     "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -1"),
+    ("hardshrink int", lambda lib: F(lib).hardshrink(i(lib, 1, 2)), NotImplementedError,
+     "\"hardshrink_cpu\" not implemented for 'Long'"),
+    ("prelu channels", lambda lib: F(lib).prelu(r(lib, 4, 3), lib.ones(2)), RuntimeError,
+     "Mismatch of parameter numbers and input channel size. Found parameter numbers = 2 and channel size = 3."),
+    ("prelu vector input", lambda lib: F(lib).prelu(r(lib, 3), lib.ones(3)), RuntimeError,
+     "Mismatch of parameter numbers and input channel size. Found parameter numbers = 3 and channel size = 1."),
+    ("prelu dtype", lambda lib: F(lib).prelu(r(lib, 4, 3), lib.ones(3, dtype=lib.float64)), RuntimeError,
+     "prelu: Type promoting not supported. Got Float and Double"),
+    ("prelu weight dims", lambda lib: F(lib).prelu(r(lib, 4, 3), lib.ones(3, 1)), RuntimeError,
+     "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
+    ("prelu 0-d input", lambda lib: F(lib).prelu(lib.tensor(1.0), lib.ones(2)), RuntimeError,
+     "Not allow zero-dim input tensor."),
+    ("rms_norm shape", lambda lib: F(lib).rms_norm(r(lib, 4, 3), (4,)), RuntimeError,
+     "Given normalized_shape=[4], expected input with shape [*4], but got input of size[4, 3]"),
+    ("sdpa mask and causal", lambda lib: F(lib).scaled_dot_product_attention(
+        r(lib, 2, 4, 3), r(lib, 2, 4, 3), r(lib, 2, 4, 6), attn_mask=lib.ones(4, 4, dtype=lib.bool), is_causal=True),
+     RuntimeError, "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"),
     # linear maps
     ("linear 0-d", lambda lib: F(lib).linear(lib.tensor(1.0), r(lib, 5, 3)), RuntimeError,
      "both arguments to linear need to be at least 1D, but they are 0D and 2D"),
@@ -297,6 +316,35 @@ ERRORS: list[tuple[str, Any, type[BaseException], str]] = [
     ("triplet dims", lambda lib: F(lib).triplet_margin_loss(r(lib, 2, 3), r(lib, 2, 3), r(lib, 3)), RuntimeError,
      "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but got: "
      "anchor 2D, positive 2D, and negative 1D inputs"),
+    ("soft_margin target grad", lambda lib: F(lib).soft_margin_loss(r(lib, 4, 3), lib.ones(4, 3, requires_grad=True)),
+     RuntimeError, "The function 'soft_margin_loss' is not differentiable with respect to argument 'target'. This "
+     "input cannot have requires_grad True."),
+    ("multi_margin target range", lambda lib: F(lib).multi_margin_loss(r(lib, 4, 3), i(lib, 0, 3, 1, 1)),
+     RuntimeError, "target out of range"),
+    ("multi_margin p", lambda lib: F(lib).multi_margin_loss(r(lib, 4, 3), i(lib, 0, 2, 1, 1), p=3), ValueError,
+     "only p == 1 and p == 2 supported"),
+    ("multi_margin weight", lambda lib: F(lib).multi_margin_loss(r(lib, 4, 3), i(lib, 0, 2, 1, 1),
+                                                                 weight=lib.ones(3, 1)),
+     ValueError, "weight must be one-dimensional"),
+    ("multi_margin dims", lambda lib: F(lib).multi_margin_loss(r(lib, 2, 3, 4), i(lib, 0, 2)), RuntimeError,
+     "Expected non-empty vector or matrix with optional 0-dim batch size, but got: [2, 3, 4]"),
+    ("multi_margin target size", lambda lib: F(lib).multi_margin_loss(r(lib, 4, 3), i(lib, 0, 2, 1)), RuntimeError,
+     "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch size). "
+     "Expected target size [4], but got [3]. Input has shape [4, 3]."),
+    ("multilabel_soft_margin reduction", lambda lib: F(lib).multilabel_soft_margin_loss(r(lib, 4, 3), r(lib, 4, 3),
+                                                                                       reduction="foo"),
+     ValueError, "foo is not valid"),
+    ("hinge reduction", lambda lib: F(lib).hinge_embedding_loss(r(lib, 4, 3), r(lib, 4, 3), reduction="x"),
+     ValueError, "x is not a valid value for reduction"),
+    ("gaussian_nll negative var", lambda lib: F(lib).gaussian_nll_loss(r(lib, 4, 3), r(lib, 4, 3), -lib.ones(4, 3)),
+     ValueError, "var has negative entry/entries"),
+    ("gaussian_nll negative float var", lambda lib: F(lib).gaussian_nll_loss(r(lib, 4, 3), r(lib, 4, 3), -1.0),
+     ValueError, "var has negative entry/entries"),
+    ("gaussian_nll var size", lambda lib: F(lib).gaussian_nll_loss(r(lib, 4, 3), r(lib, 4, 3), lib.ones(2, 3)),
+     ValueError, "var is of incorrect size"),
+    ("gaussian_nll reduction", lambda lib: F(lib).gaussian_nll_loss(r(lib, 4, 3), r(lib, 4, 3), lib.ones(4, 3),
+                                                                    reduction="foo"),
+     ValueError, "foo is not valid"),
     ("cosine_embedding target dims", lambda lib: F(lib).cosine_embedding_loss(r(lib, 4, 3), r(lib, 4, 3),
                                                                               r(lib, 4, 3)),
      RuntimeError, "0D or 1D target tensor expected, multi-target not supported"),
@@ -513,3 +561,33 @@ def test_legacy_reduction_arguments(size_average: Any, reduce: Any, expected: st
         legacy = F(rg).cross_entropy(x, t, size_average=size_average, reduce=reduce)
     new = F(rg).cross_entropy(x, t, reduction=expected)
     np.testing.assert_allclose(legacy.numpy(), new.numpy())
+
+
+def test_rrelu_training_samples_slopes_from_the_generator() -> None:
+    x = rg.full((1000,), -1.0, dtype=rg.float64, requires_grad=True)
+    rg.manual_seed(5)
+    y = F(rg).rrelu(x, 0.1, 0.3, training=True)
+    rg.manual_seed(5)
+    assert np.array_equal(F(rg).rrelu(x, 0.1, 0.3, training=True).detach().numpy(), y.detach().numpy())
+    slopes = -y.detach().numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and abs(slopes.mean() - 0.2) < 0.01
+    assert type(y.grad_fn).__name__ == "RreluWithNoiseBackward0"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slopes)  # each element's own slope
+    pos = F(rg).rrelu(rg.ones(5), training=True)
+    assert pos.tolist() == [1.0] * 5
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_gumbel_softmax(hard: bool) -> None:
+    logits = rg.tensor([[0.0, 1.0, -1.0], [2.0, 0.0, 0.0]], dtype=rg.float64, requires_grad=True)
+    rg.manual_seed(3)
+    y = F(rg).gumbel_softmax(logits, tau=0.5, hard=hard)
+    rg.manual_seed(3)
+    assert np.array_equal(F(rg).gumbel_softmax(logits, tau=0.5, hard=hard).detach().numpy(), y.detach().numpy())
+    np.testing.assert_allclose(y.detach().numpy().sum(-1), [1.0, 1.0])
+    if hard:
+        assert set(np.unique(y.detach().numpy()).tolist()) == {0.0, 1.0}
+    (y * rg.tensor([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]], dtype=rg.float64)).sum().backward()
+    assert logits.grad is not None and np.all(np.isfinite(logits.grad.numpy()))
+    assert abs(logits.grad.numpy().sum()) < 1e-12  # softmax gradients sum to zero per row

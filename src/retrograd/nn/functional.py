@@ -267,6 +267,108 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:  # noqa: A002
     return apply(_nn.glu, (input, normalize_dim(dim, input.dim())))  # type: ignore[no-any-return]
 
 
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` where ``|x| > lambd``, else 0.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.hardshrink(rg.tensor([-1.0, 0.2, 0.7])).tolist()
+    [-1.0, 0.0, 0.7]
+    """
+    return apply(_nn.hardshrink, (input, lambd))  # type: ignore[no-any-return]
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
+    """``x`` shrunk towards 0 by ``lambd`` (0 inside [-lambd, lambd]).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.softshrink(rg.tensor([-1.0, 0.2, 1.5])).tolist()
+    [-0.5, 0.0, 1.0]
+    """
+    return apply(_nn.softshrink, (input, lambd))  # type: ignore[no-any-return]
+
+
+def tanhshrink(input: Tensor) -> Tensor:  # noqa: A002
+    """``x - tanh(x)``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.tanhshrink(rg.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return input - input.tanh()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` for positive ``x``, else ``weight * x``, with one learnt slope per channel (dim 1) or one in all.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.prelu(rg.tensor([[-1.0, 2.0]]), rg.tensor([0.25])).tolist()
+    [[-0.25, 2.0]]
+    """
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(weight._data.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        shape = [1] * input.dim()
+        shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    return apply(_nn.prelu_kernel, (input, weight))  # type: ignore[no-any-return]
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,  # noqa: A002
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU with a random slope in [lower, upper] per element when training (retrograd's
+    generator), the mean slope otherwise.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.rrelu(rg.tensor([-1.0, 2.0]), 0.2, 0.4).tolist()
+    [-0.30000000000000004, 2.0]
+    """
+    if training:
+        from ..factories import default_generator
+
+        noise: Any = default_generator.rng.uniform(lower, upper, size=tuple(input.shape))
+    else:
+        noise = (lower + upper) / 2
+    return _unary(_nn.rrelu_with_noise, input, (noise,), inplace, _nn.rrelu_with_noise_)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:  # noqa: A002
+    """In-place ``rrelu``."""
+    return rrelu(input, lower, upper, training, True)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Samples from the Gumbel-softmax distribution (retrograd's generator); ``hard`` returns one-hot
+    samples with the soft sample's gradient (straight-through).
+
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> rg.nn.functional.gumbel_softmax(rg.zeros(2, 3), hard=True).sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    from ..factories import default_generator
+
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
+    noise = -np.log(default_generator.rng.exponential(size=tuple(logits.shape)))
+    gumbels = (logits + _make(noise.astype(logits._data.dtype))) / tau
+    y_soft = gumbels.softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _make(np.zeros(tuple(logits.shape), logits._data.dtype)).scatter(dim, index, value=1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
 # -- softmax family ---------------------------------------------------------------------------
 
 
@@ -783,6 +885,30 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups] + list(input.shape[2:]))
     return apply(_nn.native_group_norm, (input, weight, bias, num_groups, eps))  # type: ignore[no-any-return]
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+             eps: float | None = None) -> Tensor:
+    """``x / sqrt(mean(x^2) + eps)`` over the trailing ``normalized_shape`` dims, times ``weight``
+    (``eps`` defaults to the dtype's machine epsilon).
+
+    >>> import retrograd as rg
+    >>> [round(v, 3) for v in rg.nn.functional.rms_norm(rg.tensor([[1.0, 1.0]]), (2,)).flatten().tolist()]
+    [1.0, 1.0]
+    """
+    shape = tuple(int(s) for s in normalized_shape)
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        raise RuntimeError(f"Given normalized_shape={_shape_list(shape)}, expected input with shape "
+                           f"[*{', '.join(str(s) for s in shape)}], but got input of size{_shape_list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    inv = apply(_nn.rsqrt, (apply(_nn.add_scalar, ((input * input).mean(dims, keepdim=True), eps)),))
+    out = input * inv
+    if weight is not None:
+        out = out * weight
+    return out if out.is_contiguous() else out.contiguous()  # PyTorch returns a contiguous result
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  # noqa: A002
@@ -1319,6 +1445,171 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     neg = apply(_nn.clamp_min, (cos - margin, 0))
     out = apply(_E.where, (target == 1, pos, zeros)) + apply(_E.where, (target == -1, neg, zeros))
     return _apply_reduction(out, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` (computed stably), for targets of +-1.
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.soft_margin_loss(rg.tensor([0.0]), rg.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _no_grad_arg(target, "target", "soft_margin_loss")
+    t = np.broadcast_to(target._data, tuple(input.shape))
+    return apply(_nn.soft_margin_loss, (input, t, reduction))  # type: ignore[no-any-return]
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+                                size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Per-class binary logistic loss averaged over the classes (last dim).
+
+    >>> import retrograd as rg
+    >>> round(rg.nn.functional.multilabel_soft_margin_loss(rg.zeros(1, 2), rg.tensor([[1.0, 0.0]])).item(), 4)
+    0.6931
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    classes = input.shape[input.dim() - 1]
+    loss = loss.sum(input.dim() - 1) / classes
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,  # noqa: A002
+                      weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: ``sum_i max(0, margin - x[y] + x[i])^p / C`` over the classes ``i != y``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.multi_margin_loss(rg.tensor([[0.0, 0.0]]), rg.tensor([0])).item()
+    0.5
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    if input.dim() not in (1, 2) or input.numel() == 0 and input.dim() == 1:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{_shape_list(input.shape)}")
+    n = 1 if input.dim() == 1 else input.shape[0]
+    tdata = target._data
+    if target.dim() > 1 or tdata.size != n:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples (batch "
+            f"size). Expected target size [{n}], but got {_shape_list(target.shape)}. Input has shape "
+            f"{_shape_list(input.shape)}."
+        )
+    classes = input.shape[-1]
+    if tdata.size and (tdata.min() < 0 or tdata.max() >= classes):
+        raise RuntimeError("target out of range")
+    wdata = None if weight is None else weight._data
+    return apply(_nn.multi_margin_loss,  # type: ignore[no-any-return]
+                 (input, tdata, p, margin, wdata, reduction))
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,  # noqa: A002
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.hinge_embedding_loss(rg.tensor([0.3, 0.3]), rg.tensor([1.0, -1.0]), reduction="none").tolist()
+    [0.3, 0.7]
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    zeros = _make(np.zeros(tuple(input.shape), input._data.dtype))
+    margin_clamp = apply(_nn.clamp_min, (margin - input, 0))
+    out_margin = apply(_E.where, (target != 1, margin_clamp, zeros))
+    out_self = apply(_E.where, (target != -1, input, zeros))
+    return _apply_reduction(out_margin + out_self, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,  # noqa: A002
+                      eps: float = 1e-06, reduction: str = "mean") -> Tensor:
+    """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target)^2 / var)`` (``var``
+    clamped at ``eps`` outside autograd; ``full`` adds the constant).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.gaussian_nll_loss(rg.tensor([1.0]), rg.tensor([1.0]), rg.tensor([1.0])).item()
+    0.0
+    """
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        v = input.new_ones(tuple(input.shape)) * var
+    else:
+        v = var
+        if bool((v._data < 0).any()):
+            raise ValueError("var has negative entry/entries")
+    if v.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(v.shape):
+            v = v.unsqueeze(-1)
+        elif not (input.dim() == v.dim()
+                  and sum(y for x, y in zip(input.shape, v.shape, strict=True) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    v = v.clone()
+    with no_grad():
+        v.clamp_(min=eps)
+    loss = 0.5 * (v.log() + (input - target) ** 2 / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, reduction)
+
+
+# -- attention --------------------------------------------------------------------------------
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(q @ k^T * scale + mask) @ v`` (PyTorch's math path); a boolean ``attn_mask`` keeps the
+    positions where it is True, a float one is added; ``is_causal`` masks the future.
+
+    >>> import retrograd as rg
+    >>> q = rg.ones(1, 2, 4)
+    >>> rg.nn.functional.scaled_dot_product_attention(q, q, rg.tensor([[[1.0], [3.0]]])).flatten().tolist()
+    [2.0, 2.0]
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    bias = np.zeros((length, source), query._data.dtype)
+    if is_causal:
+        bias[~np.tril(np.ones((length, source), dtype=bool))] = -np.inf
+    bias_t: Tensor = _make(bias)
+    if attn_mask is not None:
+        if attn_mask._data.dtype == np.bool_:
+            bias_t = _make(np.where(attn_mask._data, bias, -np.inf).astype(bias.dtype))
+        else:
+            bias_t = attn_mask + bias_t
+    if enable_gqa:
+        groups = query.shape[-3] // key.shape[-3]
+        key = _repeat_interleave(key, groups, key.dim() - 3)
+        value = _repeat_interleave(value, groups, value.dim() - 3)
+    weights = _matmul(query, key.transpose(-2, -1)) * factor + bias_t
+    weights = weights.softmax(-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return _matmul(weights, value)
+
+
+def _repeat_interleave(t: Tensor, repeats: int, dim: int) -> Tensor:
+    shape = tuple(t.shape)
+    expanded = t.unsqueeze(dim + 1).expand(*shape[:dim + 1], repeats, *shape[dim + 1:])
+    return expanded.reshape(*shape[:dim], shape[dim] * repeats, *shape[dim + 1:])
 
 
 # Convolution, pooling, unfold/fold and interpolation live in their own module.

@@ -351,6 +351,55 @@ def _hardswish_grad(grad: Tensor, self: Tensor) -> Tensor:
 hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hardswish_grad,))
 
 
+def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
+    _check_float(x, "hardshrink_cpu")
+    return np.where(np.abs(x) > lambd, x, 0).astype(x.dtype, copy=False)
+
+
+hardshrink = Op("hardshrink", _hardshrink, node="HardshrinkBackward0", params=("lambd",),
+                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+
+
+def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
+    _check_float(x, "softshrink_cpu")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(x.dtype).max:g}] for input dtype "
+                           f"{scalar_type_name(x.dtype)}, but found {lambd:g}")
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0)).astype(x.dtype, copy=False)
+
+
+softshrink = Op("softshrink", _softshrink, node="SoftshrinkBackward0", params=("lambd",),
+                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+
+
+def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x, w * x).astype(x.dtype, copy=False)
+
+
+prelu_kernel = Op("_prelu_kernel", _prelu, node="PreluKernelBackward0", inputs=("self", "weight"),
+                  grads=(lambda grad, self, weight: where(self > 0, grad, grad * weight),
+                         lambda grad, self: where(self > 0, 0.0, grad * self)))
+
+
+def _rrelu(x: np.ndarray, noise: Any) -> np.ndarray:
+    _check_float(x, "rrelu_with_noise_out_cpu")
+    return np.where(x > 0, x, x * noise).astype(x.dtype, copy=False)
+
+
+def _rrelu_slope(noise: Any, like: Tensor) -> Any:
+    return _make(noise.astype(like._data.dtype, copy=False)) if isinstance(noise, np.ndarray) else noise
+
+
+# ``noise`` is the slope of each non-positive element (sampled when training, (lower + upper) / 2 otherwise).
+rrelu_with_noise = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward0", params=("noise",),
+                      grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),))
+rrelu_with_noise_ = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward1", params=("noise",),
+                       grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),))
+
+rsqrt = Op("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), node="RsqrtBackward0", dtype="float_unary",
+           grads=(lambda grad, result: grad * (-0.5 * result * result * result),))
+
+
 def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
     if x.shape[dim] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {x.shape[dim]}")
@@ -885,3 +934,56 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
 nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
 nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
+
+
+def _soft_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    z = -target * x
+    loss = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))  # log(1 + exp(z)), stable
+    return reduce_array(loss, reduction, x.dtype)
+
+
+def _soft_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+    t = _make(target.astype(self._data.dtype, copy=False))
+    return _reduced(grad, reduction, self.numel()) * (-t * (-t * self).sigmoid())
+
+
+soft_margin_loss = Op("soft_margin_loss", _soft_margin_loss, node="SoftMarginLossBackward0",
+                      params=("target", "reduction"), grads=(_soft_margin_grad,))
+
+
+def _multi_margin_parts(shape: tuple[int, ...], target: np.ndarray, weight: Any) -> tuple[np.ndarray, ...]:
+    n, c = (1, shape[0]) if len(shape) == 1 else shape
+    t = target.reshape(n, 1).astype(np.int64, copy=False)
+    others = np.arange(c)[None, :] != t
+    w = np.ones((n, 1)) if weight is None else weight[t]
+    return t, others, w
+
+
+def _multi_margin_loss(x: np.ndarray, target: np.ndarray, p: int, margin: float, weight: Any,
+                       reduction: str) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1])
+    t, others, w = _multi_margin_parts(x.shape, target, weight)
+    z = np.maximum(margin - np.take_along_axis(x2, t, 1) + x2, 0) * others
+    losses = ((z if p == 1 else z * z) * w).sum(1) / x2.shape[1]
+    if reduction == "none" and x.ndim == 1:
+        return losses.reshape(target.shape).astype(x.dtype, copy=False)
+    return reduce_array(losses, reduction, x.dtype)
+
+
+def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, margin: float, weight: Any,
+                       reduction: str) -> Tensor:
+    x2 = self.reshape(-1, self.shape[-1])
+    n, c = x2.shape
+    t, others, w = _multi_margin_parts(tuple(self.shape), target, weight)
+    index = _make(t)
+    z = (margin - x2.gather(1, index)) + x2
+    active = _make(others) & (z > 0)
+    slope = where(active, 1.0, 0.0) if p == 1 else where(active, 2 * z, 0.0)
+    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, n)
+    per_class = slope * _make(np.asarray(w, dtype=self._data.dtype) / c) * g
+    dx = per_class - _make((~others).astype(self._data.dtype)) * per_class.sum(1, keepdim=True)
+    return dx.reshape(self.shape)
+
+
+multi_margin_loss = Op("multi_margin_loss", _multi_margin_loss, node="MultiMarginLossBackward0",
+                       params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,))
