@@ -474,7 +474,7 @@ def test_batch_norm_running_stats_match_torch() -> None:
         x = lib.tensor(data, requires_grad=True)
         for _ in range(3):
             out = F(lib).batch_norm(x, rm, rv, training=True, momentum=0.25)
-        assert not rm.requires_grad
+        assert not rm.requires_grad and rm._version == 0  # updated in place, version untouched (as PyTorch)
         out.pow(2).sum().backward()
         evaluated = F(lib).batch_norm(x, rm, rv, training=False)
         stats[lib.__name__] = (rm.numpy().copy(), rv.numpy().copy(), evaluated.detach().numpy(), x.grad.numpy())
@@ -489,6 +489,7 @@ def test_instance_norm_running_stats_match_torch() -> None:
     for lib in (rg, torch):
         rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
         F(lib).instance_norm(lib.tensor(data), rm, rv, momentum=0.5)
+        assert rm._version == 1 and rv._version == 1  # written back with copy_
         stats[lib.__name__] = (rm.numpy().copy(), rv.numpy().copy())
     for ours, theirs in zip(stats["retrograd"], stats["torch"], strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -95,8 +95,8 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """``x`` for positive ``x``, else ``negative_slope * x``.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.leaky_relu(rg.tensor([-1.0, 2.0]), 0.1).tolist()
-    [-0.1, 2.0]
+    >>> rg.nn.functional.leaky_relu(rg.tensor([-1.0, 2.0]), 0.25).tolist()
+    [-0.25, 2.0]
     """
     return _unary(_nn.leaky_relu, input, (negative_slope,), inplace, _nn.leaky_relu_)
 
@@ -249,8 +249,8 @@ def logsigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """``log(sigmoid(x))``, stable for any x.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.logsigmoid(rg.tensor([-1e4, 1e4])).tolist()
-    [-10000.0, -0.0]
+    >>> rg.nn.functional.logsigmoid(rg.tensor([-1e4, 1e4])).abs().tolist()
+    [10000.0, 0.0]
     """
     return apply(_nn.log_sigmoid, (input,))  # type: ignore[no-any-return]
 
@@ -271,8 +271,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.hardshrink(rg.tensor([-1.0, 0.2, 0.7])).tolist()
-    [-1.0, 0.0, 0.7]
+    >>> rg.nn.functional.hardshrink(rg.tensor([-1.0, 0.25, 0.75])).tolist()
+    [-1.0, 0.0, 0.75]
     """
     return apply(_nn.hardshrink, (input, lambd))  # type: ignore[no-any-return]
 
@@ -329,8 +329,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     generator), the mean slope otherwise.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.rrelu(rg.tensor([-1.0, 2.0]), 0.2, 0.4).tolist()
-    [-0.30000000000000004, 2.0]
+    >>> rg.nn.functional.rrelu(rg.tensor([-1.0, 2.0]), 0.125, 0.375).tolist()
+    [-0.25, 2.0]
     """
     if training:
         from ..factories import default_generator
@@ -853,6 +853,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     for target, repeated in zip((running_mean, running_var), stats, strict=True):
         if target is not None and repeated is not None:
             target._data[...] = repeated._data.reshape(n, c).mean(0)
+            target._version_counter.bump("copy_")  # type: ignore[attr-defined]
     return out.view(input.shape)
 
 
@@ -916,8 +917,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
     """``input / max(||input||_p, eps)`` along ``dim``.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.normalize(rg.tensor([[3.0, 4.0]])).tolist()
-    [[0.6, 0.8]]
+    >>> [round(v, 4) for v in rg.nn.functional.normalize(rg.tensor([[3.0, 4.0]]))[0].tolist()]
+    [0.6, 0.8]
     """
     denom = apply(_nn.clamp_min, (input.norm(p, dim, keepdim=True), eps)).expand_as(input)
     result = input / denom
@@ -1523,8 +1524,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """``x`` where ``target == 1``, ``max(0, margin - x)`` where ``target == -1``.
 
     >>> import retrograd as rg
-    >>> rg.nn.functional.hinge_embedding_loss(rg.tensor([0.3, 0.3]), rg.tensor([1.0, -1.0]), reduction="none").tolist()
-    [0.3, 0.7]
+    >>> x, t = rg.tensor([0.25, 0.25]), rg.tensor([1.0, -1.0])
+    >>> rg.nn.functional.hinge_embedding_loss(x, t, reduction="none").tolist()
+    [0.25, 0.75]
     """
     reduction = _reduction(size_average, reduce, reduction)
     zeros = _make(np.zeros(tuple(input.shape), input._data.dtype))

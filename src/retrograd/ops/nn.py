@@ -624,8 +624,7 @@ def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
     if stat is None:
         return
     data = stat._data
-    data[...] = (1 - momentum) * data + momentum * value
-    stat._version_counter.bump("native_batch_norm")
+    data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
 
 
 def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any, running_var: Any,
