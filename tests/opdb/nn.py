@@ -274,6 +274,20 @@ PADDING = [
            covers=("pad",)),
 ]
 
+SHUFFLES = [
+    OpInfo("pixel_shuffle", lambda lib, x: F(lib).pixel_shuffle(x, 2),
+           many(one(u(1, 8, 2, 3), name="4-d"), one(u(8, 2, 3), name="3-d"), one(u(2, 1, 4, 1, 2), name="5-d"))),
+    OpInfo("pixel_unshuffle", lambda lib, x: F(lib).pixel_unshuffle(x, 2),
+           many(one(u(1, 2, 4, 6), name="4-d"), one(u(2, 2, 4), name="3-d"))),
+    OpInfo("channel_shuffle", lambda lib, x: F(lib).channel_shuffle(x, 3),
+           many(one(u(2, 6, 2), name="3-d"), one(u(1, 6, 2, 2), name="4-d"))),
+    OpInfo("pdist", lambda lib, x: F(lib).pdist(x),
+           many(one(lambda rng: distinct(rng, 4, 3), name="matrix"), one(lambda rng: distinct(rng, 3, 3),
+                                                                            name="noncontiguous"),
+                one(u(1, 3), name="one row"))),
+    OpInfo("pdist_p", lambda lib, x: F(lib).pdist(x, 1.5), one(lambda rng: distinct(rng, 5, 2)), covers=("pdist",)),
+]
+
 EMBEDDING = [
     OpInfo("one_hot", lambda lib, t: F(lib).one_hot(t),
            many(one(ints(4, 5)), one(ints(3, 2, 3), name="matrix")), gradcheck=False),
@@ -511,6 +525,13 @@ LOSSES = [
     *_reductions("triplet_margin_loss",
                  _loss(lambda f, a, p, n, reduction: f.triplet_margin_loss(a, p, n, margin=2.0, reduction=reduction)),
                  u(4, 3), u(4, 3), u(4, 3)),
+    OpInfo("triplet_margin_with_distance_loss",
+           lambda lib, a, p, n: F(lib).triplet_margin_with_distance_loss(
+               a, p, n, distance_function=lambda x, y: 1.0 - F(lib).cosine_similarity(x, y), margin=0.5, swap=True),
+           one(u(4, 3), u(4, 3), u(4, 3))),
+    OpInfo("triplet_margin_with_distance_loss_default",
+           lambda lib, a, p, n: F(lib).triplet_margin_with_distance_loss(a, p, n, reduction="none"),
+           one(u(4, 3), u(4, 3), u(4, 3)), covers=("triplet_margin_with_distance_loss",)),
     OpInfo("triplet_margin_loss_swap_p1",
            lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n, margin=1.5, p=1, swap=True),
            one(u(4, 3), u(4, 3), u(4, 3)), covers=("triplet_margin_loss",)),
@@ -578,5 +599,5 @@ ATTENTION = [
            check_node=False),  # PyTorch runs its fused CPU kernel here (one ScaledDotProduct... node)
 ]
 
-OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + EMBEDDING + NORMALIZATION + CROSS_ENTROPY + LOSSES
-                     + ATTENTION)
+OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + SHUFFLES + EMBEDDING + NORMALIZATION
+                     + CROSS_ENTROPY + LOSSES + ATTENTION)

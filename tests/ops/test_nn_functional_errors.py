@@ -153,6 +153,26 @@ ERRORS: list[tuple[str, Any, type[BaseException], str]] = [
      "input (W: 3) is too small. Calculated output W: 0"),
     ("pad mode", lambda lib: F(lib).pad(r(lib, 4, 3), (1, 1), mode="foo"), NotImplementedError,
      "Unrecognised padding mode foo"),
+    # shuffles, pdist
+    ("pixel_shuffle channels", lambda lib: F(lib).pixel_shuffle(r(lib, 1, 6, 2, 3), 2), RuntimeError,
+     "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but "
+     "input.size(-3)=6 is not divisible by 4"),
+    ("pixel_shuffle dims", lambda lib: F(lib).pixel_shuffle(r(lib, 2, 3), 2), RuntimeError,
+     "pixel_shuffle expects input to have at least 3 dimensions, but got input with 2 dimension(s)"),
+    ("pixel_unshuffle height", lambda lib: F(lib).pixel_unshuffle(r(lib, 1, 2, 3, 6), 2), RuntimeError,
+     "pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=3 is not divisible by 2"),
+    ("pixel_unshuffle width", lambda lib: F(lib).pixel_unshuffle(r(lib, 1, 2, 4, 5), 2), RuntimeError,
+     "pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=5 is not divisible by 2"),
+    ("channel_shuffle groups", lambda lib: F(lib).channel_shuffle(r(lib, 1, 6, 2, 3), 4), RuntimeError,
+     "Number of channels must be divisible by groups. Got 6 channels and 4 groups."),
+    ("channel_shuffle dims", lambda lib: F(lib).channel_shuffle(r(lib, 2, 6), 3), RuntimeError,
+     "channel_shuffle expects input with > 2 dims, but got input with sizes [2, 6]"),
+    ("channel_shuffle zero groups", lambda lib: F(lib).channel_shuffle(r(lib, 1, 6, 2, 3), 0), RuntimeError,
+     "Number of groups to divide channels in must be positive. Value of groups:0"),
+    ("pdist dims", lambda lib: F(lib).pdist(r(lib, 2, 4, 3)), RuntimeError, "pdist only supports 2D tensors, got: 3D"),
+    ("pdist p", lambda lib: F(lib).pdist(r(lib, 4, 3), -1), RuntimeError, "pdist only supports non-negative p values"),
+    ("triplet distance reduction", lambda lib: F(lib).triplet_margin_with_distance_loss(
+        r(lib, 2, 3), r(lib, 2, 3), r(lib, 2, 3), reduction="x"), ValueError, "x is not a valid value for reduction"),
     # one_hot, embedding
     ("one_hot float", lambda lib: F(lib).one_hot(r(lib, 2)), RuntimeError,
      "one_hot is only applicable to index tensor of type LongTensor."),

@@ -712,6 +712,67 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return apply(_nn.PAD_OPS[(mode, k)], (input, indices))  # type: ignore[no-any-return]
 
 
+# -- pixel and channel shuffles ---------------------------------------------------------------
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.pixel_shuffle(rg.arange(4.0).reshape(1, 4, 1, 1), 2).flatten().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    c = input.shape[-3]
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    return apply(_nn.pixel_shuffle, (input, r))  # type: ignore[no-any-return]
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of ``pixel_shuffle``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.pixel_unshuffle(rg.arange(4.0).reshape(1, 1, 2, 2), 2).flatten().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    """
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, d in (("height", -2), ("width", -1)):
+        if input.shape[d] % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({d})={input.shape[d]} is not divisible by {r}")
+    return apply(_nn.pixel_unshuffle, (input, r))  # type: ignore[no-any-return]
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """Interleave the channels (dim 1) of ``groups`` groups.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.channel_shuffle(rg.arange(4.0).reshape(1, 4, 1), 2).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{_shape_list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+    return apply(_nn.channel_shuffle, (input, int(groups)))  # type: ignore[no-any-return]
+
+
 # -- one_hot, embedding -----------------------------------------------------------------------
 
 
@@ -977,6 +1038,21 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     diff = apply(_nn.add_scalar, (x1 - x2, eps))
     dims = (ndim - 1,) if ndim else None
     return apply(_nn.norm, (diff, float(p), dims, keepdim))  # type: ignore[no-any-return]
+
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
+    """p-norm distances between all pairs of rows (i < j) of an (N, M) input.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.pdist(rg.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 4.0]])).tolist()
+    [5.0, 4.0, 3.0]
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply(_nn.pdist, (input.contiguous(), float(p)))  # type: ignore[no-any-return]
 
 
 # -- losses -----------------------------------------------------------------------------------
@@ -1410,6 +1486,35 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     if swap:
         d_neg = apply(_E.minimum, (d_neg, pairwise_distance(positive, negative, p, eps)))
     loss = apply(_nn.clamp_min, (apply(_nn.add_scalar, (d_pos, margin)) - d_neg, 0))
+    return _apply_reduction(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function: Any = None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """``triplet_margin_loss`` with any distance (``pairwise_distance`` by default).
+
+    >>> import retrograd as rg
+    >>> a = rg.tensor([[0.0, 0.0]])
+    >>> rg.nn.functional.triplet_margin_with_distance_loss(a, a, a + 3).item()
+    0.0
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
+        )
+    distance = distance_function if distance_function is not None else pairwise_distance
+    d_pos = distance(anchor, positive)
+    d_neg = distance(anchor, negative)
+    if swap:
+        d_neg = apply(_E.minimum, (d_neg, distance(positive, negative)))
+    loss = apply(_nn.clamp_min, (margin + d_pos - d_neg, 0))
     return _apply_reduction(loss, reduction)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from . import reduce as _R
+from . import shape as _S
 from .elementwise import _sigmoid, where
 from .op import Op, apply
 from .shape import cat
@@ -504,6 +505,67 @@ def _make_pad_ops(kind: str, dims: int) -> Op:
 PAD_OPS = {(mode, dims): _make_pad_ops(kind, dims)
            for mode, kind in (("reflect", "Reflection"), ("replicate", "Replication"))
            for dims in (1, 2, 3)}
+
+# -- pixel and channel shuffles ---------------------------------------------------------------
+
+
+def _pixel_shuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _shuffle_grad(grad: Tensor, factor: int, up: bool) -> Tensor:
+    return apply(pixel_unshuffle if up else pixel_shuffle, (grad, factor))  # type: ignore[no-any-return]
+
+
+pixel_shuffle = Op("pixel_shuffle", _pixel_shuffle, node="PixelShuffleBackward0", params=("upscale_factor",),
+                   grads=(lambda grad, upscale_factor: _shuffle_grad(grad, upscale_factor, True),))
+pixel_unshuffle = Op("pixel_unshuffle", _pixel_unshuffle, node="PixelUnshuffleBackward0",
+                     params=("downscale_factor",),
+                     grads=(lambda grad, downscale_factor: _shuffle_grad(grad, downscale_factor, False),))
+
+
+def _channel_shuffle(x: np.ndarray, groups: int) -> np.ndarray:
+    n, c = x.shape[0], x.shape[1]
+    y = x.reshape(n, groups, c // groups, *x.shape[2:])
+    return np.swapaxes(y, 1, 2).reshape(x.shape)
+
+
+# Shuffling by ``groups`` is undone by shuffling by ``channels // groups``.
+channel_shuffle = Op("channel_shuffle", _channel_shuffle, node="ChannelShuffleBackward0", params=("groups",),
+                     grads=(lambda grad, groups: _channel_shuffle_grad(grad, groups),))
+
+
+def _channel_shuffle_grad(grad: Tensor, groups: int) -> Tensor:
+    return apply(channel_shuffle, (grad, grad.shape[1] // groups))  # type: ignore[no-any-return]
+
+
+def _pdist(x: np.ndarray, p: float) -> np.ndarray:
+    i, j = np.triu_indices(x.shape[0], 1)
+    return _R._vector_norm(x[i] - x[j], p, (1,), False)
+
+
+def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
+    n = self.shape[0]
+    i, j = np.triu_indices(n, 1)
+    diff = apply(_S.index, (self, i)) - apply(_S.index, (self, j))
+    g = _R._vector_norm_grad(grad, diff, result, p, (1,), False)
+    shape = tuple(self.shape)
+    return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
+
+
+pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_grad,))
 
 # -- embedding --------------------------------------------------------------------------------
 
