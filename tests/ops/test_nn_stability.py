@@ -148,3 +148,14 @@ def test_gelu_erf_accuracy() -> None:
     out = rg.nn.functional.gelu(rg.tensor(x)).numpy()
     ref = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
     np.testing.assert_allclose(out, ref, rtol=1e-14, atol=1e-15)
+
+
+def test_attention_fully_masked_row_is_zero_not_nan() -> None:
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4)), rng.standard_normal((2, 5, 2))
+    mask = np.ones((3, 5), dtype=bool)
+    mask[1] = False  # query 1 may attend to nothing
+    ours, theirs = _pair(lambda lib, q, k, v: lib.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=lib.tensor(mask)), (q, True), (k, True), (v, True))
+    _assert_finite_and_equal(ours, theirs, atol=1e-12)
+    assert not ours[0][:, 1].any()

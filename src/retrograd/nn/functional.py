@@ -907,7 +907,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     flat = input.contiguous().view(1, n * c, *input.shape[2:])
 
     def repeat(t: Tensor | None) -> Tensor | None:
-        return None if t is None else t.unsqueeze(0).expand(n, c).reshape(n * c)
+        return None if t is None else apply(_nn.repeat_vector, (t, n))
 
     stats = [None if s is None else _make(np.tile(s._data, n)) for s in (running_mean, running_var)]
     out = batch_norm(flat, stats[0], stats[1], repeat(weight), repeat(bias), use_input_stats, momentum, eps)
@@ -966,7 +966,7 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = tuple(range(input.dim() - k, input.dim()))
-    inv = apply(_nn.rsqrt, (apply(_nn.add_scalar, ((input * input).mean(dims, keepdim=True), eps)),))
+    inv = apply(_nn.rsqrt, (apply(_nn.add_scalar, ((input ** 2).mean(dims, keepdim=True), eps)),))
     out = input * inv
     if weight is not None:
         out = out * weight
@@ -1437,9 +1437,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     if log_input:
         loss = input.exp() - target * input
     else:
-        loss = input - target * (input + eps).log()
+        loss = input - target * apply(_nn.add_scalar, (input, eps)).log()
     if full:
-        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        half_log = apply(_nn.mul_scalar, (apply(_nn.mul_scalar, (target, 2 * math.pi)).log(), 0.5))
+        stirling = target * target.log() - target + half_log
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _apply_reduction(loss, reduction)
 
@@ -1547,8 +1548,8 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     mag2 = apply(_nn.add_scalar, ((input2 * input2).sum(tdim), eps))
     cos = prod_sum / (mag1 * mag2).sqrt()
     zeros = _make(np.zeros(tuple(cos.shape), cos._data.dtype))
-    pos = 1 - cos
-    neg = apply(_nn.clamp_min, (cos - margin, 0))
+    pos = _make(np.ones((), cos._data.dtype)) - cos
+    neg = apply(_nn.clamp_min, (apply(_nn.sub_scalar, (cos, margin)), 0))
     out = apply(_E.where, (target == 1, pos, zeros)) + apply(_E.where, (target == -1, neg, zeros))
     return _apply_reduction(out, reduction)
 
@@ -1635,7 +1636,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     """
     reduction = _reduction(size_average, reduce, reduction)
     zeros = _make(np.zeros(tuple(input.shape), input._data.dtype))
-    margin_clamp = apply(_nn.clamp_min, (margin - input, 0))
+    margin_clamp = apply(_nn.clamp_min, (_make(np.asarray(margin, input._data.dtype)) - input, 0))
     out_margin = apply(_E.where, (target != 1, margin_clamp, zeros))
     out_self = apply(_E.where, (target != -1, input, zeros))
     return _apply_reduction(out_margin + out_self, reduction)
@@ -1692,22 +1693,25 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     length, source = query.shape[-2], key.shape[-2]
-    factor = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    bias = np.zeros((length, source), query._data.dtype)
+    dtype = query._data.dtype
+    mask: Tensor | None = None
     if is_causal:
-        bias[~np.tril(np.ones((length, source), dtype=bool))] = -np.inf
-    bias_t: Tensor = _make(bias)
-    if attn_mask is not None:
-        if attn_mask._data.dtype == np.bool_:
-            bias_t = _make(np.where(attn_mask._data, bias, -np.inf).astype(bias.dtype))
-        else:
-            bias_t = attn_mask + bias_t
+        mask = _make(np.where(np.tril(np.ones((length, source), dtype=bool)), 0.0, -np.inf).astype(dtype))
+    elif attn_mask is not None:
+        mask = (_make(np.where(attn_mask._data, 0.0, -np.inf).astype(dtype)) if attn_mask._data.dtype == np.bool_
+                else attn_mask)
     if enable_gqa:
         groups = query.shape[-3] // key.shape[-3]
         key = _repeat_interleave(key, groups, key.dim() - 3)
         value = _repeat_interleave(value, groups, value.dim() - 3)
-    weights = _matmul(query, key.transpose(-2, -1)) * factor + bias_t
-    weights = weights.softmax(-1)
+    # As PyTorch's math path: both operands scaled by sqrt(scale), a softmax that zeroes fully masked rows.
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    root = math.sqrt(abs(scale))
+    q = apply(_nn.mul_scalar, (query, -root if scale < 0 else root))
+    weights = _matmul(q, apply(_nn.mul_scalar, (key.transpose(-2, -1), root)))
+    if mask is not None:
+        weights = weights + mask
+    weights = apply(_nn.safe_softmax, (weights, weights.dim() - 1))
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return _matmul(weights, value)

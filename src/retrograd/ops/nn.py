@@ -54,6 +54,33 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
 softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",),
              grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
 
+
+
+def _safe_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    # Rows that are entirely -inf (fully masked attention) give zeros instead of NaN.
+    _softmax_kernel(x, dim, "softmax")
+    if not x.size:
+        return x.copy()
+    top = np.max(x, axis=dim, keepdims=True)
+    masked = np.isneginf(top)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - np.where(masked, 0, top))
+    total = np.sum(e, axis=dim, keepdims=True)
+    return np.where(masked, 0, e / np.where(masked, 1, total)).astype(x.dtype, copy=False)
+
+
+safe_softmax = Op("_safe_softmax", _safe_softmax, node="SafeSoftmaxBackward0", params=("dim",),
+                  grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
+
+
+def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
+    return np.tile(x, times)
+
+
+# ``weight.repeat(n)`` of a vector (instance_norm's per-sample affine parameters).
+repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
+                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
+
 log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",),
                  grads=(lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),))
 
@@ -108,6 +135,8 @@ add_scalar = Op("add", lambda x, other: np.add(x, other), node="AddBackward1", p
                 dtype="promote+params", grads=(lambda grad: grad,))
 mul_scalar = Op("mul", lambda x, other: np.multiply(x, other), node="MulBackward1", params=("other",),
                 dtype="promote+params", grads=(lambda grad, other: grad * other,))
+sub_scalar = Op("sub", lambda x, other: np.subtract(x, other), node="SubBackward1", params=("other",),
+                dtype="promote+params", grads=(lambda grad: grad,))
 div_scalar = Op("div", lambda x, other: np.true_divide(x, other), node="DivBackward1", params=("other",),
                 dtype="promote+params", grads=(lambda grad, other: grad / other,))
 
