@@ -773,6 +773,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
     return apply(_nn.channel_shuffle, (input, int(groups)))  # type: ignore[no-any-return]
 
 
+native_channel_shuffle = channel_shuffle
+
 # -- one_hot, embedding -----------------------------------------------------------------------
 
 
@@ -844,6 +846,95 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if weight.requires_grad and STATE.grad_enabled:
         coeff = _nn.embedding_coefficients(indices, num, padding_idx, scale_grad_by_freq)
     return apply(_nn.embedding, (weight, indices, coeff))  # type: ignore[no-any-return]
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,  # noqa: A002
+                  max_norm: float | None = None, norm_type: float = 2, scale_grad_by_freq: bool = False,
+                  mode: str = "mean", sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embeddings: rows of a 2-D ``input``, or the slices of a 1-D
+    ``input`` that start at ``offsets``. (Gradients are always dense.)
+
+    >>> import retrograd as rg
+    >>> w = rg.tensor([[1.0], [2.0], [4.0]])
+    >>> rg.nn.functional.embedding_bag(rg.tensor([0, 1, 2]), w, rg.tensor([0, 1]), mode="sum").tolist()
+    [[1.0], [6.0]]
+    """
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, then it must "
+                         f"have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        starts = np.arange(0, input.numel(), max(input.shape[1], 1))
+        include_last_offset = False
+        input = input.reshape(-1)  # noqa: A001
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        starts = offsets._data.astype(np.int64)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    indices = input._data
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got "
+            f"torch.{scalar_type_name(indices.dtype)}Tensor instead (while checking arguments for embedding_bag)"
+        )
+    num = weight.shape[0]
+    bad = np.flatnonzero((indices < 0) | (indices >= num))
+    if bad.size:
+        raise RuntimeError(f"Index {bad[0]} of input takes value {indices[bad[0]]} which is not in the valid range "
+                           f"[0, {num})")
+    if max_norm is not None:
+        _embedding_renorm(weight, indices, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
+            f"(got mode='{mode}'). Please open a feature request on GitHub."
+        )
+    length = len(indices)
+    if len(starts):
+        if starts[0] != 0:
+            raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {starts[0]}")
+        if starts[-1] > length:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
+                               f"{starts[-1]}")
+    num_bags = len(starts) - 1 if include_last_offset else len(starts)
+    bags = np.searchsorted(starts, np.arange(length), side="right") - 1
+    kept = bags < num_bags
+    if include_last_offset and len(starts):
+        kept &= np.arange(length) < starts[-1]
+    if padding_idx is not None:
+        padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
+        kept &= indices != padding_idx
+    positions = np.flatnonzero(kept)
+    idx, bag = indices[positions].astype(np.int64), bags[positions]
+    coeff = grad_scale = None
+    if mode == "mean":
+        counts = np.bincount(bag, minlength=num_bags)
+        coeff = 1.0 / counts[bag]
+    if scale_grad_by_freq:
+        grad_scale = 1.0 / np.bincount(indices.astype(np.int64), minlength=num)[idx]
+    psw = None
+    if per_sample_weights is not None:
+        psw = per_sample_weights if len(positions) == length else per_sample_weights[positions]
+    return apply(_nn.embedding_bag,  # type: ignore[no-any-return]
+                 (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale))
 
 
 # -- normalisation ----------------------------------------------------------------------------
@@ -1053,6 +1144,32 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     return apply(_nn.pdist, (input.contiguous(), float(p)))  # type: ignore[no-any-return]
+
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
+                        k: float = 1.0) -> Tensor:
+    """Normalise each element by the mean of squares over ``size`` neighbouring channels.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.local_response_norm(rg.ones(1, 2, 1), 2, alpha=1.0, beta=1.0, k=0.0).flatten().tolist()
+    [1.0, 1.0]
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.dim()} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    sizes = tuple(input.shape)
+    squares = (input * input).reshape(sizes[0], sizes[1], -1)
+    padded = pad(squares, (0, 0, size // 2, (size - 1) // 2))
+    # The mean over a window of ``size`` channels, as PyTorch's average pooling computes it.
+    window = padded.narrow(1, 0, sizes[1])
+    for offset in range(1, size):
+        window = window + padded.narrow(1, offset, sizes[1])
+    div = (window / size).reshape(sizes)
+    div = (div * alpha + k) ** beta
+    return input / div
 
 
 # -- losses -----------------------------------------------------------------------------------
@@ -1623,6 +1740,26 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     wdata = None if weight is None else weight._data
     return apply(_nn.multi_margin_loss,  # type: ignore[no-any-return]
                  (input, tdata, p, margin, wdata, reduction))
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
+                           reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss; each row of ``target`` lists the target classes, ended by the first -1.
+
+    >>> import retrograd as rg
+    >>> rg.nn.functional.multilabel_margin_loss(rg.tensor([[0.0, 1.0]]), rg.tensor([[1, -1]])).item()
+    0.0
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    tdata = target._data
+    if tdata.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(tdata.dtype)}")
+    if input.dim() > 2 or target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {_shape_list(target.shape)} for input of size: "
+                           f"{_shape_list(input.shape)}")
+    if tdata.size and (tdata.min() < -1 or tdata.max() >= input.shape[-1]):
+        raise RuntimeError("argument #2 'target' is out of range")
+    return apply(_nn.multilabel_margin_loss, (input, tdata, reduction))  # type: ignore[no-any-return]
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,  # noqa: A002

@@ -648,6 +648,91 @@ def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: i
         coeff = coeff * (indices != padding_idx)[..., None]
     return coeff
 
+def _embedding_bag(weight: np.ndarray, psw: Any, indices: np.ndarray, bags: np.ndarray, num_bags: int, mode: str,
+                   coeff: Any, grad_scale: Any) -> np.ndarray:
+    """``bags`` gives each kept index its bag; ``coeff`` (mean: 1/count) scales each kept row;
+    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient."""
+    rows = weight[indices]
+    if psw is not None:
+        rows = rows * psw[:, None]
+    if mode == "max":
+        out = np.full((num_bags, weight.shape[1]), -np.inf, dtype=weight.dtype)
+        np.maximum.at(out, bags, rows)
+        return np.where(np.isneginf(out), 0, out).astype(weight.dtype, copy=False)
+    out = np.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
+    np.add.at(out, bags, rows if coeff is None else rows * coeff[:, None])
+    return out
+
+
+def _bag_max_mask(weight: np.ndarray, result: np.ndarray, indices: np.ndarray, bags: np.ndarray) -> np.ndarray:
+    """1 where a kept row gives its bag's maximum in that column (the first such row on ties)."""
+    rows = weight[indices]
+    hit = rows == result[bags]
+    position = np.where(hit, np.arange(len(indices))[:, None], len(indices))
+    first = np.full(result.shape, len(indices))
+    np.minimum.at(first, bags, position)
+    return (position == first[bags]).astype(weight.dtype)
+
+
+def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, result: Tensor, indices: np.ndarray,
+                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, needs: tuple[bool, ...],
+                        ) -> tuple[Tensor | None, Tensor | None]:
+    per_row = apply(_S.index, (grad, bags))
+    gw = gp = None
+    if needs[0]:
+        g = per_row
+        if mode == "max":
+            g = g * _make(_bag_max_mask(weight._data, result._data, indices, bags))
+        if per_sample_weights is not None:
+            g = g * per_sample_weights.unsqueeze(1)
+        for factor in (coeff, grad_scale):
+            if factor is not None:
+                g = g * _make(factor.astype(grad._data.dtype, copy=False)[:, None])
+        gw = apply(embedding_dense_backward, (g, indices, weight.shape[0]))
+    if needs[1]:
+        gp = (per_row * apply(embedding, (weight, indices, None))).sum(1)
+    return gw, gp
+
+
+embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0",
+                   inputs=("weight", "per_sample_weights"),
+                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad)
+
+
+def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per (sample, class): how often it is listed as a target (before the first -1), and target-ness."""
+    t = target.reshape(-1, x.shape[-1])
+    listed = np.cumprod(t != -1, axis=1).astype(bool)
+    counts = np.zeros(t.shape, dtype=np.int64)
+    rows = np.broadcast_to(np.arange(t.shape[0])[:, None], t.shape)
+    np.add.at(counts, (rows[listed], t[listed]), 1)
+    return counts, counts > 0
+
+
+def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1])
+    counts, is_target = _multilabel_parts(x, target)
+    # margins[n, j, i] = 1 - (x[j] - x[i]) for listed targets j and non-targets i
+    margins = np.maximum(1 - x2[:, :, None] + x2[:, None, :], 0) * counts[:, :, None] * ~is_target[:, None, :]
+    losses = margins.sum((1, 2)) / x2.shape[1]
+    if reduction == "none":
+        return losses.reshape(x.shape[:-1]).astype(x.dtype, copy=False)
+    return reduce_array(losses, reduction, x.dtype)
+
+
+def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+    # Piecewise linear: constant coefficients times the incoming gradient.
+    x2 = self._data.reshape(-1, self.shape[-1])
+    counts, is_target = _multilabel_parts(self._data, target)
+    active = (1 - x2[:, :, None] + x2[:, None, :] > 0) * counts[:, :, None] * ~is_target[:, None, :]
+    coeff = (active.sum(1) - active.sum(2)) / x2.shape[1]  # +1 per active pair for i, -1 for j
+    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, x2.shape[0])
+    return (g * _make(coeff.astype(self._data.dtype))).reshape(self.shape)
+
+
+multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
+                            params=("target", "reduction"), grads=(_multilabel_margin_grad,))
+
 # -- normalisation ----------------------------------------------------------------------------
 
 
