@@ -1153,7 +1153,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
     >>> import retrograd as rg
     >>> rg.nn.functional.local_response_norm(rg.ones(1, 2, 1), 2, alpha=1.0, beta=1.0, k=0.0).flatten().tolist()
-    [1.0, 1.0]
+    [2.0, 1.0]
     """
     if input.dim() < 3:
         raise ValueError(f"Expected 3D or higher dimensionality                          input (got {input.dim()} "
