@@ -1,6 +1,17 @@
 """``retrograd.nn.functional``: activations, linear maps, dropout, padding, embedding,
-normalisation layers, distances and losses, with PyTorch's signatures, defaults and ``grad_fn``
-nodes (convolution, pooling, fold and interpolation come from ``_functional_conv``)."""
+normalisation layers, distances, attention and losses, with PyTorch's signatures, defaults and
+``grad_fn`` nodes (convolution, pooling, fold and interpolation come from ``_functional_conv``).
+
+Where the recorded graph differs from PyTorch's (the outermost node always matches):
+
+- ``linear`` of a 1-D input without bias ends in ``SqueezeBackward1`` (PyTorch: the in-place
+  ``SqueezeBackward4``), as retrograd's ``matmul`` does.
+- ``scaled_dot_product_attention``: the batched products are ``bmm`` + ``_unsafe_view`` (PyTorch also
+  expands and views the operands); with ``enable_gqa`` PyTorch runs a fused kernel (one node).
+- ``embedding``'s double backward with ``scale_grad_by_freq`` keeps the 1/frequency factor (the exact
+  derivative); PyTorch's leaves it out.
+- ``native_channel_shuffle`` is differentiable here (PyTorch records ``NotImplemented``).
+"""
 
 from __future__ import annotations
 
@@ -1860,5 +1871,23 @@ def _repeat_interleave(t: Tensor, repeats: int, dim: int) -> Tensor:
     return expanded.reshape(*shape[:dim], shape[dim] * repeats, *shape[dim + 1:])
 
 
+__all__ = [
+    "alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
+    "celu_", "channel_shuffle", "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding", "embedding_bag", "feature_alpha_dropout",
+    "gaussian_nll_loss", "gelu", "glu", "group_norm", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+    "hardtanh", "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "leaky_relu_", "linear", "local_response_norm", "log_softmax", "logsigmoid",
+    "margin_ranking_loss", "mish", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "multilabel_soft_margin_loss", "native_channel_shuffle", "nll_loss", "normalize", "one_hot", "pad",
+    "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "prelu", "relu", "relu6",
+    "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu",
+    "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "threshold_", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+]
+
 # Convolution, pooling, unfold/fold and interpolation live in their own module.
 from ._functional_conv import *  # noqa: E402, F401, F403
+from ._functional_conv import __all__ as _conv_all  # noqa: E402
+
+__all__ += _conv_all
