@@ -1680,6 +1680,13 @@ class Tensor:
 
 
     # -- more nn methods (keep this block for nn-related methods) ---------------------------------
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        return _apply(_ops.nn.hardshrink, (self, lambd))
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        from .nn.functional import prelu
+
+        return prelu(self, weight)
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:

@@ -1,103 +1,1164 @@
-"""Neural-network ops with dedicated rules where a composite would be unstable: ``softmax``,
-``log_softmax`` and ``nll_loss`` (``cross_entropy`` composes the last two, as in PyTorch)."""
+"""Neural-network ops: activations, normalisation layers, padding, embedding and losses.
+
+Dedicated rules where a composite would be unstable or where PyTorch records one node
+(``softplus``, ``log_softmax``, ``binary_cross_entropy_with_logits``, ``native_batch_norm``...);
+``cross_entropy`` composes ``log_softmax`` and ``nll_loss`` as in PyTorch. Every backward rule is
+written in retrograd ops, so second derivatives come for free. A few elementwise helpers PyTorch
+records under their own node names (``erf``, ``clamp_min``, ``xlogy``, ``add``/``mul`` with a C++
+scalar) are private entries here.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .._dtype import scalar_type_name
 from ..tensor import Tensor
-from .op import Op
+from . import reduce as _R
+from . import shape as _S
+from .elementwise import _sigmoid, where
+from .op import Op, apply
+from .shape import cat
 
 _make = Tensor._make
 
 
+def _check_float(x: np.ndarray, kernel: str) -> None:
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
+
+
+def _softmax_kernel(x: np.ndarray, dim: int, name: str) -> None:
+    last = x.ndim == 0 or dim == x.ndim - 1
+    _check_float(x, f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl")
+
+
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    _softmax_kernel(x, dim, "softmax")
     shifted = x - np.max(x, axis=dim, keepdims=True) if x.size else x
     e = np.exp(shifted)
     return e / np.sum(e, axis=dim, keepdims=True)
 
 
 def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    _softmax_kernel(x, dim, "log_softmax")
     if not x.size:
         return x.copy()
     shifted = x - np.max(x, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
-softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",), dtype="float_unary",
+softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",),
              grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
 
-log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",), dtype="float_unary",
+
+
+def _safe_softmax(x: np.ndarray, dim: int) -> np.ndarray:
+    # Rows that are entirely -inf (fully masked attention) give zeros instead of NaN.
+    _softmax_kernel(x, dim, "softmax")
+    if not x.size:
+        return x.copy()
+    top = np.max(x, axis=dim, keepdims=True)
+    masked = np.isneginf(top)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - np.where(masked, 0, top))
+    total = np.sum(e, axis=dim, keepdims=True)
+    return np.where(masked, 0, e / np.where(masked, 1, total)).astype(x.dtype, copy=False)
+
+
+safe_softmax = Op("_safe_softmax", _safe_softmax, node="SafeSoftmaxBackward0", params=("dim",),
+                  grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
+
+
+def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
+    return np.tile(x, times)
+
+
+# ``weight.repeat(n)`` of a vector (instance_norm's per-sample affine parameters).
+repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
+                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
+
+log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",),
                  grads=(lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),))
 
+# -- private elementwise helpers with PyTorch's node names ------------------------------------
 
-def _flatten_classes(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(N, C, d1, ...) scores and (N, d1, ...) targets -> (M, C) and (M,)."""
-    if x.ndim == 1:
-        return x[None, :], target.reshape(1)
-    classes = x.shape[1]
-    return np.moveaxis(x, 1, -1).reshape(-1, classes), target.reshape(-1)
+_ERF_SPLIT = 2.0
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def _check_nll(x: np.ndarray, target: np.ndarray, weight: Any) -> None:
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
-    if x.ndim < 1 or x.ndim > 1 and target.shape != (x.shape[0],) + x.shape[2:]:
-        raise ValueError(
-            f"Expected input batch_size ({x.shape[0] if x.ndim else 1}) to match target batch_size "
-            f"({target.shape[0] if target.ndim else 1})."
+def _erf_array(x: np.ndarray) -> np.ndarray:
+    """erf to ~1e-15: a positive-term series below |x| = 2, the erfc continued fraction above."""
+    a = np.abs(x.astype(np.float64))
+    out = np.zeros_like(a)
+    small = a < _ERF_SPLIT
+    s = a[small]
+    if s.size:
+        # erf(s) = 2/sqrt(pi) exp(-s^2) sum_n (2 s^2)^n s / (1*3*...*(2n+1)): no cancellation.
+        term = s.copy()
+        total = s.copy()
+        two_s2 = 2.0 * s * s
+        for n in range(1, 40):
+            term = term * two_s2 / (2 * n + 1)
+            total += term
+        out[small] = _TWO_OVER_SQRT_PI * np.exp(-s * s) * total
+    big = a >= _ERF_SPLIT
+    b = a[big]
+    if b.size:
+        # erfc(b) = exp(-b^2)/sqrt(pi) / (b + (1/2)/(b + 1/(b + (3/2)/(b + ...)))), evaluated bottom-up.
+        t = b.copy()
+        for k in range(60, 0, -1):
+            t = b + (k / 2.0) / t
+        out[big] = 1.0 - np.exp(-b * b) / math.sqrt(math.pi) / t
+    out[np.isnan(a)] = np.nan
+    return np.copysign(out, x).astype(x.dtype, copy=False)
+
+
+erf = Op("erf", _erf_array, node="ErfBackward0", dtype="float_unary",
+         grads=(lambda grad, self: grad * (_TWO_OVER_SQRT_PI * (-(self * self)).exp()),))
+
+
+def _clamp_min_forward(x: np.ndarray, min: Any) -> np.ndarray:  # noqa: A002
+    return np.maximum(x, min).astype(x.dtype, copy=False)
+
+
+# ``clamp_min`` as PyTorch's C++ composites record it (ClampMinBackward0).
+clamp_min = Op("clamp_min", _clamp_min_forward, node="ClampMinBackward0", params=("min",),
+               grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
+
+# ``tensor + scalar`` and ``tensor * scalar`` / ``tensor / scalar`` as recorded from C++ (the
+# scalar is not wrapped in a tensor, so PyTorch's node is the Scalar overload: AddBackward1...).
+add_scalar = Op("add", lambda x, other: np.add(x, other), node="AddBackward1", params=("other",),
+                dtype="promote+params", grads=(lambda grad: grad,))
+mul_scalar = Op("mul", lambda x, other: np.multiply(x, other), node="MulBackward1", params=("other",),
+                dtype="promote+params", grads=(lambda grad, other: grad * other,))
+sub_scalar = Op("sub", lambda x, other: np.subtract(x, other), node="SubBackward1", params=("other",),
+                dtype="promote+params", grads=(lambda grad: grad,))
+div_scalar = Op("div", lambda x, other: np.true_divide(x, other), node="DivBackward1", params=("other",),
+                dtype="promote+params", grads=(lambda grad, other: grad / other,))
+
+# ``torch.norm(x, p, dim, keepdim)``: the same values as ``linalg.vector_norm``, PyTorch's other node.
+norm = Op("norm", _R._vector_norm, node="NormBackward1", params=("ord", "dim", "keepdim"),
+          grads=(_R._vector_norm_grad,))
+
+
+def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(x == 0, 0.0, x * np.log(y))
+    return np.where(np.isnan(y), np.nan, out).astype(np.result_type(x, y), copy=False)
+
+
+def _xlogy_self_grad(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    return where((self != 0) | (other != other), grad * other.log(), 0.0)
+
+
+xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
+           grads=(_xlogy_self_grad,
+                  lambda grad, self, other: grad * self / other))
+
+
+def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from .linalg import _mm
+
+    for name, x in (("self", bias), ("mat1", a)):
+        if x.dtype != b.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
+                               f"{scalar_type_name(b.dtype)}")
+    return np.add(bias, _mm(a, b)).astype(a.dtype, copy=False)
+
+
+# ``addmm(bias, input, weight.t())``: how ``linear`` runs on a matrix with a bias.
+addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"),
+           grads=(lambda grad: grad,
+                  lambda grad, mat2: grad.mm(mat2.t()),
+                  lambda grad, mat1: mat1.t().mm(grad)))
+
+
+def _trilinear(a: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("mi,oij,mj->mo", a, w, b, optimize=True)
+
+
+def _trilinear_grad(grad: Tensor, input1: Tensor, weight: Tensor, input2: Tensor,
+                    needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+    m, i = input1.shape
+    o, _, j = weight.shape
+    ga = gw = gb = None
+    if needs[0] or needs[2]:
+        # (M, O) @ (O, I*J) -> (M, I, J): the weight contracted with the output gradient.
+        gw_flat = grad.mm(weight.reshape(o, i * j)).reshape(m, i, j)
+        if needs[0]:
+            ga = (gw_flat * input2.unsqueeze(1)).sum(2)
+        if needs[2]:
+            gb = (gw_flat * input1.unsqueeze(2)).sum(1)
+    if needs[1]:
+        outer = (input1.unsqueeze(2) * input2.unsqueeze(1)).reshape(m, i * j)
+        gw = grad.t().mm(outer).reshape(o, i, j)
+    return ga, gw, gb
+
+
+# ``bilinear``'s core, ``out[m, o] = sum_ij a[m, i] w[o, i, j] b[m, j]``.
+trilinear = Op("_trilinear", _trilinear, node="TrilinearBackward0", inputs=("input1", "weight", "input2"),
+               grads=_trilinear_grad)
+
+# -- activations ------------------------------------------------------------------------------
+
+
+def _hardtanh(x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
+    return np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+
+
+# The rule reads the result (inside (min, max) exactly where the input is), so the in-place form
+# ``hardtanh_`` needs no copy of the input; PyTorch records HardtanhBackward0 for both.
+hardtanh = Op("hardtanh", _hardtanh, node="HardtanhBackward0", params=("min_val", "max_val"),
+              grads=(lambda grad, result, min_val, max_val:
+                     where((result > min_val) & (result < max_val), grad, 0.0),))
+
+
+def _leaky_relu(x: np.ndarray, negative_slope: float) -> np.ndarray:
+    _check_float(x, "leaky_relu_cpu")
+    return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+
+def _leaky_relu_inplace_grad(grad: Tensor, result: Tensor, negative_slope: float) -> Tensor:
+    if negative_slope < 0:
+        raise RuntimeError(
+            "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+            "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+            "version instead. File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope"
         )
-    if weight is not None and weight.shape != (x.shape[-1 if x.ndim == 1 else 1],):
-        raise RuntimeError("weight tensor should be defined either for all classes or no classes")
+    return where(result > 0, grad, grad * negative_slope)
 
 
-def _nll_weights(x: np.ndarray, target: np.ndarray, weight: Any, ignore_index: int) -> tuple[np.ndarray, ...]:
-    scores, flat_target = _flatten_classes(x, target)
+leaky_relu = Op("leaky_relu", _leaky_relu, node="LeakyReluBackward0", params=("negative_slope",),
+                grads=(lambda grad, self, negative_slope: where(self > 0, grad, grad * negative_slope),))
+leaky_relu_ = Op("leaky_relu", _leaky_relu, node="LeakyReluBackward1", params=("negative_slope",),
+                 grads=(_leaky_relu_inplace_grad,))
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _elu(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
+    _check_float(x, "elu_cpu")
+    negative = scale * alpha * np.expm1(np.minimum(x, 0) * input_scale)
+    return np.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
+
+
+def _elu_grad(grad: Tensor, self: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    # exp of the non-positive part only: no overflow where the branch is not taken.
+    slope = (self.clamp(max=0) * input_scale).exp() * (scale * alpha * input_scale)
+    return where(self > 0, grad * scale, grad * slope)
+
+
+def _elu_result_grad(grad: Tensor, result: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    if alpha < 0:
+        raise RuntimeError(
+            "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+            "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
+            "version instead."
+        )
+    return where(result > 0, grad * scale, grad * ((result + scale * alpha) * input_scale))
+
+
+_ELU_PARAMS = ("alpha", "scale", "input_scale")
+elu = Op("elu", _elu, node="EluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,))
+elu_ = Op("elu", _elu, node="EluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,))
+celu = Op("celu", _elu, node="CeluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,))
+celu_ = Op("celu", _elu, node="CeluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,))
+
+
+def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
+    return np.where(x > threshold, x, value).astype(x.dtype, copy=False)
+
+
+threshold = Op("threshold", _threshold, node="ThresholdBackward0", params=("threshold", "value"),
+               grads=(lambda grad, self, threshold: where(self > threshold, grad, 0.0),))
+# In place PyTorch tests the result against the threshold (ThresholdBackward1).
+threshold_ = Op("threshold", _threshold, node="ThresholdBackward1", params=("threshold", "value"),
+                grads=(lambda grad, result, threshold: where(result > threshold, grad, 0.0),))
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    _check_float(x, "GeluKernelImpl")
+    if approximate == "tanh":
+        out = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    else:
+        out = 0.5 * x * (1.0 + _erf_array(x * _SQRT_HALF))
+    return out.astype(x.dtype, copy=False)
+
+
+def _gelu_grad(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
+    if approximate == "tanh":
+        x2 = self * self
+        t = (_GELU_K * (self + _GELU_C * x2 * self)).tanh()
+        slope = 0.5 * (1 + t) + 0.5 * self * (1 - t * t) * (_GELU_K * (1 + 3 * _GELU_C * x2))
+        return grad * slope
+    cdf = 0.5 * (1 + apply(erf, (self * _SQRT_HALF,)))
+    pdf = (-0.5 * (self * self)).exp() * _INV_SQRT_2PI
+    return grad * (cdf + self * pdf)
+
+
+gelu = Op("gelu", _gelu, node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
+
+
+def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
+    _check_float(x, "softplus_cpu")
+    z = x * beta
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        # log(1 + e^z) = max(z, 0) + log1p(e^-|z|): no overflow for large |z|.
+        soft = (np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))) / beta
+    return np.where(z > threshold, x, soft).astype(x.dtype, copy=False)
+
+
+softplus = Op("softplus", _softplus, node="SoftplusBackward0", params=("beta", "threshold"),
+              grads=(lambda grad, self, beta, threshold:
+                     where(self * beta > threshold, grad, grad * (self * beta).sigmoid()),))
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    _check_float(x, "log_sigmoid_cpu")
+    return (np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
+
+
+log_sigmoid = Op("log_sigmoid", _log_sigmoid, node="LogSigmoidBackward0",
+                 grads=(lambda grad, self: grad * (-self).sigmoid(),))
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    _check_float(x, "silu_cpu")
+    return (x * _sigmoid(x)).astype(x.dtype, copy=False)
+
+
+def _silu_grad(grad: Tensor, self: Tensor) -> Tensor:
+    s = self.sigmoid()
+    return grad * (s * (1 + self * (1 - s)))
+
+
+silu = Op("silu", _silu, node="SiluBackward0", grads=(_silu_grad,))
+
+
+def _mish(x: np.ndarray) -> np.ndarray:
+    _check_float(x, "mish_cpu")
+    return (x * np.tanh(_softplus(x, 1.0, 20.0))).astype(x.dtype, copy=False)
+
+
+def _mish_grad(grad: Tensor, self: Tensor) -> Tensor:
+    t = apply(softplus, (self, 1.0, 20.0)).tanh()
+    return grad * (t + self * self.sigmoid() * (1 - t * t))
+
+
+mish = Op("mish", _mish, node="MishBackward0", grads=(_mish_grad,))
+
+
+def _hardsigmoid(x: np.ndarray) -> np.ndarray:
+    _check_float(x, "hardsigmoid_cpu")
+    return (np.clip(x + 3.0, 0.0, 6.0) / 6.0).astype(x.dtype, copy=False)
+
+
+hardsigmoid = Op("hardsigmoid", _hardsigmoid, node="HardsigmoidBackward0",
+                 grads=(lambda grad, self: where((self > -3.0) & (self < 3.0), grad / 6.0, 0.0),))
+
+
+def _hardswish(x: np.ndarray) -> np.ndarray:
+    _check_float(x, "hardswish_cpu")
+    return (x * np.clip(x + 3.0, 0.0, 6.0) / 6.0).astype(x.dtype, copy=False)
+
+
+def _hardswish_grad(grad: Tensor, self: Tensor) -> Tensor:
+    inner = where(self <= 3.0, grad * (self / 3.0 + 0.5), grad)
+    return where(self < -3.0, 0.0, inner)
+
+
+hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hardswish_grad,))
+
+
+def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
+    _check_float(x, "hardshrink_cpu")
+    return np.where(np.abs(x) > lambd, x, 0).astype(x.dtype, copy=False)
+
+
+hardshrink = Op("hardshrink", _hardshrink, node="HardshrinkBackward0", params=("lambd",),
+                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+
+
+def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
+    _check_float(x, "softshrink_cpu")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(x.dtype).max:g}] for input dtype "
+                           f"{scalar_type_name(x.dtype)}, but found {lambd:g}")
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0)).astype(x.dtype, copy=False)
+
+
+softshrink = Op("softshrink", _softshrink, node="SoftshrinkBackward0", params=("lambd",),
+                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+
+
+def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return np.where(x > 0, x, w * x).astype(x.dtype, copy=False)
+
+
+prelu_kernel = Op("_prelu_kernel", _prelu, node="PreluKernelBackward0", inputs=("self", "weight"),
+                  grads=(lambda grad, self, weight: where(self > 0, grad, grad * weight),
+                         lambda grad, self: where(self > 0, 0.0, grad * self)))
+
+
+def _rrelu(x: np.ndarray, noise: Any) -> np.ndarray:
+    _check_float(x, "rrelu_with_noise_out_cpu")
+    return np.where(x > 0, x, x * noise).astype(x.dtype, copy=False)
+
+
+def _rrelu_slope(noise: Any, like: Tensor) -> Any:
+    return _make(noise.astype(like._data.dtype, copy=False)) if isinstance(noise, np.ndarray) else noise
+
+
+# ``noise`` is the slope of each non-positive element (sampled when training, (lower + upper) / 2 otherwise).
+rrelu_with_noise = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward0", params=("noise",),
+                      grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),))
+rrelu_with_noise_ = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward1", params=("noise",),
+                       grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),))
+
+rsqrt = Op("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), node="RsqrtBackward0", dtype="float_unary",
+           grads=(lambda grad, result: grad * (-0.5 * result * result * result),))
+
+
+def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    if x.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {x.shape[dim]}")
+    half = x.shape[dim] // 2
+    return np.take(x, np.arange(half), axis=dim), np.take(x, np.arange(half, 2 * half), axis=dim)
+
+
+def _glu(x: np.ndarray, dim: int) -> np.ndarray:
+    _check_float(x, "glu_cpu")
+    a, b = _glu_halves(x, dim)
+    return (a * _sigmoid(b)).astype(x.dtype, copy=False)
+
+
+def _glu_grad(grad: Tensor, self: Tensor, dim: int) -> Tensor:
+    half = self.shape[dim] // 2
+    a = self.narrow(dim, 0, half)
+    s = self.narrow(dim, half, half).sigmoid()
+    return apply(cat, (grad * s, grad * a * s * (1 - s), dim))  # type: ignore[no-any-return]
+
+
+glu = Op("glu", _glu, node="GluBackward0", params=("dim",), grads=(_glu_grad,))
+
+# -- padding ----------------------------------------------------------------------------------
+
+
+def _constant_pad(x: np.ndarray, pad: tuple[int, ...], value: Any) -> np.ndarray:
+    """``pad`` is PyTorch's order: (last-dim left, last-dim right, next-to-last left, ...)."""
+    shape = list(x.shape)
+    src: list[Any] = [slice(None)] * x.ndim
+    dst: list[Any] = [slice(None)] * x.ndim
+    for k in range(len(pad) // 2):
+        d = x.ndim - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        size = x.shape[d]
+        kept = size - max(-left, 0) - max(-right, 0)  # negative pads crop first, as PyTorch narrows
+        if kept < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        shape[d] = kept + max(left, 0) + max(right, 0)
+        src[d] = slice(max(-left, 0), max(-left, 0) + kept)
+        dst[d] = slice(max(left, 0), max(left, 0) + kept)
+    result = np.full(shape, value, dtype=x.dtype)
+    result[tuple(dst)] = x[tuple(src)]
+    return result
+
+
+# Its gradient crops what was padded (and pads what was cropped): the same op with negated pads.
+constant_pad_nd = Op("constant_pad_nd", _constant_pad, node="ConstantPadNdBackward0", params=("pad", "value"),
+                     grads=(lambda grad, pad: _constant_pad_grad(grad, pad),))
+
+
+def _constant_pad_grad(grad: Tensor, pad: tuple[int, ...]) -> Tensor:
+    return apply(constant_pad_nd, (grad, tuple(-p for p in pad), 0))  # type: ignore[no-any-return]
+
+
+def pad_indices(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> tuple[np.ndarray, ...]:
+    """For each padded dim (last first), the source index of every output position."""
+    out = []
+    for k in range(len(pad) // 2):
+        size = shape[len(shape) - 1 - k]
+        left, right = pad[2 * k], pad[2 * k + 1]
+        pos = np.arange(-left, size + right)
+        if mode == "reflect":
+            period = 2 * (size - 1) if size > 1 else 1
+            pos = np.abs(pos) % period
+            pos = np.where(pos >= size, period - pos, pos)
+        elif mode == "replicate":
+            pos = np.clip(pos, 0, size - 1)
+        else:  # circular
+            pos = pos % size
+        out.append(pos)
+    return tuple(out)
+
+
+def _gather_pad(x: np.ndarray, indices: tuple[np.ndarray, ...]) -> np.ndarray:
+    for k, idx in enumerate(indices):
+        x = np.take(x, idx, axis=x.ndim - 1 - k)
+    return x
+
+
+def _scatter_pad(g: np.ndarray, shape: tuple[int, ...], indices: tuple[np.ndarray, ...]) -> np.ndarray:
+    # Undo the gathers in reverse order, summing the gradient of every copy into its source.
+    for k in reversed(range(len(indices))):
+        axis = g.ndim - 1 - k
+        target = list(g.shape)
+        target[axis] = shape[axis]
+        out = np.zeros(target, dtype=g.dtype)
+        moved = np.moveaxis(out, axis, 0)
+        np.add.at(moved, indices[k], np.moveaxis(g, axis, 0))
+        g = out
+    return g
+
+
+def _make_pad_ops(kind: str, dims: int) -> Op:
+    backward = Op(f"{kind}_pad{dims}d_backward", _scatter_pad,
+                  node=f"{kind}Pad{dims}DBackwardBackward0", params=("input_shape", "indices"),
+                  grads=(lambda grad, indices: apply(forward, (grad, indices)),))
+    forward = Op(f"{kind}_pad{dims}d", _gather_pad, node=f"{kind}Pad{dims}DBackward0", params=("indices",),
+                 grads=(lambda grad, self_shape, indices: apply(backward, (grad, self_shape, indices)),))
+    return forward
+
+
+PAD_OPS = {(mode, dims): _make_pad_ops(kind, dims)
+           for mode, kind in (("reflect", "Reflection"), ("replicate", "Replication"))
+           for dims in (1, 2, 3)}
+
+# -- pixel and channel shuffles ---------------------------------------------------------------
+
+
+def _pixel_shuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle(x: np.ndarray, r: int) -> np.ndarray:
+    *lead, c, h, w = x.shape
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    y = y.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _shuffle_grad(grad: Tensor, factor: int, up: bool) -> Tensor:
+    return apply(pixel_unshuffle if up else pixel_shuffle, (grad, factor))  # type: ignore[no-any-return]
+
+
+pixel_shuffle = Op("pixel_shuffle", _pixel_shuffle, node="PixelShuffleBackward0", params=("upscale_factor",),
+                   grads=(lambda grad, upscale_factor: _shuffle_grad(grad, upscale_factor, True),))
+pixel_unshuffle = Op("pixel_unshuffle", _pixel_unshuffle, node="PixelUnshuffleBackward0",
+                     params=("downscale_factor",),
+                     grads=(lambda grad, downscale_factor: _shuffle_grad(grad, downscale_factor, False),))
+
+
+def _channel_shuffle(x: np.ndarray, groups: int) -> np.ndarray:
+    n, c = x.shape[0], x.shape[1]
+    y = x.reshape(n, groups, c // groups, *x.shape[2:])
+    return np.swapaxes(y, 1, 2).reshape(x.shape)
+
+
+# Shuffling by ``groups`` is undone by shuffling by ``channels // groups``.
+channel_shuffle = Op("channel_shuffle", _channel_shuffle, node="ChannelShuffleBackward0", params=("groups",),
+                     grads=(lambda grad, groups: _channel_shuffle_grad(grad, groups),))
+
+
+def _channel_shuffle_grad(grad: Tensor, groups: int) -> Tensor:
+    return apply(channel_shuffle, (grad, grad.shape[1] // groups))  # type: ignore[no-any-return]
+
+
+def _pdist(x: np.ndarray, p: float) -> np.ndarray:
+    i, j = np.triu_indices(x.shape[0], 1)
+    return _R._vector_norm(x[i] - x[j], p, (1,), False)
+
+
+def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
+    n = self.shape[0]
+    i, j = np.triu_indices(n, 1)
+    diff = apply(_S.index, (self, i)) - apply(_S.index, (self, j))
+    g = _R._vector_norm_grad(grad, diff, result, p, (1,), False)
+    shape = tuple(self.shape)
+    return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
+
+
+pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_grad,))
+
+# -- embedding --------------------------------------------------------------------------------
+
+
+def _embedding(weight: np.ndarray, indices: np.ndarray, coeff: Any) -> np.ndarray:
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    return weight[indices]
+
+
+def _embedding_dense_backward(grad: np.ndarray, indices: np.ndarray, num_weights: int) -> np.ndarray:
+    out = np.zeros((num_weights, grad.shape[-1]), dtype=grad.dtype)
+    np.add.at(out, indices.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+    return out
+
+
+# The scatter-add that is embedding's gradient; its own gradient gathers rows again.
+embedding_dense_backward = Op(
+    "embedding_dense_backward", _embedding_dense_backward, node="EmbeddingDenseBackwardBackward0",
+    params=("indices", "num_weights"),
+    grads=(lambda grad, indices: _embedding_lookup(grad, indices),))
+
+
+def _embedding_lookup(weight: Tensor, indices: np.ndarray) -> Tensor:
+    return apply(embedding, (weight, indices, None))  # type: ignore[no-any-return]
+
+
+def _embedding_grad(grad: Tensor, weight_shape: tuple[int, ...], indices: np.ndarray, coeff: Any) -> Tensor:
+    # ``coeff`` (per looked-up row) zeroes padding_idx and divides by the frequency when asked.
+    if coeff is not None:
+        grad = grad * _make(coeff.astype(grad._data.dtype, copy=False))
+    return apply(embedding_dense_backward, (grad, indices, weight_shape[0]))  # type: ignore[no-any-return]
+
+
+embedding = Op("embedding", _embedding, node="EmbeddingBackward0", inputs=("weight",), params=("indices", "coeff"),
+               grads=(_embedding_grad,))
+
+
+def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: int,
+                           scale_grad_by_freq: bool) -> np.ndarray | None:
+    """Per looked-up row factor of its gradient (None when all are 1)."""
+    if padding_idx < 0 and not scale_grad_by_freq:
+        return None
+    coeff = np.ones(indices.shape + (1,), dtype=np.float64)
+    if scale_grad_by_freq:
+        counts = np.bincount(indices.reshape(-1), minlength=num_weights)
+        coeff = coeff / counts[indices][..., None]
+    if padding_idx >= 0:
+        coeff = coeff * (indices != padding_idx)[..., None]
+    return coeff
+
+def _embedding_bag(weight: np.ndarray, psw: Any, indices: np.ndarray, bags: np.ndarray, num_bags: int, mode: str,
+                   coeff: Any, grad_scale: Any) -> np.ndarray:
+    """``bags`` gives each kept index its bag; ``coeff`` (mean: 1/count) scales each kept row;
+    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient."""
+    rows = weight[indices]
+    if psw is not None:
+        rows = rows * psw[:, None]
+    if mode == "max":
+        out = np.full((num_bags, weight.shape[1]), -np.inf, dtype=weight.dtype)
+        np.maximum.at(out, bags, rows)
+        return np.where(np.isneginf(out), 0, out).astype(weight.dtype, copy=False)
+    out = np.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
+    np.add.at(out, bags, rows if coeff is None else rows * coeff[:, None])
+    return out
+
+
+def _bag_max_mask(weight: np.ndarray, result: np.ndarray, indices: np.ndarray, bags: np.ndarray) -> np.ndarray:
+    """1 where a kept row gives its bag's maximum in that column (the first such row on ties)."""
+    rows = weight[indices]
+    hit = rows == result[bags]
+    position = np.where(hit, np.arange(len(indices))[:, None], len(indices))
+    first = np.full(result.shape, len(indices))
+    np.minimum.at(first, bags, position)
+    return (position == first[bags]).astype(weight.dtype)
+
+
+def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, result: Tensor, indices: np.ndarray,
+                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, needs: tuple[bool, ...],
+                        ) -> tuple[Tensor | None, Tensor | None]:
+    per_row = apply(_S.index, (grad, bags))
+    gw = gp = None
+    if needs[0]:
+        g = per_row
+        if mode == "max":
+            g = g * _make(_bag_max_mask(weight._data, result._data, indices, bags))
+        if per_sample_weights is not None:
+            g = g * per_sample_weights.unsqueeze(1)
+        for factor in (coeff, grad_scale):
+            if factor is not None:
+                g = g * _make(factor.astype(grad._data.dtype, copy=False)[:, None])
+        gw = apply(embedding_dense_backward, (g, indices, weight.shape[0]))
+    if needs[1]:
+        gp = (per_row * apply(embedding, (weight, indices, None))).sum(1)
+    return gw, gp
+
+
+embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0",
+                   inputs=("weight", "per_sample_weights"),
+                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad)
+
+
+def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per (sample, class): how often it is listed as a target (before the first -1), and target-ness."""
+    t = target.reshape(-1, x.shape[-1])
+    listed = np.cumprod(t != -1, axis=1).astype(bool)
+    counts = np.zeros(t.shape, dtype=np.int64)
+    rows = np.broadcast_to(np.arange(t.shape[0])[:, None], t.shape)
+    np.add.at(counts, (rows[listed], t[listed]), 1)
+    return counts, counts > 0
+
+
+def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1])
+    counts, is_target = _multilabel_parts(x, target)
+    # margins[n, j, i] = 1 - (x[j] - x[i]) for listed targets j and non-targets i
+    margins = np.maximum(1 - x2[:, :, None] + x2[:, None, :], 0) * counts[:, :, None] * ~is_target[:, None, :]
+    losses = margins.sum((1, 2)) / x2.shape[1]
+    if reduction == "none":
+        return losses.reshape(x.shape[:-1]).astype(x.dtype, copy=False)
+    return reduce_array(losses, reduction, x.dtype)
+
+
+def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+    # Piecewise linear: constant coefficients times the incoming gradient.
+    x2 = self._data.reshape(-1, self.shape[-1])
+    counts, is_target = _multilabel_parts(self._data, target)
+    active = (1 - x2[:, :, None] + x2[:, None, :] > 0) * counts[:, :, None] * ~is_target[:, None, :]
+    coeff = (active.sum(1) - active.sum(2)) / x2.shape[1]  # +1 per active pair for i, -1 for j
+    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, x2.shape[0])
+    return (g * _make(coeff.astype(self._data.dtype))).reshape(self.shape)
+
+
+multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
+                            params=("target", "reduction"), grads=(_multilabel_margin_grad,))
+
+# -- normalisation ----------------------------------------------------------------------------
+
+
+def _standardize_np(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x - mean) * invstd, with the biased variance; also returns mean and var."""
+    mean = np.mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    var = np.mean(centered * centered, axis=axes, keepdims=True)
+    return centered / np.sqrt(var + eps), mean, var
+
+
+def standardize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor]:
+    """The same in retrograd ops (for backward rules): x-hat and 1/std."""
+    centered = x - x.mean(dims, keepdim=True)
+    invstd = ((centered * centered).mean(dims, keepdim=True) + eps) ** -0.5
+    return centered * invstd, invstd
+
+
+def standardize_grad(g: Tensor, xhat: Tensor, invstd: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """Vector-Jacobian product of x -> x-hat for an incoming gradient ``g`` on x-hat."""
+    return invstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+def _affine(out: np.ndarray, weight: Any, bias: Any, shape: tuple[int, ...]) -> np.ndarray:
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _channel_shape(ndim: int, channels: int) -> tuple[int, ...]:
+    return (1, channels) + (1,) * (ndim - 2)
+
+
+def _check_same_dtype(*arrays: Any) -> None:
+    dtypes = {a.dtype for a in arrays if a is not None}
+    if len(dtypes) > 1:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
+                momentum: float, eps: float) -> np.ndarray:
+    channels = x.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
+        size = t.size if isinstance(t, np.ndarray) else (t._data.size if t is not None else channels)
+        if size != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {size}")
+    _check_same_dtype(x, weight, bias)
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = _channel_shape(x.ndim, channels)
+    if training:
+        out, mean, var = _standardize_np(x, axes, eps)
+        if running_mean is not None:
+            n = x.size // max(channels, 1)
+            _update_running(running_mean, mean.reshape(-1), momentum)
+            _update_running(running_var, var.reshape(-1) * (n / max(n - 1, 1)), momentum)
+    else:
+        rm, rv = running_mean._data.reshape(shape), running_var._data.reshape(shape)
+        out = (x - rm) / np.sqrt(rv + eps)
+    return _affine(out, weight, bias, shape).astype(x.dtype, copy=False)
+
+
+def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
+    if stat is None:
+        return
+    data = stat._data
+    data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
+
+
+def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any, running_var: Any,
+                     training: bool, eps: float, needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+    dims = (0,) + tuple(range(2, self.dim()))
+    shape = _channel_shape(self.dim(), self.shape[1])
+    if training:
+        xhat, invstd = standardize(self, dims, eps)
+    else:
+        invstd = _make(1 / np.sqrt(running_var._data.reshape(shape) + eps))
+        xhat = (self - _make(running_mean._data.reshape(shape))) * invstd
+    gx = gw = gb = None
+    if needs[0]:
+        g = grad if weight is None else grad * weight.reshape(shape)
+        gx = standardize_grad(g, xhat, invstd, dims) if training else g * invstd
+    if needs[1]:
+        gw = (grad * xhat).sum(dims)
+    if needs[2]:
+        gb = grad.sum(dims)
+    return gx, gw, gb
+
+
+native_batch_norm = Op(
+    "native_batch_norm", _batch_norm, node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
+    params=("running_mean", "running_var", "training", "momentum", "eps"),
+    grads=_batch_norm_grad)
+
+
+def _layer_norm(x: np.ndarray, weight: Any, bias: Any, normalized_shape: tuple[int, ...], eps: float) -> np.ndarray:
+    k = len(normalized_shape)
+    if k == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but "
+            "got normalized_shape = []"
+        )
+    shape_str = "[" + ", ".join(str(s) for s in normalized_shape) + "]"
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != normalized_shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                f"[{', '.join(str(s) for s in t.shape)}] and normalized_shape = {shape_str}"
+            )
+    if x.ndim < k or x.shape[x.ndim - k:] != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={shape_str}, expected input with shape [*, {shape_str[1:]}, but got input of "
+            f"size[{', '.join(str(s) for s in x.shape)}]"
+        )
+    _check_same_dtype(x, weight, bias)
+    out, _, _ = _standardize_np(x, tuple(range(x.ndim - k, x.ndim)), eps)
+    return _affine(out, weight, bias, normalized_shape).astype(x.dtype, copy=False)
+
+
+def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, normalized_shape: tuple[int, ...], eps: float,
+                     needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+    k = len(normalized_shape)
+    dims = tuple(range(self.dim() - k, self.dim()))
+    lead = tuple(range(self.dim() - k))
+    xhat, invstd = standardize(self, dims, eps)
+    gx = gw = gb = None
+    if needs[0]:
+        gx = standardize_grad(grad if weight is None else grad * weight, xhat, invstd, dims)
+    if needs[1]:
+        gw = (grad * xhat).sum(lead) if lead else grad * xhat
+    if needs[2]:
+        gb = grad.sum(lead) if lead else grad
+    return gx, gw, gb
+
+
+native_layer_norm = Op(
+    "native_layer_norm", _layer_norm, node="NativeLayerNormBackward0", inputs=("self", "weight", "bias"),
+    params=("normalized_shape", "eps"),
+    grads=_layer_norm_grad)
+
+
+def _group_norm(x: np.ndarray, weight: Any, bias: Any, num_groups: int, eps: float) -> np.ndarray:
+    n, c = x.shape[0], x.shape[1]
+    shape_str = "[" + ", ".join(str(s) for s in x.shape) + "]"
+    if c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape {shape_str} "
+            f"and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got {name} of "
+                f"shape [{', '.join(str(s) for s in t.shape)}] and input of shape {shape_str}"
+            )
+    _check_same_dtype(x, weight, bias)
+    grouped, _, _ = _standardize_np(x.reshape(n, num_groups, -1), (2,), eps)
+    return _affine(grouped.reshape(x.shape), weight, bias, _channel_shape(x.ndim, c)).astype(x.dtype, copy=False)
+
+
+def _group_norm_grad(grad: Tensor, self: Tensor, weight: Any, num_groups: int, eps: float,
+                     needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+    n, c = self.shape[0], self.shape[1]
+    shape = _channel_shape(self.dim(), c)
+    dims = (0,) + tuple(range(2, self.dim()))
+    grouped = self.reshape(n, num_groups, -1)
+    xhat_g, invstd = standardize(grouped, (2,), eps)
+    xhat = xhat_g.reshape(self.shape)
+    gx = gw = gb = None
+    if needs[0]:
+        g = grad if weight is None else grad * weight.reshape(shape)
+        gx = standardize_grad(g.reshape(n, num_groups, -1), xhat_g, invstd, (2,)).reshape(self.shape)
+    if needs[1]:
+        gw = (grad * xhat).sum(dims)
+    if needs[2]:
+        gb = grad.sum(dims)
+    return gx, gw, gb
+
+
+native_group_norm = Op(
+    "native_group_norm", _group_norm, node="NativeGroupNormBackward0", inputs=("self", "weight", "bias"),
+    params=("num_groups", "eps"),
+    grads=_group_norm_grad)
+
+# -- losses -----------------------------------------------------------------------------------
+
+
+def reduce_array(loss: np.ndarray, reduction: str, dtype: Any) -> np.ndarray:
+    if reduction == "none":
+        return loss.astype(dtype, copy=False)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), dtype=dtype)
+    if loss.size == 0:
+        return np.asarray(np.nan, dtype=dtype)
+    return np.asarray(loss.mean(), dtype=dtype)
+
+
+def _reduced(grad: Tensor, reduction: str, numel: int) -> Tensor:
+    """The gradient of the reduction, to multiply by the pointwise derivative."""
+    return grad / numel if reduction == "mean" and numel else grad
+
+
+def _mse_loss(x: np.ndarray, t: np.ndarray, reduction: str) -> np.ndarray:
+    _check_float(x, "mse_cpu")
+    d = x - t
+    return reduce_array(d * d, reduction, d.dtype)
+
+
+def _mse_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str) -> Tensor:
+    return _reduced(grad, reduction, self.numel()) * (2 * (self - target))
+
+
+mse_loss = Op("mse_loss", _mse_loss, node="MseLossBackward0", inputs=("self", "target"), params=("reduction",),
+              dtype="promote",
+              grads=(_mse_grad,
+                     lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction)))
+
+
+def _smooth_l1_loss(x: np.ndarray, t: np.ndarray, reduction: str, beta: float) -> np.ndarray:
+    _check_float(x, "smooth_l1_cpu")
+    d = np.abs(x - t)
+    return reduce_array(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, d.dtype)
+
+
+def _smooth_l1_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, beta: float) -> Tensor:
+    diff = self - target
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() < beta, diff / beta, diff.sign())
+
+
+smooth_l1_loss = Op("smooth_l1_loss", _smooth_l1_loss, node="SmoothL1LossBackward0", inputs=("self", "target"),
+                    params=("reduction", "beta"), dtype="promote",
+                    grads=(_smooth_l1_grad,
+                           lambda grad, self, target, reduction, beta:
+                           -_smooth_l1_grad(grad, self, target, reduction, beta)))
+
+
+def _huber_loss(x: np.ndarray, t: np.ndarray, reduction: str, delta: float) -> np.ndarray:
+    _check_float(x, "huber_cpu")
+    d = np.abs(x - t)
+    return reduce_array(np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, d.dtype)
+
+
+def _huber_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, delta: float) -> Tensor:
+    diff = self - target
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() <= delta, diff, diff.sign() * delta)
+
+
+huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("self", "target"),
+                params=("reduction", "delta"), dtype="promote",
+                grads=(_huber_grad,
+                       lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target, reduction, delta)))
+
+_BCE_EPSILON = 1e-12
+
+
+def _binary_cross_entropy(x: np.ndarray, t: np.ndarray, weight: Any, reduction: str) -> np.ndarray:
+    if t.dtype != x.dtype:
+        raise RuntimeError(f"Found dtype {scalar_type_name(t.dtype)} but expected {scalar_type_name(x.dtype)}")
+    if ((x < 0) | (x > 1)).any():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if ((t < 0) | (t > 1)).any():
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        # PyTorch clamps each log at -100 so a confident wrong prediction gives a finite loss.
+        loss = (t - 1) * np.maximum(np.log1p(-x), -100.0) - t * np.maximum(np.log(x), -100.0)
+    if weight is not None:
+        loss = loss * weight._data
+    return reduce_array(loss, reduction, x.dtype)
+
+
+def _bce_self_grad(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: str) -> Tensor:
+    out = _reduced(grad, reduction, self.numel()) * (self - target) / apply(
+        clamp_min, ((1 - self) * self, _BCE_EPSILON))
+    return out if weight is None else out * weight
+
+
+def _bce_target_grad(grad: Tensor, self: Tensor, weight: Any, reduction: str) -> Tensor:
+    log_not = apply(clamp_min, ((1 - self).log(), -100.0))
+    log_is = apply(clamp_min, (self.log(), -100.0))
+    out = _reduced(grad, reduction, self.numel()) * (log_not - log_is)
+    return out if weight is None else out * weight
+
+
+binary_cross_entropy = Op(
+    "binary_cross_entropy", _binary_cross_entropy, node="BinaryCrossEntropyBackward0", inputs=("self", "target"),
+    params=("weight", "reduction"), grads=(_bce_self_grad, _bce_target_grad))
+
+
+def _bce_with_logits(x: np.ndarray, t: np.ndarray, weight: Any, pos_weight: Any, reduction: str) -> np.ndarray:
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))  # stable for any |x|
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+    loss = (1 - t) * x - log_sig
+    if weight is not None:
+        loss = loss * weight._data
+    return reduce_array(loss, reduction, np.result_type(x, t))
+
+
+def _bcel_self_grad(grad: Tensor, self: Tensor, target: Tensor, weight: Any, pos_weight: Any,
+                    reduction: str) -> Tensor:
+    s = self.sigmoid()
+    if pos_weight is None:
+        d = s - target
+    else:
+        pt = pos_weight * target
+        d = s * (pt + 1 - target) - pt
+    out = _reduced(grad, reduction, self.numel()) * d
+    return out if weight is None else out * weight
+
+
+def _bcel_target_grad(grad: Tensor, self: Tensor, weight: Any, pos_weight: Any, reduction: str) -> Tensor:
+    d = -self if pos_weight is None else -self - (pos_weight - 1) * apply(log_sigmoid, (self,))
+    out = _reduced(grad, reduction, self.numel()) * d
+    return out if weight is None else out * weight
+
+
+binary_cross_entropy_with_logits = Op(
+    "binary_cross_entropy_with_logits", _bce_with_logits, node="BinaryCrossEntropyWithLogitsBackward0",
+    inputs=("self", "target"), params=("weight", "pos_weight", "reduction"), dtype="promote",
+    grads=(_bcel_self_grad, _bcel_target_grad))
+
+
+def _nll_parts(x: np.ndarray, target: np.ndarray, weight: Any, ignore_index: int) -> tuple[np.ndarray, ...]:
+    """Scores as (M, C), the picked class per row (0 where ignored) and each row's weight."""
+    if x.ndim == 1:
+        scores = x[None, :]
+    else:
+        scores = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    flat = target.reshape(-1).astype(np.int64, copy=False)
     classes = scores.shape[1]
-    valid = flat_target != ignore_index
-    safe = np.where(valid, flat_target, 0)
-    bad = (safe < 0) | (safe >= classes)
+    valid = flat != ignore_index
+    bad = valid & ((flat < 0) | (flat >= classes))
     if bad.any():
-        raise IndexError(f"Target {int(flat_target[bad][0])} is out of bounds.")
-    w = (weight[safe] if weight is not None else np.ones(len(safe), scores.dtype)) * valid
-    return scores, safe, w.astype(scores.dtype, copy=False)
+        raise IndexError(f"Target {int(flat[bad][0])} is out of bounds.")
+    safe = np.where(valid, flat, 0)
+    w = weight[safe] if weight is not None else np.ones(len(safe), scores.dtype)
+    return scores, safe, (w * valid).astype(scores.dtype, copy=False)
 
 
 def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
-    _check_nll(x, target, weight)
-    scores, safe, w = _nll_weights(x, target, weight, ignore_index)
+    scores, safe, w = _nll_parts(x, target, weight, ignore_index)
     losses = -scores[np.arange(len(safe)), safe] * w
     if reduction == "none":
-        return losses.reshape(target.shape)
+        return losses.reshape(target.shape).astype(x.dtype, copy=False)
     if reduction == "sum":
         return np.asarray(losses.sum(), dtype=x.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(losses.sum() / w.sum(), dtype=x.dtype)
 
 
-def _nll_loss_grad(grad: Tensor, self: Tensor, target: Tensor, weight: Any, reduction: str,
-                   ignore_index: int) -> Tensor:
-    # The loss is linear in ``self``: grad * coefficients, with constant coefficients, so the
-    # rule is differentiable again.
-    x = self._data
-    weight_data = weight._data if weight is not None else None
-    scores, safe, w = _nll_weights(x, target._data, weight_data, ignore_index)
-    coeff = np.zeros_like(scores)
+def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: np.ndarray, weight: Any,
+                   reduction: str, ignore_index: int) -> Tensor:
+    # Linear in the input: grad times constant coefficients (-weight at the target class), so
+    # the rule is differentiable again.
+    x = np.zeros(self_shape, self_dtype)
+    _, safe, w = _nll_parts(x, target, weight, ignore_index)
     if reduction == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = w / w.sum()
+        total = w.sum()
+        w = w / total if total else w * 0  # all targets ignored: a NaN loss, but a zero gradient
+    classes = self_shape[0] if len(self_shape) == 1 else self_shape[1]
+    coeff = np.zeros((len(safe), classes), self_dtype)
     coeff[np.arange(len(safe)), safe] = -w
-    if x.ndim == 1:
+    if len(self_shape) == 1:
         coeff_full = coeff[0]
     else:
-        moved = (x.shape[0],) + x.shape[2:] + (x.shape[1],)
-        coeff_full = np.moveaxis(coeff.reshape(moved), -1, 1)
-    if reduction == "none" and x.ndim > 1:
+        moved = (self_shape[0],) + tuple(self_shape[2:]) + (classes,)
+        coeff_full = np.ascontiguousarray(np.moveaxis(coeff.reshape(moved), -1, 1))
+    if reduction == "none" and len(self_shape) > 1:
         grad = grad.unsqueeze(1)
-    return grad * _make(np.ascontiguousarray(coeff_full))
+    return grad * _make(coeff_full)
 
 
-nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", inputs=("self", "target", "weight"),
-              params=("reduction", "ignore_index"), grads=(_nll_loss_grad, None, None))
+_NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
+nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
+nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
+
+
+def _soft_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    z = -target * x
+    loss = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))  # log(1 + exp(z)), stable
+    return reduce_array(loss, reduction, x.dtype)
+
+
+def _soft_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+    t = _make(target.astype(self._data.dtype, copy=False))
+    return _reduced(grad, reduction, self.numel()) * (-t * (-t * self).sigmoid())
+
+
+soft_margin_loss = Op("soft_margin_loss", _soft_margin_loss, node="SoftMarginLossBackward0",
+                      params=("target", "reduction"), grads=(_soft_margin_grad,))
+
+
+def _multi_margin_parts(shape: tuple[int, ...], target: np.ndarray, weight: Any) -> tuple[np.ndarray, ...]:
+    n, c = (1, shape[0]) if len(shape) == 1 else shape
+    t = target.reshape(n, 1).astype(np.int64, copy=False)
+    others = np.arange(c)[None, :] != t
+    w = np.ones((n, 1)) if weight is None else weight[t]
+    return t, others, w
+
+
+def _multi_margin_loss(x: np.ndarray, target: np.ndarray, p: int, margin: float, weight: Any,
+                       reduction: str) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1])
+    t, others, w = _multi_margin_parts(x.shape, target, weight)
+    z = np.maximum(margin - np.take_along_axis(x2, t, 1) + x2, 0) * others
+    losses = ((z if p == 1 else z * z) * w).sum(1) / x2.shape[1]
+    if reduction == "none" and x.ndim == 1:
+        return losses.reshape(target.shape).astype(x.dtype, copy=False)
+    return reduce_array(losses, reduction, x.dtype)
+
+
+def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, margin: float, weight: Any,
+                       reduction: str) -> Tensor:
+    x2 = self.reshape(-1, self.shape[-1])
+    n, c = x2.shape
+    t, others, w = _multi_margin_parts(tuple(self.shape), target, weight)
+    index = _make(t)
+    z = (margin - x2.gather(1, index)) + x2
+    active = _make(others) & (z > 0)
+    slope = where(active, 1.0, 0.0) if p == 1 else where(active, 2 * z, 0.0)
+    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, n)
+    per_class = slope * _make(np.asarray(w, dtype=self._data.dtype) / c) * g
+    dx = per_class - _make((~others).astype(self._data.dtype)) * per_class.sum(1, keepdim=True)
+    return dx.reshape(self.shape)
+
+
+multi_margin_loss = Op("multi_margin_loss", _multi_margin_loss, node="MultiMarginLossBackward0",
+                       params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,))
