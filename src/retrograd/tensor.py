@@ -1680,7 +1680,7 @@ class Tensor:
 
 
     # -- more nn methods (keep this block for nn-related methods) ---------------------------------
-    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+    def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 
     def prelu(self, weight: Tensor) -> Tensor:

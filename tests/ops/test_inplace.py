@@ -210,3 +210,9 @@ def test_views_share_storage_and_version(name: str) -> None:
     assert np.shares_memory(view.numpy(), base.numpy())
     base.add_(1)
     assert view._version == base._version == 1
+
+
+def test_inplace_on_empty_tensor_is_allowed() -> None:
+    x = rg.zeros(0, 3)
+    x.add_(1)
+    assert x._version == 1 and x.shape == (0, 3)

@@ -331,6 +331,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
         shape = [1] * input.dim()
         shape[1] = weight.numel()
         weight = weight.reshape(shape)
+    elif input.dim() == 0:
+        weight = weight.reshape(())  # one slope for a 0-d input: the result stays 0-d, as in PyTorch
     return apply(_nn.prelu_kernel, (input, weight))  # type: ignore[no-any-return]
 
 
@@ -818,7 +820,7 @@ def _embedding_renorm(weight: Tensor, indices: np.ndarray, max_norm: float, norm
     norms = np.linalg.norm(picked, ord=norm_type, axis=1) if picked.size else np.zeros(len(rows))
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     data[rows] = (picked * scale[:, None]).astype(data.dtype, copy=False)
-    weight._version_counter.bump("embedding_renorm_")  # type: ignore[attr-defined]
+    weight._counter().bump("embedding_renorm_")
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,  # noqa: A002
@@ -1016,7 +1018,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     for target, repeated in zip((running_mean, running_var), stats, strict=True):
         if target is not None and repeated is not None:
             target._data[...] = repeated._data.reshape(n, c).mean(0)
-            target._version_counter.bump("copy_")  # type: ignore[attr-defined]
+            target._counter().bump("copy_")
     return out.view(input.shape)
 
 

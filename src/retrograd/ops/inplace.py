@@ -48,7 +48,7 @@ def check_inplace(self: Tensor) -> None:
         elif base._requires_grad and base._grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_ERROR)
     data = self._data
-    if 0 in data.strides and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+    if 0 in data.strides and data.size and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
         raise RuntimeError(OVERLAP_ERROR)
 
 

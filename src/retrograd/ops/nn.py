@@ -142,7 +142,7 @@ div_scalar = Op("div", lambda x, other: np.true_divide(x, other), node="DivBackw
 
 # ``torch.norm(x, p, dim, keepdim)``: the same values as ``linalg.vector_norm``, PyTorch's other node.
 norm = Op("norm", _R._vector_norm, node="NormBackward1", params=("ord", "dim", "keepdim"),
-          grads=(_R._vector_norm_grad,))
+          grads=(_R.vector_norm_backward,))
 
 
 def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -589,7 +589,7 @@ def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
     n = self.shape[0]
     i, j = np.triu_indices(n, 1)
     diff = apply(_S.index, (self, i)) - apply(_S.index, (self, j))
-    g = _R._vector_norm_grad(grad, diff, result, p, (1,), False)
+    g = _R.vector_norm_backward(grad, diff, result, p, (1,), False)
     shape = tuple(self.shape)
     return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
 
