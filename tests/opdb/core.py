@@ -186,3 +186,37 @@ OPS: list[OpInfo] = [
     OpInfo("cross_entropy", lambda lib, a, t: lib.nn.functional.cross_entropy(a, t),
            lambda rng: [Sample((uniform(rng, 4, 3), np.array([0, 2, 1, 2])))], covers=("cross_entropy",)),
 ]
+
+# -- comparisons, logical ops, arg-reductions, aliases: forward parity only (no gradient) -----
+
+
+def _pair(rng: np.random.Generator) -> list[Sample]:
+    a = distinct(rng, 2, 3)
+    b = a.copy()
+    b[0, 1] += 1.0  # some equal, some not
+    b[1, 2] -= 1.0
+    return [Sample((a, b), grad=(False, False)), Sample((a, 0.25), grad=(False,), name="scalar")]
+
+
+def _bools(rng: np.random.Generator) -> list[Sample]:
+    return [Sample((rng.random((2, 3)) > 0.5, rng.random((2, 3)) > 0.5))]
+
+
+_NO_GRAD = {"gradcheck": False, "gradgradcheck": False}
+OPS += [
+    OpInfo(name, (lambda n: lambda lib, a, b: getattr(lib, n)(a, b))(name), _pair, **_NO_GRAD)  # type: ignore[arg-type]
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "greater", "less")
+]
+OPS += [
+    OpInfo("logical_and", lambda lib, a, b: lib.logical_and(a, b), _bools, **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("logical_or", lambda lib, a, b: lib.logical_or(a, b), _bools, **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("logical_not", lambda lib, a, b: lib.logical_not(a), _bools, **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("argmax", lambda lib, a: lib.argmax(a, dim=-1), _distinct_matrix, **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("argmin", lambda lib, a: (lib.argmin(a), a.argmin(0, keepdim=True)), _distinct_matrix,
+           **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("isnan_isinf_isfinite", lambda lib, a: (lib.isnan(a), lib.isinf(a), lib.isfinite(a)),
+           lambda rng: [Sample((np.array([1.0, np.nan, np.inf, -np.inf]),), grad=(False,))],
+           covers=("isnan", "isinf", "isfinite"), **_NO_GRAD),  # type: ignore[arg-type]
+    OpInfo("concatenate", lambda lib, ts: lib.concatenate(ts, 0),
+           lambda rng: [Sample(([uniform(rng, 2, 3), uniform(rng, 1, 3)],))]),
+]
