@@ -29,6 +29,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import harness  # noqa: E402
@@ -202,6 +203,10 @@ def bench_import(cfg: Config, torch: Any) -> list[Row]:
     env = child_env()
     modules = ["retrograd", "numpy"] + (["torch"] if torch is not None else [])
     samples: dict[str, list[float]] = {m: [] for m in modules}
+    # As after ``pip install``: bytecode compiled (numpy's and torch's are; ours may not be when
+    # PYTHONDONTWRITEBYTECODE is set, and then every import would compile every module).
+    package = Path(__file__).resolve().parents[1] / "src" / "retrograd"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True)
     if not cfg.quick:
         for m in modules:  # warm-up: bytecode caches written, files in the page cache
             time_import(m, env)

@@ -273,19 +273,28 @@ class Generator:
     """
 
     def __init__(self, device: Any = "cpu") -> None:
-        self._seed = int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
-        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        # Seeded on first use: importing numpy.random costs ~10 ms that ``import retrograd`` need not pay.
+        self._seed: int | None = None
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        if self._rng is None:
+            self.manual_seed(self._seed if self._seed is not None else _fresh_seed())
+        return self._rng  # type: ignore[return-value]
 
     def manual_seed(self, seed: int) -> Generator:
         self._seed = int(seed)
-        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
 
     def seed(self) -> int:
-        self.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))  # type: ignore[operator]
-        return self._seed
+        self.manual_seed(_fresh_seed())
+        return self._seed  # type: ignore[return-value]
 
     def initial_seed(self) -> int:
+        if self._seed is None:
+            self._seed = _fresh_seed()
         return self._seed
 
     def get_state(self) -> Any:
@@ -294,6 +303,10 @@ class Generator:
     def set_state(self, state: Any) -> Generator:
         self.rng.bit_generator.state = state
         return self
+
+
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
 
 
 default_generator = Generator()

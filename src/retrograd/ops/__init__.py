@@ -3,10 +3,19 @@ the ``retrograd.*`` functions are thin delegations to these entries."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from . import elementwise, indexing, inplace, linalg, nn, reduce, return_types, shape
+from . import elementwise, indexing, inplace, linalg, reduce, return_types, shape
 from .op import Op, apply
+
+
+def __getattr__(name: str) -> Any:
+    # ``nn`` (softmax, losses, normalisation...) loads on first use: import time is a feature.
+    if name == "nn":
+        return importlib.import_module(".nn", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Op", "apply", "elementwise", "indexing", "inplace", "linalg", "nn", "reduce", "return_types", "shape"]
 
