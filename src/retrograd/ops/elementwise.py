@@ -842,3 +842,7 @@ def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray
 
 nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
                 grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
+
+
+# The ufuncs that let ``x.add_(y)`` and friends write straight into ``x`` under no_grad.
+add.inplace_ufunc, sub.inplace_ufunc, mul.inplace_ufunc = np.add, np.subtract, np.multiply

@@ -70,6 +70,27 @@ def _write(self: Tensor, out: np.ndarray, name: str) -> None:
     self._counter().bump(name)
 
 
+def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any]) -> bool:
+    """``self op= other`` straight into ``self``'s memory (an optimizer's update under no_grad):
+    no temporary the size of the parameter. Only when PyTorch's result dtype is ``self``'s;
+    anything unusual returns False and takes the general path (and its errors)."""
+    data = self._data
+    if isinstance(other, Tensor):
+        operand = other._data
+        if operand.dtype != data.dtype:
+            return False
+    elif (type(other) is float or type(other) is int) and data.dtype.kind == "f":
+        operand = other
+    else:
+        return False
+    alpha = params[0] if params else 1
+    try:
+        ufunc(data, operand if alpha == 1 else np.multiply(operand, alpha), out=data)
+    except ValueError:
+        return False
+    return True
+
+
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
     self: Tensor = args[0]
@@ -81,6 +102,9 @@ def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
         isinstance(x, Tensor) and x._requires_grad for x in inputs
     )
     if not track:
+        if op.inplace_ufunc is not None and _write_with_ufunc(op.inplace_ufunc, self, inputs[1], params):
+            self._counter().bump(name)
+            return self
         _write(self, forward_arrays(op, inputs, params), name)
         return self
 

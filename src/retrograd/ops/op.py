@@ -51,6 +51,8 @@ INFERENCE_SAVE_ERROR = (
 )
 
 
+NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op for the collector
+
 # How a rule parameter is resolved at backward time (codes precomputed per rule at registration).
 SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
 
@@ -191,6 +193,7 @@ class Op:
         plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
         self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
+        self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
         self.node_cls: type[OpNode] | None = None
         if self.differentiable:
             self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), {"__slots__": (), "_op": self})
@@ -482,7 +485,7 @@ def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, .
         node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
     else:
         node._input_meta = ((ad.shape, ad.dtype), None)
-    node.next_functions = (_edge(a) if a_tracked else (None, 0), _edge(b) if b_tracked else (None, 0))
+    node.next_functions = (_edge(a) if a_tracked else NO_EDGE, _edge(b) if b_tracked else NO_EDGE)
     if result._data.dtype.kind in "fc":
         result._requires_grad = True
         result._grad_fn = node
@@ -530,7 +533,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
                 continue
         else:
             meta.append(None)
-        edges.append((None, 0))
+        edges.append(NO_EDGE)
     node.next_functions = tuple(edges)
     node._input_meta = tuple(meta)
     n_outputs = len(outputs)
