@@ -75,6 +75,7 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
     no temporary the size of the parameter. Only when PyTorch's result dtype is ``self``'s;
     anything unusual returns False and takes the general path (and its errors)."""
     data = self._data
+    operand: Any
     if isinstance(other, Tensor):
         operand = other._data
         if operand.dtype != data.dtype:
