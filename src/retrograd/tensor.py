@@ -1055,16 +1055,16 @@ class Tensor:
         return _ops.linalg.matmul(self, other)
 
     def mm(self, mat2: Tensor) -> Tensor:
-        return _apply(_ops.linalg.mm, (self, mat2))
+        return _binary(_ops.linalg.mm, self, mat2)
 
     def mv(self, vec: Tensor) -> Tensor:
-        return _apply(_ops.linalg.mv, (self, vec))
+        return _binary(_ops.linalg.mv, self, vec)
 
     def dot(self, other: Tensor) -> Tensor:
-        return _apply(_ops.linalg.dot, (self, other))
+        return _binary(_ops.linalg.dot, self, other)
 
     def bmm(self, mat2: Tensor) -> Tensor:
-        return _apply(_ops.linalg.bmm, (self, mat2))
+        return _binary(_ops.linalg.bmm, self, mat2)
 
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)

@@ -185,8 +185,9 @@ def run_backward(
                 fn = heappop(ready)[2]
             grads = buffers.pop(fn, None) or [None] * fn.num_outputs
             is_accumulator = type(fn) is AccumulateGrad
+            hooked = fn._hooked
 
-            if fn._hooked:
+            if hooked:
                 _run_tensor_hooks(fn, grads)
             if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
                 grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
@@ -200,14 +201,16 @@ def run_backward(
                             inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
                 if fn not in needed and not (accumulate and is_accumulator):
                     continue
-            if fn._pre_hooks:
+            if hooked and fn._pre_hooks:
                 for hook in list(fn._pre_hooks):
                     result = hook(tuple(grads))
                     if result is not None:
                         grads = list(result)
 
             if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
-                if ANOMALY[0]:
+                if not ANOMALY[0]:
+                    outputs = fn.apply(grads)
+                else:
                     try:
                         outputs = fn.apply(grads)
                     except Exception:
@@ -215,11 +218,9 @@ def run_backward(
                         raise
                     if ANOMALY[1]:
                         check_nan(fn, outputs)
-                else:
-                    outputs = fn.apply(grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
-            if fn._post_hooks:
+            if hooked and fn._post_hooks:
                 for hook in list(fn._post_hooks):
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:

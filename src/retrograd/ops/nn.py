@@ -1060,6 +1060,8 @@ def _nll_parts(x: np.ndarray, target: np.ndarray, weight: Any, ignore_index: int
     """Scores as (M, C), the picked class per row (0 where ignored) and each row's weight."""
     if x.ndim == 1:
         scores = x[None, :]
+    elif x.ndim == 2:
+        scores = x
     else:
         scores = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
     flat = target.reshape(-1).astype(np.int64, copy=False)
@@ -1098,6 +1100,8 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
     coeff[np.arange(len(safe)), safe] = -w
     if len(self_shape) == 1:
         coeff_full = coeff[0]
+    elif len(self_shape) == 2:
+        coeff_full = coeff
     else:
         moved = (self_shape[0],) + tuple(self_shape[2:]) + (classes,)
         coeff_full = np.ascontiguousarray(np.moveaxis(coeff.reshape(moved), -1, 1))
