@@ -582,6 +582,16 @@ def test_dropout_variants(torch: Any) -> None:
                 warnings.simplefilter("ignore")  # dropout2d/3d on inputs of other ranks
                 out_r, out_t = getattr(rg.nn, name)(0.5).eval()(x), getattr(torch.nn, name)(0.5).eval()(xt)
             assert (out_r is x) == (out_t is xt) and out_r.tolist() == out_t.tolist()  # identity in evaluation
+    for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
+        for inplace in (False, True):  # the recorded node in training mode
+            nodes = []
+            for lib in (rg, torch):
+                shape = {"Dropout1d": (2, 3, 4), "Dropout3d": (2, 3, 2, 2, 2)}.get(name, (2, 3, 4, 2))
+                x = lib.ones(*shape, requires_grad=True) * 1
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    nodes.append(type(getattr(lib.nn, name)(0.3, inplace)(x).grad_fn).__name__)
+            assert nodes[0] == nodes[1], (name, inplace, nodes)
     rg.manual_seed(0)
     x = rg.ones(50, 40, 3, requires_grad=True)
     y = rg.nn.Dropout1d(0.25)(x)
