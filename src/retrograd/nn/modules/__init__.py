@@ -1,15 +1,124 @@
 """The layers of ``retrograd.nn``."""
 
-from .activation import LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    RReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmax2d,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .dropout import Dropout
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
-from .linear import Identity, Linear
-from .loss import CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .fold import Fold, Unfold
+from .linear import Bilinear, Identity, Linear
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from .module import Module
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    LocalResponseNorm,
+    RMSNorm,
+)
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
+from .pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
+from .sparse import Embedding, EmbeddingBag
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
-    "CrossEntropyLoss", "Dropout", "Flatten", "Identity", "L1Loss", "Linear", "LogSoftmax", "MSELoss", "Module",
-    "ModuleDict", "ModuleList", "NLLLoss", "ParameterDict", "ParameterList", "ReLU", "Sequential", "Sigmoid",
-    "Softmax", "Tanh", "Unflatten",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout", "AvgPool1d",
+    "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Bilinear", "CELU",
+    "ChannelShuffle", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "CosineEmbeddingLoss", "CosineSimilarity", "CrossEntropyLoss", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+    "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "Flatten", "Fold", "GELU", "GLU", "GaussianNLLLoss",
+    "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "HuberLoss",
+    "Identity", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss",
+    "MaxPool1d", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList", "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss", "PReLU", "PairwiseDistance", "ParameterDict",
+    "ParameterList", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "SELU", "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax",
+    "Softmax2d", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]

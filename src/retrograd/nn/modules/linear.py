@@ -1,4 +1,4 @@
-"""``Identity`` and ``Linear``."""
+"""``Identity``, ``Linear`` and ``Bilinear``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Bilinear", "Identity", "Linear"]
 
 
 class Identity(Module):
@@ -29,12 +29,6 @@ class Identity(Module):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return input
-
-
-def _linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
-    """``input @ weight.T + bias``; used until ``functional.linear`` exists."""
-    out = input.matmul(weight.t())
-    return out if bias is None else out + bias
 
 
 class Linear(Module):
@@ -67,8 +61,47 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        linear = getattr(F, "linear", _linear)
-        return linear(input, self.weight, self.bias)  # type: ignore[no-any-return]
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b``: ``weight`` is (out_features, in1_features, in2_features), initialised
+    (with the bias) from U(-1/sqrt(in1_features), 1/sqrt(in1_features)).
+
+    >>> import retrograd as rg
+    >>> m = rg.nn.Bilinear(3, 4, 2)
+    >>> m, m.weight.shape, m(rg.zeros(5, 3), rg.zeros(5, 4)).shape
+    (Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True), torch.Size([2, 3, 4]), torch.Size([5, 2]))
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(factories.empty((out_features, in1_features, in2_features), device=device,
+                                                dtype=dtype))
+        if bias:
+            self.bias = Parameter(factories.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

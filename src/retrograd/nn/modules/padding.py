@@ -1,0 +1,250 @@
+"""Padding layers (``F.pad`` with a fixed ``padding`` and mode): constant/zero, reflection,
+replication and circular, in one, two and three dimensions. ``padding`` is an int (every side)
+or a tuple (left, right[, top, bottom[, front, back]])."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...tensor import Tensor
+from .. import functional as F
+from .module import Module
+from .utils import _ntuple, _pair, _quadruple
+
+__all__ = [
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+]
+
+_sextuple = _ntuple(6, "_sextuple")
+
+
+class _PadNd(Module):
+    """``F.pad(input, self.padding, self._mode)``; ``repr`` shows the padding."""
+
+    _mode: str
+    _expand: Callable[[Any], tuple[Any, ...]]
+    padding: tuple[int, ...]
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__()
+        self.padding = type(self)._expand(padding)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+    _nd: int
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        n = self._nd
+        if input.dim() != n + 1 and input.dim() != n + 2:
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.dim()}D input)")
+        return super().forward(input)
+
+
+class CircularPad1d(_CircularPadNd):
+    """Wrap-around padding of the last dim.
+
+    >>> import retrograd as rg
+    >>> rg.nn.CircularPad1d(1)(rg.tensor([[1.0, 2.0, 3.0]])).tolist()
+    [[3.0, 1.0, 2.0, 3.0, 1.0]]
+    """
+
+    _expand = staticmethod(_pair)
+    _nd = 1
+
+
+class CircularPad2d(_CircularPadNd):
+    """Wrap-around padding of the last two dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.CircularPad2d(1)(rg.ones(1, 2, 2)).shape
+    torch.Size([1, 4, 4])
+    """
+
+    _expand = staticmethod(_quadruple)
+    _nd = 2
+
+
+class CircularPad3d(_CircularPadNd):
+    """Wrap-around padding of the last three dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.CircularPad3d(1)(rg.ones(1, 2, 2, 2)).shape
+    torch.Size([1, 4, 4, 4])
+    """
+
+    _expand = staticmethod(_sextuple)
+    _nd = 3
+
+
+class _ConstantPadNd(_PadNd):
+    _mode = "constant"
+
+    def __init__(self, padding: Any, value: float) -> None:
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pads the last dim with ``value``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ConstantPad1d((1, 2), 3.5)(rg.zeros(1, 1)).tolist()
+    [[3.5, 0.0, 3.5, 3.5]]
+    """
+
+    _expand = staticmethod(_pair)
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pads the last two dims with ``value``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ConstantPad2d(1, 0.5)
+    ConstantPad2d(padding=(1, 1, 1, 1), value=0.5)
+    """
+
+    _expand = staticmethod(_quadruple)
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last three dims with ``value``.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ConstantPad3d(1, 0.0)(rg.zeros(1, 1, 1, 1)).shape
+    torch.Size([1, 3, 3, 3])
+    """
+
+    _expand = staticmethod(_sextuple)
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pads the last dim with zeros.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ZeroPad1d(1)
+    ZeroPad1d((1, 1))
+    """
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Pads the last two dims with zeros.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ZeroPad2d((1, 0, 0, 1))(rg.ones(1, 1, 1)).tolist()
+    [[[0.0, 1.0], [0.0, 0.0]]]
+    """
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last three dims with zeros.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ZeroPad3d(1)(rg.ones(1, 1, 1, 1)).shape
+    torch.Size([1, 3, 3, 3])
+    """
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Mirror padding of the last dim (the edge is not repeated).
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReflectionPad1d(2)(rg.tensor([[1.0, 2.0, 3.0]])).tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
+    """
+
+    _mode = "reflect"
+    _expand = staticmethod(_pair)
+
+
+class ReflectionPad2d(_PadNd):
+    """Mirror padding of the last two dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReflectionPad2d(1)(rg.ones(1, 1, 2, 2)).shape
+    torch.Size([1, 1, 4, 4])
+    """
+
+    _mode = "reflect"
+    _expand = staticmethod(_quadruple)
+
+
+class ReflectionPad3d(_PadNd):
+    """Mirror padding of the last three dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReflectionPad3d(1)(rg.ones(1, 1, 2, 2, 2)).shape
+    torch.Size([1, 1, 4, 4, 4])
+    """
+
+    _mode = "reflect"
+    _expand = staticmethod(_sextuple)
+
+
+class ReplicationPad1d(_PadNd):
+    """Edge-repeating padding of the last dim.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReplicationPad1d((1, 2))(rg.tensor([[1.0, 2.0]])).tolist()
+    [[1.0, 1.0, 2.0, 2.0, 2.0]]
+    """
+
+    _mode = "replicate"
+    _expand = staticmethod(_pair)
+
+
+class ReplicationPad2d(_PadNd):
+    """Edge-repeating padding of the last two dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReplicationPad2d(1)(rg.ones(1, 1, 2, 2)).shape
+    torch.Size([1, 1, 4, 4])
+    """
+
+    _mode = "replicate"
+    _expand = staticmethod(_quadruple)
+
+
+class ReplicationPad3d(_PadNd):
+    """Edge-repeating padding of the last three dims.
+
+    >>> import retrograd as rg
+    >>> rg.nn.ReplicationPad3d(1)(rg.ones(1, 1, 2, 2, 2)).shape
+    torch.Size([1, 1, 4, 4, 4])
+    """
+
+    _mode = "replicate"
+    _expand = staticmethod(_sextuple)
