@@ -197,3 +197,8 @@ def test_random_generators_are_seeded() -> None:
     n = rg.normal(2.0, 0.5, (1000,))
     assert abs(n.mean().item() - 2.0) < 0.1
     assert rg.randn_like(rg.zeros(2, dtype=rg.float64)).dtype == rg.float64
+
+
+def test_size_slices_are_sizes() -> None:
+    shape = rg.zeros(2, 3, 4).shape
+    assert repr(shape[1:]) == "torch.Size([3, 4])" and shape[0] == 2 and shape.numel() == 24

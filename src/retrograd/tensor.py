@@ -45,6 +45,10 @@ class Size(tuple):  # type: ignore[type-arg]
     def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
+    def __getitem__(self, index: Any) -> Any:
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
     def numel(self) -> int:
         n = 1
         for s in self:
