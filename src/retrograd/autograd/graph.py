@@ -18,6 +18,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .grad_mode import STATE
+
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
@@ -144,12 +146,14 @@ class SavedTensor:
     def unpack(self, node: Node) -> Tensor:
         if self.counter.value != self.version:
             raise RuntimeError(version_error(node, self.data, self.counter, self.version, None, self.output_nr))
-        out = _tensor_class()._make(self.data, self.requires_grad)
-        out._version_counter = self.counter
-        if self.requires_grad:
-            out._grad_fn = node
-            if self.output_nr:
-                out._output_nr = self.output_nr
+        out = _tensor_class()._make(self.data)
+        if STATE.grad_enabled:  # create_graph: the value must stay connected to this node
+            out._version_counter = self.counter
+            if self.requires_grad:
+                out._requires_grad = True
+                out._grad_fn = node
+                if self.output_nr:
+                    out._output_nr = self.output_nr
         return out
 
 

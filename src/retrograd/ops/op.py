@@ -77,7 +77,20 @@ class OpNode(Node):
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
         rule: Any
-        if len(op.edge_rules) == 1:  # one edge: the most common node
+        fast = op.saved_rule
+        if fast is not None:  # one edge whose rule needs one saved value: the most common node
+            rule, index = fast
+            saved = self._saved
+            if saved is FREED:
+                raise RuntimeError(FREED_MESSAGE)
+            value = saved[index]
+            kind = type(value)
+            if kind is tuple:
+                value = unpack_input(value, self)
+            elif kind is SavedTensor:
+                value = value.unpack(self)
+            return (rule(grad, value),)
+        if len(op.edge_rules) == 1:  # one edge
             rule, specs = op.edge_rules[0]
             if not specs:
                 return (rule(grad),)
@@ -187,6 +200,11 @@ class Op:
         self.edge_rules = (
             tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
         )
+        self.saved_rule: tuple[Any, int] | None = None
+        if outputs == 1 and len(self.edge_rules) == 1:
+            rule, specs = self.edge_rules[0]
+            if len(specs) == 1 and specs[0][0] == SAVED:
+                self.saved_rule = (rule, specs[0][1])
         self.saves_self = any(0 in slots for slots in self.saves_for)
         self.saves_result_only = self.saves_for[0] if self.n_inputs == 1 and self.saves_for[0] == {1} else None
         # Shapes of call that apply_unary / apply_binary run without the generic detours.
