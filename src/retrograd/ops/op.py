@@ -206,6 +206,18 @@ class Op:
             if len(specs) == 1 and specs[0][0] == SAVED:
                 self.saved_rule = (rule, specs[0][1])
         self.saves_self = any(0 in slots for slots in self.saves_for)
+        # For two-input ops: what to save, indexed by a_tracked + 2 * b_tracked.
+        self.binary_saves: tuple[tuple[bool, bool, bool], ...] = ()
+        if self.n_inputs == 2 and not self.variadic:
+            plans = []
+            for tracked in range(4):
+                slots: frozenset[int] = frozenset()
+                if tracked & 1:
+                    slots |= self.saves_for[0]
+                if tracked & 2:
+                    slots |= self.saves_for[1]
+                plans.append((0 in slots, 1 in slots, 2 in slots))
+            self.binary_saves = tuple(plans)
         self.saves_result_only = self.saves_for[0] if self.n_inputs == 1 and self.saves_for[0] == {1} else None
         # Shapes of call that apply_unary / apply_binary run without the generic detours.
         plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
@@ -503,22 +515,23 @@ def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, .
         node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
     else:
         node._input_meta = ((ad.shape, ad.dtype), None)
-    node.next_functions = (_edge(a) if a_tracked else NO_EDGE, _edge(b) if b_tracked else NO_EDGE)
+    if a_tracked:
+        fn = a._grad_fn
+        edge_a = (fn, a._output_nr) if fn is not None and a._base is None else _edge(a)
+    else:
+        edge_a = NO_EDGE
+    node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
     if result._data.dtype.kind in "fc":
         result._requires_grad = True
         result._grad_fn = node
-    saves_for = op.saves_for
-    if a_tracked:
-        slots = saves_for[0] | saves_for[1] if b_tracked else saves_for[0]
-    else:
-        slots = saves_for[1]
-    if not slots:
+    save_a, save_b, save_result = op.binary_saves[a_tracked + 2 * b_tracked]
+    if not (save_a or save_b or save_result):
         node._saved = ()
         return
     node._saved = (
-        (_save(a) if 0 in slots else None),
-        (_save(b) if isinstance(b, Tensor) else b) if 1 in slots else None,
-        SavedTensor(result) if 2 in slots else None,
+        _save(a) if save_a else None,
+        (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
+        SavedTensor(result) if save_result else None,
     )
 
 
