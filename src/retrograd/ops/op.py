@@ -211,12 +211,12 @@ class Op:
         if self.n_inputs == 2 and not self.variadic:
             plans = []
             for tracked in range(4):
-                slots: frozenset[int] = frozenset()
+                wanted: frozenset[int] = frozenset()
                 if tracked & 1:
-                    slots |= self.saves_for[0]
+                    wanted |= self.saves_for[0]
                 if tracked & 2:
-                    slots |= self.saves_for[1]
-                plans.append((0 in slots, 1 in slots, 2 in slots))
+                    wanted |= self.saves_for[1]
+                plans.append((0 in wanted, 1 in wanted, 2 in wanted))
             self.binary_saves = tuple(plans)
         self.saves_result_only = self.saves_for[0] if self.n_inputs == 1 and self.saves_for[0] == {1} else None
         # Shapes of call that apply_unary / apply_binary run without the generic detours.
