@@ -206,6 +206,9 @@ class Op:
             if len(specs) == 1 and specs[0][0] == SAVED:
                 self.saved_rule = (rule, specs[0][1])
         self.saves_self = any(0 in slots for slots in self.saves_for)
+        # Whether some rule reads an input's shape or dtype (then it is kept for every input).
+        all_specs = [s for specs in (*self.rule_args, self.joint_args) for s in specs]
+        self.uses_meta = any(kind in (SHAPE, DTYPE, SHAPES) for kind, _ in all_specs)
         # For two-input ops: what to save, indexed by a_tracked + 2 * b_tracked.
         self.binary_saves: tuple[tuple[bool, bool, bool], ...] = ()
         if self.n_inputs == 2 and not self.variadic:
@@ -510,10 +513,10 @@ def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, .
         remember_creation(node)
     a_tracked = a._requires_grad
     ad = a._data
-    if isinstance(b, Tensor):
+    if b_tracked or (op.uses_meta and isinstance(b, Tensor)):
         bd = b._data
         node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
-    else:
+    else:  # nothing will read an untracked input's shape: one tuple fewer per op
         node._input_meta = ((ad.shape, ad.dtype), None)
     if a_tracked:
         fn = a._grad_fn
