@@ -134,7 +134,15 @@ sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
          grads=(lambda grad, self: -grad * self.sin(),))
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
-tanh_backward = Op("tanh_backward", lambda grad, out: grad * (1 - out * out), node="TanhBackwardBackward0",
+def _tanh_backward(grad: Any, out: Any) -> Any:
+    scale = np.multiply(out, out)
+    if type(scale) is not np.ndarray or scale.shape != np.shape(grad):
+        return grad * (1 - scale)
+    np.subtract(1, scale, out=scale)  # one buffer for all three steps: less peak memory
+    return np.multiply(grad, scale, out=scale)
+
+
+tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",
                    inputs=("grad", "result"), dtype="promote",
                    grads=(lambda gg, result: tanh_backward(gg, result),
                           lambda gg, grad, result: gg * grad * -2 * result))
