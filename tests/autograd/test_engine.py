@@ -215,3 +215,16 @@ def test_hook_that_keeps_the_gradient_forces_a_copy() -> None:
     (x * 3).sum().backward()
     x.grad.add_(1)
     assert kept[0].tolist() == [3.0, 3.0]
+
+
+def test_large_graphs_make_full_collections_rarer_until_backward() -> None:
+    import gc
+
+    before = gc.get_threshold()
+    x = rg.ones(2, requires_grad=True)
+    y = x
+    for _ in range(70_000):  # more than one guard period of recorded nodes
+        y = y * 1.0
+    assert gc.get_threshold()[2] > before[2]
+    y.sum().backward()
+    assert gc.get_threshold() == before

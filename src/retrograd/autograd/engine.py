@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, check_nan, report_failure
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, release_graph_guard
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -264,6 +264,7 @@ def run_backward(
         STATE.grad_enabled = previous_mode
         if collector_was_on:
             gc.enable()
+        release_graph_guard()
     return captured
 
 

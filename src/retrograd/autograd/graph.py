@@ -10,6 +10,7 @@ reference counting alone.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import re
@@ -25,6 +26,31 @@ if TYPE_CHECKING:
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+
+# Every this many recorded nodes, ``large_graph_guard`` runs (the check is one bit test).
+GUARD_EVERY = 1 << 16
+_RAISED_THRESHOLD2 = 1000
+_saved_thresholds: list[tuple[int, int, int]] = []
+
+
+def large_graph_guard() -> None:
+    """Keep CPython's full collections from rescanning a growing graph (see "Collector" in
+    docs/architecture.md): while graphs grow, full collections become rarer, until the engine has
+    run (``release_graph_guard``). Graphs hold no cycles, so nothing they hold waits on them."""
+    t0, t1, t2 = gc.get_threshold()
+    if t2 < _RAISED_THRESHOLD2:
+        _saved_thresholds.append((t0, t1, t2))
+        gc.set_threshold(t0, t1, _RAISED_THRESHOLD2)
+
+
+def release_graph_guard() -> None:
+    """Restore the collector's thresholds after backward (unless someone changed them since)."""
+    if _saved_thresholds:
+        t0, t1, t2 = _saved_thresholds.pop()
+        _saved_thresholds.clear()
+        current = gc.get_threshold()
+        if current[2] == _RAISED_THRESHOLD2:
+            gc.set_threshold(current[0], current[1], t2)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

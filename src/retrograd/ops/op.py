@@ -33,9 +33,11 @@ from ..autograd.grad_mode import STATE
 from ..autograd.graph import (
     FREED,
     FREED_MESSAGE,
+    GUARD_EVERY,
     Node,
     SavedTensor,
     VersionCounter,
+    large_graph_guard,
     next_sequence_nr,
     unpack_input,
     unpack_saved,
@@ -51,6 +53,7 @@ INFERENCE_SAVE_ERROR = (
 )
 
 
+GUARD_MASK = GUARD_EVERY - 1
 NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op for the collector
 
 # How a rule parameter is resolved at backward time (codes precomputed per rule at registration).
@@ -450,7 +453,9 @@ def _save(x: Tensor) -> tuple[Tensor, int]:
 def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
     """``record`` for a one-input, one-output op (the hot path of unary ops)."""
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = next_sequence_nr()
+    node._sequence_nr = seq = next_sequence_nr()
+    if not seq & GUARD_MASK:
+        large_graph_guard()
     node._params = ()
     node.next_functions = (_edge(x),)
     if ANOMALY[0]:
@@ -507,7 +512,9 @@ def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
 def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, ...], result: Tensor) -> None:
     """``record`` for a two-input, one-output op (the hot path of binary ops)."""
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = next_sequence_nr()
+    node._sequence_nr = seq = next_sequence_nr()
+    if not seq & GUARD_MASK:
+        large_graph_guard()
     node._params = params
     if ANOMALY[0]:
         remember_creation(node)
@@ -541,7 +548,9 @@ def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, .
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = next_sequence_nr()
+    node._sequence_nr = seq = next_sequence_nr()
+    if not seq & GUARD_MASK:
+        large_graph_guard()
     node._params = tuple(params)
     if ANOMALY[0]:
         remember_creation(node)
