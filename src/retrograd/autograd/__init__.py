@@ -10,7 +10,6 @@ import numpy as np
 from . import graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
-from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -177,4 +176,15 @@ def grad(
     return tuple(final)
 
 
-from . import functional  # noqa: E402 - built on grad() above
+# Loaded on first use (``import retrograd`` stays close to ``import numpy``).
+_LAZY = {"Function": ".function", "FunctionCtx": ".function", "once_differentiable": ".function"}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name == "functional":
+        return importlib.import_module(".functional", __name__)
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

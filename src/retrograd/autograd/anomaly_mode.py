@@ -9,7 +9,6 @@ True
 
 from __future__ import annotations
 
-import traceback
 import warnings
 from typing import Any
 
@@ -70,6 +69,8 @@ class detect_anomaly:
 
 def remember_creation(node: Any) -> None:
     """Store the user's forward stack on the node (anomaly mode only)."""
+    import traceback
+
     node.metadata["traceback_"] = traceback.format_stack()[:-3]
 
 

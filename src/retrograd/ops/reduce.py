@@ -70,7 +70,7 @@ def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
     # np.add.reduce is np.sum without its Python-level wrapper (a few µs per call on small arrays).
-    return np.asarray(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim, dtype=dtype))
+    return np.asarray(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim, dtype=dtype))  # type: ignore[call-overload]
 
 
 sum_all = Op("sum", lambda x, dtype: _sum(x, None, False, dtype), node="SumBackward0", params=("dtype",),
