@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ._dtype import get_default_dtype
-from .ops import linalg as _linalg
 from .ops import shape as _shape
 from .ops.elementwise import where as _where_op
 from .ops.op import apply, broadcast_error
@@ -261,6 +260,8 @@ def einsum(*args: Any) -> Tensor:
     >>> rg.einsum("ij,j->i", rg.ones(2, 3), rg.ones(3)).tolist()
     [3.0, 3.0]
     """
+    from .ops import linalg as _linalg
+
     return _linalg.einsum(*args)
 
 
@@ -271,6 +272,8 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     >>> rg.tensordot(rg.ones(2, 3), rg.ones(3, 4), dims=1).shape
     torch.Size([2, 4])
     """
+    from .ops import linalg as _linalg
+
     return _linalg.tensordot(a, b, dims)
 
 
@@ -380,6 +383,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     >>> rg.matmul(rg.eye(2), rg.ones(2)).tolist()
     [1.0, 1.0]
     """
+    from .ops import linalg as _linalg
+
     return _linalg.matmul(_t(input), _t(other))
 
 

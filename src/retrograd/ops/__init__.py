@@ -6,14 +6,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import elementwise, indexing, inplace, linalg, reduce, return_types, shape
+from . import elementwise, indexing, inplace, reduce, return_types, shape
 from .op import Op, apply
 
 
 def __getattr__(name: str) -> Any:
     # ``nn`` (softmax, losses, normalisation...) loads on first use: import time is a feature.
-    if name == "nn":
-        return importlib.import_module(".nn", __name__)
+    if name in ("nn", "linalg"):  # softmax and losses, matrix products: on first use
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
