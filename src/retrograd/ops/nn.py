@@ -38,17 +38,19 @@ def _softmax_kernel(x: np.ndarray, dim: int, name: str) -> None:
 
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "softmax")
-    shifted = x - np.max(x, axis=dim, keepdims=True) if x.size else x
+    shifted = x - x.max(axis=dim, keepdims=True) if x.size else x
     e = np.exp(shifted)
-    return e / np.sum(e, axis=dim, keepdims=True)
+    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    return e
 
 
 def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "log_softmax")
     if not x.size:
         return x.copy()
-    shifted = x - np.max(x, axis=dim, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
+    shifted = x - x.max(axis=dim, keepdims=True)
+    shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
+    return shifted
 
 
 softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",),
@@ -1056,46 +1058,59 @@ binary_cross_entropy_with_logits = Op(
     grads=(_bcel_self_grad, _bcel_target_grad))
 
 
-def _nll_parts(x: np.ndarray, target: np.ndarray, weight: Any, ignore_index: int) -> tuple[np.ndarray, ...]:
-    """Scores as (M, C), the picked class per row (0 where ignored) and each row's weight."""
+def _nll_scores(x: np.ndarray) -> np.ndarray:
+    """Scores as (M, C): one row per prediction, classes along dim 1 of the input."""
     if x.ndim == 1:
-        scores = x[None, :]
-    elif x.ndim == 2:
-        scores = x
-    else:
-        scores = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+        return x[None, :]
+    if x.ndim == 2:
+        return x
+    return np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+
+
+def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: int,
+                 dtype: Any) -> tuple[np.ndarray, Any]:
+    """The picked class per row (0 where ignored) and each row's weight; ``None`` stands for
+    all ones (no class weights and nothing ignored: the common case takes fewer passes)."""
     flat = target.reshape(-1).astype(np.int64, copy=False)
-    classes = scores.shape[1]
     valid = flat != ignore_index
+    if flat.size and valid.all():
+        if flat.min() < 0 or flat.max() >= classes:
+            bad = (flat < 0) | (flat >= classes)
+            raise IndexError(f"Target {int(flat[bad][0])} is out of bounds.")
+        return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
     bad = valid & ((flat < 0) | (flat >= classes))
     if bad.any():
         raise IndexError(f"Target {int(flat[bad][0])} is out of bounds.")
     safe = np.where(valid, flat, 0)
-    w = weight[safe] if weight is not None else np.ones(len(safe), scores.dtype)
-    return scores, safe, (w * valid).astype(scores.dtype, copy=False)
+    w = weight[safe] if weight is not None else np.ones(len(safe), dtype)
+    return safe, (w * valid).astype(dtype, copy=False)
 
 
 def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
-    scores, safe, w = _nll_parts(x, target, weight, ignore_index)
-    losses = -scores[np.arange(len(safe)), safe] * w
+    scores = _nll_scores(x)
+    safe, w = _nll_targets(target, scores.shape[1], weight, ignore_index, x.dtype)
+    picked = scores[np.arange(len(safe)), safe]
+    losses = -picked if w is None else -picked * w
     if reduction == "none":
         return losses.reshape(target.shape).astype(x.dtype, copy=False)
     if reduction == "sum":
         return np.asarray(losses.sum(), dtype=x.dtype)
+    total = len(safe) if w is None else w.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(losses.sum() / w.sum(), dtype=x.dtype)
+        return np.asarray(losses.sum() / total, dtype=x.dtype)
 
 
 def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: np.ndarray, weight: Any,
                    reduction: str, ignore_index: int) -> Tensor:
     # Linear in the input: grad times constant coefficients (-weight at the target class), so
     # the rule is differentiable again.
-    x = np.zeros(self_shape, self_dtype)
-    _, safe, w = _nll_parts(x, target, weight, ignore_index)
-    if reduction == "mean":
+    classes = self_shape[0] if len(self_shape) == 1 else self_shape[1]
+    safe, w = _nll_targets(target, classes, weight, ignore_index, self_dtype)
+    if w is None:
+        w = (1.0 / len(safe) if len(safe) else 0.0) if reduction == "mean" else 1.0
+    elif reduction == "mean":
         total = w.sum()
         w = w / total if total else w * 0  # all targets ignored: a NaN loss, but a zero gradient
-    classes = self_shape[0] if len(self_shape) == 1 else self_shape[1]
     coeff = np.zeros((len(safe), classes), self_dtype)
     coeff[np.arange(len(safe)), safe] = -w
     if len(self_shape) == 1:
