@@ -185,8 +185,14 @@ sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,))
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),))
 
+# PyTorch's fused relu backward: grad where the output is positive, in one pass.
+threshold_backward: Op = Op(
+    "threshold_backward", lambda grad, out: np.multiply(grad, out > 0, dtype=grad.dtype),
+    node="ThresholdBackwardBackward0", inputs=("grad", "result"),
+    grads=(lambda gg, result: threshold_backward(gg, result), lambda gg: gg * 0))
+
 relu = Op("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), node="ReluBackward0",
-          grads=(lambda grad, result: grad * (result > 0),))
+          grads=(lambda grad, result: threshold_backward(grad, result),))
 
 
 def _clamp_promote(x: Any, *bounds: Any) -> Any:

@@ -53,8 +53,21 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     return shifted
 
 
+def _softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    return out * (grad - np.add.reduce(grad * out, axis=dim, keepdims=True))
+
+
+# PyTorch's fused backward of softmax, y * (g - sum(g * y)); its own vjp w.r.t. g is the same
+# function of (gg, y), so it is differentiable again.
+softmax_backward: Op = Op(
+    "softmax_backward", _softmax_backward, node="SoftmaxBackwardDataBackward0", inputs=("grad", "result"),
+    params=("dim",), dtype="promote",
+    grads=(lambda gg, result, dim: softmax_backward(gg, result, dim),
+           lambda gg, grad, result, dim: gg * (grad - (grad * result).sum(dim, keepdim=True))
+           - grad * (gg * result).sum(dim, keepdim=True)))
+
 softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",),
-             grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
+             grads=(lambda grad, result, dim: softmax_backward(grad, result, dim),))
 
 
 
@@ -83,8 +96,20 @@ def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
 repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
                    grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
 
+def _log_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    return grad - np.exp(out) * np.add.reduce(grad, axis=dim, keepdims=True)
+
+
+# PyTorch's fused backward of log_softmax, g - exp(y) * sum(g); differentiable again through
+# its own rules (vjp w.r.t. g: gg - sum(gg * exp(y)); w.r.t. y: -gg * exp(y) * sum(g)).
+log_softmax_backward: Op = Op(
+    "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
+    inputs=("grad", "result"), params=("dim",), dtype="promote",
+    grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
+           lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)))
+
 log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",),
-                 grads=(lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),))
+                 grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),))
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
 
