@@ -628,9 +628,12 @@ class Tensor:
         return _apply(_E.pow_scalar_base, (self, base))
 
     def __matmul__(self, other: Any) -> Any:
-        other = _operand(other)
-        if other is NotImplemented or not isinstance(other, Tensor):
-            return NotImplemented
+        if type(other) is not Tensor:
+            other = _operand(other)
+            if other is NotImplemented or not isinstance(other, Tensor):
+                return NotImplemented
+        if self._data.ndim == 2 and other._data.ndim == 2:  # the common case: straight to mm
+            return _binary(_ops.linalg.mm, self, other)
         return _ops.linalg.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
