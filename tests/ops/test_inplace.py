@@ -216,3 +216,17 @@ def test_inplace_on_empty_tensor_is_allowed() -> None:
     x = rg.zeros(0, 3)
     x.add_(1)
     assert x._version == 1 and x.shape == (0, 3)
+
+
+@pytest.mark.parametrize("make", [lambda y: y.unbind()[0], lambda y: y.split(2)[0], lambda y: y.chunk(2)[1]])
+def test_inplace_on_a_multi_output_view_is_refused(torch: object, make: object) -> None:
+    def run(lib: object) -> str:
+        y = lib.ones(4, requires_grad=True) * 2  # type: ignore[attr-defined]
+        with pytest.raises(RuntimeError) as info:
+            make(y).add_(1)  # type: ignore[operator]
+        return str(info.value)
+
+    assert run(rg) == run(torch)
+    plain = rg.ones(4)
+    plain.unbind()[0].add_(1)  # untracked: allowed
+    assert plain.tolist() == [2.0, 1.0, 1.0, 1.0]

@@ -30,6 +30,11 @@ INFERENCE_INPLACE_ERROR = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
     "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details."
 )
+MULTI_OUTPUT_VIEW_ERROR = (
+    "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
+    "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one."
+)
 OVERLAP_ERROR = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory "
     "location. Please clone() the tensor before performing the operation."
@@ -47,6 +52,11 @@ def check_inplace(self: Tensor) -> None:
                 raise RuntimeError(LEAF_ERROR)
         elif base._requires_grad and base._grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_ERROR)
+        else:
+            op = getattr(self._grad_fn, "_op", None)
+            if op is not None and op.view and op.n_outputs != 1:
+                name = type(self._grad_fn).__name__.replace("Backward0", "")
+                raise RuntimeError(MULTI_OUTPUT_VIEW_ERROR.format(nr=self._output_nr, name=name))
     data = self._data
     if 0 in data.strides and data.size and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
         raise RuntimeError(OVERLAP_ERROR)
