@@ -94,6 +94,7 @@ from .factories import (
     zeros_like,
 )
 from .ops import return_types
+from .serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -117,6 +118,6 @@ __all__ = [
     "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose", "isfinite",
     "isinf", "isnan", "linspace", "long", "manual_seed", "matmul", "maximum", "minimum", "no_grad",
     "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
-    "randperm", "return_types", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
+    "randperm", "return_types", "save", "load", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
     "uint8", "where", "zeros", "zeros_like",
 ]
