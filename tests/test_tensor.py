@@ -202,3 +202,10 @@ def test_random_generators_are_seeded() -> None:
 def test_size_slices_are_sizes() -> None:
     shape = rg.zeros(2, 3, 4).shape
     assert repr(shape[1:]) == "torch.Size([3, 4])" and shape[0] == 2 and shape.numel() == 24
+
+
+def test_return_types_repr_matches_torch(torch: Any) -> None:
+    data = [[2.0, 1.0], [1.0, 3.0]]
+    for make in (lambda lib: lib.tensor([3.0, 1.0]).max(0), lambda lib: lib.linalg.slogdet(lib.tensor(data)),
+                 lambda lib: lib.tensor([3.0, 1.0, 2.0]).sort()):
+        assert repr(make(rg)) == repr(make(torch))

@@ -4,7 +4,7 @@ composes it (so ``grad_fn`` chains match: ``MmBackward0``, ``MvBackward0``, ``Do
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from .op import Op, broadcast_error
 from .reduce import normalize_dim
+from .return_types import linalg_eigh, linalg_qr, linalg_slogdet, linalg_svd  # noqa: F401 - re-exported
+from .return_types import slogdet as slogdet_result
+from .return_types import svd as svd_result
 from .shape import _expand, index_put, unsafe_view
 from .shape import cat as _cat_op
 
@@ -168,44 +171,6 @@ class LinAlgError(RuntimeError):
 
 
 LinAlgError.__module__ = "retrograd.linalg"
-
-
-class linalg_slogdet(NamedTuple):  # noqa: N801 - PyTorch's names
-    sign: Tensor
-    logabsdet: Tensor
-
-
-class slogdet_result(NamedTuple):  # noqa: N801
-    sign: Tensor
-    logabsdet: Tensor
-
-
-slogdet_result.__name__ = slogdet_result.__qualname__ = "slogdet"
-
-
-class linalg_qr(NamedTuple):  # noqa: N801
-    Q: Tensor
-    R: Tensor
-
-
-class linalg_svd(NamedTuple):  # noqa: N801
-    U: Tensor
-    S: Tensor
-    Vh: Tensor
-
-
-class svd_result(NamedTuple):  # noqa: N801
-    U: Tensor
-    S: Tensor
-    V: Tensor
-
-
-svd_result.__name__ = svd_result.__qualname__ = "svd"
-
-
-class linalg_eigh(NamedTuple):  # noqa: N801
-    eigenvalues: Tensor
-    eigenvectors: Tensor
 
 
 def _check_float(a: np.ndarray, name: str) -> None:
