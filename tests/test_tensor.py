@@ -209,3 +209,12 @@ def test_return_types_repr_matches_torch(torch: Any) -> None:
     for make in (lambda lib: lib.tensor([3.0, 1.0]).max(0), lambda lib: lib.linalg.slogdet(lib.tensor(data)),
                  lambda lib: lib.tensor([3.0, 1.0, 2.0]).sort()):
         assert repr(make(rg)) == repr(make(torch))
+
+
+def test_cpu_only_device_handling() -> None:
+    assert not rg.cuda.is_available() and rg.cuda.device_count() == 0
+    assert rg.ones(2).to("cpu").tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError, match="CPU only"):
+        rg.ones(1).to("cuda")
+    with pytest.raises(RuntimeError, match="CPU only"):
+        rg.ones(1).cuda()

@@ -100,7 +100,7 @@ __version__ = "0.1.0"
 
 FloatTensor = Tensor
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "linalg")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg")
 
 
 def __getattr__(name: str) -> Any:

@@ -506,6 +506,10 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self
 
+    def cuda(self, device: Any = None, non_blocking: builtins.bool = False) -> Tensor:
+        raise RuntimeError("retrograd runs on the CPU only: there is no CUDA device (retrograd.cuda.is_available() "
+                           "is False)")
+
     def float(self) -> Tensor:
         return self.to(_dtype.float32)
 
