@@ -15,9 +15,12 @@ from .ops.elementwise import where as _where_op
 from .ops.op import apply, broadcast_error
 from .tensor import Tensor, _as_tensor_like, _operand
 
+# An integer template: numbers become int64, floats the default float dtype (as torch.tensor).
+_NUMBER_TEMPLATE = Tensor._make(np.zeros(0, np.int64))
+
 
 def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _as_tensor_like(x, Tensor._make(np.zeros(0, np.float32)))
+    return x if isinstance(x, Tensor) else _as_tensor_like(x, _NUMBER_TEMPLATE)
 
 
 def _method(name: str) -> Any:

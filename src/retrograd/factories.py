@@ -432,8 +432,3 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
         low, high = 0, low
     return randint(low, high, tuple(input._data.shape), generator=generator,
                    dtype=dtype or FROM_NUMPY[input._data.dtype], requires_grad=requires_grad)
-
-
-def normal_like(input: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:  # noqa: A002
-    """Normal samples shaped like ``input`` (``Tensor.normal_`` out of place)."""
-    return normal(mean, std, tuple(input._data.shape), dtype=FROM_NUMPY[input._data.dtype])

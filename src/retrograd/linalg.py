@@ -21,7 +21,7 @@ from ._dtype import FROM_NUMPY, scalar_type_name, to_dtype
 from .ops import linalg as _L
 from .ops import reduce as _R
 from .ops.linalg import LinAlgError
-from .ops.op import Op, apply
+from .ops.op import apply
 from .tensor import Tensor
 
 __all__ = [
@@ -211,20 +211,6 @@ def _check_norm_dtype(x: Tensor, dtype: Any, name: str) -> np.dtype:
     return target.np
 
 
-def _amax_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    mask = self == result
-    return grad * mask / mask.sum(dim, keepdim=True)
-
-
-# amax/amin over one dim (ties share the gradient), for the 1/inf/2 matrix norms.
-_amax = Op("amax", lambda x, dim, keepdim: np.amax(x, axis=dim, keepdims=keepdim), node="AmaxBackward0",
-           params=("dim", "keepdim"), grads=(_amax_grad,))
-_amin = Op("amin", lambda x, dim, keepdim: np.amin(x, axis=dim, keepdims=keepdim), node="AminBackward0",
-           params=("dim", "keepdim"), grads=(_amax_grad,))
-
-
 def _ord_str(ord: Any) -> str:  # noqa: A002
     if isinstance(ord, float) and math.isinf(ord):
         return "inf" if ord > 0 else "-inf"
@@ -269,7 +255,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
         if ord == "nuc":
             out = s.sum(-1, keepdim=keepdim)
         else:
-            out = apply(_amax if ord > 0 else _amin, (s, s.dim() - 1, keepdim))
+            out = s.amax(-1, keepdim) if ord > 0 else s.amin(-1, keepdim)
         if keepdim:
             order = rest + [d0, d1]
             return out.unsqueeze(-1).permute(*np.argsort(order).tolist())
@@ -279,7 +265,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
             d0, d1 = d1, d0
         col = vector_norm(A, 1, d0, keepdim)
         reduce_dim = d1 if keepdim or d1 < d0 else d1 - 1
-        return apply(_amax if ord > 0 else _amin, (col, reduce_dim, keepdim))  # type: ignore[no-any-return]
+        return col.amax(reduce_dim, keepdim) if ord > 0 else col.amin(reduce_dim, keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {_ord_str(ord)} not supported.")
 
 

@@ -100,11 +100,20 @@ def _short_node_name(node: Any) -> str:
 
 
 
+INFERENCE_SAVE_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
 def save_input(tensor: Tensor) -> tuple[Tensor, int]:
     """What a node keeps of an input it needs for backward: the tensor and its current version.
 
     A plain tuple: saving happens on every recorded op, so it must cost next to nothing.
     """
+    if tensor._is_inference:
+        raise RuntimeError(INFERENCE_SAVE_ERROR)
     counter = tensor._version_counter
     if counter is None:
         counter = tensor._version_counter = VersionCounter()

@@ -36,9 +36,9 @@ from ..autograd.graph import (
     GUARD_EVERY,
     Node,
     SavedTensor,
-    VersionCounter,
     large_graph_guard,
     next_sequence_nr,
+    save_input,
     unpack_input,
     unpack_saved,
 )
@@ -46,11 +46,6 @@ from ..tensor import Tensor
 
 _make = Tensor._make
 
-INFERENCE_SAVE_ERROR = (
-    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
-    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
-    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
-)
 
 
 GUARD_MASK = GUARD_EVERY - 1
@@ -292,14 +287,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
     too), ``promote_values`` (all inputs but the first, e.g. ``where``'s condition), ``float``
     (promotion, then integers become the default float).
     """
-    rule = op.dtype_rule
-    if rule == "same":
-        return
-    if rule == "float_unary":
-        a = arrays[0]
-        if a.dtype.kind not in "fc":
-            arrays[0] = a.astype(get_default_dtype().np)
-        return
+    rule = op.dtype_rule  # "same" and "float_unary" are handled by forward_arrays
     if rule == "promote+params" and len(arrays) == 1:
         a = arrays[0]
         if type(a) is np.ndarray and a.dtype.kind == "f" and all(type(p) in (int, float) for p in params):
@@ -363,6 +351,7 @@ def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
 
 
 _new = object.__new__
+_save = save_input  # (tensor, version), refusing inference tensors
 _ndarray = np.ndarray
 
 
@@ -438,16 +427,6 @@ def _edge(x: Tensor) -> tuple[Any, int]:
     if fn is None or x._base is not None:
         return gradient_edge(x)  # type: ignore[return-value]
     return (fn, x._output_nr)
-
-
-def _save(x: Tensor) -> tuple[Tensor, int]:
-    if x._is_inference:
-        raise RuntimeError(INFERENCE_SAVE_ERROR)
-    counter = x._version_counter
-    if counter is None:
-        counter = x._version_counter = VersionCounter()
-    counter.saved = True
-    return (x, counter.value)
 
 
 def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
@@ -565,11 +544,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
             data = x._data
             meta.append((data.shape, data.dtype))
             if x._requires_grad:
-                fn = x._grad_fn
-                if fn is None or x._base is not None:
-                    edges.append(gradient_edge(x))  # type: ignore[arg-type]
-                else:
-                    edges.append((fn, x._output_nr))
+                edges.append(_edge(x))
                 slots = saves_for[0] if variadic else saves_for[i]
                 if slots:
                     wanted = wanted | slots
@@ -602,16 +577,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
         for i in wanted:
             if i < n_inputs:
                 x = inputs[i]
-                if isinstance(x, Tensor):
-                    if x._is_inference:
-                        raise RuntimeError(INFERENCE_SAVE_ERROR)
-                    counter = x._version_counter
-                    if counter is None:
-                        counter = x._version_counter = VersionCounter()
-                    counter.saved = True
-                    saved[i] = (x, counter.value)
-                else:
-                    saved[i] = x
+                saved[i] = _save(x) if isinstance(x, Tensor) else x
             else:
                 saved[i] = SavedTensor(outputs[i - n_inputs])
         node._saved = tuple(saved)

@@ -264,13 +264,6 @@ def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
     return _make(np.zeros(shape, dtype))
 
 
-def _along(n: int, dim: int, ndim: int) -> np.ndarray:
-    """``arange(n)`` shaped to broadcast along ``dim`` of an ``ndim``-d array."""
-    shape = [1] * ndim
-    shape[dim] = n
-    return np.arange(n).reshape(shape)
-
-
 def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
     if x.ndim and x.shape[dim] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")

@@ -66,7 +66,23 @@ class Sigmoid(Module):
         return input.sigmoid()
 
 
-class Softmax(Module):
+class _DimModule(Module):
+    """A module that works along one ``dim`` (``None``: PyTorch's legacy implicit choice)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "dim"):
+            self.dim = None
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax(_DimModule):
     """Softmax along ``dim`` (``None``: PyTorch's legacy implicit choice).
 
     >>> import retrograd as rg
@@ -74,23 +90,11 @@ class Softmax(Module):
     [0.5, 0.5]
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_DimModule):
     """log(softmax(x)) along ``dim``, computed stably.
 
     >>> import retrograd as rg
@@ -98,20 +102,8 @@ class LogSoftmax(Module):
     -0.6931
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.log_softmax(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class Threshold(Module):
@@ -483,7 +475,7 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
-class Softmin(Module):
+class Softmin(_DimModule):
     """``softmax(-x)`` along ``dim``.
 
     >>> import retrograd as rg
@@ -491,20 +483,8 @@ class Softmin(Module):
     [0.5, 0.5]
     """
 
-    def __init__(self, dim: int | None = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.softmin(input, self.dim, _stacklevel=5)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
 
 class Softmax2d(Module):
