@@ -31,6 +31,8 @@ from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from overhead import build_chain  # noqa: E402
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SIZE = 16  # elements per tensor in the chain, as in overhead.py
 
@@ -76,15 +78,7 @@ def long_chain(lib: Any, n_ops: int) -> dict[str, float]:
 
     rss0 = rss_bytes()
     t0 = time.perf_counter()
-    y = x
-    for i in range(n_ops):
-        k = i % 3
-        if k == 0:
-            y = y * c
-        elif k == 1:
-            y = y + d
-        else:
-            y = y.tanh()
+    y = build_chain(x, c, d, n_ops)
     loss = y.sum()
     t1 = time.perf_counter()
     rss1 = rss_bytes()

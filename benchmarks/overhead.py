@@ -17,9 +17,21 @@ from typing import Any
 
 import numpy as np
 
-import retrograd
-
 SIZE = 16
+
+
+def build_chain(x: Any, c: Any, d: Any, n_ops: int) -> Any:
+    """mul, add, tanh, repeated ``n_ops`` times from ``x``: the chain every workload times."""
+    y = x
+    for i in range(n_ops):
+        k = i % 3
+        if k == 0:
+            y = y * c
+        elif k == 1:
+            y = y + d
+        else:
+            y = y.tanh()
+    return y
 
 
 def chain_lib(lib: Any, n_ops: int) -> Callable[[], tuple[float, float]]:
@@ -32,16 +44,7 @@ def chain_lib(lib: Any, n_ops: int) -> Callable[[], tuple[float, float]]:
     def run() -> tuple[float, float]:
         x = lib.tensor(x0, requires_grad=True)
         t0 = time.perf_counter()
-        y = x
-        for i in range(n_ops):
-            k = i % 3
-            if k == 0:
-                y = y * c
-            elif k == 1:
-                y = y + d
-            else:
-                y = y.tanh()
-        loss = y.sum()
+        loss = build_chain(x, c, d, n_ops).sum()
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
@@ -110,6 +113,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.ops, args.repeats = 60, 2
+    import retrograd  # here, so that importing build_chain does not load a library
+
     runners: dict[str, Callable[[], tuple[float, float]]] = {"retrograd": chain_lib(retrograd, args.ops)}
     try:
         import torch
