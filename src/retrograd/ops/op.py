@@ -219,7 +219,8 @@ class Op:
                     wanted |= self.saves_for[1]
                 plans.append((0 in wanted, 1 in wanted, 2 in wanted))
             self.binary_saves = tuple(plans)
-        self.saves_result_only = self.saves_for[0] if self.n_inputs == 1 and self.saves_for[0] == {1} else None
+        # For one-input ops: (save the input, save the result).
+        self.unary_saves = (0 in self.saves_for[0], 1 in self.saves_for[0]) if self.n_inputs == 1 else (False, False)
         # Shapes of call that apply_unary / apply_binary run without the generic detours.
         plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
         self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
@@ -444,13 +445,11 @@ def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
     if result._data.dtype.kind in "fc":
         result._requires_grad = True
         result._grad_fn = node
-    slots = op.saves_for[0]
-    if not slots:
-        node._saved = ()
-    elif slots is op.saves_result_only:
-        node._saved = (None, SavedTensor(result))
+    keep_input, keep_result = op.unary_saves
+    if keep_input or keep_result:
+        node._saved = (_save(x) if keep_input else None, SavedTensor(result) if keep_result else None)
     else:
-        node._saved = (_save(x) if 0 in slots else None, SavedTensor(result) if 1 in slots else None)
+        node._saved = ()
 
 
 def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
