@@ -141,3 +141,13 @@ def test_gradgradcheck_catches_a_wrong_second_derivative() -> None:
     assert rg.autograd.gradcheck(WrongSecond.apply, (x,))
     with pytest.raises(rg.autograd.GradcheckError, match="Jacobian mismatch"):
         rg.autograd.gradgradcheck(WrongSecond.apply, (x,))
+
+
+def test_gradcheck_refuses_a_function_whose_outputs_change_with_grad_mode() -> None:
+    x = rg.tensor([0.5], dtype=rg.float64, requires_grad=True)
+
+    def shifty(t: Any) -> Any:
+        return t * 2 if rg.is_grad_enabled() else (t * 2, t * 3)
+
+    with pytest.raises(rg.autograd.GradcheckError, match="differentiable outputs with grad enabled but 2 under no_grad"):
+        rg.autograd.gradcheck(shifty, (x,))
