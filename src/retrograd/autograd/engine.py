@@ -167,9 +167,13 @@ def run_backward(
             tiebreak += 1
     heapq.heapify(ready)
     heappush, heappop = heapq.heappush, heapq.heappop
-    # The one node made ready by the last step when nothing else is waiting: a chain then
-    # never touches the heap (the order is the same: it is the only ready node).
+    # The one node made ready by the last step when nothing else is waiting, with its gradients:
+    # a chain then never touches the heap or the buffers (the order is the same: it is the only
+    # ready node).
     following: Node | None = None
+    following_grads: list[Any] = []
+    grads: Any
+    release = not retain_graph
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
@@ -178,34 +182,21 @@ def run_backward(
     collector_was_on = gc.isenabled()
     gc.disable()
     try:
-        while following is not None or ready:
+        while True:
             if following is not None:
                 fn, following = following, None
-            else:
+                grads = following_grads
+            elif ready:
                 fn = heappop(ready)[2]
-            grads = buffers.pop(fn, None) or [None] * fn.num_outputs
-            is_accumulator = type(fn) is AccumulateGrad
-            hooked = fn._hooked
+                grads = buffers.pop(fn, None) or [None] * fn.num_outputs
+            else:
+                break
 
-            if hooked:
-                _run_tensor_hooks(fn, grads)
-            if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
-                grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
-            if needed is not None:
-                spots = captures.get(fn)
-                if spots is not None:
-                    for nr, position in spots:
-                        captured[position] = grads[nr]
-                        caught = grads[nr]
-                        if accumulate and not is_accumulator and caught is not None:
-                            inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
-                if fn not in needed and not (accumulate and is_accumulator):
+            hooked = fn._hooked
+            if hooked or needed is not None or type(fn) is AccumulateGrad:
+                grads = _before_node(fn, grads, hooked, needed, captures, captured, inputs, accumulate)
+                if grads is None:  # a partial backward's capture point that need not run
                     continue
-            if hooked and fn._pre_hooks:
-                for hook in list(fn._pre_hooks):
-                    result = hook(tuple(grads))
-                    if result is not None:
-                        grads = list(result)
 
             if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
                 if not ANOMALY[0]:
@@ -225,16 +216,28 @@ def run_backward(
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:
                         outputs = tuple(result)
-            if not retain_graph:
+            if release:
                 fn.release()
 
             for (nxt, nr), g, meta in zip(fn.next_functions, outputs, fn._input_meta):
                 if nxt is None or (visit is not None and nxt not in visit):
                     continue
-                if g is not None:
+                if g is not None and meta is not None:
                     data = g._data
-                    if meta is not None and (data.shape != meta[0] or data.dtype != meta[1]):
+                    if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
                         g = _reduce_to_input(g, meta)
+                count = deps[nxt] - 1
+                if count == 0 and following is None and not ready and nxt not in buffers:
+                    # The only gradient nxt receives, and nxt runs next: hand it over directly.
+                    if nxt.num_outputs == 1:
+                        following_grads = [g]
+                    else:
+                        following_grads = [None] * nxt.num_outputs
+                        following_grads[nr] = g
+                    following = nxt
+                    continue
+                deps[nxt] = count
+                if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
                         if nxt.num_outputs == 1:
@@ -245,18 +248,14 @@ def run_backward(
                     else:
                         cur = buf[nr]
                         buf[nr] = g if cur is None else cur + g
-                count = deps[nxt] - 1
-                deps[nxt] = count
                 if count == 0:
-                    if following is None and not ready:
-                        following = nxt
-                    else:
-                        if following is not None:
-                            heappush(ready, (-following._sequence_nr, tiebreak, following))
-                            tiebreak += 1
-                            following = None
-                        heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
+                    if following is not None:  # two ready nodes: both go through the heap
+                        buffers[following] = following_grads
+                        heappush(ready, (-following._sequence_nr, tiebreak, following))
                         tiebreak += 1
+                        following = None
+                    heappush(ready, (-nxt._sequence_nr, tiebreak, nxt))
+                    tiebreak += 1
             # Drop this step's references, so a leaf's gradient is owned by the engine alone
             # when it is stored (Tensor._accumulate_grad keeps it without a copy then).
             outputs = g = grads = data = None  # type: ignore[assignment]
@@ -266,6 +265,42 @@ def run_backward(
             gc.enable()
         release_graph_guard()
     return captured
+
+
+def _before_node(
+    fn: Node,
+    grads: list[Any],
+    hooked: bool,
+    needed: set[Node] | None,
+    captures: dict[Node, list[tuple[int, int]]],
+    captured: list[Tensor | None],
+    inputs: Sequence[Tensor] | None,
+    accumulate: bool,
+) -> list[Any] | None:
+    """What happens to a node's incoming gradients before it runs, off the common path: tensor
+    hooks, retain_grad, a leaf's hooks, capture for ``autograd.grad``, then pre-hooks. None
+    means the node must not run (a partial backward reaches it only to capture)."""
+    is_accumulator = type(fn) is AccumulateGrad
+    if hooked:
+        _run_tensor_hooks(fn, grads)
+    if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
+        grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
+    if needed is not None:
+        spots = captures.get(fn)
+        if spots is not None:
+            for nr, position in spots:
+                caught = grads[nr]
+                captured[position] = caught
+                if accumulate and not is_accumulator and caught is not None:
+                    inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
+        if fn not in needed and not (accumulate and is_accumulator):
+            return None
+    if hooked and fn._pre_hooks:
+        for hook in list(fn._pre_hooks):
+            result = hook(tuple(grads))
+            if result is not None:
+                grads = list(result)
+    return grads
 
 
 def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:

@@ -64,6 +64,8 @@ class OpNode(Node):
     _output_meta: tuple[Any, ...] = ()  # (shape, dtype) per output, for ops with several
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        """Ops with one output and a rule per input get a generated ``apply`` instead
+        (``_generate_apply``); this one serves joint rules and several outputs."""
         op = self._op
         if op.n_outputs == 1 and self.num_outputs == 1:
             grad: Any = grad_outputs[0]
@@ -74,26 +76,8 @@ class OpNode(Node):
         if op.joint_rule is not None:
             grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
-        rule: Any
-        fast = op.saved_rule
-        if fast is not None:  # one edge whose rule needs one saved value: the most common node
-            rule, index = fast
-            saved = self._saved
-            if saved is FREED:
-                raise RuntimeError(FREED_MESSAGE)
-            value = saved[index]
-            kind = type(value)
-            if kind is tuple:
-                value = unpack_input(value, self)
-            elif kind is SavedTensor:
-                value = value.unpack(self)
-            return (rule(grad, value),)
-        if len(op.edge_rules) == 1:  # one edge
-            rule, specs = op.edge_rules[0]
-            if not specs:
-                return (rule(grad),)
-            return (rule(grad, *[self._resolve(a) for a in specs]),)
         out: list[Tensor | None] = []
+        rule: Any
         for (nxt, _), (rule, specs) in zip(self.next_functions, op.edge_rules):
             if nxt is None:
                 out.append(None)
@@ -132,6 +116,65 @@ class OpNode(Node):
                 raise RuntimeError(FREED_MESSAGE)
             return tuple(unpack_saved(v, self) for v in saved[: len(self.next_functions)])
         return tuple(nxt is not None for nxt, _ in self.next_functions)  # NEEDS
+
+
+def _unpack_slot(value: Any, node: Node) -> Any:
+    """A saved input slot: a ``(tensor, version)`` pair (version-checked) or a plain value."""
+    if type(value) is tuple:
+        return unpack_input(value, node)
+    return value
+
+
+def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
+    """Write ``apply`` for a one-output op with a rule per input, as straight-line code.
+
+    Every rule argument becomes a direct read (a saved slot, a param, a shape) instead of a
+    lookup at backward time; an edge whose input was not tracked gets ``None`` without calling
+    its rule. The source is kept on the op (``op.backward_source``) so it can be read::
+
+        def apply(self, grad_outputs):
+            grad = grad_outputs[0]
+            edges = self.next_functions
+            saved = self._saved
+            if saved is FREED: raise RuntimeError(FREED_MESSAGE)
+            return (rule0(grad, _unpack_slot(saved[1], self)) if edges[0][0] is not None else None,
+                    rule1(grad, _unpack_slot(saved[0], self)) if edges[1][0] is not None else None)
+    """
+    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "_unpack_slot": _unpack_slot}
+    uses_saved = False
+    calls = []
+    n_inputs = op.n_inputs
+    for e, (rule, specs) in enumerate(op.edge_rules):
+        namespace[f"rule{e}"] = rule
+        args = ["grad"]
+        for kind, index in specs:
+            if kind == SAVED:
+                uses_saved = True
+                if index >= n_inputs:  # an output: always a SavedTensor
+                    args.append(f"saved[{index}].unpack(self)")
+                else:
+                    args.append(f"_unpack_slot(saved[{index}], self)")
+            elif kind == PARAM:
+                args.append(f"self._params[{index}]")
+            elif kind == SHAPE:
+                args.append(f"self._input_meta[{index}][0]")
+            elif kind == DTYPE:
+                args.append(f"self._input_meta[{index}][1]")
+            elif kind == NEEDS:
+                args.append("tuple(nxt is not None for nxt, _ in edges)")
+            else:  # SHAPES / SAVED_ALL belong to variadic ops, which have a joint rule
+                raise AssertionError(f"{op.name}: unexpected rule argument kind {kind}")
+        call = f"rule{e}({', '.join(args)})"
+        calls.append(call if len(op.edge_rules) == 1 else f"{call} if edges[{e}][0] is not None else None")
+    lines = ["def apply(self, grad_outputs):", "    grad = grad_outputs[0]"]
+    if len(op.edge_rules) > 1 or any(kind == NEEDS for _, specs in op.edge_rules for kind, _ in specs):
+        lines.append("    edges = self.next_functions")
+    if uses_saved:
+        lines += ["    saved = self._saved", "    if saved is FREED: raise RuntimeError(FREED_MESSAGE)"]
+    lines.append(f"    return ({', '.join(calls)},)" if len(calls) == 1 else "    return (" + ",\n            ".join(calls) + ")")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<{op.name} backward>", "exec"), namespace)  # noqa: S102
+    return source, namespace["apply"]
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
@@ -198,11 +241,6 @@ class Op:
         self.edge_rules = (
             tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
         )
-        self.saved_rule: tuple[Any, int] | None = None
-        if outputs == 1 and len(self.edge_rules) == 1:
-            rule, specs = self.edge_rules[0]
-            if len(specs) == 1 and specs[0][0] == SAVED:
-                self.saved_rule = (rule, specs[0][1])
         self.saves_self = any(0 in slots for slots in self.saves_for)
         # Whether some rule reads an input's shape or dtype (then it is kept for every input).
         all_specs = [s for specs in (*self.rule_args, self.joint_args) for s in specs]
@@ -227,8 +265,12 @@ class Op:
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
         self.node_cls: type[OpNode] | None = None
+        self.backward_source: str | None = None  # the generated ``apply``, for reading
         if self.differentiable:
-            self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), {"__slots__": (), "_op": self})
+            namespace: dict[str, Any] = {"__slots__": (), "_op": self}
+            if self.joint_rule is None and outputs == 1:
+                self.backward_source, namespace["apply"] = _generate_apply(self)
+            self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), namespace)
             self.node_cls.__module__ = "retrograd.autograd.graph"
 
     def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
