@@ -568,7 +568,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _binary(_E.add, self, other, 1)
+        return _E.add.binary(self, other, 1)
 
     __radd__ = __add__
 
@@ -577,7 +577,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _binary(_E.sub, self, other, 1)
+        return _E.sub.binary(self, other, 1)
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -592,7 +592,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _binary(_E.mul, self, other)
+        return _E.mul.binary(self, other)
 
     __rmul__ = __mul__
 
@@ -601,7 +601,7 @@ class Tensor:
             other = _operand(other)
             if other is NotImplemented:
                 return other
-        return _binary(_E.div, self, other)
+        return _E.div.binary(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
         other = _operand(other)
@@ -637,7 +637,7 @@ class Tensor:
             if other is NotImplemented or not isinstance(other, Tensor):
                 return NotImplemented
         if self._data.ndim == 2 and other._data.ndim == 2:  # the common case: straight to mm
-            return _binary(_ops.linalg.mm, self, other)
+            return _ops.linalg.mm.binary(self, other)
         return _ops.linalg.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Any:
@@ -647,13 +647,13 @@ class Tensor:
         return _ops.linalg.matmul(other, self)
 
     def __neg__(self) -> Tensor:
-        return _unary(_E.neg, self)
+        return _E.neg.unary(self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _unary(_E.abs, self)
+        return _E.abs.unary(self)
 
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
@@ -696,25 +696,25 @@ class Tensor:
         other = _operand(other)
         if other is NotImplemented or other is None:
             return False
-        return _binary(_E.eq, self, other)
+        return _E.eq.binary(self, other)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
         other = _operand(other)
         if other is NotImplemented or other is None:
             return True
-        return _binary(_E.ne, self, other)
+        return _E.ne.binary(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
-        return _binary(_E.lt, self, _operand(other))
+        return _E.lt.binary(self, _operand(other))
 
     def __le__(self, other: Any) -> Tensor:
-        return _binary(_E.le, self, _operand(other))
+        return _E.le.binary(self, _operand(other))
 
     def __gt__(self, other: Any) -> Tensor:
-        return _binary(_E.gt, self, _operand(other))
+        return _E.gt.binary(self, _operand(other))
 
     def __ge__(self, other: Any) -> Tensor:
-        return _binary(_E.ge, self, _operand(other))
+        return _E.ge.binary(self, _operand(other))
 
     eq = __eq__
     ne = __ne__
@@ -726,15 +726,15 @@ class Tensor:
     less = __lt__
 
     def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _binary(_E.add, self, _operand(other), alpha)
+        return _E.add.binary(self, _operand(other), alpha)
 
     def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _binary(_E.sub, self, _operand(other), alpha)
+        return _E.sub.binary(self, _operand(other), alpha)
 
     subtract = sub
 
     def mul(self, other: Any) -> Tensor:
-        return _binary(_E.mul, self, _operand(other))
+        return _E.mul.binary(self, _operand(other))
 
     multiply = mul
 
@@ -753,44 +753,44 @@ class Tensor:
         return _apply(_E.pow_scalar, (self, exponent))
 
     def neg(self) -> Tensor:
-        return _unary(_E.neg, self)
+        return _E.neg.unary(self)
 
     negative = neg
 
     def abs(self) -> Tensor:
-        return _unary(_E.abs, self)
+        return _E.abs.unary(self)
 
     absolute = abs
 
     def reciprocal(self) -> Tensor:
-        return _unary(_E.reciprocal, self)
+        return _E.reciprocal.unary(self)
 
     def exp(self) -> Tensor:
-        return _unary(_E.exp, self)
+        return _E.exp.unary(self)
 
     def log(self) -> Tensor:
-        return _unary(_E.log, self)
+        return _E.log.unary(self)
 
     def sqrt(self) -> Tensor:
-        return _unary(_E.sqrt, self)
+        return _E.sqrt.unary(self)
 
     def sin(self) -> Tensor:
-        return _unary(_E.sin, self)
+        return _E.sin.unary(self)
 
     def cos(self) -> Tensor:
-        return _unary(_E.cos, self)
+        return _E.cos.unary(self)
 
     def tanh(self) -> Tensor:
-        return _unary(_E.tanh, self)
+        return _E.tanh.unary(self)
 
     def sigmoid(self) -> Tensor:
-        return _unary(_E.sigmoid, self)
+        return _E.sigmoid.unary(self)
 
     def relu(self) -> Tensor:
-        return _unary(_E.relu, self)
+        return _E.relu.unary(self)
 
     def sign(self) -> Tensor:
-        return _unary(_E.sign, self)
+        return _E.sign.unary(self)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1066,16 +1066,16 @@ class Tensor:
         return _ops.linalg.matmul(self, other)
 
     def mm(self, mat2: Tensor) -> Tensor:
-        return _binary(_ops.linalg.mm, self, mat2)
+        return _ops.linalg.mm.binary(self, mat2)
 
     def mv(self, vec: Tensor) -> Tensor:
-        return _binary(_ops.linalg.mv, self, vec)
+        return _ops.linalg.mv.binary(self, vec)
 
     def dot(self, other: Tensor) -> Tensor:
-        return _binary(_ops.linalg.dot, self, other)
+        return _ops.linalg.dot.binary(self, other)
 
     def bmm(self, mat2: Tensor) -> Tensor:
-        return _binary(_ops.linalg.bmm, self, mat2)
+        return _ops.linalg.bmm.binary(self, mat2)
 
     def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
@@ -1740,5 +1740,3 @@ from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
-from .ops.op import apply_binary as _binary  # noqa: E402
-from .ops.op import apply_unary as _unary  # noqa: E402

@@ -24,6 +24,12 @@ class _ModeState(threading.local):
 
 STATE = _ModeState()
 
+# How many ``inference_mode`` contexts are open, in all threads: while none is, every op can
+# skip reading the thread-local ``STATE.inference`` (a thread-local read costs as much as a
+# small NumPy op's bookkeeping). Changed under a lock; read without one (it only gates a read).
+INFERENCE_CONTEXTS = [0]
+_contexts_lock = threading.Lock()
+
 
 def is_grad_enabled() -> bool:
     """Return whether ops run now record a graph.
@@ -159,6 +165,8 @@ class inference_mode(_DecoratorContextManager):
         return self.__class__(self.mode)
 
     def __enter__(self) -> None:
+        with _contexts_lock:
+            INFERENCE_CONTEXTS[0] += 1
         self.prev = (STATE.grad_enabled, STATE.inference)
         if self.mode:
             STATE.grad_enabled = False
@@ -169,3 +177,5 @@ class inference_mode(_DecoratorContextManager):
 
     def __exit__(self, *exc: object) -> None:
         STATE.grad_enabled, STATE.inference = self.prev
+        with _contexts_lock:
+            INFERENCE_CONTEXTS[0] -= 1

@@ -29,7 +29,7 @@ import numpy as np
 from .._dtype import get_default_dtype, result_type
 from ..autograd.anomaly_mode import ANOMALY, remember_creation
 from ..autograd.engine import gradient_edge
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
     FREED,
     FREED_MESSAGE,
@@ -259,8 +259,9 @@ class Op:
             self.binary_saves = tuple(plans)
         # For one-input ops: (save the input, save the result).
         self.unary_saves = (0 in self.saves_for[0], 1 in self.saves_for[0]) if self.n_inputs == 1 else (False, False)
-        # Shapes of call that apply_unary / apply_binary run without the generic detours.
-        plain = outputs == 1 and not view and not self.variadic and self.all_inputs_differentiable
+        # Shapes of call that ``unary`` / ``binary`` (made below) run without the generic detours.
+        plain = (outputs == 1 and not view and not self.variadic and self.differentiable
+                 and self.all_inputs_differentiable)
         self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
@@ -272,6 +273,9 @@ class Op:
                 self.backward_source, namespace["apply"] = _generate_apply(self)
             self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), namespace)
             self.node_cls.__module__ = "retrograd.autograd.graph"
+        # The op's own call paths, ``op.unary(x)`` / ``op.binary(a, b, *params)`` (Tensor methods use them).
+        self.unary = unary_path(self)
+        self.binary = binary_path(self)
 
     def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
         code = getattr(rule, "__code__", None)
@@ -313,9 +317,9 @@ class Op:
 
     def __call__(self, *args: Any) -> Any:
         if self.binary_fast and len(args) == 2 + len(self.params) and isinstance(args[0], Tensor):
-            return apply_binary(self, *args)
+            return self.binary(*args)
         if self.unary_fast and len(args) == 1 and isinstance(args[0], Tensor):
-            return apply_unary(self, args[0])
+            return self.unary(args[0])
         return apply(self, args)
 
     def __repr__(self) -> str:
@@ -394,6 +398,7 @@ def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
 
 
 _new = object.__new__
+_asarray = np.asarray
 _save = save_input  # (tensor, version), refusing inference tensors
 _ndarray = np.ndarray
 
@@ -443,28 +448,6 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
     return outputs[0] if op.n_outputs == 1 else outputs
 
 
-def apply_unary(op: Op, x: Tensor) -> Tensor:
-    """``apply(op, (x,))`` for a one-input op, with the common case inline (the hot path)."""
-    if not op.unary_fast:
-        return apply(op, (x,))  # type: ignore[no-any-return]
-    data = x._data
-    if op.dtype_rule == "float_unary" and data.dtype.kind not in "fc":
-        return apply(op, (x,))  # type: ignore[no-any-return]
-    out = op.forward(data)
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    result = _new(Tensor)
-    result._data = out
-    result._requires_grad = False
-    result._grad_fn = None
-    state = STATE
-    if state.inference:
-        result._is_inference = True
-    elif x._requires_grad and state.grad_enabled and op.differentiable:
-        _record_one(op, x, result)
-    return result
-
-
 def _edge(x: Tensor) -> tuple[Any, int]:
     fn = x._grad_fn
     if fn is None or x._base is not None:
@@ -472,97 +455,129 @@ def _edge(x: Tensor) -> tuple[Any, int]:
     return (fn, x._output_nr)
 
 
-def _record_one(op: Op, x: Tensor, result: Tensor) -> None:
-    """``record`` for a one-input, one-output op (the hot path of unary ops)."""
-    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = seq = next_sequence_nr()
-    if not seq & GUARD_MASK:
-        large_graph_guard()
-    node._params = ()
-    node.next_functions = (_edge(x),)
-    if ANOMALY[0]:
-        remember_creation(node)
-    data = x._data
-    node._input_meta = ((data.shape, data.dtype),)
-    if result._data.dtype.kind in "fc":
-        result._requires_grad = True
-        result._grad_fn = node
+def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
+    """``apply(op, (x,))`` for a one-input op, specialised to it: the hot path of ``x.tanh()``.
+
+    The op's constants are bound once, so a call reads no table; a node is recorded inline with
+    only what this op's rule needs saved. Anything unusual takes ``apply``.
+    """
+    if not op.unary_fast:
+        return lambda x: apply(op, (x,))  # type: ignore[no-any-return]
+    forward = op.forward
+    node_cls = op.node_cls  # fast ops are differentiable: every input has a rule
+    to_float = op.dtype_rule == "float_unary"
     keep_input, keep_result = op.unary_saves
-    if keep_input or keep_result:
-        node._saved = (_save(x) if keep_input else None, SavedTensor(result) if keep_result else None)
-    else:
-        node._saved = ()
+
+    def unary(x: Tensor) -> Tensor:
+        data = x._data
+        if to_float and data.dtype.kind not in "fc":
+            return apply(op, (x,))  # type: ignore[no-any-return]
+        out = forward(data)
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        result = _new(Tensor)
+        result._data = out
+        result._requires_grad = False
+        result._grad_fn = None
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            result._is_inference = True
+        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            node = _new(node_cls)
+            node._sequence_nr = seq = next_sequence_nr()
+            if not seq & GUARD_MASK:
+                large_graph_guard()
+            node._params = ()
+            fn = x._grad_fn
+            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
+            if ANOMALY[0]:
+                remember_creation(node)
+            node._input_meta = ((data.shape, data.dtype),)
+            if out.dtype.kind in "fc":
+                result._requires_grad = True
+                result._grad_fn = node
+            if keep_input or keep_result:
+                node._saved = (_save(x) if keep_input else None, SavedTensor(result) if keep_result else None)
+            else:
+                node._saved = ()
+        return result
+
+    return unary
 
 
-def apply_binary(op: Op, a: Tensor, b: Any, *params: Any) -> Tensor:
-    """``apply(op, (a, b, *params))`` with the common cases inline: a tensor and a tensor of the
-    same dtype, or a float tensor and a Python number. Anything else takes the generic path."""
+def binary_path(op: Op) -> Callable[..., Tensor]:
+    """``apply(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
+    ``a * b``. Inline are a tensor and a tensor of the same dtype, and a float tensor and a Python
+    number; anything else (promotion, errors) takes ``apply``."""
     if not op.binary_fast:
-        return apply(op, (a, b, *params))  # type: ignore[no-any-return]
-    ad = a._data
-    bd: Any
-    if isinstance(b, Tensor):
-        bd = b._data
-        if op.dtype_rule != "same" and (ad.dtype != bd.dtype or op.dtype_rule == "float" and ad.dtype.kind != "f"):
+        return lambda a, b, *params: apply(op, (a, b, *params))  # type: ignore[no-any-return]
+    forward = op.forward
+    node_cls = op.node_cls  # fast ops are differentiable: every input has a rule
+    uses_meta = op.uses_meta
+    save_plans = op.binary_saves
+    any_dtype = op.dtype_rule == "same"
+    to_float = op.dtype_rule == "float"
+
+    def binary(a: Tensor, b: Any, *params: Any) -> Tensor:
+        ad = a._data
+        bd: Any
+        if isinstance(b, Tensor):
+            bd = b._data
+            if not any_dtype:
+                dt = ad.dtype
+                if (dt is not bd.dtype and dt != bd.dtype) or (to_float and dt.kind != "f"):
+                    return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+            b_tracked = b._requires_grad
+        elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
+            bd = b
+            b_tracked = False
+        else:
             return apply(op, (a, b, *params))  # type: ignore[no-any-return]
-        b_tracked = b._requires_grad
-    elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
-        bd = b
-        b_tracked = False
-    else:
-        return apply(op, (a, b, *params))  # type: ignore[no-any-return]
-    try:
-        out = op.forward(ad, bd, *params)
-    except ValueError:
-        return apply(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
-    if type(out) is not _ndarray:
-        out = np.asarray(out)
-    result = _new(Tensor)
-    result._data = out
-    result._requires_grad = False
-    result._grad_fn = None
-    state = STATE
-    if state.inference:
-        result._is_inference = True
-    elif (a._requires_grad or b_tracked) and state.grad_enabled and op.differentiable:
-        _record_two(op, a, b, b_tracked, params, result)
-    return result
+        try:
+            out = forward(ad, bd, *params) if params else forward(ad, bd)
+        except ValueError:
+            return apply(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+        if type(out) is not _ndarray:
+            out = _asarray(out)
+        result = _new(Tensor)
+        result._data = out
+        result._requires_grad = False
+        result._grad_fn = None
+        a_tracked = a._requires_grad
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            result._is_inference = True
+        elif (a_tracked or b_tracked) and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            node = _new(node_cls)
+            node._sequence_nr = seq = next_sequence_nr()
+            if not seq & GUARD_MASK:
+                large_graph_guard()
+            node._params = params
+            if ANOMALY[0]:
+                remember_creation(node)
+            if b_tracked or (uses_meta and isinstance(b, Tensor)):
+                node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
+            else:  # nothing will read an untracked input's shape: one tuple fewer per op
+                node._input_meta = ((ad.shape, ad.dtype), None)
+            if a_tracked:
+                fn = a._grad_fn
+                edge_a = (fn, a._output_nr) if fn is not None and a._base is None else _edge(a)
+            else:
+                edge_a = NO_EDGE
+            node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
+            if out.dtype.kind in "fc":
+                result._requires_grad = True
+                result._grad_fn = node
+            save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
+            if save_a or save_b or save_result:
+                node._saved = (
+                    _save(a) if save_a else None,
+                    (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
+                    SavedTensor(result) if save_result else None,
+                )
+            else:
+                node._saved = ()
+        return result
 
-
-def _record_two(op: Op, a: Tensor, b: Any, b_tracked: bool, params: tuple[Any, ...], result: Tensor) -> None:
-    """``record`` for a two-input, one-output op (the hot path of binary ops)."""
-    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = seq = next_sequence_nr()
-    if not seq & GUARD_MASK:
-        large_graph_guard()
-    node._params = params
-    if ANOMALY[0]:
-        remember_creation(node)
-    a_tracked = a._requires_grad
-    ad = a._data
-    if b_tracked or (op.uses_meta and isinstance(b, Tensor)):
-        bd = b._data
-        node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
-    else:  # nothing will read an untracked input's shape: one tuple fewer per op
-        node._input_meta = ((ad.shape, ad.dtype), None)
-    if a_tracked:
-        fn = a._grad_fn
-        edge_a = (fn, a._output_nr) if fn is not None and a._base is None else _edge(a)
-    else:
-        edge_a = NO_EDGE
-    node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
-    if result._data.dtype.kind in "fc":
-        result._requires_grad = True
-        result._grad_fn = node
-    save_a, save_b, save_result = op.binary_saves[a_tracked + 2 * b_tracked]
-    if not (save_a or save_b or save_result):
-        node._saved = ()
-        return
-    node._saved = (
-        _save(a) if save_a else None,
-        (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
-        SavedTensor(result) if save_result else None,
-    )
+    return binary
 
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
