@@ -464,7 +464,7 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
     if not op.unary_fast:
         return lambda x: apply(op, (x,))  # type: ignore[no-any-return]
     forward = op.forward
-    node_cls = op.node_cls  # fast ops are differentiable: every input has a rule
+    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     to_float = op.dtype_rule == "float_unary"
     keep_input, keep_result = op.unary_saves
 
@@ -511,7 +511,7 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
     if not op.binary_fast:
         return lambda a, b, *params: apply(op, (a, b, *params))  # type: ignore[no-any-return]
     forward = op.forward
-    node_cls = op.node_cls  # fast ops are differentiable: every input has a rule
+    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     uses_meta = op.uses_meta
     save_plans = op.binary_saves
     any_dtype = op.dtype_rule == "same"
