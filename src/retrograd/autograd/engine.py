@@ -95,12 +95,24 @@ def _needed_nodes(roots: list[Node], targets: set[Node]) -> set[Node]:
     return needed
 
 
-def _reduce_to_input(grad: Tensor, meta: Any) -> Tensor:
-    shape, dtype = meta
+def _reduce_to(grad: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """``grad`` summed over broadcast dimensions and cast, to match the output it is for."""
     if grad._data.shape != shape:
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
         grad = grad.to(dtype)
+    return grad
+
+
+def _reduce_to_output(grad: Tensor, fn: Node, output_nr: int) -> Tensor:
+    """``_reduce_to`` for a node with several outputs (or none recorded)."""
+    meta = fn._output_meta
+    if not meta:
+        return grad
+    shape, dtype = meta[output_nr]
+    data = grad._data
+    if data.shape != shape or data.dtype != dtype:
+        return _reduce_to(grad, shape, dtype)
     return grad
 
 
@@ -219,13 +231,18 @@ def run_backward(
             if release:
                 fn.release()
 
-            for (nxt, nr), g, meta in zip(fn.next_functions, outputs, fn._input_meta):
+            for (nxt, nr), g in zip(fn.next_functions, outputs):
                 if nxt is None or (visit is not None and nxt not in visit):
                     continue
-                if g is not None and meta is not None:
-                    data = g._data
-                    if data.shape != meta[0] or (data.dtype is not meta[1] and data.dtype != meta[1]):
-                        g = _reduce_to_input(g, meta)
+                if g is not None:  # sum_to once per edge: match the output the gradient is for
+                    shape = nxt._shape
+                    if shape is None:
+                        g = _reduce_to_output(g, nxt, nr)
+                    else:
+                        data = g._data
+                        dtype = nxt._dtype
+                        if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
+                            g = _reduce_to(g, shape, dtype)
                 count = deps[nxt] - 1
                 if count == 0 and following is None and not ready and nxt not in buffers:
                     # The only gradient nxt receives, and nxt runs next: hand it over directly.

@@ -152,7 +152,6 @@ class Function(metaclass=FunctionMeta):
                 for i in tensor_positions
             )
             node._tensor_input_positions = tensor_positions
-            node._input_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_positions)
             node._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
                                       for o in wrapped)
             node.num_outputs = len(wrapped)

@@ -258,11 +258,16 @@ class Node:
     Hooks and metadata are class-level ``None`` until set, so a plain node costs four slots.
     """
 
-    __slots__ = ("next_functions", "_sequence_nr", "_saved", "_input_meta", "__dict__", "__weakref__")
+    __slots__ = ("next_functions", "_sequence_nr", "_saved", "_shape", "_dtype", "__dict__", "__weakref__")
     next_functions: tuple[tuple[Node | None, int], ...]
     _sequence_nr: int
     _saved: tuple[Any, ...]
-    _input_meta: tuple[Any, ...]  # (shape, dtype) per edge: how the engine reduces gradients
+    # The shape and dtype of this node's (one) forward output: the engine reduces every gradient
+    # flowing into the node to them ("Output metadata" in docs/architecture.md). None with
+    # several outputs: then ``_output_meta`` has a (shape, dtype) per output.
+    _shape: tuple[int, ...] | None
+    _dtype: Any
+    _output_meta: tuple[Any, ...] = ()
     num_outputs: int = 1
     _hooked: bool = False  # any hook or retain_grad registered: the engine looks only then
     _pre_hooks: list[Callable[..., Any]] | None = None
@@ -275,7 +280,7 @@ class Node:
         self.next_functions = ()
         self._sequence_nr = next_sequence_nr()
         self._saved = ()
-        self._input_meta = ()
+        self._shape = self._dtype = None
 
     # -- what the engine calls -------------------------------------------------------------
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
@@ -345,8 +350,16 @@ class AccumulateGrad(Node):
         self.next_functions = ()
         self._sequence_nr = sys.maxsize  # run as soon as ready, like PyTorch
         self._saved = ()
-        self._input_meta = ()
         self.variable = variable
+
+    # The leaf's current shape and dtype (``.data`` may have been replaced since this was made).
+    @property
+    def _shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.variable._data.shape  # type: ignore[no-any-return]
+
+    @property
+    def _dtype(self) -> Any:  # type: ignore[override]
+        return self.variable._data.dtype
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grad_outputs[0]

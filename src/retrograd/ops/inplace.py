@@ -128,12 +128,14 @@ def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     if node is None:
         return self
     _rebind_saved_output(node, result, self)
+    if node._shape is not None:  # the node's output is ``self`` now (in its dtype)
+        node._shape, node._dtype = self._data.shape, self._data.dtype
     base = self._base
     if base is None:
         self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
         return self
     positions = view_positions(self._data, base._data)
-    copy = CopySlices(base, positions, node)
+    copy = CopySlices(base, positions, node, self)
     base._grad_fn, base._output_nr, base._requires_grad = copy, 0, True
     regenerate_view_grad_fn(self)
     return self
@@ -194,14 +196,14 @@ class CopySlices(Node):
 
     __slots__ = ("fn", "positions", "_view_meta")
 
-    def __init__(self, base: Tensor, positions: np.ndarray, fn: Node) -> None:
+    def __init__(self, base: Tensor, positions: np.ndarray, fn: Node, view: Tensor) -> None:
         super().__init__()
         self.fn = fn
         self.positions = positions
         base_edge = gradient_edge(base) if base._requires_grad else None
         self.next_functions = ((base_edge or (None, 0)),) + fn.next_functions[1:]
-        self._input_meta = ((base._data.shape, base._data.dtype),) + fn._input_meta[1:]
-        self._view_meta = fn._input_meta[0]
+        self._shape, self._dtype = base._data.shape, base._data.dtype
+        self._view_meta = (view._data.shape, view._data.dtype)
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grad_outputs[0]

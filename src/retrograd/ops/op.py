@@ -58,10 +58,10 @@ SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
 class OpNode(Node):
     """A node recorded by an ``Op``; its class (``MulBackward0``...) is made once per op."""
 
-    __slots__ = ("_params",)
+    __slots__ = ("_params", "_input_meta")
     _op: Op
     _params: tuple[Any, ...]
-    _output_meta: tuple[Any, ...] = ()  # (shape, dtype) per output, for ops with several
+    _input_meta: tuple[Any, ...]  # (shape, dtype) per edge; recorded only for ops whose rules read it
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         """Ops with one output and a rule per input get a generated ``apply`` instead
@@ -467,6 +467,7 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
     node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     to_float = op.dtype_rule == "float_unary"
     keep_input, keep_result = op.unary_saves
+    uses_meta = op.uses_meta
 
     def unary(x: Tensor) -> Tensor:
         data = x._data
@@ -491,8 +492,11 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
             node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
             if ANOMALY[0]:
                 remember_creation(node)
-            node._input_meta = ((data.shape, data.dtype),)
-            if out.dtype.kind in "fc":
+            if uses_meta:
+                node._input_meta = ((data.shape, data.dtype),)
+            node._shape = out.shape
+            node._dtype = dtype = out.dtype
+            if dtype.kind in "fc":
                 result._requires_grad = True
                 result._grad_fn = node
             if keep_input or keep_result:
@@ -553,17 +557,17 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
             node._params = params
             if ANOMALY[0]:
                 remember_creation(node)
-            if b_tracked or (uses_meta and isinstance(b, Tensor)):
-                node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype))
-            else:  # nothing will read an untracked input's shape: one tuple fewer per op
-                node._input_meta = ((ad.shape, ad.dtype), None)
+            if uses_meta:
+                node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype) if isinstance(b, Tensor) else None)
             if a_tracked:
                 fn = a._grad_fn
                 edge_a = (fn, a._output_nr) if fn is not None and a._base is None else _edge(a)
             else:
                 edge_a = NO_EDGE
             node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
-            if out.dtype.kind in "fc":
+            node._shape = out.shape
+            node._dtype = dtype = out.dtype
+            if dtype.kind in "fc":
                 result._requires_grad = True
                 result._grad_fn = node
             save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
@@ -590,34 +594,36 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     if ANOMALY[0]:
         remember_creation(node)
     edges: list[tuple[Any, int]] = []
-    meta: list[Any] = []
     wanted: frozenset[int] | set[int] = frozenset()
     variadic = op.variadic
     saves_for = op.saves_for
-    for i in range(len(inputs)) if op.all_inputs_differentiable else op.diff_inputs:
+    diff_inputs = range(len(inputs)) if op.all_inputs_differentiable else op.diff_inputs
+    for i in diff_inputs:
         x = inputs[i]
-        if isinstance(x, Tensor):
-            data = x._data
-            meta.append((data.shape, data.dtype))
-            if x._requires_grad:
-                edges.append(_edge(x))
-                slots = saves_for[0] if variadic else saves_for[i]
-                if slots:
-                    wanted = wanted | slots
-                continue
+        if isinstance(x, Tensor) and x._requires_grad:
+            edges.append(_edge(x))
+            slots = saves_for[0] if variadic else saves_for[i]
+            if slots:
+                wanted = wanted | slots
         else:
-            meta.append(None)
-        edges.append(NO_EDGE)
+            edges.append(NO_EDGE)
     node.next_functions = tuple(edges)
-    node._input_meta = tuple(meta)
+    if op.uses_meta:
+        node._input_meta = tuple(
+            (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None for x in (inputs[i] for i in diff_inputs)
+        )
     n_outputs = len(outputs)
     if n_outputs == 1:
         o = outputs[0]
-        if o._data.dtype.kind in "fc":
+        data = o._data
+        node._shape = data.shape
+        node._dtype = dtype = data.dtype
+        if dtype.kind in "fc":
             o._requires_grad = True
             o._grad_fn = node
     else:
         node.num_outputs = n_outputs
+        node._shape = node._dtype = None
         node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outputs)
         differentiable = op.differentiable_outputs
         for k, o in enumerate(outputs):
