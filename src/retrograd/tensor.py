@@ -18,7 +18,7 @@ import numpy as np
 from . import _dtype
 from ._dtype import FROM_NUMPY, dtype, get_default_dtype, to_dtype
 from .autograd.grad_mode import STATE
-from .autograd.graph import RemovableHandle, VersionCounter
+from .autograd.graph import RemovableHandle, VersionCounter, new_counter
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
@@ -166,7 +166,7 @@ class Tensor:
         """This storage's version counter, made on first need."""
         counter = self._version_counter
         if counter is None:
-            counter = self._version_counter = VersionCounter()
+            counter = new_counter(self)
         return counter
 
     # -- metadata -----------------------------------------------------------------------------

@@ -116,9 +116,24 @@ def save_input(tensor: Tensor) -> tuple[Tensor, int]:
         raise RuntimeError(INFERENCE_SAVE_ERROR)
     counter = tensor._version_counter
     if counter is None:
-        counter = tensor._version_counter = VersionCounter()
+        counter = new_counter(tensor)
     counter.saved = True
     return (tensor, counter.value)
+
+
+def new_counter(tensor: Tensor) -> VersionCounter:
+    """Give ``tensor`` its version counter (made on first need). If its node saved it as a fresh
+    output before it had one (``save_output``), that saved value shares the counter from now on:
+    see "Saved outputs" in docs/architecture.md."""
+    counter = tensor._version_counter = VersionCounter()
+    fn = tensor._grad_fn
+    if fn is not None:
+        data = tensor._data
+        for saved in getattr(fn, "_saved", ()):  # (unset while the node is being recorded)
+            if type(saved) is SavedTensor and saved.counter is None and saved.data is data:
+                saved.counter = counter
+                counter.saved = True
+    return counter
 
 
 def unpack_input(saved: tuple[Tensor, int], node: Node) -> Tensor:
@@ -164,7 +179,7 @@ class SavedTensor:
 
     __slots__ = ("data", "counter", "version", "output_nr", "requires_grad")
     data: Any
-    counter: VersionCounter
+    counter: VersionCounter | None  # None: the output has no counter yet, so it is unmodified
     version: int
     output_nr: int
     requires_grad: bool
@@ -179,9 +194,13 @@ class SavedTensor:
         self.requires_grad = tensor._requires_grad
 
     def unpack(self, node: Node) -> Tensor:
-        if self.counter.value != self.version:
-            raise RuntimeError(version_error(node, self.data, self.counter, self.version, None, self.output_nr))
-        out = _tensor_class()._make(self.data)
+        counter = self.counter
+        if counter is not None and counter.value != self.version:
+            raise RuntimeError(version_error(node, self.data, counter, self.version, None, self.output_nr))
+        out = _new(_Tensor or _tensor_class())
+        out._data = self.data
+        out._requires_grad = False
+        out._grad_fn = None
         if STATE.grad_enabled:  # create_graph: the value must stay connected to this node
             out._version_counter = self.counter
             if self.requires_grad:
@@ -192,12 +211,33 @@ class SavedTensor:
         return out
 
 
-def _tensor_class() -> Any:
-    from ..tensor import Tensor  # the graph is below the Tensor; resolved on first unpack
+_new = object.__new__
+_Tensor: Any = None  # the Tensor class, once known (the graph is below the Tensor)
 
-    global _tensor_class
-    _tensor_class = lambda: Tensor  # noqa: E731
-    return Tensor
+
+def _tensor_class() -> Any:
+    global _Tensor
+    if _Tensor is None:
+        from ..tensor import Tensor
+
+        _Tensor = Tensor
+    return _Tensor
+
+
+def save_output(tensor: Tensor) -> SavedTensor:
+    """``SavedTensor(tensor)`` for an op's fresh single output, already attached to its node (the
+    recording hot path). The output has no version counter yet and gets none here: when it
+    makes one, ``new_counter`` hands it to this saved value. Until then it cannot have been
+    written in place, so unpacking needs no check."""
+    if tensor._grad_fn is None:  # not attached (a non-float output): nothing would hand it over
+        return SavedTensor(tensor)
+    saved = _new(SavedTensor)
+    saved.data = tensor._data
+    saved.counter = None
+    saved.version = 0
+    saved.output_nr = 0
+    saved.requires_grad = tensor._requires_grad
+    return saved
 
 
 def peek_saved(value: Any) -> Any:

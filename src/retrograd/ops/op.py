@@ -39,6 +39,7 @@ from ..autograd.graph import (
     large_graph_guard,
     next_sequence_nr,
     save_input,
+    save_output,
     unpack_input,
     unpack_saved,
 )
@@ -400,6 +401,7 @@ def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
 _new = object.__new__
 _asarray = np.asarray
 _save = save_input  # (tensor, version), refusing inference tensors
+_save_output = save_output
 _ndarray = np.ndarray
 
 
@@ -500,7 +502,7 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
                 result._requires_grad = True
                 result._grad_fn = node
             if keep_input or keep_result:
-                node._saved = (_save(x) if keep_input else None, SavedTensor(result) if keep_result else None)
+                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
             else:
                 node._saved = ()
         return result
@@ -575,7 +577,7 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
                 node._saved = (
                     _save(a) if save_a else None,
                     (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
-                    SavedTensor(result) if save_result else None,
+                    _save_output(result) if save_result else None,
                 )
             else:
                 node._saved = ()
