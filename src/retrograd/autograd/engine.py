@@ -205,7 +205,7 @@ def run_backward(
                 break
 
             hooked = fn._hooked
-            if hooked or needed is not None or type(fn) is AccumulateGrad:
+            if hooked or type(fn) is AccumulateGrad or (needed is not None and (fn in captures or fn not in needed)):
                 grads = _before_node(fn, grads, hooked, needed, captures, captured, inputs, accumulate)
                 if grads is None:  # a partial backward's capture point that need not run
                     continue
