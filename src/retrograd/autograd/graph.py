@@ -229,7 +229,7 @@ def save_output(tensor: Tensor) -> SavedTensor:
     recording hot path). The output has no version counter yet and gets none here: when it
     makes one, ``new_counter`` hands it to this saved value. Until then it cannot have been
     written in place, so unpacking needs no check."""
-    if tensor._grad_fn is None:  # not attached (a non-float output): nothing would hand it over
+    if tensor._grad_fn is None or tensor._version_counter is not None:  # not attached, or a view
         return SavedTensor(tensor)
     saved = _new(SavedTensor)
     saved.data = tensor._data

@@ -263,8 +263,10 @@ class Op:
         # Shapes of call that ``unary`` / ``binary`` (made below) run without the generic detours.
         plain = (outputs == 1 and not view and not self.variadic and self.differentiable
                  and self.all_inputs_differentiable)
-        self.unary_fast = plain and self.n_inputs == 1 and not self.params and dtype in ("same", "float_unary")
+        self.unary_fast = (outputs == 1 and not self.variadic and self.differentiable and self.n_inputs == 1
+                           and self.all_inputs_differentiable and dtype in ("same", "float_unary"))
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
+        self.n_args = self.n_inputs + len(self.params)  # what a call passes (variadic ops: any)
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
         self.node_cls: type[OpNode] | None = None
         self.backward_source: str | None = None  # the generated ``apply``, for reading
@@ -317,10 +319,6 @@ class Op:
         return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
-        if self.binary_fast and len(args) == 2 + len(self.params) and isinstance(args[0], Tensor):
-            return self.binary(*args)
-        if self.unary_fast and len(args) == 1 and isinstance(args[0], Tensor):
-            return self.unary(args[0])
         return apply(self, args)
 
     def __repr__(self) -> str:
@@ -408,9 +406,22 @@ _ndarray = np.ndarray
 def apply(op: Op, args: Sequence[Any]) -> Any:
     """Run ``op`` on ``args`` (tensor inputs, then params) and record a node if needed.
 
-    This is every op's path, so it is written for speed: the common cases (one output, the
-    dtypes already agreeing) take no detour, and nothing about autograd happens unless grad
-    mode is on and a differentiable input requires grad.
+    One- and two-input ops with one output take their own call path (``op.unary`` /
+    ``op.binary``); everything else, and anything unusual, takes ``apply_generic``.
+    """
+    if len(args) == op.n_args and isinstance(args[0], Tensor):
+        if op.unary_fast:
+            return op.unary(*args)
+        if op.binary_fast:
+            return op.binary(*args)
+    return apply_generic(op, args)
+
+
+def apply_generic(op: Op, args: Sequence[Any]) -> Any:
+    """``apply`` for any op: several inputs or outputs, variadic ops, dtype promotion.
+
+    Nothing about autograd happens unless grad mode is on and a differentiable input requires
+    grad.
     """
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
     inputs: Sequence[Any]
@@ -431,7 +442,7 @@ def apply(op: Op, args: Sequence[Any]) -> Any:
         outputs: tuple[Tensor, ...] = (result,)
     else:
         outputs = tuple(Tensor._make(np.asarray(o)) for o in out)
-    if state.inference:
+    if INFERENCE_CONTEXTS[0] and state.inference:
         for o in outputs:
             o._is_inference = True
     if op.view:
@@ -457,31 +468,44 @@ def _edge(x: Tensor) -> tuple[Any, int]:
     return (fn, x._output_nr)
 
 
-def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
-    """``apply(op, (x,))`` for a one-input op, specialised to it: the hot path of ``x.tanh()``.
+def unary_path(op: Op) -> Callable[..., Tensor]:
+    """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
+    ``x.tanh()``, ``x.sum(dim)``, ``x.t()``.
 
     The op's constants are bound once, so a call reads no table; a node is recorded inline with
-    only what this op's rule needs saved. Anything unusual takes ``apply``.
+    only what this op's rule needs saved. Anything unusual takes ``apply_generic``.
     """
     if not op.unary_fast:
-        return lambda x: apply(op, (x,))  # type: ignore[no-any-return]
+        return lambda x, *params: apply_generic(op, (x, *params))
     forward = op.forward
     node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     to_float = op.dtype_rule == "float_unary"
     keep_input, keep_result = op.unary_saves
     uses_meta = op.uses_meta
+    is_view = op.view
 
-    def unary(x: Tensor) -> Tensor:
+    def unary(x: Tensor, *params: Any) -> Tensor:
         data = x._data
         if to_float and data.dtype.kind not in "fc":
-            return apply(op, (x,))  # type: ignore[no-any-return]
-        out = forward(data)
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
+        try:
+            out = forward(data, *params) if params else forward(data)
+        except ValueError:
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
         if type(out) is not _ndarray:
             out = _asarray(out)
         result = _new(Tensor)
         result._data = out
         result._requires_grad = False
         result._grad_fn = None
+        if is_view:  # shares the input's memory, root base and version counter
+            base = x._base
+            result._base = x if base is None else base
+            counter = x._version_counter
+            if counter is None:
+                counter = x._counter()
+            result._version_counter = counter
+            result._view_version = counter.value
         if INFERENCE_CONTEXTS[0] and STATE.inference:
             result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
@@ -489,7 +513,7 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
             node._sequence_nr = seq = next_sequence_nr()
             if not seq & GUARD_MASK:
                 large_graph_guard()
-            node._params = ()
+            node._params = params
             fn = x._grad_fn
             node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
             if ANOMALY[0]:
@@ -511,11 +535,11 @@ def unary_path(op: Op) -> Callable[[Tensor], Tensor]:
 
 
 def binary_path(op: Op) -> Callable[..., Tensor]:
-    """``apply(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
+    """``apply_generic(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
     ``a * b``. Inline are a tensor and a tensor of the same dtype, and a float tensor and a Python
     number; anything else (promotion, errors) takes ``apply``."""
     if not op.binary_fast:
-        return lambda a, b, *params: apply(op, (a, b, *params))  # type: ignore[no-any-return]
+        return lambda a, b, *params: apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]
     forward = op.forward
     node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     uses_meta = op.uses_meta
@@ -531,17 +555,17 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
             if not any_dtype:
                 dt = ad.dtype
                 if (dt is not bd.dtype and dt != bd.dtype) or (to_float and dt.kind != "f"):
-                    return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+                    return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]
             b_tracked = b._requires_grad
         elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
             bd = b
             b_tracked = False
         else:
-            return apply(op, (a, b, *params))  # type: ignore[no-any-return]
+            return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]
         try:
             out = forward(ad, bd, *params) if params else forward(ad, bd)
         except ValueError:
-            return apply(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+            return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
         if type(out) is not _ndarray:
             out = _asarray(out)
         result = _new(Tensor)
