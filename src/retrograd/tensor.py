@@ -11,7 +11,7 @@ import builtins
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -563,21 +563,14 @@ class Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
     # -- arithmetic -----------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Any:
-        if type(other) is not Tensor:
-            other = _operand(other)
-            if other is NotImplemented:
-                return other
-        return _E.add.binary(self, other, 1)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Any:
-        if type(other) is not Tensor:
-            other = _operand(other)
-            if other is NotImplemented:
-                return other
-        return _E.sub.binary(self, other, 1)
+    # ``+ - * /`` are the ops' own call paths (``Op.operator``), set after the class; see the end.
+    if TYPE_CHECKING:
+        def __add__(self, other: Any) -> Any: ...
+        def __radd__(self, other: Any) -> Any: ...
+        def __sub__(self, other: Any) -> Any: ...
+        def __mul__(self, other: Any) -> Any: ...
+        def __rmul__(self, other: Any) -> Any: ...
+        def __truediv__(self, other: Any) -> Any: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -586,22 +579,6 @@ class Tensor:
         if isinstance(other, Tensor):
             return _apply(_E.sub, (other, self, 1))
         return _apply(_E.rsub, (self, other, 1))
-
-    def __mul__(self, other: Any) -> Any:
-        if type(other) is not Tensor:
-            other = _operand(other)
-            if other is NotImplemented:
-                return other
-        return _E.mul.binary(self, other)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Any:
-        if type(other) is not Tensor:
-            other = _operand(other)
-            if other is NotImplemented:
-                return other
-        return _E.div.binary(self, other)
 
     def __rtruediv__(self, other: Any) -> Any:
         other = _operand(other)
@@ -1740,3 +1717,15 @@ from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
+
+
+# The arithmetic operators, one frame shorter than a method delegating to the op: a Python
+# number or NumPy value is coerced by ``_operand`` (anything else is NotImplemented).
+def _set_operators(ops: Any) -> None:
+    add, sub, mul = ops.add.operator(_operand, 1), ops.sub.operator(_operand, 1), ops.mul.operator(_operand)
+    for name, method in (("__add__", add), ("__radd__", add), ("__sub__", sub), ("__mul__", mul),
+                         ("__rmul__", mul), ("__truediv__", ops.div.operator(_operand))):
+        setattr(Tensor, name, method)
+
+
+_set_operators(_E)

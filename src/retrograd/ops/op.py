@@ -321,6 +321,10 @@ class Op:
     def __call__(self, *args: Any) -> Any:
         return apply(self, args)
 
+    def operator(self, coerce: Callable[[Any], Any], *defaults: Any) -> Callable[..., Any]:
+        """This op as a Tensor operator method: ``Tensor.__add__ = add.operator(coerce, 1)``."""
+        return binary_path(self, coerce, defaults)
+
     def __repr__(self) -> str:
         return f"<Op {self.name}>"
 
@@ -534,12 +538,22 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
     return unary
 
 
-def binary_path(op: Op) -> Callable[..., Tensor]:
-    """``apply_generic(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
+def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tuple[Any, ...] = ()) -> Callable[..., Any]:
+    """``apply(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
     ``a * b``. Inline are a tensor and a tensor of the same dtype, and a float tensor and a Python
-    number; anything else (promotion, errors) takes ``apply``."""
+    number; anything else (promotion, errors) takes ``apply_generic``.
+
+    As an operator (``Tensor.__mul__``, see ``Op.operator``), ``coerce`` converts any other
+    operand first (or returns NotImplemented) and ``defaults`` are the params, as ``alpha=1``."""
     if not op.binary_fast:
-        return lambda a, b, *params: apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]
+        def generic(a: Any, b: Any, *params: Any) -> Any:
+            if coerce is not None and not isinstance(b, Tensor):
+                b = coerce(b)
+                if b is NotImplemented:
+                    return NotImplemented
+            return apply_generic(op, (a, b, *(params or defaults)))
+
+        return generic
     forward = op.forward
     node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     uses_meta = op.uses_meta
@@ -547,7 +561,9 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
     any_dtype = op.dtype_rule == "same"
     to_float = op.dtype_rule == "float"
 
-    def binary(a: Tensor, b: Any, *params: Any) -> Tensor:
+    def binary(a: Tensor, b: Any, *params: Any) -> Any:
+        if defaults and not params:
+            params = defaults
         ad = a._data
         bd: Any
         if isinstance(b, Tensor):
@@ -561,7 +577,11 @@ def binary_path(op: Op) -> Callable[..., Tensor]:
             bd = b
             b_tracked = False
         else:
-            return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]
+            if coerce is not None:
+                b = coerce(b)
+                if b is NotImplemented:
+                    return NotImplemented
+            return apply_generic(op, (a, b, *params))
         try:
             out = forward(ad, bd, *params) if params else forward(ad, bd)
         except ValueError:
