@@ -119,13 +119,6 @@ class OpNode(Node):
         return tuple(nxt is not None for nxt, _ in self.next_functions)  # NEEDS
 
 
-def _unpack_slot(value: Any, node: Node) -> Any:
-    """A saved input slot: a ``(tensor, version)`` pair (version-checked) or a plain value."""
-    if type(value) is tuple:
-        return unpack_input(value, node)
-    return value
-
-
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     """Write ``apply`` for a one-output op with a rule per input, as straight-line code.
 
@@ -138,11 +131,17 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
             edges = self.next_functions
             saved = self._saved
             if saved is FREED: raise RuntimeError(FREED_MESSAGE)
-            return (rule0(grad, _unpack_slot(saved[1], self)) if edges[0][0] is not None else None,
-                    rule1(grad, _unpack_slot(saved[0], self)) if edges[1][0] is not None else None)
+            saved0 = saved[0]
+            if type(saved0) is tuple:  # an input saved as (tensor, version)
+                if saved0[0]._version_counter.value != saved0[1]: unpack_input(saved0, self)  # raises
+                saved0 = saved0[0]
+            saved1 = ...  # the same
+            return (rule0(grad, saved1) if edges[0][0] is not None else None,
+                    rule1(grad, saved0) if edges[1][0] is not None else None)
     """
-    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "_unpack_slot": _unpack_slot}
+    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "unpack_input": unpack_input}
     uses_saved = False
+    input_slots: list[int] = []
     calls = []
     n_inputs = op.n_inputs
     for e, (rule, specs) in enumerate(op.edge_rules):
@@ -154,7 +153,9 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
                 if index >= n_inputs:  # an output: always a SavedTensor
                     args.append(f"saved[{index}].unpack(self)")
                 else:
-                    args.append(f"_unpack_slot(saved[{index}], self)")
+                    if index not in input_slots:
+                        input_slots.append(index)
+                    args.append(f"saved{index}")
             elif kind == PARAM:
                 args.append(f"self._params[{index}]")
             elif kind == SHAPE:
@@ -172,6 +173,11 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         lines.append("    edges = self.next_functions")
     if uses_saved:
         lines += ["    saved = self._saved", "    if saved is FREED: raise RuntimeError(FREED_MESSAGE)"]
+    for k in sorted(input_slots):
+        lines += [f"    saved{k} = saved[{k}]",
+                  f"    if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
+                  f"        if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
+                  f"        saved{k} = saved{k}[0]"]
     lines.append(f"    return ({', '.join(calls)},)" if len(calls) == 1 else "    return (" + ",\n            ".join(calls) + ")")
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<{op.name} backward>", "exec"), namespace)  # noqa: S102
