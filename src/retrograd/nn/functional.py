@@ -1329,16 +1329,15 @@ def _no_grad_arg(t: Tensor | None, arg: str, fn: str) -> None:
 
 def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
                  ignore_index: int) -> Tensor:
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if input.dim() != 1 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
-        )
-    tdata = target._data
+    shape, tdata = input._data.shape, target._data  # (plain shapes: this runs on every training step)
+    ndim = len(shape)
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim != 1 and tdata.ndim >= 1 and shape[0] != tdata.shape[0]:
+        raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size ({tdata.shape[0]}).")
     if tdata.dtype not in (np.int64, np.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {scalar_type_name(tdata.dtype)}")
-    classes = input.shape[0 if input.dim() == 1 else 1]
+    classes = shape[0 if ndim == 1 else 1]
     wdata = None
     if weight is not None:
         if weight.dim() != 1 or weight.shape[0] != classes:
@@ -1352,13 +1351,13 @@ def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction
                 f"{scalar_type_name(weight._data.dtype)}"
             )
         wdata = weight._data
-    if input.dim() <= 2:
+    if ndim <= 2:
         _no_grad_arg(weight, "weight", "nll_loss_forward")
-        if target.dim() > 1:
+        if tdata.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.dim() == 1 and target.dim() == 1:
-            if target.shape[0] != 1:
-                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+        if ndim == 1 and tdata.ndim == 1:
+            if tdata.shape[0] != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {tdata.shape[0]}")
             tdata = tdata.reshape(())
         return apply(_nn.nll_loss, (input, tdata, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
     _no_grad_arg(weight, "weight", "nll_loss2d_forward")
@@ -1417,12 +1416,12 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     0.6931
     """
     reduction = _reduction(size_average, reduce, reduction)
-    class_dim = 0 if input.dim() == 1 else 1
-    if input.shape == target.shape:
+    class_dim = 0 if input._data.ndim == 1 else 1
+    if input._data.shape == target._data.shape:
         return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
     if label_smoothing > 0.0:
         return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
-    logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input.dim())))
+    logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input._data.ndim)))
     return _nll_loss_nd(logp, target, weight, reduction, ignore_index)
 
 
@@ -1439,7 +1438,7 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, r
             f"cross_entropy: weight tensor should be defined either for all {classes} classes or no classes but got "
             f"weight tensor of shape: {_shape_list(weight.shape)}"
         )
-    logp = apply(_nn.log_softmax, (input, class_dim))
+    logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input._data.ndim)))
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
             raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -1459,7 +1458,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
                             ignore_index: int, label_smoothing: float, class_dim: int) -> Tensor:
     if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    logp = apply(_nn.log_softmax, (input, class_dim))
+    logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input._data.ndim)))
     nll = _nll_loss_nd(logp, target, weight, reduction, ignore_index)
     classes = input.shape[class_dim]
     smooth = -(logp if weight is None else logp * _class_view(weight, input)).sum(class_dim)

@@ -194,7 +194,11 @@ threshold_backward: Op = Op(
     node="ThresholdBackwardBackward0", inputs=("grad", "result"),
     grads=(lambda gg, result: threshold_backward(gg, result), lambda gg: gg * 0))
 
-relu = Op("relu", lambda x: np.maximum(x, 0).astype(x.dtype, copy=False), node="ReluBackward0",
+def _relu(x: Any) -> Any:
+    return np.maximum(x, x.dtype.type(0))  # a zero of x's own type: no casts, no Python-scalar path
+
+
+relu = Op("relu", _relu, node="ReluBackward0",
           grads=(lambda grad, result: threshold_backward(grad, result),))
 
 

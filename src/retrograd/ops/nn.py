@@ -48,7 +48,7 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "log_softmax")
     if not x.size:
         return x.copy()
-    shifted = x - x.max(axis=dim, keepdims=True)
+    shifted = x - np.maximum.reduce(x, axis=dim, keepdims=True)
     shifted -= np.log(np.add.reduce(np.exp(shifted), axis=dim, keepdims=True))
     return shifted
 
@@ -1097,6 +1097,10 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     """The picked class per row (0 where ignored) and each row's weight; ``None`` stands for
     all ones (no class weights and nothing ignored: the common case takes fewer passes)."""
     flat = target.reshape(-1).astype(np.int64, copy=False)
+    if flat.size:  # the common case in two reductions: every target in range, none ignored
+        low, high = np.minimum.reduce(flat), np.maximum.reduce(flat)
+        if 0 <= low and high < classes and not low <= ignore_index <= high:
+            return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
     valid = flat != ignore_index
     if flat.size and valid.all():
         if flat.min() < 0 or flat.max() >= classes:
@@ -1119,9 +1123,11 @@ def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ig
     if reduction == "none":
         return losses.reshape(target.shape).astype(x.dtype, copy=False)
     if reduction == "sum":
-        return np.asarray(losses.sum(), dtype=x.dtype)
+        return np.asarray(np.add.reduce(losses), dtype=x.dtype)
+    if w is None and len(safe):
+        return np.asarray(np.add.reduce(losses) / len(safe), dtype=x.dtype)
     total = len(safe) if w is None else w.sum()
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):  # all targets ignored: NaN, as PyTorch
         return np.asarray(losses.sum() / total, dtype=x.dtype)
 
 
