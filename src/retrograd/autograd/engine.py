@@ -52,15 +52,19 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     return acc
 
 
-def _dependencies(roots: list[Node]) -> dict[Node, int]:
-    """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
+def _dependencies(roots: list[Node], ends: set[Node] | None = None) -> dict[Node, int]:
+    """How many edges point at each node reachable from ``roots`` (iterative DFS). With
+    ``ends``, the nodes that have no edge (leaves' AccumulateGrad) are added to it."""
     deps: dict[Node, int] = {}
     root_set = set(roots)
     stack = list(root_set)
     get = deps.get
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        fn = stack.pop()
+        end = True
+        for nxt, _ in fn.next_functions:
             if nxt is not None:
+                end = False
                 count = get(nxt)
                 if count is None:  # first edge into nxt: traverse it (roots are traversed already)
                     deps[nxt] = 1
@@ -68,25 +72,31 @@ def _dependencies(roots: list[Node]) -> dict[Node, int]:
                         stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
+        if end and ends is not None:
+            ends.add(fn)
     return deps
 
 
 def _needed_nodes(roots: list[Node], targets: set[Node]) -> set[Node]:
     """Nodes from which some target is reachable: the only ones a partial backward must run."""
-    parents: dict[Node, list[Node]] = {}
-    seen = set(roots)
-    stack = list(seen)
+    parents: dict[Node, list[Node]] = {}  # every node reached through an edge, with its parents
+    root_set = set(roots)
+    stack = list(root_set)
+    get = parents.get
     while stack:
         fn = stack.pop()
         for nxt, _ in fn.next_functions:
             if nxt is not None:
-                parents.setdefault(nxt, []).append(fn)
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
+                known = get(nxt)
+                if known is None:
+                    parents[nxt] = [fn]
+                    if nxt not in root_set:
+                        stack.append(nxt)
+                else:
+                    known.append(fn)
     # A target itself runs only if another target lies below it.
     needed: set[Node] = set()
-    stack = [t for t in targets if t in seen]
+    stack = [t for t in targets if t in parents or t in root_set]
     while stack:
         for parent in parents.get(stack.pop(), ()):
             if parent not in needed:
@@ -149,8 +159,6 @@ def run_backward(
             if edge is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             captures.setdefault(edge[0], []).append((edge[1], i))
-        needed = _needed_nodes([fn for fn, _ in root_edges], set(captures))
-        visit = needed | captures.keys()
 
     buffers: dict[Node, list[Tensor | None]] = {}
     g: Any
@@ -162,14 +170,24 @@ def run_backward(
         buf[nr] = g if cur is None else cur + g
 
     root_nodes = list(buffers)
-    if visit is None:
+    if inputs is None:
         deps = _dependencies(root_nodes)
     else:
-        deps = {}
-        for fn in needed:  # type: ignore[union-attr]
-            for nxt, _ in fn.next_functions:
-                if nxt is not None and nxt in visit:
-                    deps[nxt] = deps.get(nxt, 0) + 1
+        ends: set[Node] = set()
+        deps = _dependencies(root_nodes, ends)
+        if ends <= captures.keys():
+            # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
+            # parameters): every node runs but those ends, and every edge counts.
+            needed = (deps.keys() | root_nodes) - ends
+            visit = needed | captures.keys()
+        else:
+            needed = _needed_nodes(root_nodes, set(captures))
+            visit = needed | captures.keys()
+            deps = {}
+            for fn in needed:
+                for nxt, _ in fn.next_functions:
+                    if nxt is not None and nxt in visit:
+                        deps[nxt] = deps.get(nxt, 0) + 1
 
     ready: list[tuple[int, int, Node]] = []
     tiebreak = 0
