@@ -204,6 +204,7 @@ def run_backward(
     following_grads: list[Any] = []
     grads: Any
     release = not retain_graph
+    anomaly = ANOMALY[0]
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
@@ -222,14 +223,14 @@ def run_backward(
             else:
                 break
 
-            hooked = fn._hooked
-            if hooked or type(fn) is AccumulateGrad or (needed is not None and (fn in captures or fn not in needed)):
+            hooked = fn._hooked  # (always for AccumulateGrad: a leaf's hooks run before it)
+            if hooked or (needed is not None and (fn in captures or fn not in needed)):
                 grads = _before_node(fn, grads, hooked, needed, captures, captured, inputs, accumulate)
                 if grads is None:  # a partial backward's capture point that need not run
                     continue
 
             if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
-                if not ANOMALY[0]:
+                if not anomaly:
                     outputs = fn.apply(grads)
                 else:
                     try:
@@ -246,7 +247,7 @@ def run_backward(
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:
                         outputs = tuple(result)
-            if release:
+            if release and fn._saved:
                 fn.release()
 
             for (nxt, nr), g in zip(fn.next_functions, outputs):

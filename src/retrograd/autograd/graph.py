@@ -327,7 +327,8 @@ class Node:
         raise NotImplementedError
 
     def release(self) -> None:
-        """Free saved tensors after backward (unless the graph is retained)."""
+        """Free saved tensors after backward (unless the graph is retained). The engine calls
+        it only when ``_saved`` is not empty."""
         if self._saved:
             self._saved = FREED
 
@@ -385,6 +386,7 @@ class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: adds the incoming gradient into ``variable.grad``."""
 
     __slots__ = ("variable",)
+    _hooked = True  # the engine must look at the leaf's own hooks before accumulating
 
     def __init__(self, variable: Tensor) -> None:
         self.next_functions = ()

@@ -204,6 +204,7 @@ class CopySlices(Node):
         self.next_functions = ((base_edge or (None, 0)),) + fn.next_functions[1:]
         self._shape, self._dtype = base._data.shape, base._data.dtype
         self._view_meta = (view._data.shape, view._data.dtype)
+        self._saved = fn._saved  # what it keeps is what its fn keeps (released with it)
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grad_outputs[0]
@@ -222,3 +223,4 @@ class CopySlices(Node):
 
     def release(self) -> None:
         self.fn.release()
+        super().release()
