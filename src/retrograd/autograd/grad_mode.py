@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
+from _thread import _local, allocate_lock  # threading's own primitives, without importing threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _ModeState(threading.local):
+class _ModeState(_local):
     """Per-thread flags read on every op; attribute defaults are per thread."""
 
     grad_enabled: bool = True
@@ -28,7 +28,7 @@ STATE = _ModeState()
 # skip reading the thread-local ``STATE.inference`` (a thread-local read costs as much as a
 # small NumPy op's bookkeeping). Changed under a lock; read without one (it only gates a read).
 INFERENCE_CONTEXTS = [0]
-_contexts_lock = threading.Lock()
+_contexts_lock = allocate_lock()
 
 
 def is_grad_enabled() -> bool:

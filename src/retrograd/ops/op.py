@@ -65,9 +65,13 @@ class OpNode(Node):
     _input_meta: tuple[Any, ...]  # (shape, dtype) per edge; recorded only for ops whose rules read it
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
-        """Ops with one output and a rule per input get a generated ``apply`` instead
-        (``_generate_apply``); this one serves joint rules and several outputs."""
+        """Ops with one output and a rule per input get a generated ``apply`` instead, made on
+        the first backward through the op (``_generate_apply``; made lazily so that importing
+        the op table compiles nothing); this one serves joint rules and several outputs."""
         op = self._op
+        if op.joint_rule is None and op.n_outputs == 1:
+            generated = op.generated_apply()
+            return generated(self, grad_outputs)  # type: ignore[no-any-return]
         if op.n_outputs == 1 and self.num_outputs == 1:
             grad: Any = grad_outputs[0]
         else:
@@ -274,17 +278,31 @@ class Op:
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.n_args = self.n_inputs + len(self.params)  # what a call passes (variadic ops: any)
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
-        self.node_cls: type[OpNode] | None = None
-        self.backward_source: str | None = None  # the generated ``apply``, for reading
-        if self.differentiable:
-            namespace: dict[str, Any] = {"__slots__": (), "_op": self}
-            if self.joint_rule is None and outputs == 1:
-                self.backward_source, namespace["apply"] = _generate_apply(self)
-            self.node_cls = type(node or f"{name.capitalize()}Backward0", (OpNode,), namespace)
-            self.node_cls.__module__ = "retrograd.autograd.graph"
-        # The op's own call paths, ``op.unary(x)`` / ``op.binary(a, b, *params)`` (Tensor methods use them).
-        self.unary = unary_path(self)
-        self.binary = binary_path(self)
+        self.node_name = node or f"{name.capitalize()}Backward0"
+        self._backward_source: str | None = None
+
+    # Made on first use (``__getattr__``), so that importing the op table builds no classes and
+    # no closures: the node class (``MulBackward0``), and the op's own call paths ``op.unary(x)``
+    # / ``op.binary(a, b, *params)`` that Tensor methods use.
+    node_cls: type[OpNode] | None
+    unary: Callable[..., Any]
+    binary: Callable[..., Any]
+
+    def __getattr__(self, name: str) -> Any:
+        value: Any
+        if name == "node_cls":
+            value = None
+            if self.differentiable:
+                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self})
+                value.__module__ = "retrograd.autograd.graph"
+        elif name == "unary":
+            value = unary_path(self)
+        elif name == "binary":
+            value = binary_path(self)
+        else:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        setattr(self, name, value)
+        return value
 
     def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
         code = getattr(rule, "__code__", None)
@@ -326,6 +344,22 @@ class Op:
 
     def __call__(self, *args: Any) -> Any:
         return apply(self, args)
+
+    def generated_apply(self) -> Callable[..., Any]:
+        """The node class's straight-line ``apply`` (one-output ops with a rule per input),
+        generated and installed on first use."""
+        generated = self.node_cls.__dict__.get("apply")  # type: ignore[union-attr]
+        if generated is None:
+            self._backward_source, generated = _generate_apply(self)
+            self.node_cls.apply = generated  # type: ignore[union-attr,method-assign]
+        return generated  # type: ignore[no-any-return]
+
+    @property
+    def backward_source(self) -> str | None:
+        """The source of the generated ``apply``, to read what backward does for this op."""
+        if self.differentiable and self.joint_rule is None and self.n_outputs == 1:
+            self.generated_apply()
+        return self._backward_source
 
     def operator(self, coerce: Callable[[Any], Any], *defaults: Any) -> Callable[..., Any]:
         """This op as a Tensor operator method: ``Tensor.__add__ = add.operator(coerce, 1)``."""
