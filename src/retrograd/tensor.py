@@ -571,6 +571,22 @@ class Tensor:
         def __mul__(self, other: Any) -> Any: ...
         def __rmul__(self, other: Any) -> Any: ...
         def __truediv__(self, other: Any) -> Any: ...
+        def __neg__(self) -> Tensor: ...
+        def negative(self) -> Tensor: ...
+        def __abs__(self) -> Tensor: ...
+        def absolute(self) -> Tensor: ...
+        def neg(self) -> Tensor: ...
+        def abs(self) -> Tensor: ...
+        def reciprocal(self) -> Tensor: ...
+        def exp(self) -> Tensor: ...
+        def log(self) -> Tensor: ...
+        def sqrt(self) -> Tensor: ...
+        def sin(self) -> Tensor: ...
+        def cos(self) -> Tensor: ...
+        def tanh(self) -> Tensor: ...
+        def sigmoid(self) -> Tensor: ...
+        def relu(self) -> Tensor: ...
+        def sign(self) -> Tensor: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -623,14 +639,10 @@ class Tensor:
             return NotImplemented
         return _ops.linalg.matmul(other, self)
 
-    def __neg__(self) -> Tensor:
-        return _E.neg.unary(self)
 
     def __pos__(self) -> Tensor:
         return self
 
-    def __abs__(self) -> Tensor:
-        return _E.abs.unary(self)
 
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
@@ -729,45 +741,19 @@ class Tensor:
             return _apply(_E.pow_tensor, (self, exponent))
         return _apply(_E.pow_scalar, (self, exponent))
 
-    def neg(self) -> Tensor:
-        return _E.neg.unary(self)
 
-    negative = neg
 
-    def abs(self) -> Tensor:
-        return _E.abs.unary(self)
 
-    absolute = abs
 
-    def reciprocal(self) -> Tensor:
-        return _E.reciprocal.unary(self)
 
-    def exp(self) -> Tensor:
-        return _E.exp.unary(self)
 
-    def log(self) -> Tensor:
-        return _E.log.unary(self)
 
-    def sqrt(self) -> Tensor:
-        return _E.sqrt.unary(self)
 
-    def sin(self) -> Tensor:
-        return _E.sin.unary(self)
 
-    def cos(self) -> Tensor:
-        return _E.cos.unary(self)
 
-    def tanh(self) -> Tensor:
-        return _E.tanh.unary(self)
 
-    def sigmoid(self) -> Tensor:
-        return _E.sigmoid.unary(self)
 
-    def relu(self) -> Tensor:
-        return _E.relu.unary(self)
 
-    def sign(self) -> Tensor:
-        return _E.sign.unary(self)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1718,13 +1704,19 @@ from .ops import shape as _S  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
 
+# The arithmetic operators and the common one-input methods are the ops' own call paths, one
+# frame shorter than a method delegating to them; an operator's other operand is coerced by
+# ``_operand`` (a Python number or NumPy value; anything else is NotImplemented).
+_UNARY_METHODS = ("neg", "abs", "reciprocal", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "sign")
 
-# The arithmetic operators, one frame shorter than a method delegating to the op: a Python
-# number or NumPy value is coerced by ``_operand`` (anything else is NotImplemented).
+
 def _set_operators(ops: Any) -> None:
     add, sub, mul = ops.add.operator(_operand, 1), ops.sub.operator(_operand, 1), ops.mul.operator(_operand)
-    for name, method in (("__add__", add), ("__radd__", add), ("__sub__", sub), ("__mul__", mul),
-                         ("__rmul__", mul), ("__truediv__", ops.div.operator(_operand))):
+    methods = {"__add__": add, "__radd__": add, "__sub__": sub, "__mul__": mul, "__rmul__": mul,
+               "__truediv__": ops.div.operator(_operand), "__neg__": ops.neg.unary, "negative": ops.neg.unary,
+               "__abs__": ops.abs.unary, "absolute": ops.abs.unary}
+    methods.update((name, getattr(ops, name).unary) for name in _UNARY_METHODS)
+    for name, method in methods.items():
         setattr(Tensor, name, method)
 
 

@@ -69,9 +69,14 @@ class detect_anomaly:
 
 def remember_creation(node: Any) -> None:
     """Store the user's forward stack on the node (anomaly mode only)."""
+    import os
     import traceback
 
-    node.metadata["traceback_"] = traceback.format_stack()[:-3]
+    stack = traceback.extract_stack()
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while stack and stack[-1].filename.startswith(package):  # retrograd's own frames, innermost
+        stack.pop()
+    node.metadata["traceback_"] = traceback.format_list(stack)
 
 
 def report_failure(node: Any) -> None:
