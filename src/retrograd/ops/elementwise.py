@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, scalar_type_name
-from .op import Op
+from .op import Op, array_scalars
 
 where: Op  # defined below; rules refer to it
 tanh_backward: Op
@@ -25,6 +25,7 @@ def _times_alpha(b: Any, alpha: Any) -> Any:
     return b * alpha if type(b) is not np.ndarray else np.multiply(b, alpha)
 
 
+@array_scalars
 def _add(a: Any, b: Any, alpha: Any) -> Any:
     return np.add(a, b) if alpha == 1 else np.add(a, _times_alpha(b, alpha))
 
@@ -37,6 +38,7 @@ INTEGRAL_ALPHA_ERROR = "For integral input tensors, argument alpha must not be a
 _BOOL = np.dtype(np.bool_)
 
 
+@array_scalars
 def _sub(a: Any, b: Any, alpha: Any) -> Any:
     # ``a`` and ``b`` are already promoted: a bool result means two bool operands.
     if a.dtype is _BOOL:

@@ -578,6 +578,36 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
     return unary
 
 
+# Python numbers reaching a NumPy-arithmetic forward as 0-d arrays of the tensor's dtype: NumPy
+# runs such an operand at about half the cost of a Python scalar (the same values: a Python
+# number meets a float tensor in the tensor's dtype either way). Made once per (value, dtype).
+_SCALAR_ARRAYS: dict[tuple[Any, Any], np.ndarray] = {}
+
+
+def scalar_array(value: float | int, dtype: Any) -> Any:
+    """``value`` as a read-only 0-d array of ``dtype`` (cached), or itself if it does not fit."""
+    key = (value, dtype)
+    array = _SCALAR_ARRAYS.get(key)
+    if array is None:
+        try:
+            with np.errstate(over="ignore"):
+                array = np.array(value, dtype)
+        except OverflowError:  # an int too large for any float: NumPy's own path decides
+            return value
+        array.flags.writeable = False
+        if len(_SCALAR_ARRAYS) >= 256:  # a program that multiplies by ever new numbers
+            _SCALAR_ARRAYS.clear()
+        _SCALAR_ARRAYS[key] = array
+    return array
+
+
+def array_scalars(forward: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a forward that is plain NumPy arithmetic on its two inputs (as ufuncs are), so that
+    a Python number may reach it as a 0-d array (``scalar_array``)."""
+    forward.array_scalars = True  # type: ignore[attr-defined]
+    return forward
+
+
 def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tuple[Any, ...] = ()) -> Callable[..., Any]:
     """``apply(op, (a, b, *params))`` for a two-input op, specialised to it: the hot path of
     ``a * b``. Inline are a tensor and a tensor of the same dtype, and a float tensor and a Python
@@ -599,6 +629,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
     uses_meta = op.uses_meta
     save_plans = op.binary_saves
     any_dtype = op.dtype_rule == "same"
+    numbers_as_arrays = isinstance(forward, np.ufunc) or getattr(forward, "array_scalars", False)
+    cached_scalar = _SCALAR_ARRAYS.get
     to_float = op.dtype_rule == "float"
 
     def binary(a: Tensor, b: Any, *params: Any) -> Any:
@@ -615,6 +647,10 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             b_tracked = b._requires_grad
         elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
             bd = b
+            if numbers_as_arrays and b:  # (not for zeros: -0.0 == 0.0 as a key)
+                bd = cached_scalar((b, ad.dtype))
+                if bd is None:
+                    bd = scalar_array(b, ad.dtype)
             b_tracked = False
         else:
             if coerce is not None:
