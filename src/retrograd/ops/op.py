@@ -343,7 +343,13 @@ class Op:
         return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
-        return apply(self, args)
+        # ``apply(self, args)``, inline: backward rules call ops this way, so a frame counts.
+        if len(args) == self.n_args and isinstance(args[0], Tensor):
+            if self.unary_fast:
+                return self.unary(*args)
+            if self.binary_fast:
+                return self.binary(*args)
+        return apply_generic(self, args)
 
     def generated_apply(self) -> Callable[..., Any]:
         """The node class's straight-line ``apply`` (one-output ops with a rule per input),
