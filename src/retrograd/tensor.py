@@ -109,7 +109,7 @@ def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` all mean shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         args = args[0]
-    return tuple(int(a) for a in args)
+    return tuple(map(int, args))
 
 
 class Tensor:
