@@ -138,3 +138,28 @@ def test_graph_without_saved_tensors_can_run_twice() -> None:
     y.backward()
     y.backward()  # nothing was saved, so nothing was freed (as in PyTorch)
     assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_an_ops_node_class_is_made_once_even_when_threads_race() -> None:
+    import threading
+
+    from retrograd.ops.op import Op
+
+    cube = Op("cube", lambda x: x ** 3, node="CubeBackward0", grads=(lambda grad, self: grad * 3 * self * self,))
+    start = threading.Barrier(8)
+    classes: list[type] = []
+
+    def use() -> None:
+        start.wait()
+        y = cube(rg.tensor([2.0], requires_grad=True))
+        classes.append(type(y.grad_fn))
+
+    threads = [threading.Thread(target=use) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(classes) == 8 and len(set(classes)) == 1 and classes[0].__name__ == "CubeBackward0"
+    x = rg.tensor([2.0], requires_grad=True)
+    cube(x).backward()
+    assert x.grad.tolist() == [12.0] and type(cube(x).grad_fn) is classes[0]

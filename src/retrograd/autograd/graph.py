@@ -309,7 +309,7 @@ class Node:
     _dtype: Any
     _output_meta: tuple[Any, ...] = ()
     num_outputs: int = 1
-    _hooked: bool = False  # any hook or retain_grad registered: the engine looks only then
+    _hooked: bool = False  # any hook or retain_grad registered (always, for AccumulateGrad): the engine looks only then
     _pre_hooks: list[Callable[..., Any]] | None = None
     _post_hooks: list[Callable[..., Any]] | None = None
     _tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None

@@ -21,6 +21,7 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import inspect
+from _thread import RLock
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -193,6 +194,9 @@ def _zeros_for_output(node: OpNode, k: int) -> Tensor:
     return _make(np.zeros(shape, dtype))
 
 
+_FIRST_USE = RLock()  # guards making an op's node class and call paths (once each)
+
+
 class Op:
     """One entry of the op table: forward, node name, and a backward rule per input."""
 
@@ -289,6 +293,13 @@ class Op:
     binary: Callable[..., Any]
 
     def __getattr__(self, name: str) -> Any:
+        if name not in ("node_cls", "unary", "binary"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        with _FIRST_USE:  # two threads must not make two MulBackward0 classes
+            made = self.__dict__.get(name)
+            return made if made is not None or name in self.__dict__ else self._make(name)
+
+    def _make(self, name: str) -> Any:
         value: Any
         if name == "node_cls":
             value = None
@@ -297,10 +308,8 @@ class Op:
                 value.__module__ = "retrograd.autograd.graph"
         elif name == "unary":
             value = unary_path(self)
-        elif name == "binary":
-            value = binary_path(self)
         else:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            value = binary_path(self)
         setattr(self, name, value)
         return value
 
