@@ -12,6 +12,7 @@ tensor([2., 4., 6.])
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import Any
 
 # The Tensor first: the op table it binds at the end of its module imports it back.
@@ -97,6 +98,12 @@ from .ops import return_types
 from .serialization import load, save
 
 __version__ = "0.1.0"
+
+# NumPy reports floating-point edge cases (log(0), 0/0, overflow to inf) as RuntimeWarnings where
+# PyTorch computes the same inf or nan silently. Those raised by retrograd's own calls into NumPy
+# are ignored (the user's own NumPy calls still warn); an np.errstate around every op would cost
+# about a microsecond per op.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.|$)")
 
 FloatTensor = Tensor
 
