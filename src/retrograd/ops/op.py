@@ -572,7 +572,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             node._sequence_nr = seq = next_sequence_nr()
             if not seq & GUARD_MASK:
                 large_graph_guard()
-            node._params = params
+            if params:  # (unset otherwise: only rules that read a param look)
+                node._params = params
             fn = x._grad_fn
             node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
             if ANOMALY[0]:
@@ -691,7 +692,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             node._sequence_nr = seq = next_sequence_nr()
             if not seq & GUARD_MASK:
                 large_graph_guard()
-            node._params = params
+            if params:  # (unset otherwise: only rules that read a param look)
+                node._params = params
             if ANOMALY[0]:
                 remember_creation(node)
             if uses_meta:
@@ -709,9 +711,18 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                 result._grad_fn = node
             save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
             if save_a or save_b or save_result:
+                if save_b and isinstance(b, Tensor):  # save_input, inline for the common case
+                    counter = b._version_counter
+                    if counter is None or b._is_inference:
+                        saved_b: Any = _save(b)
+                    else:
+                        counter.saved = True
+                        saved_b = (b, counter.value)
+                else:
+                    saved_b = b if save_b else None
                 node._saved = (
                     _save(a) if save_a else None,
-                    (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
+                    saved_b,
                     _save_output(result) if save_result else None,
                 )
             else:
