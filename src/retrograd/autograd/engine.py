@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, check_nan, report_failure
 from .grad_mode import STATE
-from .graph import AccumulateGrad, Node, release_graph_guard
+from .graph import FREED, AccumulateGrad, Node, release_graph_guard
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -248,7 +248,10 @@ def run_backward(
                     if result is not None:
                         outputs = tuple(result)
             if release and fn._saved:
-                fn.release()
+                if fn._custom_release:
+                    fn.release()
+                else:
+                    fn._saved = FREED  # Node.release, inline
 
             for (nxt, nr), g in zip(fn.next_functions, outputs):
                 if nxt is None or (visit is not None and nxt not in visit):

@@ -310,6 +310,11 @@ class Node:
     _output_meta: tuple[Any, ...] = ()
     num_outputs: int = 1
     _hooked: bool = False  # any hook or retain_grad registered (always, for AccumulateGrad): the engine looks only then
+    _custom_release: bool = False  # a subclass overrides release() (else the engine inlines it)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._custom_release = cls.release is not Node.release
     _pre_hooks: list[Callable[..., Any]] | None = None
     _post_hooks: list[Callable[..., Any]] | None = None
     _tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None
