@@ -371,7 +371,12 @@ class Op:
 
     @property
     def backward_source(self) -> str | None:
-        """The source of the generated ``apply``, to read what backward does for this op."""
+        """The source of the generated ``apply``, to read what backward does for this op.
+
+        >>> from retrograd.ops.elementwise import tanh
+        >>> print(tanh.backward_source.splitlines()[-1].strip())
+        return (rule0(grad, saved[1].unpack(self)),)
+        """
         if self.differentiable and self.joint_rule is None and self.n_outputs == 1:
             self.generated_apply()
         return self._backward_source
