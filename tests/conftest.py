@@ -26,6 +26,15 @@ def torch_or_skip() -> Any:
     return torch
 
 
+def outcome(fn: Any) -> tuple[str, str]:
+    """(exception type, message) or ('ok', ''): what a call does, to compare between libraries."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return "ok", ""
+
+
 @pytest.fixture
 def torch() -> Any:
     return torch_or_skip()

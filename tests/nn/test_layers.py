@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from conftest import outcome
 
 
 class Const:
@@ -27,14 +28,6 @@ class Const:
 
 
 Inputs = Callable[[np.random.Generator], list[Any]]
-
-
-def outcome(fn: Any) -> tuple[str, str]:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok", ""
 
 
 def close(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> None:

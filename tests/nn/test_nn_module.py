@@ -12,15 +12,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-
-
-def outcome(fn: Any) -> tuple[str, str]:
-    """(exception type, message) or ('ok', '') -- compared between the two libraries."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok", ""
+from conftest import outcome
 
 
 def build(lib: Any) -> Any:

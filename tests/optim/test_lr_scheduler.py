@@ -9,14 +9,7 @@ from typing import Any
 import pytest
 
 import retrograd as rg
-
-
-def outcome(fn: Any) -> tuple[str, str]:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok", ""
+from conftest import outcome
 
 
 def two_group_optimizer(lib: Any) -> Any:

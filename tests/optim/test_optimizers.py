@@ -11,15 +11,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-
-
-def outcome(fn: Any) -> tuple[str, str]:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok", ""
-
+from conftest import outcome
 
 CONFIGS = [
     ("SGD", {"lr": 0.1}),

@@ -52,19 +52,15 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     return acc
 
 
-def _dependencies(roots: list[Node], ends: set[Node] | None = None) -> dict[Node, int]:
-    """How many edges point at each node reachable from ``roots`` (iterative DFS). With
-    ``ends``, the nodes that have no edge (leaves' AccumulateGrad) are added to it."""
+def _dependencies(roots: list[Node]) -> dict[Node, int]:
+    """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
     deps: dict[Node, int] = {}
     root_set = set(roots)
     stack = list(root_set)
     get = deps.get
     while stack:
-        fn = stack.pop()
-        end = True
-        for nxt, _ in fn.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                end = False
                 count = get(nxt)
                 if count is None:  # first edge into nxt: traverse it (roots are traversed already)
                     deps[nxt] = 1
@@ -72,21 +68,24 @@ def _dependencies(roots: list[Node], ends: set[Node] | None = None) -> dict[Node
                         stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
-        if end and ends is not None:
-            ends.add(fn)
     return deps
 
 
-def _needed_nodes(roots: list[Node], targets: set[Node]) -> set[Node]:
-    """Nodes from which some target is reachable: the only ones a partial backward must run."""
-    parents: dict[Node, list[Node]] = {}  # every node reached through an edge, with its parents
+def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
+    """For a partial backward: every node reached through an edge from ``roots``, with its
+    parents (one per edge, so ``len`` is its dependency count), and the nodes that have no edge
+    (leaves' AccumulateGrad). One DFS, like ``_dependencies``."""
+    parents: dict[Node, list[Node]] = {}
+    ends: set[Node] = set()
     root_set = set(roots)
     stack = list(root_set)
     get = parents.get
     while stack:
         fn = stack.pop()
+        end = True
         for nxt, _ in fn.next_functions:
             if nxt is not None:
+                end = False
                 known = get(nxt)
                 if known is None:
                     parents[nxt] = [fn]
@@ -94,9 +93,16 @@ def _needed_nodes(roots: list[Node], targets: set[Node]) -> set[Node]:
                         stack.append(nxt)
                 else:
                     known.append(fn)
+        if end:
+            ends.add(fn)
+    return parents, ends
+
+
+def _needed_nodes(parents: dict[Node, list[Node]], roots: list[Node], targets: set[Node]) -> set[Node]:
+    """Nodes from which some target is reachable: the only ones a partial backward must run."""
     # A target itself runs only if another target lies below it.
     needed: set[Node] = set()
-    stack = [t for t in targets if t in parents or t in root_set]
+    stack = [t for t in targets if t in parents or t in roots]
     while stack:
         for parent in parents.get(stack.pop(), ()):
             if parent not in needed:
@@ -173,21 +179,18 @@ def run_backward(
     if inputs is None:
         deps = _dependencies(root_nodes)
     else:
-        ends: set[Node] = set()
-        deps = _dependencies(root_nodes, ends)
+        parents, ends = _parents(root_nodes)
         if ends <= captures.keys():
             # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
             # parameters): every node runs but those ends, and every edge counts.
-            needed = (deps.keys() | root_nodes) - ends
+            needed = (parents.keys() | root_nodes) - ends
             visit = needed | captures.keys()
+            deps = {fn: len(edges_in) for fn, edges_in in parents.items()}
         else:
-            needed = _needed_nodes(root_nodes, set(captures))
+            needed = _needed_nodes(parents, root_nodes, set(captures))
             visit = needed | captures.keys()
-            deps = {}
-            for fn in needed:
-                for nxt, _ in fn.next_functions:
-                    if nxt is not None and nxt in visit:
-                        deps[nxt] = deps.get(nxt, 0) + 1
+            deps = {fn: sum(1 for parent in parents[fn] if parent in needed)
+                    for fn in visit if fn in parents}
 
     ready: list[tuple[int, int, Node]] = []
     tiebreak = 0

@@ -98,16 +98,7 @@ class OpNode(Node):
     def _resolve(self, spec: tuple[int, int]) -> Any:
         kind, index = spec
         if kind == SAVED:
-            saved = self._saved
-            if saved is FREED:
-                raise RuntimeError(FREED_MESSAGE)
-            value = saved[index]
-            kind_of_value = type(value)
-            if kind_of_value is tuple:
-                return unpack_input(value, self)
-            if kind_of_value is SavedTensor:
-                return value.unpack(self)
-            return value
+            return self.saved(index)
         if kind == PARAM:
             return self._params[index]
         if kind == SHAPE:
@@ -352,13 +343,7 @@ class Op:
         return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
-        # ``apply(self, args)``, inline: backward rules call ops this way, so a frame counts.
-        if len(args) == self.n_args and isinstance(args[0], Tensor):
-            if self.unary_fast:
-                return self.unary(*args)
-            if self.binary_fast:
-                return self.binary(*args)
-        return apply_generic(self, args)
+        return apply(self, args)
 
     def generated_apply(self) -> Callable[..., Any]:
         """The node class's straight-line ``apply`` (one-output ops with a rule per input),
@@ -716,18 +701,9 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                 result._grad_fn = node
             save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
             if save_a or save_b or save_result:
-                if save_b and isinstance(b, Tensor):  # save_input, inline for the common case
-                    counter = b._version_counter
-                    if counter is None or b._is_inference:
-                        saved_b: Any = _save(b)
-                    else:
-                        counter.saved = True
-                        saved_b = (b, counter.value)
-                else:
-                    saved_b = b if save_b else None
                 node._saved = (
                     _save(a) if save_a else None,
-                    saved_b,
+                    (_save(b) if isinstance(b, Tensor) else b) if save_b else None,
                     _save_output(result) if save_result else None,
                 )
             else:
