@@ -137,6 +137,7 @@ class Tensor:
     _view_version: builtins.int = 0  # version at which a view's grad_fn was last set
     _accumulator: Any = None  # weak reference to the leaf's AccumulateGrad
     _hooks: list[Callable[..., Any]] | None = None  # a leaf's tensor hooks
+    _post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None  # run after .grad is updated
     _is_inference: builtins.bool = False
 
     def __init__(self, *args: Any) -> None:
@@ -324,6 +325,25 @@ class Tensor:
             self._hooks.append(hook)
             return RemovableHandle(self._hooks, hook)
         return self._grad_fn._register_tensor_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` on this leaf after its ``.grad`` has been accumulated in
+        ``backward`` (not in ``autograd.grad``); the hook must return None.
+
+        >>> import retrograd as rg
+        >>> w = rg.ones(2, requires_grad=True)
+        >>> h = w.register_post_accumulate_grad_hook(lambda t: print(t.grad.tolist()))
+        >>> (w * 4).sum().backward()
+        [4.0, 4.0]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        self._post_accumulate_grad_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
 
     def backward(self, gradient: Tensor | None = None, retain_graph: builtins.bool | None = None,
                  create_graph: builtins.bool = False, inputs: Any = None) -> None:

@@ -249,7 +249,7 @@ def run_backward(
                 for hook in list(fn._post_hooks):
                     result = hook(tuple(outputs), tuple(grads))
                     if result is not None:
-                        outputs = tuple(result)
+                        outputs = check_hook_tuple(hook, outputs, result)
             if release and fn._saved:
                 if fn._custom_release:
                     fn.release()
@@ -341,8 +341,46 @@ def _before_node(
         for hook in list(fn._pre_hooks):
             result = hook(tuple(grads))
             if result is not None:
-                grads = list(result)
+                grads = list(check_hook_tuple(hook, grads, result))
     return grads
+
+
+def hook_name(hook: Any) -> str:
+    """How PyTorch names a hook in its error messages."""
+    return str(getattr(hook, "__name__", "<unknown>"))
+
+
+def check_hook_result(hook: Any, original: Any, result: Any) -> None:
+    """PyTorch's checks of one gradient a hook returned in place of ``original``: a tensor (or
+    None, kept as is), of the same dtype and shape, never replacing a missing gradient."""
+    from ..tensor import Tensor
+
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result._data.dtype != original._data.dtype:
+        raise RuntimeError(
+            f"hook '{hook_name(hook)}' has changed the type of value (was {original.type()} got {result.type()})"
+        )
+    if result._data.shape != original._data.shape:
+        raise RuntimeError(f"hook '{hook_name(hook)}' has changed the size of value")
+
+
+def check_hook_tuple(hook: Any, originals: Sequence[Any], result: Any) -> tuple[Any, ...]:
+    """PyTorch's checks of the gradients a node pre- or post-hook returned (a tuple, one per
+    original gradient, each passing ``check_hook_result``); a None in it drops that gradient."""
+    if type(result) is not tuple:
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(originals):
+        raise RuntimeError(
+            f"hook '{hook_name(hook)}' has returned an incorrect number of values (got {len(result)}, but "
+            f"expected {len(originals)})"
+        )
+    for original, new in zip(originals, result):
+        if new is not None:
+            check_hook_result(hook, original, new)
+    return result  # type: ignore[no-any-return]
 
 
 def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:
@@ -352,6 +390,7 @@ def _call_tensor_hooks(hooks: list[Any], grad: Tensor | None) -> Tensor | None:
     for hook in list(hooks):
         result = hook(grad)
         if result is not None:
+            check_hook_result(hook, grad, result)
             grad = result
     return grad
 

@@ -411,5 +411,19 @@ class AccumulateGrad(Node):
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grad_outputs[0]
         if grad is not None:
-            self.variable._accumulate_grad(grad)
+            variable = self.variable
+            variable._accumulate_grad(grad)
+            if variable._post_accumulate_grad_hooks is not None:
+                _run_post_accumulate_grad_hooks(variable)
         return ()
+
+
+def _run_post_accumulate_grad_hooks(variable: Tensor) -> None:
+    """``hook(tensor)`` for each of the leaf's post-accumulate-grad hooks, once ``.grad`` holds
+    the new gradient; like PyTorch, they must return None."""
+    for hook in list(variable._post_accumulate_grad_hooks or ()):
+        result = hook(variable)
+        if result is not None:
+            if not isinstance(result, _tensor_class()):
+                raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
