@@ -247,6 +247,8 @@ def peek_saved(value: Any) -> Any:
         return value[0]
     if kind is SavedTensor:
         return _tensor_class()._make(value.data)
+    if kind is PackedSaved:
+        return value.unpack(None)
     return value
 
 
@@ -256,6 +258,8 @@ def unpack_saved(value: Any, node: Node) -> Any:
     if kind is tuple:
         return unpack_input(value, node)
     if kind is SavedTensor:
+        return value.unpack(node)
+    if kind is PackedSaved:  # saved under saved_tensors_hooks
         return value.unpack(node)
     return value
 
@@ -427,3 +431,12 @@ def _run_post_accumulate_grad_hooks(variable: Tensor) -> None:
             if not isinstance(result, _tensor_class()):
                 raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+# PyTorch's ``torch.autograd.graph`` namespace has the saved-tensor hooks (defined on top of this module).
+from .graph_hooks import (  # noqa: E402
+    PackedSaved,
+)
+from .graph_hooks import disable_saved_tensors_hooks as disable_saved_tensors_hooks  # noqa: E402
+from .graph_hooks import save_on_cpu as save_on_cpu  # noqa: E402
+from .graph_hooks import saved_tensors_hooks as saved_tensors_hooks  # noqa: E402

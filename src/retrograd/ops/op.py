@@ -44,6 +44,13 @@ from ..autograd.graph import (
     unpack_input,
     unpack_saved,
 )
+from ..autograd.graph_hooks import (
+    PackedSaved,
+    hooked_save_any_output,
+    hooked_save_input,
+    hooked_save_output,
+    on_hooks_change,
+)
 from ..tensor import Tensor
 
 _make = Tensor._make
@@ -131,11 +138,14 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
             if type(saved0) is tuple:  # an input saved as (tensor, version)
                 if saved0[0]._version_counter.value != saved0[1]: unpack_input(saved0, self)  # raises
                 saved0 = saved0[0]
+            elif type(saved0) is PackedSaved:  # saved under saved_tensors_hooks
+                saved0 = saved0.unpack(self)
             saved1 = ...  # the same
             return (rule0(grad, saved1) if edges[0][0] is not None else None,
                     rule1(grad, saved0) if edges[1][0] is not None else None)
     """
-    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "unpack_input": unpack_input}
+    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "unpack_input": unpack_input,
+                                 "PackedSaved": PackedSaved}
     uses_saved = False
     input_slots: list[int] = []
     calls = []
@@ -173,7 +183,9 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         lines += [f"    saved{k} = saved[{k}]",
                   f"    if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
                   f"        if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
-                  f"        saved{k} = saved{k}[0]"]
+                  f"        saved{k} = saved{k}[0]",
+                  f"    elif type(saved{k}) is PackedSaved:  # saved under saved_tensors_hooks",
+                  f"        saved{k} = saved{k}.unpack(self)"]
     lines.append(f"    return ({', '.join(calls)},)" if len(calls) == 1 else "    return (" + ",\n            ".join(calls) + ")")
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<{op.name} backward>", "exec"), namespace)  # noqa: S102
@@ -449,7 +461,21 @@ _new = object.__new__
 _asarray = np.asarray
 _save = save_input  # (tensor, version), refusing inference tensors
 _save_output = save_output
+_save_any_output: Callable[[Tensor], Any] = SavedTensor  # an output of ``record`` (any output_nr)
 _ndarray = np.ndarray
+
+
+def _use_saved_tensors_hooks(installed: bool) -> None:
+    """Swap the save helpers above while saved-tensor hooks are installed in some thread, so
+    that recording costs nothing extra otherwise (see ``autograd/graph_hooks.py``)."""
+    global _save, _save_output, _save_any_output
+    if installed:
+        _save, _save_output, _save_any_output = hooked_save_input, hooked_save_output, hooked_save_any_output
+    else:
+        _save, _save_output, _save_any_output = save_input, save_output, SavedTensor
+
+
+on_hooks_change(_use_saved_tensors_hooks)
 
 
 def apply(op: Op, args: Sequence[Any]) -> Any:
@@ -770,7 +796,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
                 x = inputs[i]
                 saved[i] = _save(x) if isinstance(x, Tensor) else x
             else:
-                saved[i] = SavedTensor(outputs[i - n_inputs])
+                saved[i] = _save_any_output(outputs[i - n_inputs])
         node._saved = tuple(saved)
     else:
         node._saved = ()
