@@ -9,15 +9,24 @@ first, then its children depth first, and skip members already seen.
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor, device
 from ..parameter import Buffer, Parameter
+from ._backward_hooks import MIXED_GLOBAL_HOOKS_ERROR, MIXED_HOOKS_ERROR, BackwardHook, register_legacy_hooks
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = ["Module", "RemovableHandle", "register_module_backward_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook"]
+
+_NO_HOOKS: Mapping[int, Any] = MappingProxyType({})  # a module's hooks until it registers one
+_global_backward_hooks: OrderedDict[int, Any] = OrderedDict()
+_global_backward_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+_global_is_full_backward_hook: bool | None = None
 
 
 def _typename(obj: Any) -> str:
@@ -90,6 +99,10 @@ class Module:
     training: bool
     _version: int = 1
     call_super_init: bool = False
+    # Backward hooks: class-level empty until registered (the instance then gets its own dict).
+    _backward_hooks: Mapping[int, Any] = _NO_HOOKS
+    _backward_pre_hooks: Mapping[int, Any] = _NO_HOOKS
+    _is_full_backward_hook: bool | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if self.call_super_init is False and bool(kwargs):
@@ -610,8 +623,78 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs once the gradients of the module's
+        inputs are computed (None for inputs that do not require grad); it may return new
+        ``grad_input``. Arguments and results must be tensors for the hooks to see them.
+
+        >>> import retrograd as rg
+        >>> lin = rg.nn.Linear(2, 1)
+        >>> h = lin.register_full_backward_hook(lambda m, gi, go: print(gi[0].shape, go[0].shape))
+        >>> lin(rg.ones(3, 2, requires_grad=True)).sum().backward()
+        torch.Size([3, 2]) torch.Size([3, 1])
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(MIXED_HOOKS_ERROR)
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        return self._add_backward_hook("_backward_hooks", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs once the gradients of the module's outputs are
+        computed, before those of its inputs; it may return new ``grad_output``.
+
+        >>> import retrograd as rg
+        >>> lin = rg.nn.Linear(2, 1)
+        >>> h = lin.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+        >>> lin(rg.ones(3, 2, requires_grad=True)).sum().backward(); lin.weight.grad.tolist()
+        [[0.0, 0.0]]
+        """
+        return self._add_backward_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated (use ``register_full_backward_hook``): ``hook(module, grad_input,
+        grad_output)`` on the node that made the module's output, which may not cover all of
+        the module (PyTorch warns then).
+
+        >>> import retrograd as rg
+        >>> lin = rg.nn.Linear(2, 1)
+        >>> h = lin.register_backward_hook(lambda m, gi, go: None)
+        >>> lin.register_full_backward_hook(lambda m, gi, go: None)
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Cannot use both regular backward hooks and full backward hooks on a single Module. Please use only one of them.
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(MIXED_HOOKS_ERROR)
+        object.__setattr__(self, "_is_full_backward_hook", False)
+        return self._add_backward_hook("_backward_hooks", hook, False)
+
+    def _add_backward_hook(self, kind: str, hook: Callable[..., Any], prepend: bool) -> RemovableHandle:
+        hooks = self.__dict__.get(kind)
+        if hooks is None:
+            hooks = OrderedDict()
+            object.__setattr__(self, kind, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _backward_hooks_for_call(self) -> tuple[BackwardHook | None, list[Callable[..., Any]]]:
+        """This call's ``BackwardHook`` (full hooks and pre-hooks, global ones first) and legacy hooks."""
+        full: list[Callable[..., Any]] = []
+        legacy: list[Callable[..., Any]] = []
+        if _global_backward_hooks:
+            (full if _global_is_full_backward_hook else legacy).extend(_global_backward_hooks.values())
+        if self._backward_hooks:
+            (full if self._is_full_backward_hook else legacy).extend(self._backward_hooks.values())
+        pre = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+        return (BackwardHook(self, full, pre) if full or pre else None), legacy
+
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        backward_hooks = (self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks
+                          or _global_backward_pre_hooks)
+        if not (self._forward_hooks or self._forward_pre_hooks or backward_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -627,6 +710,9 @@ class Module:
                 res = hook(self, args)
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
+        bw_hook, legacy_hooks = self._backward_hooks_for_call() if backward_hooks else (None, [])
+        if bw_hook is not None:
+            args = bw_hook.setup_input_hook(args)
         called: set[int] = set()
         try:
             result = self.forward(*args, **kwargs)
@@ -649,6 +735,13 @@ class Module:
                 res = hook(self, args, result)
             if res is not None:
                 result = res
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of "
+                              f"Tensors but received {type(result)}", stacklevel=2)
+            result = bw_hook.setup_output_hook(result)
+        if legacy_hooks:
+            register_legacy_hooks(self, legacy_hooks, args, result)
         return result
 
     __call__: Callable[..., Any] = _call_impl
@@ -673,6 +766,54 @@ class Module:
             else:
                 text += "\n  " + "\n  ".join(lines) + "\n"
         return text + ")"
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``Module.register_full_backward_hook`` for every module (these run first).
+
+    >>> import retrograd as rg
+    >>> h = rg.nn.modules.module.register_module_full_backward_hook(lambda m, gi, go: print(type(m).__name__))
+    >>> rg.nn.Tanh()(rg.ones(1, requires_grad=True)).sum().backward()
+    Tanh
+    >>> h.remove(); rg.nn.modules.module._global_is_full_backward_hook = None  # (removing keeps the kind)
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError(MIXED_GLOBAL_HOOKS_ERROR)
+    _global_is_full_backward_hook = True
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """``Module.register_full_backward_pre_hook`` for every module (these run first).
+
+    >>> import retrograd as rg
+    >>> h = rg.nn.modules.module.register_module_full_backward_pre_hook(lambda m, go: print(go[0].tolist()))
+    >>> rg.nn.Tanh()(rg.ones(1, requires_grad=True)).sum().backward()
+    [1.0]
+    >>> h.remove()
+    """
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Deprecated ``Module.register_backward_hook`` for every module.
+
+    >>> import retrograd as rg
+    >>> h = rg.nn.modules.module.register_module_backward_hook(lambda m, gi, go: None)
+    >>> h.remove(); rg.nn.modules.module._global_is_full_backward_hook = None  # (removing keeps the kind)
+    """
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError(MIXED_GLOBAL_HOOKS_ERROR)
+    _global_is_full_backward_hook = False
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
 
 
 def _zero_grad(p: Tensor, set_to_none: bool) -> None:
