@@ -1,5 +1,6 @@
-"""``retrograd.utils``: ``data`` (datasets, samplers, ``DataLoader``)."""
+"""``retrograd.utils``: ``data`` (datasets, samplers, ``DataLoader``), ``checkpoint``
+(activation checkpointing)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
