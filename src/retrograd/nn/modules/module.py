@@ -625,8 +625,9 @@ class Module:
 
     def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output)`` runs once the gradients of the module's
-        inputs are computed (None for inputs that do not require grad); it may return new
-        ``grad_input``. Arguments and results must be tensors for the hooks to see them.
+        positional inputs are computed; it may return new ``grad_input``. As in PyTorch, an
+        entry is None for a non-tensor argument (all are, when no input requires grad: the hook
+        then runs from the outputs' side) and zeros for a tensor that does not require grad.
 
         >>> import retrograd as rg
         >>> lin = rg.nn.Linear(2, 1)
