@@ -110,8 +110,9 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Keep saved tensors as private CPU copies (everything is on the CPU here, so this copies;
-    ``pin_memory`` and ``device_type`` are accepted as in PyTorch).
+    """Keep saved tensors on the CPU. As in PyTorch, a CPU tensor is kept as itself
+    (``tensor.cpu()``) unless ``pin_memory=True``, which keeps a private copy (everything is on
+    the CPU here, so nothing is pinned); ``device_type`` is accepted as in PyTorch.
 
     >>> import retrograd as rg
     >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
@@ -123,7 +124,7 @@ class save_on_cpu(saved_tensors_hooks):
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
         def pack(tensor: Tensor) -> tuple[Any, Tensor]:
-            return (tensor.device, tensor.detach().clone())
+            return (tensor.device, tensor.detach().clone() if pin_memory else tensor.cpu())
 
         def unpack(packed: tuple[Any, Tensor]) -> Tensor:
             return packed[1]
