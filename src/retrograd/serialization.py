@@ -519,9 +519,12 @@ class _SavedStorage:
         self.key, self.storage_type, self.data = key, storage_type, data
 
 
-class _Pickler(pickle._Pickler):  # type: ignore[name-defined,misc]
-    # The pure-Python pickler: it lets save() write a global by name (``torch._utils ...``) for
-    # objects that live in retrograd, which the C pickler cannot without importing torch.
+# The pure-Python pickler: it lets save() write a global by name (``torch._utils ...``) for
+# objects that live in retrograd, which the C pickler cannot without importing torch.
+_PurePickler: Any = pickle._Pickler  # type: ignore[attr-defined]
+
+
+class _Pickler(_PurePickler):  # type: ignore[misc]
     def __init__(self, file: BinaryIO, protocol: int) -> None:
         super().__init__(file, protocol)
         self.storages: dict[tuple[int, Any], _SavedStorage] = {}
@@ -568,7 +571,7 @@ class _Pickler(pickle._Pickler):  # type: ignore[name-defined,misc]
                      and all(s % itemsize == 0 and s >= 0 for s in array.strides) and offset_bytes % itemsize == 0
                      and offset_bytes >= 0)
         if not shareable:  # a view across dtypes, or with negative strides: saved as its own copy
-            root = np.ascontiguousarray(array)
+            root = array.copy(order="C")
             offset_bytes = 0
             strides = tuple(s // itemsize if n > 1 else 1 for s, n in zip(root.strides, root.shape))
         key = (id(root), root.dtype)
@@ -637,5 +640,5 @@ def save(obj: Any, f: str | os.PathLike[str] | BinaryIO, pickle_module: Any = pi
             if not _disable_byteorder_record:
                 write("byteorder", sys.byteorder.encode())
             for storage in pickler.storages.values():
-                write(f"data/{storage.key}", memoryview(np.ascontiguousarray(storage.data).reshape(-1).view(np.uint8)))
+                write(f"data/{storage.key}", storage.data.reshape(-1).view(np.uint8).data)
             write("version", b"3\n")
