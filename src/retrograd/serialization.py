@@ -18,6 +18,7 @@ tensor([1., 1.], requires_grad=True)
 
 from __future__ import annotations
 
+import _compat_pickle
 import contextlib
 import io
 import os
@@ -317,6 +318,11 @@ class _Unpickler(pickle.Unpickler):
         self.storages = storages
 
     def find_class(self, module: str, name: str) -> Any:
+        # Protocol 2 writes Python 2's names (``__builtin__.set``): map them as pickle's own find_class does.
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         allowed = _allowed_globals()
         if full in allowed:
@@ -470,11 +476,12 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None, pickle_
     >>> rg.load(buffer, map_location="cpu")
     [tensor([1, 2]), 'note']
     """
-    for key in pickle_load_args:
-        if key not in _PICKLE_LOAD_ARGS:
-            raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{key}'")
     if weights_only is None:
         weights_only = True
+    for key in pickle_load_args:
+        if key not in _PICKLE_LOAD_ARGS:  # worded as the unpickler PyTorch would hand it to
+            raise TypeError(f"Unpickler.__init__() got an unexpected keyword argument '{key}'" if weights_only
+                            else f"'{key}' is an invalid keyword argument for Unpickler()")
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     if pickle_module not in (None, pickle):
