@@ -507,6 +507,12 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None, pickle_
         try:
             if magic == _ZIP_MAGIC:
                 return _load_zip(handle, map_location, weights_only, pickle_load_args)
+            if magic[:1] != pickle.PROTO:
+                if not magic:
+                    raise EOFError("Ran out of input")
+                raise pickle.UnpicklingError(
+                    f"invalid load key, {magic[:1]!r}: not a checkpoint (neither the zip archive that save and "
+                    "torch.save write nor a pickle)")
             # retrograd's format before the zip archive: one pickle, arrays inline.
             return _Unpickler(handle, weights_only, None, **pickle_load_args).load()
         except _WeightsOnlyError as exc:
