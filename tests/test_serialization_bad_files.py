@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import outcome
 
 import retrograd as rg
+from conftest import outcome
 
 
 def _rewrite(src: Path, dst: Path, change: Callable[[str, bytes], bytes | None]) -> None:

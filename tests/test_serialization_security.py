@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import outcome
 
 import retrograd as rg
+from conftest import outcome
 from retrograd import serialization
 
 

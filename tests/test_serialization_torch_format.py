@@ -101,7 +101,7 @@ def test_adam_state_resumes_across_libraries(torch: Any, tmp_path: Path) -> None
     tmodel.load_state_dict(ckpt["model"])
     topt = torch.optim.Adam(tmodel.parameters(), lr=0.1)
     topt.load_state_dict(ckpt["opt"])
-    for step in range(2):  # both continue from the same state to the same weights
+    for _ in range(2):  # both continue from the same state to the same weights
         opt.zero_grad()
         topt.zero_grad()
         model(rg.tensor(x)).pow(2).sum().backward()
