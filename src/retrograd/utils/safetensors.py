@@ -42,7 +42,7 @@ def save(tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> 
     >>> import retrograd as rg
     >>> from retrograd.utils import safetensors
     >>> len(safetensors.save({"b": rg.zeros(3, dtype=rg.uint8)}))
-    72
+    67
     """
     header: dict[str, Any] = {}
     if metadata is not None:
@@ -141,7 +141,15 @@ def save_file(tensors: dict[str, Tensor], filename: str | os.PathLike[str],
 
 
 def load_file(filename: str | os.PathLike[str], device: Any = "cpu") -> dict[str, Tensor]:
-    """The tensors in the safetensors file ``filename``, by name (``device`` must be the CPU)."""
+    """The tensors in the safetensors file ``filename``, by name (``device`` must be the CPU).
+
+    >>> import os, tempfile, retrograd as rg
+    >>> from retrograd.utils import safetensors
+    >>> path = os.path.join(tempfile.mkdtemp(), "b.safetensors")
+    >>> safetensors.save_file({"b": rg.tensor([True])}, path)
+    >>> safetensors.load_file(path)["b"]
+    tensor([True])
+    """
     if str(device).split(":")[0] != "cpu":
         raise RuntimeError(f"retrograd runs on the CPU only; device {device!r} is not available")
     with open(filename, "rb") as handle:
