@@ -332,8 +332,9 @@ class _Unpickler(pickle.Unpickler):
             if entry_name == full:
                 return obj
         if module == "torch" or module.startswith("torch."):
-            raise pickle.UnpicklingError(f"retrograd cannot rebuild {full}: PyTorch has it, retrograd does not "
-                                         "(an unsupported dtype or tensor kind)")
+            raise pickle.UnpicklingError(f"retrograd cannot rebuild {full}: a PyTorch object that retrograd does not "
+                                         "have (a dtype or tensor kind it lacks, or a whole pickled module: save "
+                                         "its state_dict() instead)")
         if not self.weights_only:
             return super().find_class(module, name)
         if module in _BLOCKED_MODULES:
