@@ -165,3 +165,19 @@ def test_pickle_bytes_values_load_under_weights_only(tmp_path: Path) -> None:
     path = tmp_path / "b.pt"
     rg.save({"raw": b"\x00\xffab", "c": 1 + 2j, "s": {1, 2}}, path)
     assert rg.load(path) == {"raw": b"\x00\xffab", "c": 1 + 2j, "s": {1, 2}}
+
+
+def test_numpy_array_type_is_not_callable_from_a_checkpoint(tmp_path: Path) -> None:
+    # Legacy files may name numpy.ndarray for _reconstruct, but calling it (with a buffer, offset
+    # and strides of the file's choosing) must stay refused.
+    import numpy as np
+
+    class _View:
+        def __reduce__(self) -> Any:
+            return np.ndarray, ((4,), np.uint8, b"abcd")
+
+    path = tmp_path / "nd.pkl"
+    path.write_bytes(pickle.dumps({"x": _View()}, protocol=2))
+    with pytest.raises(pickle.UnpicklingError):
+        rg.load(path)
+    assert rg.load(path, weights_only=False)["x"].tolist() == [97, 98, 99, 100]

@@ -200,7 +200,7 @@ def _default_globals() -> dict[str, Any]:
         # retrograd's format before the zip archive
         "retrograd.tensor._rebuild": _legacy_rebuild,
         "retrograd.nn.parameter._rebuild_parameter": _legacy_rebuild_parameter,
-        "numpy.ndarray": np.ndarray, "numpy.dtype": np.dtype,
+        "numpy.ndarray": _NDARRAY, "numpy.dtype": np.dtype,
         "numpy.core.multiarray._reconstruct": _np_reconstruct, "numpy._core.multiarray._reconstruct": _np_reconstruct,
     }
     for g in (_REBUILD_V2, _REBUILD_PARAMETER, _TORCH_SIZE, _TORCH_DEVICE):
@@ -222,8 +222,20 @@ def _codecs_encode(obj: Any, encoding: Any = "utf-8", errors: Any = "strict") ->
     return codecs.encode(obj, encoding, errors)
 
 
+# NumPy pickles an array as _reconstruct(ndarray, ...) then ndarray.__setstate__, which checks the
+# data's size. The type itself is not admitted: called with a buffer and strides it could view
+# memory outside that buffer. This token stands for it as _reconstruct's argument only.
+class _ArrayTypeToken:
+    def __call__(self, *args: Any) -> Any:
+        raise pickle.UnpicklingError("Trying to call reduce for unrecognized function numpy.ndarray: it is admitted "
+                                     "only as the type a pickled NumPy array names")
+
+
+_NDARRAY = _ArrayTypeToken()
+
+
 def _np_reconstruct(subtype: Any, shape: Any, dtype: Any) -> np.ndarray:
-    if subtype is not np.ndarray:
+    if subtype is not _NDARRAY and subtype is not np.ndarray:  # np.ndarray itself: weights_only=False
         raise pickle.UnpicklingError(f"refusing to rebuild a NumPy array of type {subtype!r}")
     return np.ndarray.__new__(np.ndarray, shape, dtype)
 
@@ -325,6 +337,8 @@ class _Unpickler(pickle.Unpickler):
             module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         allowed = _allowed_globals()
+        if full == "numpy.ndarray" and not self.weights_only:
+            return np.ndarray
         if full in allowed:
             return allowed[full]
         for entry in _USER_GLOBALS:
