@@ -181,3 +181,25 @@ def test_numpy_array_type_is_not_callable_from_a_checkpoint(tmp_path: Path) -> N
     with pytest.raises(pickle.UnpicklingError):
         rg.load(path)
     assert rg.load(path, weights_only=False)["x"].tolist() == [97, 98, 99, 100]
+
+
+def _build_on_tensor_class() -> bytes:
+    # Tensor (the class), then BUILD with slot state {"__repr__": OrderedDict}: an unpickler that
+    # fills in any object would set an attribute of retrograd's Tensor class itself.
+    key = b"__repr__"
+    return (b"\x80\x02ctorch\nTensor\nN}X" + len(key).to_bytes(4, "little") + key
+            + b"ccollections\nOrderedDict\ns\x86b.")
+
+
+@pytest.mark.parametrize("payload, message", [
+    (_build_on_tensor_class(), "Can only build Tensor, Parameter, OrderedDict"),
+    (b"\x80\x02ctorch\nTensor\n)\x81.", "Can only create new object for nn.Parameter"),
+])
+def test_weights_only_refuses_to_fill_in_or_create_unlisted_types(tmp_path: Path, payload: bytes,
+                                                                  message: str) -> None:
+    path = tmp_path / "crafted.pkl"
+    path.write_bytes(payload)
+    repr_before = rg.Tensor.__repr__
+    with pytest.raises(pickle.UnpicklingError, match=message):
+        rg.load(path)
+    assert rg.Tensor.__repr__ is repr_before

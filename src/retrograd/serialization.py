@@ -196,7 +196,7 @@ def _default_globals() -> dict[str, Any]:
         "torch._utils._rebuild_tensor": _rebuild_tensor,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
-        "torch.Tensor": Tensor, "torch.storage.UntypedStorage": _UNTYPED,
+        "torch.Tensor": Tensor, "torch.storage.UntypedStorage": _UNTYPED, "retrograd.tensor.Size": Size,
         # retrograd's format before the zip archive
         "retrograd.tensor._rebuild": _legacy_rebuild,
         "retrograd.nn.parameter._rebuild_parameter": _legacy_rebuild_parameter,
@@ -319,13 +319,13 @@ class _WeightsOnlyError(pickle.UnpicklingError):
     pass
 
 
-class _Unpickler(pickle.Unpickler):
+class _Resolver:
     """Resolves PyTorch's globals to retrograd's objects; with ``weights_only`` admits nothing else
     (``find_class`` is the only way a pickle reaches a callable)."""
 
     def __init__(self, file: BinaryIO, weights_only: bool, storages: Callable[[Any], Any] | None,
                  **kwargs: Any) -> None:
-        super().__init__(file, **kwargs)
+        super().__init__(file, **kwargs)  # type: ignore[call-arg]
         self.weights_only = weights_only
         self.storages = storages
 
@@ -350,7 +350,7 @@ class _Unpickler(pickle.Unpickler):
                                          "have (a dtype or tensor kind it lacks, or a whole pickled module: save "
                                          "its state_dict() instead)")
         if not self.weights_only:
-            return super().find_class(module, name)
+            return super().find_class(module, name)  # type: ignore[misc]
         if module in _BLOCKED_MODULES:
             raise _WeightsOnlyError(f"Trying to load unsupported GLOBAL {full} whose module {module} is blocked.")
         shown = full[len("builtins."):] if full.startswith("builtins.") else full
@@ -364,6 +364,57 @@ class _Unpickler(pickle.Unpickler):
         if self.storages is None or not isinstance(pid, tuple) or not pid or pid[0] != "storage" or len(pid) != 5:
             raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
         return self.storages(pid)
+
+
+class _Unpickler(_Resolver, pickle.Unpickler):
+    """For ``weights_only=False``: the C unpickler, with PyTorch's names resolved to retrograd's."""
+
+
+_PureUnpickler: Any = pickle._Unpickler  # type: ignore[attr-defined]
+# Types that a weights-only pickle may instantiate (NEWOBJ) or fill in (BUILD), besides those added
+# with add_safe_globals. Classes themselves are never filled in: that would set class attributes.
+_NEWOBJ_TYPES = (OrderedDict, Counter, set, frozenset, complex, bytearray, Size)
+_BUILD_TYPES = (OrderedDict, Counter)
+
+
+def _user_types() -> list[Any]:
+    return [_global_name(entry)[0] for entry in _USER_GLOBALS]
+
+
+class _WeightsOnlyUnpickler(_Resolver, _PureUnpickler):  # type: ignore[misc]
+    """For ``weights_only=True``: Python's own unpickler (the C one offers no hook for the opcodes
+    below), refusing to create or fill in objects of types that were not admitted."""
+
+    def _load_newobj(self) -> None:
+        cls = self.stack[-2]
+        if not (isinstance(cls, type) and (cls in _NEWOBJ_TYPES or cls in _user_types())):
+            raise _WeightsOnlyError("Can only create new object for nn.Parameter or classes allowlisted via "
+                                    f"`add_safe_globals` but got {cls}")
+        _PureUnpickler.load_newobj(self)
+
+    def _load_newobj_ex(self) -> None:
+        cls = self.stack[-3]
+        if not (isinstance(cls, type) and (cls in _NEWOBJ_TYPES or cls in _user_types())):
+            raise _WeightsOnlyError("Can only create new object for nn.Parameter or classes allowlisted via "
+                                    f"`add_safe_globals` but got {cls}")
+        _PureUnpickler.load_newobj_ex(self)
+
+    def _load_build(self) -> None:
+        inst = self.stack[-2]
+        if isinstance(inst, type) or not (type(inst) in _BUILD_TYPES or isinstance(inst, (np.ndarray, np.dtype))
+                                          or type(inst) in _user_types()):
+            raise _WeightsOnlyError("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                                    f"`add_safe_globals`, but got {type(inst)}")
+        _PureUnpickler.load_build(self)
+
+    dispatch = dict(_PureUnpickler.dispatch)
+    dispatch[pickle.NEWOBJ[0]] = _load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = _load_newobj_ex
+    dispatch[pickle.BUILD[0]] = _load_build
+
+
+def _unpickler(file: BinaryIO, weights_only: bool, storages: Callable[[Any], Any] | None, **kwargs: Any) -> Any:
+    return (_WeightsOnlyUnpickler if weights_only else _Unpickler)(file, weights_only, storages, **kwargs)
 
 
 def _wo_message(message: str) -> str:
@@ -460,7 +511,7 @@ def _load_zip(handle: BinaryIO, map_location: Any, weights_only: bool, pickle_kw
                 loaded[key] = storage
             return loaded[key]
 
-        unpickler = _Unpickler(io.BytesIO(record("data.pkl")), weights_only, storages, **pickle_kwargs)
+        unpickler = _unpickler(io.BytesIO(record("data.pkl")), weights_only, storages, **pickle_kwargs)
         return unpickler.load()
 
 
@@ -529,7 +580,7 @@ def load(f: str | os.PathLike[str] | BinaryIO, map_location: Any = None, pickle_
                     f"invalid load key, {magic[:1]!r}: not a checkpoint (neither the zip archive that save and "
                     "torch.save write nor a pickle)")
             # retrograd's format before the zip archive: one pickle, arrays inline.
-            return _Unpickler(handle, weights_only, None, **pickle_load_args).load()
+            return _unpickler(handle, weights_only, None, **pickle_load_args).load()
         except _WeightsOnlyError as exc:
             raise pickle.UnpicklingError(_wo_message(str(exc))) from None
 
