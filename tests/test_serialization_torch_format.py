@@ -251,3 +251,20 @@ def test_safetensors_path_goes_to_the_safetensors_reader(tmp_path: Path) -> None
     path = tmp_path / "m.safetensors"
     save_file({"w": rg.arange(3.0)}, path)
     assert rg.load(path)["w"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_python_attributes_saved_with_torch_tensors(torch: Any, tmp_path: Path) -> None:
+    t = torch.ones(2)
+    t.note = "hello"
+    p = torch.nn.Parameter(torch.zeros(1))
+    p.tag = 3
+    path = tmp_path / "attrs.pt"
+    torch.save({"t": t, "p": p}, path)
+    loaded = rg.load(path)
+    assert loaded["t"].note == "hello" and loaded["t"].tolist() == [1.0, 1.0]
+    assert isinstance(loaded["p"], rg.nn.Parameter) and loaded["p"].tag == 3
+    # an attribute that would overwrite retrograd's own tensor state is refused
+    t._data = "not an array"
+    torch.save({"t": t}, path)
+    with pytest.raises(pickle.UnpicklingError, match="refusing to set attribute '_data'"):
+        rg.load(path)

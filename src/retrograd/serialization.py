@@ -142,12 +142,13 @@ def _rebuild_from_type_v2(func: Any, new_type: Any, args: Any, state: Any) -> An
 
 
 def _set_state(obj: Any, state: Any) -> None:
-    # Python attributes that PyTorch saved with a tensor (``t.note = ...``): plain names only.
+    # Python attributes that PyTorch saved with a tensor (``t.note = ...``): never one that the
+    # class defines (``_data``, ``_grad_fn``, methods), which would corrupt the tensor.
     if isinstance(state, tuple):
         state = state[0]
     if isinstance(state, dict):
         for key, value in state.items():
-            if not isinstance(key, str) or key.startswith("__"):
+            if not isinstance(key, str) or hasattr(type(obj), key):
                 raise pickle.UnpicklingError(f"refusing to set attribute {key!r} on a loaded tensor")
             setattr(obj, key, value)
 
