@@ -15,7 +15,10 @@ from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from ...autograd.grad_mode import no_grad
+from ...factories import as_tensor
 from ...tensor import Tensor, device
 from ..parameter import Buffer, Parameter
 from ._backward_hooks import MIXED_GLOBAL_HOOKS_ERROR, MIXED_HOOKS_ERROR, BackwardHook, register_legacy_hooks
@@ -38,6 +41,37 @@ def _typename(obj: Any) -> str:
     if module == "retrograd" or module.startswith("retrograd."):  # spelled as PyTorch spells its own classes
         module = "torch" + module[len("retrograd"):]
     return cls.__qualname__ if module in ("", "builtins") else f"{module}.{cls.__qualname__}"
+
+
+# True while load_state_dict's first pass checks a state dict without writing anything.
+_validating = False
+
+
+def _load_checked(load: Callable[..., None], module: Module, state: Mapping[str, Any], strict: bool,
+                  missing: list[str], unexpected: list[str], errors: list[str]) -> None:
+    """Run ``load`` twice: first only checking (keys, types, shapes), then, if the state dict is
+    good, copying. A bad state dict thus leaves every parameter and buffer unchanged (PyTorch
+    copies the good entries before it raises)."""
+    global _validating
+    _validating = True
+    try:
+        load(module, state)
+    finally:
+        _validating = False
+    if errors or (strict and (missing or unexpected)):
+        return
+    del missing[:], unexpected[:]
+    load(module, state)
+
+
+def _checkpoint_value(value: Any) -> Any:
+    """A state dict entry as a Tensor: NumPy arrays and PyTorch tensors are copied into one."""
+    if isinstance(value, np.ndarray):
+        return as_tensor(value.copy())
+    module = type(value).__module__ or ""
+    if (module == "torch" or module.startswith("torch.")) and hasattr(value, "numpy") and hasattr(value, "detach"):
+        return as_tensor(value.detach().cpu().numpy().copy())
+    return value
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -537,6 +571,8 @@ class Module:
                     f"the shape in current model is {param.shape}."
                 )
                 continue
+            if _validating:  # load_state_dict's first pass only checks (see _load_checked)
+                continue
             try:
                 with no_grad():
                     if assign:
@@ -572,7 +608,7 @@ class Module:
         unexpected: list[str] = []
         errors: list[str] = []
         metadata = getattr(state_dict, "_metadata", None)
-        state = OrderedDict(state_dict)
+        state = OrderedDict((k, _checkpoint_value(v)) for k, v in state_dict.items())
 
         def load(module: Module, local: Mapping[str, Any], prefix: str = "") -> None:
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
@@ -582,7 +618,7 @@ class Module:
                     child_prefix = prefix + name + "."
                     load(child, {k: v for k, v in local.items() if k.startswith(child_prefix)}, child_prefix)
 
-        load(self, state)
+        _load_checked(load, self, state, strict, missing, unexpected, errors)
         if strict:
             if unexpected:
                 names = ", ".join(f'"{k}"' for k in unexpected)
