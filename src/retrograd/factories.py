@@ -27,7 +27,52 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 def _size_args(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
     if not size:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    return _sizes(size)
+    return _nonnegative(_sizes(size), name)
+
+
+def _nonnegative(shape: tuple[int, ...], name: str = "") -> tuple[int, ...]:
+    """``shape`` itself, or PyTorch's error for a negative size (not NumPy's ValueError)."""
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _check_nested(data: Any) -> None:
+    """Raise PyTorch's error for data that NumPy could not turn into a regular array: ragged nested
+    sequences, a sequence where a number belongs (or the reverse), strings, ints beyond int64."""
+    shape = []
+    first = data
+    while isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim:
+        shape.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+    stack = [(data, 0)]
+    is_float = False
+    while stack:  # iterative: nesting depth is the user's
+        item, dim = stack.pop()
+        if isinstance(item, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+        is_seq = isinstance(item, (list, tuple)) or isinstance(item, np.ndarray) and item.ndim > 0
+        if dim < len(shape):
+            if not is_seq:
+                raise TypeError("not a sequence")
+            if len(item) != shape[dim]:
+                raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(item)})")
+            stack.extend((v, dim + 1) for v in reversed(list(item)))
+        elif is_seq:
+            kind = "'list' object cannot be interpreted as an integer" if not is_float else \
+                f"must be real number, not {type(item).__name__}"
+            raise TypeError(kind)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) and not -2**63 <= item < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        elif isinstance(item, (float, np.floating)):
+            is_float = True
+        elif not isinstance(item, (int, complex, np.generic, np.ndarray)):
+            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
 
 
 def _check_device(dev: Any) -> None:
@@ -45,7 +90,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         return np.dtype(np.int64)
     if kind == "f":
         return get_default_dtype().np
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _plain(data: Any) -> Any:
@@ -75,7 +120,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         from_numpy_dtype(arr.dtype)
     else:
         plain = _plain(data)
-        arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+        try:
+            arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+        except (ValueError, TypeError, OverflowError, RuntimeError):
+            _check_nested(plain)  # PyTorch's error where it has one
+            raise
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
     return _finish(arr, requires_grad)
@@ -168,7 +217,7 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))
-    return _finish(np.full(_sizes((size,)), fill_value, np_dtype), requires_grad)
+    return _finish(np.full(_nonnegative(_sizes((size,))), fill_value, np_dtype), requires_grad)
 
 
 def _like(t: Tensor, dtype: Any) -> np.dtype:
@@ -228,6 +277,8 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if values[2] == 0:
         raise RuntimeError("step must be nonzero")
+    if (values[1] - values[0]) * values[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
     np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
     count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
@@ -375,6 +426,12 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    for bound in (low, high):
+        if not -2**63 <= bound < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _nonnegative(_sizes((size,)))
     data = _rng(generator).integers(low, high, _sizes((size,))).astype(_factory_dtype(dtype, np.dtype(np.int64)))
     return _finish(data, requires_grad)
 

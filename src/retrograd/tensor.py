@@ -412,8 +412,12 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._requires_grad:  # as PyTorch: NumPy never silently drops the graph
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         data = self._data
         if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
             return data.astype(dtype)
         return data.copy() if copy else data
 
@@ -647,20 +651,22 @@ class Tensor:
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
             return _apply(_E.logical_not, (self,))
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _apply(_E.bitwise_not, (self,))
 
     def __and__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_and, (self, _operand(other)))
+        return _bitwise(_E.bitwise_and, self, other)
 
     __rand__ = __and__
 
     def __or__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_or, (self, _operand(other)))
+        return _bitwise(_E.bitwise_or, self, other)
 
     __ror__ = __or__
 
     def __xor__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_xor, (self, _operand(other)))
+        return _bitwise(_E.bitwise_xor, self, other)
 
     __rxor__ = __xor__
 
@@ -1697,6 +1703,19 @@ def _new_filled(like: Tensor, value: Any, size: Any, dtype: Any, requires_grad: 
 
 
 # The op table imports Tensor, so it is bound here, after the class exists.
+def _bitwise(op: Any, a: Tensor, b: Any) -> Tensor:
+    """A bitwise op, with PyTorch's error when the operands promote to a floating dtype."""
+    b = _operand(b)
+    try:
+        return _apply(op, (a, b))  # type: ignore[no-any-return]
+    except TypeError:
+        promoted = _dtype.result_type((a, b))
+        if promoted.kind == "f":
+            raise NotImplementedError(
+                f'"{op.name}_cpu" not implemented for {_dtype.scalar_type_name(promoted)!r}') from None
+        raise
+
+
 from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import reduce as _R  # noqa: E402

@@ -146,7 +146,7 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     b3 = b.unsqueeze(-1) if db == 1 else b
     n, m = a3.shape[-2], a3.shape[-1]
     m2, p = b3.shape[-2], b3.shape[-1]
-    batch = tuple(np.broadcast_shapes(tuple(a3.shape[:-2]), tuple(b3.shape[:-2])))
+    batch = _matmul_batch(tuple(a3.shape[:-2]), tuple(b3.shape[:-2]))
     count = int(np.prod(batch, dtype=np.int64))
     if m != m2:
         raise RuntimeError(
@@ -158,6 +158,14 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     b_flat = b_full if b_full.dim() == 3 else b_full.reshape(count, m2, p)
     out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     return unsafe_view(bmm(a_flat, b_flat), out_shape)
+
+
+def _matmul_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast batch shape of ``matmul``'s operands, with PyTorch's error when they do not fit."""
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise RuntimeError(broadcast_error([a, b])) from None
 
 
 # -- more linear algebra ----------------------------------------------------------------------

@@ -41,7 +41,7 @@ def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {_shape_str(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -640,6 +640,8 @@ def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     if index.size:
         bad = (index < 0) | (index >= size)
         if bad.any():
+            if dim == 0:  # PyTorch's kernel along the first dim words it differently
+                raise IndexError("index out of range in self")
             raise RuntimeError(
                 f"INDICES element is out of DATA bounds, id={int(index[bad].flat[0])} axis_dim={size}"
             )

@@ -156,8 +156,24 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
         return f"{name}\n {_size_to_str(v.shape)}"
 
     def add_nodes(fn: Any) -> None:
+        # Depth-first with an explicit stack (a deep graph would overflow Python's recursion
+        # limit), emitting statements in the same order as the recursive walk of torchviz.
         if id(fn) in seen:
             return
+        stack = [(fn, iter(visit(fn)))]
+        while stack:
+            cur, edges = stack[-1]
+            for nxt, _ in edges:
+                if nxt is not None:
+                    dot.edge(str(id(nxt)), str(id(cur)))
+                    if id(nxt) not in seen:
+                        stack.append((nxt, iter(visit(nxt))))
+                        break
+            else:
+                stack.pop()
+
+    def visit(fn: Any) -> Any:
+        """Draw ``fn`` (and its leaf and saved tensors); return its edges."""
         seen.add(id(fn))
         keep.append(fn)
         if show_saved:
@@ -176,10 +192,7 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
             dot.node(str(id(variable)), var_name(variable), fillcolor="lightblue")
             dot.edge(str(id(variable)), str(id(fn)))
         dot.node(str(id(fn)), _fn_label(fn, show_attrs, max_attr_chars))
-        for nxt, _ in getattr(fn, "next_functions", ()):
-            if nxt is not None:
-                dot.edge(str(id(nxt)), str(id(fn)))
-                add_nodes(nxt)
+        return getattr(fn, "next_functions", ())
 
     def add_base_tensor(v: Any, color: str = "darkolivegreen1") -> None:
         if id(v) in seen:
