@@ -955,7 +955,7 @@ def einsum(*args: Any) -> Tensor:
                 name = lab if isinstance(lab, str) else "..."
                 raise RuntimeError(f"einsum(): subscript {name} has size {s} for operand {i} which does not broadcast "
                                    f"with previously seen size {have}")
-            sizes[lab] = max(have, s)
+            sizes[lab] = s if have == 1 else have  # a size-0 dim wins over a broadcast 1
 
     aligned = []
     for i, (labs, op) in enumerate(zip(labels, operands, strict=True)):
