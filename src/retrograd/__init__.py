@@ -38,6 +38,7 @@ from ._dtype import (
 )
 from ._dtype import float as float  # noqa: A004, PLC0414
 from ._dtype import int as int  # noqa: A004, PLC0414
+from ._format import set_printoptions
 from ._functions import *  # noqa: F403
 from ._functions import (
     allclose,
@@ -128,3 +129,4 @@ __all__ = [
     "randperm", "return_types", "save", "load", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
     "uint8", "where", "zeros", "zeros_like",
 ]
+__all__ += ["set_printoptions"]

@@ -468,6 +468,12 @@ class Tensor:
 
         return tensor_repr(self)
 
+    def __format__(self, format_spec: str) -> str:
+        # PyTorch: a 0-d tensor formats as its number (f"{loss:.4f}"); anything else only with "".
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return format(self._data.item(), format_spec)
+        return object.__format__(self, format_spec)
+
     __hash__ = object.__hash__
 
     def __reduce_ex__(self, protocol: Any) -> Any:
