@@ -103,7 +103,9 @@ __version__ = "0.1.0"
 # NumPy reports floating-point edge cases (log(0), 0/0, overflow to inf) as RuntimeWarnings where
 # PyTorch computes the same inf or nan silently. Those raised by retrograd's own calls into NumPy
 # are ignored (the user's own NumPy calls still warn); an np.errstate around every op would cost
-# about a microsecond per op.
+# about a microsecond per op. Where a filter set later (or pytest's per-test filters) turns them
+# into errors, the dispatch points catch the RuntimeWarning and rerun the forward quietly
+# (``ops.op.quiet``): nothing is paid until then.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.|$)")
 
 FloatTensor = Tensor

@@ -136,10 +136,15 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
     else:
         return False
     alpha = params[0] if params else 1
+    if alpha != 1:
+        with np.errstate(all="ignore"):  # (rare: add_/sub_ with alpha)
+            operand = np.multiply(operand, alpha)
     try:
-        ufunc(data, operand if alpha == 1 else np.multiply(operand, alpha), out=data)
+        ufunc(data, operand, out=data)
     except ValueError:
         return False
+    except RuntimeWarning:  # a filter made NumPy's inf/nan warning an error: raised after the write
+        pass
     return True
 
 
