@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.conftest import outcome
 
@@ -79,6 +80,48 @@ CASES: list[tuple[str, Any]] = [
     ("index_select first dim of 2-d", lambda t: t.ones(6, 2).index_select(0, t.tensor([6]))),
     ("index_select other dim", lambda t: t.ones(2, 6).index_select(1, t.tensor([6]))),
     ("gather 1-d", lambda t: t.ones(3).gather(0, t.tensor([3]))),
+    ("mean int dtype", lambda t: t.ones(3).mean(dtype=t.int64)),
+    ("mean int input, int dtype", lambda t: t.ones(3, dtype=t.int64).mean(dtype=t.int64)),
+    ("mean dim bool dtype", lambda t: t.mean(t.ones(3), 0, dtype=t.bool)),
+    ("mean int input", lambda t: t.ones(3, dtype=t.int64).mean()),
+    ("matmul vector with batch", lambda t: t.matmul(t.ones(3), t.ones(5, 4, 2))),
+    ("matmul matrix with batch", lambda t: t.matmul(t.ones(2, 3), t.ones(2, 5, 4, 2))),
+    ("permute too many dims", lambda t: t.ones(2, 3).permute(0, 1, 2)),
+    ("kron with a number", lambda t: t.kron(t.ones(2), 3)),
+    ("zeros float size", lambda t: t.zeros(2.5)),
+    ("ones str size", lambda t: t.ones("a")),
+    ("zeros bool size", lambda t: t.zeros(True)),
+    ("zeros None size", lambda t: t.zeros(None)),
+    ("zeros float tensor size", lambda t: t.zeros(t.tensor(2.0))),
+    ("zeros float in varargs", lambda t: t.zeros(2, 2.5)),
+    ("empty str in varargs", lambda t: t.empty(2, "a")),
+    ("rand float in varargs", lambda t: t.rand(2, 2.5)),
+    ("zeros float in tuple", lambda t: t.zeros((2, 2.5))),
+    ("zeros float first in tuple", lambda t: t.zeros((2.5,))),
+    ("zeros float in list", lambda t: t.zeros([2, 2.5])),
+    ("zeros bool first in list", lambda t: t.zeros([True])),
+    ("zeros None in tuple", lambda t: t.zeros((None,))),
+    ("zeros numpy float", lambda t: t.zeros(2, np.float64(2.0))),
+    ("full float size", lambda t: t.full((2.5,), 1.0)),
+    ("full str value", lambda t: t.full((2,), "a")),
+    ("full None value", lambda t: t.full((2,), None)),
+    ("new_full str value", lambda t: t.ones(2).new_full((2,), "x")),
+    ("new_zeros negative", lambda t: t.empty(2, 3).new_zeros(-1)),
+    ("randint float size", lambda t: t.randint(3, (2.5,))),
+    ("randint int size", lambda t: t.randint(3, 5)),
+    ("randperm negative", lambda t: t.randperm(-1)),
+    ("randn int dtype", lambda t: t.randn(2, dtype=t.int32)),
+    ("randn bool dtype", lambda t: t.randn(2, dtype=t.bool)),
+    ("rand int dtype", lambda t: t.rand(2, dtype=t.int64)),
+    ("normal negative std", lambda t: t.normal(0.0, -1.0, (2,))),
+    ("normal negative fraction std", lambda t: t.normal(0.0, -0.5, (2,))),
+    ("normal negative std tensor", lambda t: t.normal(t.zeros(2), t.tensor([-1.0, -2.0]))),
+    ("arange to inf", lambda t: t.arange(0, float("inf"))),
+    ("arange from -inf", lambda t: t.arange(float("-inf"), 0)),
+    ("arange nan step", lambda t: t.arange(0, 5, float("nan"))),
+    ("arange too big", lambda t: t.arange(1e20)),
+    ("eye negative n", lambda t: t.eye(-1)),
+    ("eye negative m", lambda t: t.eye(2, -1)),
     ("broadcast add", lambda t: t.ones(2, 3) + t.ones(3, 2)),
     ("sum dim", lambda t: t.ones(2, 3).sum(2)),
     ("transpose dim", lambda t: t.ones(2, 3).transpose(0, 2)),
@@ -103,3 +146,6 @@ def test_valid_calls_still_work() -> None:
     assert retrograd.randint(4, 5, (2,)).tolist() == [4, 4]
     assert retrograd.tensor(2**63, dtype=retrograd.float32).item() == 2.0**63
     assert retrograd.ones(0, 3).argmax(1).shape == (0,)
+    assert retrograd.zeros(2, True).shape == (2, 1) and retrograd.zeros(retrograd.tensor(2)).shape == (2,)
+    assert retrograd.zeros((2, np.int64(3))).shape == (2, 3) and retrograd.full([2], 1.0).shape == (2,)
+    assert retrograd.ones(2).new_full((2,), 3).tolist() == [3.0, 3.0]

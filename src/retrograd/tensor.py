@@ -567,6 +567,9 @@ class Tensor:
         return _new_filled(self, 1, size, dtype, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        if not isinstance(fill_value, (builtins.int, builtins.float, complex, np.number, np.bool_, Tensor)):
+            raise TypeError("new_full(): argument 'fill_value' (position 2) must be Number, not "
+                            f"{type(fill_value).__name__}")
         return _new_filled(self, fill_value, (size,), dtype, requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
@@ -877,6 +880,9 @@ class Tensor:
         return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
     def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
+                               f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
         x = self if dtype is None else self.to(dtype)
         if dim is None:
             return _apply(_R.mean_all, (x,))
@@ -977,6 +983,10 @@ class Tensor:
 
     def permute(self, *dims: Any) -> Tensor:
         ndim = self._data.ndim
+        if len(_sizes(dims)) != ndim:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                               f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to "
+                               f"len(dims) = {len(_sizes(dims))}")
         return _apply(_S.permute, (self, tuple(_R.normalize_dim(d, ndim) for d in _sizes(dims))))
 
     def squeeze(self, dim: Any = None) -> Tensor:
@@ -1702,7 +1712,11 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
 
 def _new_filled(like: Tensor, value: Any, size: Any, dtype: Any, requires_grad: bool) -> Tensor:
     np_dtype = to_dtype(dtype).np if dtype is not None else like._data.dtype
-    t = Tensor._make(np.full(_sizes(size), value, dtype=np_dtype))
+    shape = _sizes(size)
+    for n in shape:  # PyTorch's error, not NumPy's ValueError
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+    t = Tensor._make(np.full(shape, value, dtype=np_dtype))
     if requires_grad:
         t.requires_grad_()
     return t

@@ -128,6 +128,10 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     if da == 2 and db == 2:
         return mm(a, b)
     if db >= 3 and da <= 2:
+        if a.shape[-1] != b.shape[-2]:
+            count = int(np.prod(b.shape[:-2], dtype=np.int64))
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{count}, "
+                               f"{a.shape[-1]}] but got: [{count}, {b.shape[-2]}].")
         # Fold the batch of ``b`` into rows of ``b.mT``, as PyTorch does: (b.mT @ a.mT).mT.
         bt = b.mT
         rows = tuple(bt.shape[:-1])
@@ -313,6 +317,9 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
     """Kronecker product: interleave the dims of ``a`` and ``b``, multiply, fold (as PyTorch)."""
+    for arg, pos, v in (("input", 1, a), ("other", 2, b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"kron(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
     nd = max(a.dim(), b.dim())
     sa = (1,) * (nd - a.dim()) + tuple(a.shape)
     sb = (1,) * (nd - b.dim()) + tuple(b.shape)
