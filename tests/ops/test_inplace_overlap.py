@@ -77,3 +77,39 @@ def test_einsum_zero_size_operand(torch: Any, equation: str, operands: Any) -> N
     got = retrograd.einsum(equation, *operands(retrograd))
     assert tuple(got.shape) == tuple(expected.shape)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+CATS: list[tuple[str, int, Any]] = [
+    ("legacy empty first", 0, lambda t: [t.ones(0), t.ones(2, 2)]),
+    ("legacy empty last, dim 1", 1, lambda t: [t.ones(2, 2), t.ones(0)]),
+    ("legacy empty twice", 0, lambda t: [t.ones(0), t.ones(2, 2), t.ones(0), t.ones(3, 2)]),
+    ("only legacy empties", 0, lambda t: [t.ones(0), t.ones(0)]),
+]
+
+
+@pytest.mark.parametrize(("dim", "operands"), [c[1:] for c in CATS], ids=[c[0] for c in CATS])
+def test_cat_skips_legacy_empty_tensors(torch: Any, dim: int, operands: Any) -> None:
+    expected = torch.cat(operands(torch), dim=dim)
+    got = retrograd.cat(operands(retrograd), dim=dim)
+    assert tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_cat_legacy_empty_gets_an_empty_gradient(torch: Any) -> None:
+    grads = []
+    for lib in (retrograd, torch):
+        x = lib.ones(0, requires_grad=True)
+        y = lib.ones(2, 2, requires_grad=True)
+        (lib.cat([x, y, x]) * 2).sum().backward()
+        grads.append((tuple(x.grad.shape), y.grad.tolist()))
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.parametrize("position", [0, 1])
+def test_cat_zero_dim_error_names_the_position(torch: Any, position: int) -> None:
+    def call(lib: Any) -> Any:
+        items = [lib.ones(0), lib.ones(0)]
+        items[position] = lib.tensor(1.0)
+        return lib.cat(items)
+
+    assert outcome(lambda: call(retrograd)) == outcome(lambda: call(torch))

@@ -430,7 +430,11 @@ def _cat(*arrays_and_dim: Any) -> np.ndarray:
     *arrays, dim = arrays_and_dim
     if not arrays:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ref = next((a for a in arrays if a.ndim), arrays[0])
+    ref = next((a for a in arrays if a.ndim and a.shape != (0,)), ref)  # legacy empty (0,) tensors are skipped
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = normalize_dim(dim, ref.ndim)
