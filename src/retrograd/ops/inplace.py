@@ -153,7 +153,7 @@ def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     self: Tensor = args[0]
     check_inplace(self, op.name in _ONE_VALUE)
     inputs = args[: op.n_inputs]
-    if op.n_inputs > 1:
+    if op.n_inputs > 1 and isinstance(inputs[-1], Tensor) or op.n_inputs > 2:  # (not for p.mul_(0.9))
         check_input_overlap(self._data, inputs[1:])
     params = args[op.n_inputs:]
     name = op.name + "_"
