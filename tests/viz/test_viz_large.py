@@ -47,7 +47,8 @@ def test_hundred_thousand_nodes_to_source_in_under_5s() -> None:
     assert elapsed < 5.0, elapsed
 
 
-LABELS = ["MulBackward0", "x\n (3)", 'a "quoted" label', "node", "edge", "", "-4.2", "12", "a b",
+LABELS = ["MulBackward0", "x\n (3)", 'a "quoted" label', "node", "edge", "", "-4.2", "12", "a b", "Strict", "_x1",
+          "x\u00b2", "\u00b2", "0123", "as140_self", "é",
           "self\n (2, 3)\n[freed]", "back\\\\slash", "<html>", "tensors[0]", "Graph"]
 ATTRS: list[dict[str, str]] = [{}, {"fillcolor": "orange"}, {"style": "filled,dashed", "fillcolor": "grey92",
                                                              "fontcolor": "grey55", "color": "grey70"},

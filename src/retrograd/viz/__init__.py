@@ -34,6 +34,9 @@ def _digraph(**kwargs: Any) -> Any:
     return Digraph(**kwargs)
 
 
+_DOT_KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
+
+
 class _Lines:
     """Appends node and edge statements to a graph's ``body`` exactly as graphviz's ``node`` and
     ``edge`` write them (attributes sorted, identifiers quoted when needed), without their per-call
@@ -47,7 +50,8 @@ class _Lines:
         self.body = body
 
     def q(self, text: str) -> str:
-        if text.isdigit():  # node ids: ``str(id(...))``
+        # node ids (``str(id(...))``, ``a1234``, ``bs1234_self``) are valid DOT ids as they are
+        if text.isascii() and (text.isdigit() or text.isidentifier() and text.lower() not in _DOT_KEYWORDS):
             return text
         quoted = self._cache.get(text)
         if quoted is None:
