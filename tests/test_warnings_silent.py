@@ -21,6 +21,7 @@ EDGE_CASES = textwrap.dedent("""
         assert np.isnan(x.grad.numpy()).any() and np.isinf(y.detach().numpy()).any()
         assert rg.tensor([0.0]).log().item() == -np.inf
         assert rg.tensor([1e30]).pow(2).item() == np.inf
+        assert np.isnan(rg.ones(0).mean().item()) and np.isnan(rg.ones(0, 3).mean(0).numpy()).all()
         with rg.no_grad():
             p = rg.tensor([3e38, 1.0])
             p.add_(rg.tensor([3e38, 1.0]))   # optimizer-style update straight into memory

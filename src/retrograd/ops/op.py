@@ -21,6 +21,7 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import inspect
+import warnings
 from _thread import RLock
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -443,7 +444,8 @@ def quiet(fn: Callable[..., Any], *args: Any) -> Any:
     ``filterwarnings = error``, ``simplefilter("error")``) the forward lands here, via the
     ``except RuntimeWarning`` of the dispatch points, which costs nothing until it is reached.
     """
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's Python-level ones ("Mean of empty slice")
         return fn(*args)
 
 
