@@ -38,6 +38,7 @@ from ._dtype import (
 )
 from ._dtype import float as float  # noqa: A004, PLC0414
 from ._dtype import int as int  # noqa: A004, PLC0414
+from ._format import set_printoptions
 from ._functions import *  # noqa: F403
 from ._functions import (
     allclose,
@@ -102,7 +103,9 @@ __version__ = "0.1.0"
 # NumPy reports floating-point edge cases (log(0), 0/0, overflow to inf) as RuntimeWarnings where
 # PyTorch computes the same inf or nan silently. Those raised by retrograd's own calls into NumPy
 # are ignored (the user's own NumPy calls still warn); an np.errstate around every op would cost
-# about a microsecond per op.
+# about a microsecond per op. Where a filter set later (or pytest's per-test filters) turns them
+# into errors, the dispatch points catch the RuntimeWarning and rerun the forward quietly
+# (``ops.op.quiet``): nothing is paid until then.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.|$)")
 
 FloatTensor = Tensor
@@ -128,3 +131,4 @@ __all__ = [
     "randperm", "return_types", "save", "load", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
     "uint8", "where", "zeros", "zeros_like",
 ]
+__all__ += ["set_printoptions"]

@@ -434,6 +434,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> rg.cat([rg.ones(2), rg.zeros(1)]).tolist()
     [1.0, 1.0, 0.0]
     """
+    _check_tensor_list(tensors, "cat")
     return apply(_shape.cat, (*tensors, dim))  # type: ignore[no-any-return]
 
 
@@ -448,7 +449,19 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     >>> rg.stack([rg.ones(2), rg.zeros(2)]).shape
     torch.Size([2, 2])
     """
+    _check_tensor_list(tensors, "stack")
     return apply(_shape.stack, (*tensors, dim))  # type: ignore[no-any-return]
+
+
+def _check_tensor_list(tensors: Sequence[Any], name: str) -> None:
+    """PyTorch's errors for an empty list or a non-tensor element (not an AssertionError)."""
+    if not len(tensors):
+        if name == "cat":
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
 
 
 def is_tensor(obj: Any) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import FROM_NUMPY, from_numpy_dtype, get_default_dtype, to_dtype
+from ._dtype import FROM_NUMPY, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -27,7 +27,89 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 def _size_args(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
     if not size:
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-    return _sizes(size)
+    if len(size) == 1 and not isinstance(size[0], (tuple, list)):
+        if not _int_like(size[0], True):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size[0])}")
+    else:
+        _check_int_items(name, size[0] if len(size) == 1 else size, 1)
+    return _nonnegative(_sizes(size), name)
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    if isinstance(value, Tensor) or kind.__module__ == "builtins":
+        return "Tensor" if isinstance(value, Tensor) else kind.__name__
+    return f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+
+
+def _int_like(value: Any, first: bool) -> bool:
+    """What PyTorch's argument parser takes as one entry of a size (a bool only after the first)."""
+    if isinstance(value, bool):
+        return not first
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, Tensor) and value._data.dtype.kind in "iu" and value._data.size == 1
+
+
+def _check_int_items(name: str, items: Any, position: int) -> None:
+    """PyTorch's TypeError for a size with a non-integer entry (NumPy would truncate 2.5 to 2)."""
+    for i, v in enumerate(items):
+        if not _int_like(v, i == 0):
+            if i == 0:
+                raise TypeError(f"{name}(): argument 'size' (position {position}) must be tuple of ints, but found "
+                                f"element of type {_type_name(v)} at pos 0")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f'"type must be tuple of ints,but got {_type_name(v)}"')
+
+
+def _check_number(name: str, value: Any) -> None:
+    if not isinstance(value, (int, float, complex, np.number, np.bool_, Tensor)):
+        raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not {_type_name(value)}")
+
+
+def _nonnegative(shape: tuple[int, ...], name: str = "") -> tuple[int, ...]:
+    """``shape`` itself, or PyTorch's error for a negative size (not NumPy's ValueError)."""
+    for s in shape:
+        if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _check_nested(data: Any) -> None:
+    """Raise PyTorch's error for data that NumPy could not turn into a regular array: ragged nested
+    sequences, a sequence where a number belongs (or the reverse), strings, ints beyond int64."""
+    shape = []
+    first = data
+    while isinstance(first, (list, tuple)) or isinstance(first, np.ndarray) and first.ndim:
+        shape.append(len(first))
+        if not len(first):
+            break
+        first = first[0]
+    stack = [(data, 0)]
+    is_float = False
+    while stack:  # iterative: nesting depth is the user's
+        item, dim = stack.pop()
+        if isinstance(item, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
+        is_seq = isinstance(item, (list, tuple)) or isinstance(item, np.ndarray) and item.ndim > 0
+        if dim < len(shape):
+            if not is_seq:
+                raise TypeError("not a sequence")
+            if len(item) != shape[dim]:
+                raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(item)})")
+            stack.extend((v, dim + 1) for v in reversed(list(item)))
+        elif is_seq:
+            kind = "'list' object cannot be interpreted as an integer" if not is_float else \
+                f"must be real number, not {type(item).__name__}"
+            raise TypeError(kind)
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, bool) and not -2**63 <= item < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        elif isinstance(item, (float, np.floating)):
+            is_float = True
+        elif not isinstance(item, (int, complex, np.generic, np.ndarray)):
+            raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
 
 
 def _check_device(dev: Any) -> None:
@@ -45,7 +127,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         return np.dtype(np.int64)
     if kind == "f":
         return get_default_dtype().np
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _plain(data: Any) -> Any:
@@ -75,7 +157,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         from_numpy_dtype(arr.dtype)
     else:
         plain = _plain(data)
-        arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+        try:
+            arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+        except (ValueError, TypeError, OverflowError, RuntimeError):
+            _check_nested(plain)  # PyTorch's error where it has one
+            raise
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
     return _finish(arr, requires_grad)
@@ -165,10 +251,13 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     [7, 7]
     """
     _check_device(device)
+    if isinstance(size, (tuple, list)):
+        _check_int_items("full", size, 1)
+    _check_number("full", fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))
-    return _finish(np.full(_sizes((size,)), fill_value, np_dtype), requires_grad)
+    return _finish(np.full(_nonnegative(_sizes((size,))), fill_value, np_dtype), requires_grad)
 
 
 def _like(t: Tensor, dtype: Any) -> np.dtype:
@@ -226,8 +315,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if values[2] == 0:
+    if values[2] == 0 or values[2] != values[2]:
         raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite(values[:2])):
+        raise RuntimeError(f"unsupported range: {_cpp(values[0])} -> {_cpp(values[1])}")
+    if abs((values[1] - values[0]) / values[2]) >= 2**63:
+        raise RuntimeError("invalid size, possible overflow?")
+    if (values[1] - values[0]) * values[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
     np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
     count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
@@ -257,6 +352,9 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, 
     [[1.0, 0.0], [0.0, 1.0]]
     """
     _check_device(device)
+    for arg, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_factory_dtype(dtype)), requires_grad)
 
 
@@ -343,6 +441,7 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     100
     """
     _check_device(device)
+    _check_float_sampling(dtype, "check_uniform_bounds")
     data = _rng(generator).random(_size_args("rand", size)).astype(_factory_dtype(dtype))
     return _finish(data, requires_grad)
 
@@ -356,8 +455,20 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     torch.Size([2, 3])
     """
     _check_device(device)
+    _check_float_sampling(dtype, "normal_kernel_cpu")
     data = _rng(generator).standard_normal(_size_args("randn", size)).astype(_factory_dtype(dtype))
     return _finish(data, requires_grad)
+
+
+def _cpp(value: Any) -> str:
+    """A number as PyTorch's C++ messages print it (``0``, ``-0.5``, ``inf``, ``1e+20``)."""
+    return str(value) if isinstance(value, (int, np.integer)) else f"{value:g}"
+
+
+def _check_float_sampling(dtype: Any, kernel: str) -> None:
+    """rand/randn only sample floating dtypes: PyTorch's error instead of truncated integers."""
+    if dtype is not None and to_dtype(dtype).np.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(to_dtype(dtype).np)!r}')
 
 
 def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
@@ -370,11 +481,22 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
     """
     _check_device(device)
     if size is None:
-        if high is None or not isinstance(high, (tuple, list)):
+        if high is None:
             raise TypeError("randint() missing required argument 'size'")
+        if not isinstance(high, (tuple, list)):
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_type_name(high)}")
         low, high, size = 0, low, high
+        _check_int_items("randint", size, 2)
     elif high is None:
         low, high = 0, low
+    elif isinstance(size, (tuple, list)):
+        _check_int_items("randint", size, 3)
+    for bound in (low, high):
+        if not -2**63 <= bound < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    _nonnegative(_sizes((size,)))
     data = _rng(generator).integers(low, high, _sizes((size,))).astype(_factory_dtype(dtype, np.dtype(np.int64)))
     return _finish(data, requires_grad)
 
@@ -387,6 +509,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, d
     >>> sorted(rg.randperm(4).tolist())
     [0, 1, 2, 3]
     """
+    _nonnegative((n,))
     return _finish(_rng(generator).permutation(n).astype(_factory_dtype(dtype, np.dtype(np.int64))), requires_grad)
 
 
@@ -404,8 +527,10 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
     else:
         shape = _sizes((size,))
-    if isinstance(s, np.ndarray) and (s < 0).any() or not isinstance(s, np.ndarray) and s < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {np.min(s)}")
+    if isinstance(s, np.ndarray) and (s < 0).any():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    if not isinstance(s, np.ndarray) and s < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(s)}")
     default = m.dtype if isinstance(m, np.ndarray) else (s.dtype if isinstance(s, np.ndarray) else None)
     data = (m + s * _rng(generator).standard_normal(shape)).astype(_factory_dtype(dtype, default))
     return _finish(np.asarray(data), requires_grad)

@@ -432,8 +432,12 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self._requires_grad:  # as PyTorch: NumPy never silently drops the graph
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         data = self._data
         if dtype is not None and np.dtype(dtype) != data.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
             return data.astype(dtype)
         return data.copy() if copy else data
 
@@ -483,6 +487,12 @@ class Tensor:
         from ._format import tensor_repr
 
         return tensor_repr(self)
+
+    def __format__(self, format_spec: str) -> str:
+        # PyTorch: a 0-d tensor formats as its number (f"{loss:.4f}"); anything else only with "".
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return format(self._data.item(), format_spec)
+        return object.__format__(self, format_spec)
 
     __hash__ = object.__hash__
 
@@ -577,6 +587,9 @@ class Tensor:
         return _new_filled(self, 1, size, dtype, requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        if not isinstance(fill_value, (builtins.int, builtins.float, complex, np.number, np.bool_, Tensor)):
+            raise TypeError("new_full(): argument 'fill_value' (position 2) must be Number, not "
+                            f"{type(fill_value).__name__}")
         return _new_filled(self, fill_value, (size,), dtype, requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
@@ -667,20 +680,22 @@ class Tensor:
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
             return _apply(_E.logical_not, (self,))
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _apply(_E.bitwise_not, (self,))
 
     def __and__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_and, (self, _operand(other)))
+        return _bitwise(_E.bitwise_and, self, other)
 
     __rand__ = __and__
 
     def __or__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_or, (self, _operand(other)))
+        return _bitwise(_E.bitwise_or, self, other)
 
     __ror__ = __or__
 
     def __xor__(self, other: Any) -> Tensor:
-        return _apply(_E.bitwise_xor, (self, _operand(other)))
+        return _bitwise(_E.bitwise_xor, self, other)
 
     __rxor__ = __xor__
 
@@ -885,6 +900,9 @@ class Tensor:
         return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
     def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
+                               f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
         x = self if dtype is None else self.to(dtype)
         if dim is None:
             return _apply(_R.mean_all, (x,))
@@ -985,6 +1003,10 @@ class Tensor:
 
     def permute(self, *dims: Any) -> Tensor:
         ndim = self._data.ndim
+        if len(_sizes(dims)) != ndim:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                               f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to "
+                               f"len(dims) = {len(_sizes(dims))}")
         return _apply(_S.permute, (self, tuple(_R.normalize_dim(d, ndim) for d in _sizes(dims))))
 
     def squeeze(self, dim: Any = None) -> Tensor:
@@ -1710,13 +1732,30 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
 
 def _new_filled(like: Tensor, value: Any, size: Any, dtype: Any, requires_grad: bool) -> Tensor:
     np_dtype = to_dtype(dtype).np if dtype is not None else like._data.dtype
-    t = Tensor._make(np.full(_sizes(size), value, dtype=np_dtype))
+    shape = _sizes(size)
+    for n in shape:  # PyTorch's error, not NumPy's ValueError
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(shape)}")
+    t = Tensor._make(np.full(shape, value, dtype=np_dtype))
     if requires_grad:
         t.requires_grad_()
     return t
 
 
 # The op table imports Tensor, so it is bound here, after the class exists.
+def _bitwise(op: Any, a: Tensor, b: Any) -> Tensor:
+    """A bitwise op, with PyTorch's error when the operands promote to a floating dtype."""
+    b = _operand(b)
+    try:
+        return _apply(op, (a, b))  # type: ignore[no-any-return]
+    except TypeError:
+        promoted = _dtype.result_type((a, b))
+        if promoted.kind == "f":
+            raise NotImplementedError(
+                f'"{op.name}_cpu" not implemented for {_dtype.scalar_type_name(promoted)!r}') from None
+        raise
+
+
 from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import reduce as _R  # noqa: E402

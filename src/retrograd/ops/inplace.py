@@ -40,8 +40,49 @@ OVERLAP_ERROR = (
     "location. Please clone() the tensor before performing the operation."
 )
 
+_ONE_VALUE = ("zero", "fill")  # write one value: PyTorch allows them on an expanded tensor
+PARTIAL_OVERLAP_ERROR = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
 
-def check_inplace(self: Tensor) -> None:
+
+def check_input_overlap(data: np.ndarray, inputs: Sequence[Any]) -> None:
+    """PyTorch's refusal to write into memory an input also reads from, unless the two are the
+    very same elements (``x.add_(x)``): NumPy would give an order-dependent result."""
+    for x in inputs:
+        if not isinstance(x, Tensor):
+            continue
+        other = x._data
+        if other is data or other.base is None and data.base is None:  # one owner each: disjoint
+            continue
+        if np.may_share_memory(data, other) and _partial_overlap(data, other):
+            raise RuntimeError(PARTIAL_OVERLAP_ERROR)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: the elements fill a block with no gaps."""
+    expected = a.itemsize
+    for stride, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """PyTorch's memory-overlap test: only dense layouts are compared (others are 'too hard' and
+    pass); the same block with the same strides is a full overlap, which is allowed."""
+    if not a.size or not b.size or not _dense(a) or not _dense(b):
+        return False
+    a_begin, b_begin = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a_end, b_end = a_begin + a.nbytes, b_begin + b.nbytes
+    if a_begin == b_begin and a_end == b_end:
+        return a.strides != b.strides
+    return a_begin < b_end and b_begin < a_end
+
+
+def check_inplace(self: Tensor, fill: bool = False) -> None:
     """PyTorch's refusals, before anything is written."""
     if self._is_inference and not STATE.inference:
         raise RuntimeError(INFERENCE_INPLACE_ERROR)
@@ -58,7 +99,7 @@ def check_inplace(self: Tensor) -> None:
                 name = type(self._grad_fn).__name__.replace("Backward0", "")
                 raise RuntimeError(MULTI_OUTPUT_VIEW_ERROR.format(nr=self._output_nr, name=name))
     data = self._data
-    if 0 in data.strides and data.size and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
+    if not fill and 0 in data.strides and data.size and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape)):
         raise RuntimeError(OVERLAP_ERROR)
 
 
@@ -95,18 +136,25 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
     else:
         return False
     alpha = params[0] if params else 1
+    if alpha != 1:
+        with np.errstate(all="ignore"):  # (rare: add_/sub_ with alpha)
+            operand = np.multiply(operand, alpha)
     try:
-        ufunc(data, operand if alpha == 1 else np.multiply(operand, alpha), out=data)
+        ufunc(data, operand, out=data)
     except ValueError:
         return False
+    except RuntimeWarning:  # a filter made NumPy's inf/nan warning an error: raised after the write
+        pass
     return True
 
 
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
     self: Tensor = args[0]
-    check_inplace(self)
+    check_inplace(self, op.name in _ONE_VALUE)
     inputs = args[: op.n_inputs]
+    if op.n_inputs > 1 and isinstance(inputs[-1], Tensor) or op.n_inputs > 2:  # (not for p.mul_(0.9))
+        check_input_overlap(self._data, inputs[1:])
     params = args[op.n_inputs:]
     name = op.name + "_"
     track = STATE.grad_enabled and op.differentiable and any(

@@ -128,6 +128,10 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     if da == 2 and db == 2:
         return mm(a, b)
     if db >= 3 and da <= 2:
+        if a.shape[-1] != b.shape[-2]:
+            count = int(np.prod(b.shape[:-2], dtype=np.int64))
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{count}, "
+                               f"{a.shape[-1]}] but got: [{count}, {b.shape[-2]}].")
         # Fold the batch of ``b`` into rows of ``b.mT``, as PyTorch does: (b.mT @ a.mT).mT.
         bt = b.mT
         rows = tuple(bt.shape[:-1])
@@ -146,7 +150,7 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     b3 = b.unsqueeze(-1) if db == 1 else b
     n, m = a3.shape[-2], a3.shape[-1]
     m2, p = b3.shape[-2], b3.shape[-1]
-    batch = tuple(np.broadcast_shapes(tuple(a3.shape[:-2]), tuple(b3.shape[:-2])))
+    batch = _matmul_batch(tuple(a3.shape[:-2]), tuple(b3.shape[:-2]))
     count = int(np.prod(batch, dtype=np.int64))
     if m != m2:
         raise RuntimeError(
@@ -158,6 +162,14 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     b_flat = b_full if b_full.dim() == 3 else b_full.reshape(count, m2, p)
     out_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     return unsafe_view(bmm(a_flat, b_flat), out_shape)
+
+
+def _matmul_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast batch shape of ``matmul``'s operands, with PyTorch's error when they do not fit."""
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise RuntimeError(broadcast_error([a, b])) from None
 
 
 # -- more linear algebra ----------------------------------------------------------------------
@@ -305,6 +317,9 @@ def inner(a: Tensor, b: Tensor) -> Tensor:
 
 def kron(a: Tensor, b: Tensor) -> Tensor:
     """Kronecker product: interleave the dims of ``a`` and ``b``, multiply, fold (as PyTorch)."""
+    for arg, pos, v in (("input", 1, a), ("other", 2, b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"kron(): argument '{arg}' (position {pos}) must be Tensor, not {type(v).__name__}")
     nd = max(a.dim(), b.dim())
     sa = (1,) * (nd - a.dim()) + tuple(a.shape)
     sb = (1,) * (nd - b.dim()) + tuple(b.shape)
@@ -947,7 +962,7 @@ def einsum(*args: Any) -> Tensor:
                 name = lab if isinstance(lab, str) else "..."
                 raise RuntimeError(f"einsum(): subscript {name} has size {s} for operand {i} which does not broadcast "
                                    f"with previously seen size {have}")
-            sizes[lab] = max(have, s)
+            sizes[lab] = s if have == 1 else have  # a size-0 dim wins over a broadcast 1
 
     aligned = []
     for i, (labs, op) in enumerate(zip(labels, operands, strict=True)):

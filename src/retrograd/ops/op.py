@@ -21,6 +21,7 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import inspect
+import warnings
 from _thread import RLock
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -438,10 +439,26 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
             _cast_arrays(op, inputs, params, arrays)
     try:
         return op.forward(*arrays, *params)
+    except RuntimeWarning:
+        return quiet(op.forward, *arrays, *params)
     except ValueError as err:
         if "broadcast" in str(err):
             raise RuntimeError(broadcast_error([np.shape(a) for a in arrays if isinstance(a, np.ndarray)])) from None
         raise
+
+
+def quiet(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run a (pure) NumPy forward again with its floating-point warnings off.
+
+    PyTorch computes inf and nan silently. Retrograd's calls into NumPy are not wrapped in
+    ``np.errstate`` (it would cost every op); the module-level filter in ``__init__`` hides the
+    warnings, and where a warnings filter turns them into exceptions (``-W error``, pytest's
+    ``filterwarnings = error``, ``simplefilter("error")``) the forward lands here, via the
+    ``except RuntimeWarning`` of the dispatch points, which costs nothing until it is reached.
+    """
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's Python-level ones ("Mean of empty slice")
+        return fn(*args)
 
 
 def broadcast_error(shapes: list[tuple[int, ...]]) -> str:
@@ -567,6 +584,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             out = forward(data, *params) if params else forward(data)
         except ValueError:
             return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+        except RuntimeWarning:
+            out = quiet(forward, data, *params)
         if type(out) is not _ndarray:
             out = _asarray(out)
         result = _new(Tensor)
@@ -694,6 +713,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             out = forward(ad, bd, *params) if params else forward(ad, bd)
         except ValueError:
             return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+        except RuntimeWarning:
+            out = quiet(forward, ad, bd, *params)
         if type(out) is not _ndarray:
             out = _asarray(out)
         result = _new(Tensor)

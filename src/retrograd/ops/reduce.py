@@ -144,7 +144,7 @@ def _select_along(pick: Any) -> Any:
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
         if x.shape[dim] == 0:
-            raise IndexError(f"max(): Expected reduction dim {dim} to have non-zero size.")
+            raise IndexError(f"{pick.__name__[3:]}(): Expected reduction dim {dim} to have non-zero size.")
         idx = pick(x, axis=dim, keepdims=True)
         values = np.take_along_axis(x, idx, axis=dim)
         if not keepdim:
@@ -194,6 +194,11 @@ argmin = Op("argmin", lambda x, dim, keepdim: _arg_reduce(np.argmin, x, dim, kee
 
 
 def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if x.size == 0:  # PyTorch's errors, not NumPy's ValueError
+        if dim is None:
+            raise IndexError(f"{fn.__name__}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if x.ndim and x.shape[dim] == 0:
+            raise IndexError(f"{fn.__name__}(): Expected reduction dim {dim} to have non-zero size.")
     if dim is None:
         out = np.asarray(fn(x))
         return out.reshape((1,) * x.ndim) if keepdim else out

@@ -41,7 +41,7 @@ def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of shape {_shape_str(shape)}")
             known *= s
     if -1 in shape:
         if known == 0 or numel % known:
@@ -430,7 +430,11 @@ def _cat(*arrays_and_dim: Any) -> np.ndarray:
     *arrays, dim = arrays_and_dim
     if not arrays:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     ref = next((a for a in arrays if a.ndim), arrays[0])
+    ref = next((a for a in arrays if a.ndim and a.shape != (0,)), ref)  # legacy empty (0,) tensors are skipped
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = normalize_dim(dim, ref.ndim)
@@ -640,6 +644,8 @@ def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     if index.size:
         bad = (index < 0) | (index >= size)
         if bad.any():
+            if dim == 0:  # PyTorch's kernel along the first dim words it differently
+                raise IndexError("index out of range in self")
             raise RuntimeError(
                 f"INDICES element is out of DATA bounds, id={int(index[bad].flat[0])} axis_dim={size}"
             )
