@@ -498,6 +498,9 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
         source = inputs[0]
         base = source._base if source._base is not None else source
         counter = source._counter()
+        if source._is_inference:  # a view of an inference tensor is one too, in any mode
+            for o in outputs:
+                o._is_inference = True
         for o in outputs:
             o._base = base
             o._version_counter = counter
@@ -555,6 +558,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 counter = x._counter()
             result._version_counter = counter
             result._view_version = counter.value
+            if x._is_inference:  # a view of an inference tensor is one too, in any mode
+                result._is_inference = True
         if INFERENCE_CONTEXTS[0] and STATE.inference:
             result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
