@@ -6,10 +6,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 import pytest
 
 import retrograd as rg
 from conftest import outcome
+from retrograd.autograd.graph import FREED_MESSAGE as FREED_TEXT
 
 # -- 1. grad-mode decorators ----------------------------------------------------------------
 
@@ -183,3 +185,176 @@ def test_inference_tensor_version_inside_inference_mode(torch: Any) -> None:
     ours = run(rg)
     assert ours[0] == ("RuntimeError", "Inference tensors do not track version counter.")
     assert ours == run(torch)
+
+
+# -- 3. saved attributes on nodes -------------------------------------------------------------
+
+SAVED_CASES: dict[str, Any] = {
+    "mul": lambda lib, a, b, m: a * b,
+    "mul_only_self_tracked": lambda lib, a, b, m: a * b.detach(),
+    "mul_python_float": lambda lib, a, b, m: a * 2.0,
+    "mul_python_int": lambda lib, a, b, m: a * 2,
+    "div": lambda lib, a, b, m: a / b,
+    "div_python_float": lambda lib, a, b, m: a / 2.0,
+    "add": lambda lib, a, b, m: a + b,
+    "add_alpha": lambda lib, a, b, m: lib.add(a, b, alpha=2),
+    "sub_alpha": lambda lib, a, b, m: lib.sub(a, b, alpha=3),
+    "add_python_number": lambda lib, a, b, m: a + 1,
+    "pow_scalar": lambda lib, a, b, m: a ** 2,
+    "pow_tensor": lambda lib, a, b, m: a.abs() ** b,
+    "exp": lambda lib, a, b, m: a.exp(),
+    "tanh": lambda lib, a, b, m: a.tanh(),
+    "sigmoid": lambda lib, a, b, m: a.sigmoid(),
+    "relu": lambda lib, a, b, m: a.relu(),
+    "threshold": lambda lib, a, b, m: lib.nn.functional.threshold(a, 0.1, 2.0),
+    "leaky_relu": lambda lib, a, b, m: lib.nn.functional.leaky_relu(a, 0.2),
+    "gelu": lambda lib, a, b, m: lib.nn.functional.gelu(a, approximate="tanh"),
+    "log": lambda lib, a, b, m: a.abs().log(),
+    "sin": lambda lib, a, b, m: a.sin(),
+    "neg": lambda lib, a, b, m: -a,
+    "clamp": lambda lib, a, b, m: a.clamp(-0.5, 0.5),
+    "where": lambda lib, a, b, m: lib.where(a > 0, a, b),
+    "sum": lambda lib, a, b, m: a.sum(),
+    "sum_dim": lambda lib, a, b, m: a.sum(1, keepdim=True),
+    "mean": lambda lib, a, b, m: a.mean(),
+    "mean_dim": lambda lib, a, b, m: a.mean(0),
+    "var": lambda lib, a, b, m: a.var(0),
+    "prod": lambda lib, a, b, m: a.prod(),
+    "max": lambda lib, a, b, m: a.max(),
+    "max_dim": lambda lib, a, b, m: a.max(1)[0],
+    "min_dim": lambda lib, a, b, m: a.min(0, keepdim=True)[0],
+    "cumsum": lambda lib, a, b, m: a.cumsum(1),
+    "mm": lambda lib, a, b, m: a.mm(m),
+    "matmul": lambda lib, a, b, m: a @ m,
+    "mm_only_mat2_tracked": lambda lib, a, b, m: a.detach().mm(m),
+    "view": lambda lib, a, b, m: a.view(12),
+    "reshape": lambda lib, a, b, m: a.reshape(2, 6),
+    "flatten": lambda lib, a, b, m: a.flatten(),
+    "expand": lambda lib, a, b, m: a[:1].expand(3, 4),
+    "transpose": lambda lib, a, b, m: a.transpose(0, 1),
+    "t": lambda lib, a, b, m: a.t(),
+    "permute": lambda lib, a, b, m: a.permute(1, 0),
+    "unsqueeze": lambda lib, a, b, m: a.unsqueeze(2),
+    "select": lambda lib, a, b, m: a.select(1, 2),
+    "index_int": lambda lib, a, b, m: a[1],
+    "index_slice": lambda lib, a, b, m: a[0:2],
+    "index_slice_step": lambda lib, a, b, m: a[:, 1:4:2],
+    "index_tensor": lambda lib, a, b, m: a[lib.tensor([0, 2])],
+    "gather": lambda lib, a, b, m: a.gather(1, lib.tensor([[0], [1], [2]])),
+    "softmax": lambda lib, a, b, m: a.softmax(1),
+    "log_softmax": lambda lib, a, b, m: a.log_softmax(0),
+    "cat": lambda lib, a, b, m: lib.cat([a, b], 1),
+    "stack": lambda lib, a, b, m: lib.stack([a, b]),
+    "split": lambda lib, a, b, m: a.split(2)[1],
+    "chunk": lambda lib, a, b, m: a.chunk(2, 1)[0],
+    "mse_loss": lambda lib, a, b, m: lib.nn.functional.mse_loss(a, b),
+}
+
+# PyTorch attributes retrograd does not expose, and why: only what our node already keeps is
+# exposed (no cost at record time), never a value in another form than PyTorch's.
+NOT_EXPOSED: dict[str, set[str]] = {
+    "mm": {"self_sym_strides", "mat2_sym_strides"},  # NumPy's strides are not PyTorch's
+    "matmul": {"self_sym_strides", "mat2_sym_strides"},
+    "mm_only_mat2_tracked": {"self_sym_strides", "mat2_sym_strides"},
+    "index_tensor": {"indices"},  # our node keeps the raw key
+    "gather": {"self", "sparse_grad"},  # not saved: the rule needs only the shape
+    "mse_loss": {"reduction"},  # PyTorch's is an enum number
+}
+
+
+def _plain(lib: Any, value: Any) -> Any:
+    """A comparable form of a saved attribute's value."""
+    if isinstance(value, lib.Tensor):
+        return ("tensor", str(value.dtype), tuple(value.shape), value.detach().double().round(decimals=5).tolist())
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(lib, v) for v in value)
+    return value
+
+
+def _saved_attributes(lib: Any, case: str) -> tuple[Any, dict[str, Any], list[Any]]:
+    rng = np.random.default_rng(3)
+    a = lib.tensor(rng.uniform(-1, 1, (3, 4)).astype(np.float32), requires_grad=True)
+    b = lib.tensor(rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), requires_grad=True)
+    m = lib.tensor(rng.uniform(-1, 1, (4, 5)).astype(np.float32), requires_grad=True)
+    out = SAVED_CASES[case](lib, a, b, m)
+    fn = out.grad_fn
+    names = sorted(n[len("_saved_"):] for n in dir(fn) if n.startswith("_saved_"))
+    values = {n: getattr(fn, "_saved_" + n) for n in names}
+    # Which saved tensors are the very inputs (PyTorch unpacks a saved leaf as itself).
+    identities = [[v is x for x in (a, b, m)] for v in values.values()]
+    return fn, {n: _plain(lib, v) for n, v in values.items()}, identities
+
+
+@pytest.mark.parametrize("case", sorted(SAVED_CASES))
+def test_saved_attributes_match_torch(torch: Any, case: str) -> None:
+    fn, ours, our_ids = _saved_attributes(rg, case)
+    tfn, theirs, their_ids = _saved_attributes(torch, case)
+    assert type(fn).__name__ == type(tfn).__name__
+    missing = NOT_EXPOSED.get(case, set())
+    assert missing <= set(theirs)  # (so this list stays honest)
+    for name in missing:
+        del theirs[name]
+    assert ours == theirs
+    kept = [i for i, n in enumerate(sorted(set(theirs) | missing)) if n not in missing]
+    assert our_ids == [their_ids[i] for i in kept]
+
+
+@pytest.mark.parametrize("case", ["mul", "mul_only_self_tracked", "tanh", "sum_dim", "max_dim", "mm", "cat"])
+def test_saved_attributes_after_backward(torch: Any, case: str) -> None:
+    def run(lib: Any) -> dict[str, Any]:
+        a = lib.ones(3, 4, requires_grad=True)
+        b = lib.full((3, 4), 2.0, requires_grad=True)
+        m = lib.ones(4, 5, requires_grad=True)
+        out = SAVED_CASES[case](lib, a, b, m)
+        fn = out.grad_fn
+        out.sum().backward()
+        result = {}
+        for name in (n for n in dir(fn) if n.startswith("_saved_")):
+            error = outcome(lambda name=name: getattr(fn, name))
+            result[name] = error if error[0] != "ok" else _plain(lib, getattr(fn, name))
+        return result
+
+    ours, theirs = run(rg), run(torch)
+    for name in NOT_EXPOSED.get(case, set()):
+        del theirs["_saved_" + name]
+    assert ours == theirs
+    assert any(v == ("RuntimeError", FREED_TEXT) for v in ours.values()) or case in ("sum_dim", "cat")
+
+
+def test_saved_result_is_connected_to_its_node(torch: Any) -> None:
+    for lib in (rg, torch):
+        a = lib.ones(3, requires_grad=True)
+        y = a.tanh()
+        r = y.grad_fn._saved_result
+        assert r is not y and r.grad_fn is y.grad_fn and r.requires_grad
+
+
+def test_saved_input_modified_in_place_raises_like_torch(torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        a = lib.ones(3, requires_grad=True)
+        b = lib.ones(3, requires_grad=True)
+        x = a * 1
+        y = x * b
+        x.add_(1)
+        return outcome(lambda: y.grad_fn._saved_self)
+
+    ours = run(rg)
+    assert ours[0] == "RuntimeError" and ours[1].startswith(run(torch)[1].split(" Hint:")[0])
+
+
+def test_saved_attributes_cost_nothing_at_record_time() -> None:
+    a = rg.ones(2, requires_grad=True)
+    node = (a * a).grad_fn
+    assert "_saved_self" not in getattr(node, "__dict__", {})  # a class property, read on access
+    assert isinstance(type(node).__dict__["_saved_self"], property)
+
+
+def test_cpp_node_names(torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        a = lib.ones(3, requires_grad=True)
+        x = a.clone()
+        x[0] = 5.0
+        acc = (a * 2).grad_fn.next_functions[0][0]
+        return x.grad_fn.name(), type(x.grad_fn).__name__, acc.name(), type(acc).__name__, (a * 2).grad_fn.name()
+
+    assert run(rg) == run(torch)

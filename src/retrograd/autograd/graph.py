@@ -413,3 +413,12 @@ class AccumulateGrad(Node):
         if grad is not None:
             self.variable._accumulate_grad(grad)
         return ()
+
+    def name(self) -> str:
+        """PyTorch's C++ name for this node (its Python class name stays ``AccumulateGrad``).
+
+        >>> import retrograd as rg
+        >>> (rg.ones(1, requires_grad=True) * 2).grad_fn.next_functions[0][0].name()
+        'torch::autograd::AccumulateGrad'
+        """
+        return "torch::autograd::AccumulateGrad"

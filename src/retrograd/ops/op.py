@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 from _thread import RLock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ from ..autograd.graph import (
     unpack_saved,
 )
 from ..tensor import Tensor
+from .saved_attrs import check_saved_names, saved_properties
 
 _make = Tensor._make
 
@@ -204,6 +205,7 @@ class Op:
         view: bool = False,
         outputs: int = 1,
         differentiable_outputs: Sequence[bool] | None = None,
+        saved: Sequence[str] | Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.forward = forward
@@ -275,6 +277,11 @@ class Op:
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
         self.node_name = node or f"{name.capitalize()}Backward0"
         self._backward_source: str | None = None
+        # PyTorch's saved-attribute names for the node (``_saved_self``...), when they are not
+        # the rules' own parameter names (ops/saved_attrs.py).
+        self.saved_names = saved
+        if saved is not None:
+            check_saved_names(self)
 
     # Made on first use (``__getattr__``), so that importing the op table builds no classes and
     # no closures: the node class (``MulBackward0``), and the op's own call paths ``op.unary(x)``
@@ -295,7 +302,7 @@ class Op:
         if name == "node_cls":
             value = None
             if self.differentiable:
-                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self})
+                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self, **saved_properties(self)})
                 value.__module__ = "retrograd.autograd.graph"
         elif name == "unary":
             value = unary_path(self)
