@@ -26,6 +26,18 @@ def is_anomaly_check_nan_enabled() -> bool:
     return ANOMALY[1]
 
 
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn anomaly detection on or off (``torch.set_anomaly_enabled``).
+
+    >>> import retrograd as rg
+    >>> rg.set_anomaly_enabled(True, check_nan=False)
+    >>> rg.is_anomaly_enabled(), rg.is_anomaly_check_nan_enabled()
+    (True, False)
+    >>> rg.set_anomaly_enabled(False)
+    """
+    ANOMALY[0], ANOMALY[1] = bool(enabled), bool(check_nan)
+
+
 class set_detect_anomaly:
     """Turn anomaly detection on or off: at once as a call, until exit as a context manager."""
 
@@ -48,12 +60,13 @@ class detect_anomaly:
     """
 
     def __init__(self, check_nan: bool = True) -> None:
+        # As in PyTorch: the warning and the state to restore belong to making the context.
+        self.prev = tuple(ANOMALY)
         self.check_nan = check_nan
-
-    def __enter__(self) -> None:
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
-        self.prev = tuple(ANOMALY)
+
+    def __enter__(self) -> None:
         ANOMALY[0], ANOMALY[1] = True, self.check_nan
 
     def __exit__(self, *exc: object) -> None:
@@ -79,20 +92,23 @@ def remember_creation(node: Any) -> None:
     node.metadata["traceback_"] = traceback.format_list(stack)
 
 
+NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during forward pass for more "
+                   "information.")
+
+
 def report_failure(node: Any) -> None:
+    """Warn, as PyTorch does, where the node whose backward failed (or made NaN) was created."""
     stack = node.metadata.get("traceback_") if node._metadata else None
     if stack:
-        warnings.warn(
-            f"Error detected in {type(node).__name__}. Traceback of forward call that caused the error:\n"
-            + "".join(stack),
-            UserWarning,
-            stacklevel=3,
-        )
+        detail = "Traceback of forward call that caused the error:\n" + "".join(stack)
+    else:  # made while anomaly mode was off
+        detail = NO_FORWARD_INFO
+    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=3)
 
 
 def check_nan(node: Any, outputs: tuple[Any, ...]) -> None:
     import numpy as np
 
     for i, g in enumerate(outputs):
-        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
-            raise RuntimeError(f"Function '{type(node).__name__}' returned nan values in its {i}th output.")
+        if g is not None and g._data.dtype.kind in "fc" and np.isnan(g._data).any():
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")

@@ -238,11 +238,11 @@ def run_backward(
                 else:
                     try:
                         outputs = fn.apply(grads)
+                        if ANOMALY[1]:
+                            check_nan(fn, outputs)
                     except Exception:
-                        report_failure(fn)
+                        report_failure(fn)  # a NaN too: PyTorch names where the node was made
                         raise
-                    if ANOMALY[1]:
-                        check_nan(fn, outputs)
             else:
                 outputs = (None,) * len(fn.next_functions)
             if hooked and fn._post_hooks:
