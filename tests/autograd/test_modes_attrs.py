@@ -358,3 +358,117 @@ def test_cpp_node_names(torch: Any) -> None:
         return x.grad_fn.name(), type(x.grad_fn).__name__, acc.name(), type(acc).__name__, (a * 2).grad_fn.name()
 
     assert run(rg) == run(torch)
+
+
+# -- 5. functional.jacobian / hessian strategies ---------------------------------------------
+
+def _f_two_outputs(lib: Any) -> Any:
+    return lambda x, y: (x * y.sum(), (x ** 2).exp()[:2] + y[0])
+
+
+def _scalar(lib: Any) -> Any:
+    return lambda x, y: (x.sin() * y[:3]).sum() * y.sum()
+
+
+def _inputs(lib: Any) -> tuple[Any, Any]:
+    x = lib.tensor([0.3, -0.7, 1.1], dtype=lib.float64)
+    y = lib.tensor([[0.5, 2.0], [1.5, -1.0]], dtype=lib.float64).reshape(4)
+    return x, y
+
+
+def _values(lib: Any, value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_values(lib, v) for v in value]
+    return (tuple(value.shape), str(value.dtype), value.tolist())
+
+
+def _assert_same_blocks(ours: Any, theirs: Any) -> None:
+    for row_ours, row_theirs in zip(ours, theirs, strict=True):
+        for (s1, d1, v1), (s2, d2, v2) in zip(row_ours, row_theirs, strict=True):
+            assert (s1, d1) == (s2, d2)
+            np.testing.assert_allclose(np.array(v1), np.array(v2), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+@pytest.mark.parametrize("strategy", ["forward-mode", "reverse-mode"])
+def test_jacobian_strategies_match_torch(torch: Any, strategy: str, vectorize: bool) -> None:
+    def run(lib: Any) -> Any:
+        result: list[Any] = []
+        error = outcome(lambda: result.append(lib.autograd.functional.jacobian(
+            _f_two_outputs(lib), _inputs(lib), vectorize=vectorize, strategy=strategy)))
+        return error, _values(lib, result[0]) if result else None
+
+    (ours_error, ours), (their_error, theirs) = run(rg), run(torch)
+    assert ours_error == their_error
+    if strategy == "forward-mode" and not vectorize:  # PyTorch refuses; it must not fall back to reverse mode
+        assert ours_error[0] == "NotImplementedError" and ours is None
+    else:
+        _assert_same_blocks(ours, theirs)
+
+
+def test_forward_mode_jacobian_single_tensor_and_unused_input(torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        x, y = _inputs(lib)
+        single = lib.autograd.functional.jacobian(lambda t: t.tanh() * 3, x, vectorize=True, strategy="forward-mode")
+        unused = lib.autograd.functional.jacobian(lambda a, b: a * 2, (x, y), vectorize=True, strategy="forward-mode")
+        return _values(lib, single), _values(lib, unused)
+
+    ours, theirs = run(rg), run(torch)
+    assert [s[:2] for s in (ours[0], *ours[1])] == [s[:2] for s in (theirs[0], *theirs[1])]
+    np.testing.assert_allclose(ours[0][2], theirs[0][2], rtol=1e-12)
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-12)
+
+
+JACOBIAN_ERRORS = {
+    "bad_strategy": dict(strategy="sideways"),
+    "forward_create_graph": dict(strategy="forward-mode", create_graph=True, vectorize=True),
+    "forward_strict": dict(strategy="forward-mode", strict=True, vectorize=True),
+    "forward_not_vectorized": dict(strategy="forward-mode"),
+    "reverse_strict_vectorized": dict(strict=True, vectorize=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JACOBIAN_ERRORS))
+def test_jacobian_refusals_match_torch(torch: Any, case: str) -> None:
+    def run(lib: Any) -> Any:
+        x, _ = _inputs(lib)
+        return outcome(lambda: lib.autograd.functional.jacobian(lambda t: t * 2, x, **JACOBIAN_ERRORS[case]))
+
+    ours = run(rg)
+    assert ours[0] != "ok"
+    assert ours == run(torch)
+
+
+@pytest.mark.parametrize("vectorize", [False, True])
+@pytest.mark.parametrize("strategy", ["forward-mode", "reverse-mode", "sideways"])
+def test_hessian_outer_strategies_match_torch(torch: Any, strategy: str, vectorize: bool) -> None:
+    def run(lib: Any) -> Any:
+        result: list[Any] = []
+        error = outcome(lambda: result.append(lib.autograd.functional.hessian(
+            _scalar(lib), _inputs(lib), vectorize=vectorize, outer_jacobian_strategy=strategy)))
+        return error, _values(lib, result[0]) if result else None
+
+    (ours_error, ours), (their_error, theirs) = run(rg), run(torch)
+    assert ours_error == their_error
+    if theirs is None:
+        assert ours is None
+    else:
+        _assert_same_blocks(ours, theirs)
+
+
+@pytest.mark.parametrize("fn", ["tuple", "two_elements", "one_element_1d"])
+def test_hessian_needs_one_element(torch: Any, fn: str) -> None:
+    funcs = {
+        "tuple": lambda x: (x.sum(), x.sum()),
+        "two_elements": lambda x: x[:2] * 2,
+        "one_element_1d": lambda x: (x ** 3).sum().reshape(1),
+    }
+
+    def run(lib: Any) -> Any:
+        result: list[Any] = []
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+        error = outcome(lambda: result.append(lib.autograd.functional.hessian(funcs[fn], x)))
+        return error, result[0].tolist() if result else None
+
+    assert run(rg) == run(torch)

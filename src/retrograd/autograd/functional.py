@@ -96,11 +96,91 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return detached, _unwrap(result, out)
 
 
-def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
-    """The Jacobian, one reverse pass per output element; shape ``out.shape + in.shape``."""
+_STRATEGY_ERROR = 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+
+
+def _check_jacobian_args(create_graph: bool, strict: bool, vectorize: bool, strategy: str) -> None:
+    """PyTorch's refusals, in its order (``strategy="forward-mode"`` needs ``vectorize=True``)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            _STRATEGY_ERROR + ' Hint: If your function has more outputs than inputs, "forward-mode" tends to be '
+            'more performant. Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-mode\"` are not "
+                "supported together (yet). Please either set `create_graph=False` or `strategy=\"reverse-mode\"`."
+            )
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
+                "supported together (yet). Please either set `strict=False` or `strategy=\"reverse-mode\"`."
+            )
+        if not vectorize:
+            raise NotImplementedError(  # (PyTorch's text, its missing space included)
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+    elif vectorize and strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
+            "Please either set `strict=False` or `vectorize=False`."
+        )
+
+
+def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
+    """The Jacobian one column (input element) at a time: ``J v`` for each unit tangent ``v``,
+    by the double-vjp trick (see ``jvp``): the function and its vjp graph are built once."""
+    from .._functions import stack
     from ..tensor import Tensor
 
+    with enable_grad():
+        ins = _prepare(inputs, False)
+        out = func(*ins)
+        outs = _as_tuple(out)
+        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
+        vjps = _grads(out, ins, dummies, create_graph=True)
+        columns: list[list[list[Any]]] = [[[] for _ in ins] for _ in outs]  # [output][input] -> columns
+        for k, (t, g) in enumerate(zip(ins, vjps)):
+            for j in range(t.numel()):
+                onehot = np.zeros(t._data.size, t._data.dtype)
+                onehot[j] = 1
+                tangent = Tensor._make(onehot.reshape(t._data.shape))
+                if g.requires_grad:
+                    jv = grad([g], dummies, [tangent], retain_graph=True, allow_unused=True)
+                else:  # the vjp does not depend on the output's cotangent: no path from this input
+                    jv = (None,) * len(outs)
+                for i, (o, col) in enumerate(zip(outs, jv)):
+                    columns[i][k].append(_zeros_like(o) if col is None else col.detach())
+    table = []
+    for o, per_input in zip(outs, columns):
+        blocks = tuple(
+            stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
+            Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))
+            for cols, t in zip(per_input, ins)
+        )
+        table.append(_unwrap(blocks, inputs))
+    return _unwrap(tuple(table), out)
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian, shape ``out.shape + in.shape``: one reverse pass per output element, or with
+    ``strategy="forward-mode"`` (which, as in PyTorch, needs ``vectorize=True``) one Jacobian-vector
+    product per input element.
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import jacobian
+    >>> jacobian(lambda x: x.sum(0), rg.ones(2, 1), vectorize=True, strategy="forward-mode")
+    tensor([[[1.],
+             [1.]]])
+    """
+    from ..tensor import Tensor
+
+    _check_jacobian_args(create_graph, strict, vectorize, strategy)
+    if strategy == "forward-mode":
+        return _jacobian_forward(func, inputs)
     with enable_grad():
         ins = _prepare(inputs, create_graph)
         out = func(*ins)
@@ -127,13 +207,23 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    """The Hessian of a scalar function: the Jacobian of its gradient (taken with
+    ``outer_jacobian_strategy``; forward-over-reverse needs ``vectorize=True``, as in PyTorch)."""
+    from ..tensor import Tensor
+
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(_STRATEGY_ERROR)
 
     def gradient(*ins: Any) -> Any:
         out = func(*ins)
-        return _unwrap(_grads(out, ins, None, create_graph=True), inputs)
+        if not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        return _unwrap(_grads(out.reshape(()), ins, None, create_graph=True), inputs)
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
