@@ -175,6 +175,20 @@ def test_inference_tensor_errors(torch: Any, case: str) -> None:
     assert ours[1] == ([1.0] * 3 if ours[0][0] != "ok" else theirs[1])
 
 
+def test_views_made_inside_inference_mode_follow_their_base(torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        n = lib.ones(2, 3)
+        with lib.inference_mode():
+            views = [n.view(6), n[0], n.t(), n.unbind(0)[1], n.detach(), n.transpose(0, 1)]
+            fresh = [n * 1, n.sum(0), n[[0]]]
+            flags = [v.is_inference() for v in views + fresh]
+            versions = [outcome(lambda v=v: v._version) for v in views + fresh]
+            n.add_(1)
+        return flags, versions, n._version, [v._version for v in views]
+
+    assert run(rg) == run(torch)
+
+
 def test_inference_tensor_version_inside_inference_mode(torch: Any) -> None:
     def run(lib: Any) -> Any:
         with lib.inference_mode():

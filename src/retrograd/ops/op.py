@@ -498,14 +498,14 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
         outputs: tuple[Tensor, ...] = (result,)
     else:
         outputs = tuple(Tensor._make(np.asarray(o)) for o in out)
-    if INFERENCE_CONTEXTS[0] and state.inference:
+    if INFERENCE_CONTEXTS[0] and state.inference and not op.view:
         for o in outputs:
             o._is_inference = True
     if op.view:
         source = inputs[0]
         base = source._base if source._base is not None else source
         counter = source._counter()
-        if source._is_inference:  # a view of an inference tensor is one too, in any mode
+        if source._is_inference:  # a view is an inference tensor if and only if its base is
             for o in outputs:
                 o._is_inference = True
         for o in outputs:
@@ -565,10 +565,11 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 counter = x._counter()
             result._version_counter = counter
             result._view_version = counter.value
-            if x._is_inference:  # a view of an inference tensor is one too, in any mode
+            if x._is_inference:  # a view is an inference tensor if and only if its base is
                 result._is_inference = True
         if INFERENCE_CONTEXTS[0] and STATE.inference:
-            result._is_inference = True
+            if not is_view:
+                result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             node = _new(node_cls)
             node._sequence_nr = seq = next_sequence_nr()
