@@ -486,3 +486,28 @@ def test_hessian_needs_one_element(torch: Any, fn: str) -> None:
         return error, result[0].tolist() if result else None
 
     assert run(rg) == run(torch)
+
+
+STRICT_CASES = {
+    "jacobian_ok": lambda lib, f: f.jacobian(lambda x, y: x * y[:3], _inputs(lib), strict=True),
+    "jacobian_constant_output": lambda lib, f: f.jacobian(lambda x, y: lib.ones(2), _inputs(lib), strict=True),
+    "jacobian_unused_input": lambda lib, f: f.jacobian(lambda x, y: x * 2, _inputs(lib), strict=True),
+    "jacobian_linear_create_graph": lambda lib, f: f.jacobian(
+        lambda x, y: x * 2 + y[:3], tuple(t.requires_grad_() for t in _inputs(lib)), strict=True, create_graph=True),
+    "hessian_ok": lambda lib, f: f.hessian(_scalar(lib), _inputs(lib), strict=True),
+    "hessian_linear": lambda lib, f: f.hessian(lambda x, y: (x * 2).sum() + y.sum(), _inputs(lib), strict=True),
+    "hessian_constant": lambda lib, f: f.hessian(lambda x, y: lib.ones(()), _inputs(lib), strict=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STRICT_CASES))
+def test_strict_mode_matches_torch(torch: Any, case: str) -> None:
+    def run(lib: Any) -> Any:
+        result: list[Any] = []
+        error = outcome(lambda: result.append(STRICT_CASES[case](lib, lib.autograd.functional)))
+        return error, _values(lib, result[0]) if result else None
+
+    (ours_error, ours), (their_error, theirs) = run(rg), run(torch)
+    assert ours_error == their_error
+    if theirs is not None:
+        _assert_same_blocks(ours if isinstance(ours[0], list) else [ours], theirs if isinstance(theirs[0], list) else [theirs])

@@ -164,6 +164,34 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
     return _unwrap(tuple(table), out)
 
 
+def _check_strict_outputs(outs: tuple[Any, ...]) -> None:
+    """``strict=True``: every output must depend differentiably on the inputs (PyTorch's wording)."""
+    for i, o in enumerate(outs):
+        if not o.requires_grad:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The outputs must be "
+                "computed in a differentiable manner from the input when running in strict mode."
+            )
+
+
+def _strict_row(o: Any, i: int, ins: tuple[Any, ...], onehot: Any, create_graph: bool) -> tuple[Any, ...]:
+    """A Jacobian row under ``strict=True``: it must reach every input (and, with ``create_graph``,
+    stay differentiable), else PyTorch's error instead of a block of zeros."""
+    row = grad([o], ins, [onehot], retain_graph=True, create_graph=create_graph, allow_unused=True)
+    for k, g in enumerate(row):
+        if g is None:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function is independent of input {k}. This is not allowed "
+                "in strict mode."
+            )
+        if create_graph and not g.requires_grad:
+            raise RuntimeError(
+                f"The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+                "in strict mode when create_graph=True."
+            )
+    return tuple(row)
+
+
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
              vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
     """The Jacobian, shape ``out.shape + in.shape``: one reverse pass per output element, or with
@@ -185,13 +213,16 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
         ins = _prepare(inputs, create_graph)
         out = func(*ins)
         outs = _as_tuple(out)
+        if strict:
+            _check_strict_outputs(outs)
         table = []
-        for o in outs:
+        for i, o in enumerate(outs):
             rows: list[list[Any]] = [[] for _ in ins]
             for j in range(o.numel()):
                 onehot = np.zeros(o._data.size, o._data.dtype)
                 onehot[j] = 1
-                grads = _grads(o, ins, Tensor._make(onehot.reshape(o._data.shape)), create_graph)
+                cotangent = Tensor._make(onehot.reshape(o._data.shape))
+                grads = _strict_row(o, i, ins, cotangent, create_graph) if strict else _grads(o, ins, cotangent, create_graph)
                 for k, g in enumerate(grads):
                     rows[k].append(g if create_graph else g.detach())
             from .._functions import stack
@@ -220,7 +251,18 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
             raise RuntimeError("The function given to hessian should return a single Tensor")
         if out.numel() != 1:
             raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
-        return _unwrap(_grads(out.reshape(()), ins, None, create_graph=True), inputs)
+        if strict:
+            _check_strict_outputs((out,))
+        grads = _grads(out.reshape(()), ins, None, create_graph=True)
+        for k, g in enumerate(grads if strict else ()):
+            if not g.requires_grad:
+                raise RuntimeError(
+                    "While computing the hessian, found that the jacobian of the user-provided function with "
+                    f"respect to input {k} is independent of the input. This is not allowed in strict mode. You "
+                    "should ensure that your function is twice differentiable and that the jacobian depends on "
+                    "the inputs (this would be violated by a linear function for example)."
+                )
+        return _unwrap(grads, inputs)
 
     return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
                     strategy=outer_jacobian_strategy)
