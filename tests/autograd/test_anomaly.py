@@ -112,9 +112,26 @@ def set_anomaly_enabled_calls(lib: Any) -> None:
     lib.set_anomaly_enabled(False)
 
 
+def double_backward_nan(lib: Any) -> None:
+    with lib.autograd.detect_anomaly():
+        a = lib.tensor([0.0, 1.0], requires_grad=True)
+        y = a.sqrt().sum()
+        (g,) = lib.autograd.grad(y, a, create_graph=True)
+        (g * 0).sum().backward()  # fails in a node that sqrt's backward made: both are named
+
+
+def double_backward_nan_forward_outside(lib: Any) -> None:
+    a = lib.tensor([0.0, 1.0], requires_grad=True)
+    y = a.sqrt().sum()
+    with lib.autograd.detect_anomaly():
+        (g,) = lib.autograd.grad(y, a, create_graph=True)
+        (g * 0).sum().backward()
+
+
 CASES = {f.__name__: f for f in (
     nan_made_inside, nan_made_outside, nan_inner_check_nan_off, nan_outer_check_nan_off, nan_set_detect_anomaly,
     nan_anomaly_off, error_made_inside, error_made_outside, made_not_entered, set_anomaly_enabled_calls,
+    double_backward_nan, double_backward_nan_forward_outside,
 )}
 
 
@@ -161,3 +178,11 @@ def test_version_error_hint_matches_torch(torch: Any, anomaly: bool) -> None:
     # retrograd adds where the write happened after PyTorch's text.
     assert ours[0][1].startswith(theirs[0][1])
     assert _comparable(ours[1]) == _comparable(theirs[1])
+
+
+def test_parent_traceback_shows_both_forward_lines() -> None:
+    _, texts, _ = _run(rg, double_backward_nan)
+    child = next(t for t in texts if t.startswith("Error detected in DivBackward0."))
+    parent = next(t for t in texts if t.startswith("\n\nPrevious calculation was induced by SqrtBackward0."))
+    assert "lib.autograd.grad(y, a, create_graph=True)" in child and "backward>" not in child
+    assert "y = a.sqrt().sum()" in parent

@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 import warnings
+from _thread import _local
 from typing import Any
 
 # [enabled, check_nan]: process-wide, as in PyTorch.
@@ -87,9 +88,38 @@ def remember_creation(node: Any) -> None:
 
     stack = traceback.extract_stack()
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    while stack and stack[-1].filename.startswith(package):  # retrograd's own frames, innermost
+    while stack and (stack[-1].filename.startswith(package)  # retrograd's own frames, innermost,
+                     or stack[-1].filename.endswith(" backward>")):  # and generated applies
         stack.pop()
     node.metadata["traceback_"] = traceback.format_list(stack)
+    parent = _RUNNING.node
+    if parent is not None:  # made by a backward (create_graph): PyTorch names that node too
+        node.metadata["parent_"] = parent
+
+
+class _Running(_local):
+    node: Any = None  # the node whose backward runs in this thread (anomaly mode only)
+
+
+_RUNNING = _Running()
+
+
+def run_node(node: Any, grads: Any) -> Any:
+    """The engine's ``node.apply(grads)`` in anomaly mode: nodes made meanwhile remember it as
+    their parent, a NaN result raises (``check_nan``), and a failure warns where the node (and
+    the nodes whose backward made it) came from."""
+    running = _RUNNING
+    previous, running.node = running.node, node
+    try:
+        outputs = node.apply(grads)
+        if ANOMALY[1]:
+            check_nan(node, outputs)
+    except Exception:
+        report_failure(node)
+        raise
+    finally:
+        running.node = previous
+    return outputs
 
 
 NO_FORWARD_INFO = ("No forward pass information available. Enable detect anomaly during forward pass for more "
@@ -103,7 +133,18 @@ def report_failure(node: Any) -> None:
         detail = "Traceback of forward call that caused the error:\n" + "".join(stack)
     else:  # made while anomaly mode was off
         detail = NO_FORWARD_INFO
-    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=3)
+    warnings.warn(f"Error detected in {node.name()}. {detail}", UserWarning, stacklevel=4)
+    parent = node._metadata.get("parent_") if node._metadata else None
+    while parent is not None:
+        metadata = parent._metadata or {}
+        stack = metadata.get("traceback_")
+        if stack:
+            message = (f"\n\nPrevious calculation was induced by {parent.name()}. Traceback of forward call that "
+                       "induced the previous calculation:\n" + "".join(stack))
+        else:
+            message = f"Error detected in {parent.name()}. {NO_FORWARD_INFO}"
+        warnings.warn(message, UserWarning, stacklevel=4)
+        parent = metadata.get("parent_")
 
 
 def check_nan(node: Any, outputs: tuple[Any, ...]) -> None:
