@@ -1,7 +1,15 @@
 """Thread-local grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
 Each mode is a context manager and a decorator (with or without parentheses), and each
-thread has its own state, as in PyTorch.
+thread has its own state, as in PyTorch. A decorated generator function runs each step under
+the mode, and the caller's mode holds between steps:
+
+>>> import retrograd as rg
+>>> @rg.no_grad()
+... def steps():
+...     yield rg.is_grad_enabled()
+>>> [(grad, rg.is_grad_enabled()) for grad in steps()]
+[(False, True)]
 """
 
 from __future__ import annotations
