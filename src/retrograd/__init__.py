@@ -58,6 +58,7 @@ from ._functions import (
     stack,
     where,
 )
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -125,6 +126,7 @@ __all__ = [
     "concatenate", "default_generator", "device", "double", "dtype", "empty", "empty_like", "enable_grad",
     "equal", "eye", "float", "float16", "float32", "float64", "from_numpy", "full", "full_like",
     "get_default_dtype", "half", "inference_mode", "initial_seed", "int", "int8", "int16", "int32", "int64",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
     "is_floating_point", "is_grad_enabled", "is_inference_mode_enabled", "is_tensor", "isclose", "isfinite",
     "isinf", "isnan", "linspace", "long", "manual_seed", "matmul", "maximum", "minimum", "no_grad",
     "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",

@@ -139,6 +139,7 @@ class Tensor:
     _hooks: list[Callable[..., Any]] | None = None  # a leaf's tensor hooks
     _post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None  # run after .grad is updated
     _is_inference: builtins.bool = False
+    _inference_detached: builtins.bool = False  # an inference tensor's detach()/.data made outside it: has a version
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.
@@ -229,6 +230,8 @@ class Tensor:
 
     @property
     def _version(self) -> builtins.int:
+        if self._is_inference and not self._inference_detached:
+            raise RuntimeError("Inference tensors do not track version counter.")
         counter = self._version_counter
         return 0 if counter is None else counter.value
 
@@ -398,7 +401,10 @@ class Tensor:
         """
         out = Tensor._make(self._data)
         out._version_counter = self._counter()
-        out._is_inference = self._is_inference
+        if self._is_inference:
+            out._is_inference = True
+            if not STATE.inference:  # as in PyTorch, such an alias tracks versions again
+                out._inference_detached = True
         return out
 
     def detach_(self) -> Tensor:
@@ -412,7 +418,10 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         out = Tensor._make(self._data)
-        out._is_inference = self._is_inference
+        if self._is_inference:
+            out._is_inference = True
+            if not STATE.inference:  # as with detach(): such an alias tracks versions again
+                out._inference_detached = True
         return out
 
     @data.setter

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .anomaly_mode import ANOMALY, check_nan, report_failure
+from .anomaly_mode import ANOMALY, run_node
 from .grad_mode import STATE
 from .graph import FREED, AccumulateGrad, Node, release_graph_guard
 
@@ -236,13 +236,7 @@ def run_backward(
                 if not anomaly:
                     outputs = fn.apply(grads)
                 else:
-                    try:
-                        outputs = fn.apply(grads)
-                    except Exception:
-                        report_failure(fn)
-                        raise
-                    if ANOMALY[1]:
-                        check_nan(fn, outputs)
+                    outputs = run_node(fn, grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
             if hooked and fn._post_hooks:

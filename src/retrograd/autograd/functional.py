@@ -96,22 +96,133 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return detached, _unwrap(result, out)
 
 
-def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
-    """The Jacobian, one reverse pass per output element; shape ``out.shape + in.shape``."""
+_STRATEGY_ERROR = 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+
+
+def _check_jacobian_args(create_graph: bool, strict: bool, vectorize: bool, strategy: str) -> None:
+    """PyTorch's refusals, in its order (``strategy="forward-mode"`` needs ``vectorize=True``)."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            _STRATEGY_ERROR + ' Hint: If your function has more outputs than inputs, "forward-mode" tends to be '
+            'more performant. Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and `strategy=\"forward-mode\"` are not "
+                "supported together (yet). Please either set `create_graph=False` or `strategy=\"reverse-mode\"`."
+            )
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` are not "
+                "supported together (yet). Please either set `strict=False` or `strategy=\"reverse-mode\"`."
+            )
+        if not vectorize:
+            raise NotImplementedError(  # (PyTorch's text, its missing space included)
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+    elif vectorize and strict:
+        raise RuntimeError(
+            "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not supported together. "
+            "Please either set `strict=False` or `vectorize=False`."
+        )
+
+
+def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
+    """The Jacobian one column (input element) at a time: ``J v`` for each unit tangent ``v``,
+    by the double-vjp trick (see ``jvp``): the function and its vjp graph are built once."""
+    from .._functions import stack
     from ..tensor import Tensor
 
+    with enable_grad():
+        ins = _prepare(inputs, False)
+        out = func(*ins)
+        outs = _as_tuple(out)
+        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
+        vjps = _grads(out, ins, dummies, create_graph=True)
+        columns: list[list[list[Any]]] = [[[] for _ in ins] for _ in outs]  # [output][input] -> columns
+        for k, (t, g) in enumerate(zip(ins, vjps)):
+            for j in range(t.numel()):
+                onehot = np.zeros(t._data.size, t._data.dtype)
+                onehot[j] = 1
+                tangent = Tensor._make(onehot.reshape(t._data.shape))
+                if g.requires_grad:
+                    jv = grad([g], dummies, [tangent], retain_graph=True, allow_unused=True)
+                else:  # the vjp does not depend on the output's cotangent: no path from this input
+                    jv = (None,) * len(outs)
+                for i, (o, col) in enumerate(zip(outs, jv)):
+                    columns[i][k].append(_zeros_like(o) if col is None else col.detach())
+    table = []
+    for o, per_input in zip(outs, columns):
+        blocks = tuple(
+            stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
+            Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))
+            for cols, t in zip(per_input, ins)
+        )
+        table.append(_unwrap(blocks, inputs))
+    return _unwrap(tuple(table), out)
+
+
+def _check_strict_outputs(outs: tuple[Any, ...]) -> None:
+    """``strict=True``: every output must depend differentiably on the inputs (PyTorch's wording)."""
+    for i, o in enumerate(outs):
+        if not o.requires_grad:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The outputs must be "
+                "computed in a differentiable manner from the input when running in strict mode."
+            )
+
+
+def _strict_row(o: Any, i: int, ins: tuple[Any, ...], onehot: Any, create_graph: bool) -> tuple[Any, ...]:
+    """A Jacobian row under ``strict=True``: it must reach every input (and, with ``create_graph``,
+    stay differentiable), else PyTorch's error instead of a block of zeros."""
+    row = grad([o], ins, [onehot], retain_graph=True, create_graph=create_graph, allow_unused=True)
+    for k, g in enumerate(row):
+        if g is None:
+            raise RuntimeError(
+                f"Output {i} of the user-provided function is independent of input {k}. This is not allowed "
+                "in strict mode."
+            )
+        if create_graph and not g.requires_grad:
+            raise RuntimeError(
+                f"The jacobian of the user-provided function is independent of input {i}. This is not allowed "
+                "in strict mode when create_graph=True."
+            )
+    return tuple(row)
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian, shape ``out.shape + in.shape``: one reverse pass per output element, or with
+    ``strategy="forward-mode"`` (which, as in PyTorch, needs ``vectorize=True``) one Jacobian-vector
+    product per input element.
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd.functional import jacobian
+    >>> jacobian(lambda x: x.sum(0), rg.ones(2, 1), vectorize=True, strategy="forward-mode")
+    tensor([[[1.],
+             [1.]]])
+    """
+    from ..tensor import Tensor
+
+    _check_jacobian_args(create_graph, strict, vectorize, strategy)
+    if strategy == "forward-mode":
+        return _jacobian_forward(func, inputs)
     with enable_grad():
         ins = _prepare(inputs, create_graph)
         out = func(*ins)
         outs = _as_tuple(out)
+        if strict:
+            _check_strict_outputs(outs)
         table = []
-        for o in outs:
+        for i, o in enumerate(outs):
             rows: list[list[Any]] = [[] for _ in ins]
             for j in range(o.numel()):
                 onehot = np.zeros(o._data.size, o._data.dtype)
                 onehot[j] = 1
-                grads = _grads(o, ins, Tensor._make(onehot.reshape(o._data.shape)), create_graph)
+                cotangent = Tensor._make(onehot.reshape(o._data.shape))
+                grads = _strict_row(o, i, ins, cotangent, create_graph) if strict else _grads(o, ins, cotangent, create_graph)
                 for k, g in enumerate(grads):
                     rows[k].append(g if create_graph else g.detach())
             from .._functions import stack
@@ -127,13 +238,34 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+    """The Hessian of a scalar function: the Jacobian of its gradient (taken with
+    ``outer_jacobian_strategy``; forward-over-reverse needs ``vectorize=True``, as in PyTorch)."""
+    from ..tensor import Tensor
+
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(_STRATEGY_ERROR)
 
     def gradient(*ins: Any) -> Any:
         out = func(*ins)
-        return _unwrap(_grads(out, ins, None, create_graph=True), inputs)
+        if not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        if strict:
+            _check_strict_outputs((out,))
+        grads = _grads(out.reshape(()), ins, None, create_graph=True)
+        for k, g in enumerate(grads if strict else ()):
+            if not g.requires_grad:
+                raise RuntimeError(
+                    "While computing the hessian, found that the jacobian of the user-provided function with "
+                    f"respect to input {k} is independent of the input. This is not allowed in strict mode. You "
+                    "should ensure that your function is twice differentiable and that the jacobian depends on "
+                    "the inputs (this would be violated by a linear function for example)."
+                )
+        return _unwrap(grads, inputs)
 
-    return jacobian(gradient, inputs, create_graph=create_graph)
+    return jacobian(gradient, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:

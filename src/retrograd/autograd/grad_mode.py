@@ -1,13 +1,22 @@
 """Thread-local grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
 
 Each mode is a context manager and a decorator (with or without parentheses), and each
-thread has its own state, as in PyTorch.
+thread has its own state, as in PyTorch. A decorated generator function runs each step under
+the mode, and the caller's mode holds between steps:
+
+>>> import retrograd as rg
+>>> @rg.no_grad()
+... def steps():
+...     yield rg.is_grad_enabled()
+>>> [(grad, rg.is_grad_enabled()) for grad in steps()]
+[(False, True)]
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from _thread import _local, allocate_lock  # threading's own primitives, without importing threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -60,8 +69,12 @@ class _DecoratorContextManager:
         return self.__class__()
 
     def __call__(self, func: F) -> F:
+        if inspect.isclass(func):
+            warnings.warn(CLASS_DECORATION_WARNING, FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # type: ignore[assignment]  # noqa: E731
         if inspect.isgeneratorfunction(func):
-            raise TypeError("retrograd grad modes do not decorate generator functions")
+            return _wrap_generator(self.clone, func)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -75,6 +88,42 @@ class _DecoratorContextManager:
 
     def __exit__(self, *exc: object) -> None:
         raise NotImplementedError
+
+
+CLASS_DECORATION_WARNING = (
+    "Decorating classes is deprecated and will be disabled in future versions. You should only "
+    "decorate functions or methods. To preserve the current behavior of class decoration, you "
+    "can directly decorate the `__init__` method and nothing else."
+)
+
+
+def _wrap_generator(make_mode: Callable[[], Any], func: F) -> F:
+    """A generator function whose every step (``next``, ``send``, ``throw``, ``close``) runs
+    under a fresh mode, while the caller's mode holds between steps (as in PyTorch)."""
+
+    @functools.wraps(func)
+    def generator(*args: Any, **kwargs: Any) -> Any:
+        gen = func(*args, **kwargs)
+        try:
+            with make_mode():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make_mode():
+                        gen.close()
+                    raise
+                except BaseException as exc:  # thrown in by the caller: pass it on
+                    with make_mode():
+                        response = gen.throw(exc)
+                else:
+                    with make_mode():
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return generator  # type: ignore[return-value]
 
 
 class no_grad(_DecoratorContextManager):
@@ -125,6 +174,10 @@ class set_grad_enabled(_DecoratorContextManager):
         return object.__new__(cls)
 
     def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:  # PyTorch's argument parser takes a bool and nothing else
+            raise TypeError(
+                f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {type(mode).__name__}"
+            )
         self.prev = STATE.grad_enabled
         self.mode = bool(mode)
         STATE.grad_enabled = self.mode

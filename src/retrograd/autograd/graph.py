@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .anomaly_mode import ANOMALY, remember_creation
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -144,6 +145,17 @@ def unpack_input(saved: tuple[Tensor, int], node: Node) -> Tensor:
     return tensor
 
 
+# PyTorch 2.13's hints: how to find the write, or (anomaly mode on) where it printed the stack.
+ANOMALY_OFF_HINT = (
+    "Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+ANOMALY_ON_HINT = (
+    "Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+    "variable in question was changed in there or anywhere later. Good luck!"
+)
+
+
 def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Tensor | None, output_nr: int) -> str:
     """PyTorch's message for a saved value modified in place, plus where the write happened."""
     from .._dtype import scalar_type_name
@@ -157,8 +169,7 @@ def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Ten
     message = (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {counter.value}; expected version {version} "
-        "instead. Hint: enable anomaly detection to find the operation that failed to compute "
-        "its gradient, with torch.autograd.set_detect_anomaly(True)."
+        "instead. " + (ANOMALY_ON_HINT if ANOMALY[0] else ANOMALY_OFF_HINT)
     )
     sites = [site for v, site in (counter.sites or ()) if v > version]
     if sites:
@@ -330,6 +341,8 @@ class Node:
         self._sequence_nr = next_sequence_nr()
         self._saved = ()
         self._shape = self._dtype = None
+        if ANOMALY[0]:  # (op nodes skip __init__: their call paths do this themselves)
+            remember_creation(self)
 
     # -- what the engine calls -------------------------------------------------------------
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
@@ -420,6 +433,15 @@ class AccumulateGrad(Node):
             if variable._post_accumulate_grad_hooks is not None:
                 _run_post_accumulate_grad_hooks(variable)
         return ()
+
+    def name(self) -> str:
+        """PyTorch's C++ name for this node (its Python class name stays ``AccumulateGrad``).
+
+        >>> import retrograd as rg
+        >>> (rg.ones(1, requires_grad=True) * 2).grad_fn.next_functions[0][0].name()
+        'torch::autograd::AccumulateGrad'
+        """
+        return "torch::autograd::AccumulateGrad"
 
 
 def _run_post_accumulate_grad_hooks(variable: Tensor) -> None:

@@ -121,6 +121,7 @@ pow_tensor = Op("pow", np.power, node="PowBackward1", inputs=("self", "exponent"
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", lambda exponent, base: np.power(base, exponent), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
+                     saved={"self": "base", "result": "result"},
                      grads=(lambda grad, result, base: grad * result * float(np.log(base)),))
 
 # -- unary math -------------------------------------------------------------------------------

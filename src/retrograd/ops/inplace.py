@@ -272,3 +272,14 @@ class CopySlices(Node):
     def release(self) -> None:
         self.fn.release()
         super().release()
+
+    def name(self) -> str:
+        """PyTorch's C++ name for this node (its Python class name stays ``CopySlices``).
+
+        >>> import retrograd as rg
+        >>> x = rg.ones(2, requires_grad=True).clone()
+        >>> x[0] = 5.0
+        >>> x.grad_fn.name()
+        'torch::autograd::CopySlices'
+        """
+        return "torch::autograd::CopySlices"

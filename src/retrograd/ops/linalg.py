@@ -92,6 +92,7 @@ squeeze_inplace = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="Squeez
                      grads=(lambda grad, dim: grad.unsqueeze(dim),))
 
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
+        saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
         grads=(lambda grad, mat2: grad.mm(mat2.t()),
                lambda grad, self: self.t().mm(grad)))
 

@@ -974,6 +974,7 @@ def _mse_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str) -> Ten
 
 
 mse_loss = Op("mse_loss", _mse_loss, node="MseLossBackward0", inputs=("self", "target"), params=("reduction",),
+              saved=("self", "target"),  # (PyTorch's reduction is an enum number, ours its name)
               dtype="promote",
               grads=(_mse_grad,
                      lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction)))

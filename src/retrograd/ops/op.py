@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from _thread import RLock
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,6 +53,7 @@ from ..autograd.graph_hooks import (
     on_hooks_change,
 )
 from ..tensor import Tensor
+from .saved_attrs import check_saved_names, saved_properties
 
 _make = Tensor._make
 
@@ -217,6 +218,7 @@ class Op:
         view: bool = False,
         outputs: int = 1,
         differentiable_outputs: Sequence[bool] | None = None,
+        saved: Sequence[str] | Mapping[str, str] | None = None,
     ) -> None:
         self.name = name
         self.forward = forward
@@ -288,6 +290,11 @@ class Op:
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
         self.node_name = node or f"{name.capitalize()}Backward0"
         self._backward_source: str | None = None
+        # PyTorch's saved-attribute names for the node (``_saved_self``...), when they are not
+        # the rules' own parameter names (ops/saved_attrs.py).
+        self.saved_names = saved
+        if saved is not None:
+            check_saved_names(self)
 
     # Made on first use (``__getattr__``), so that importing the op table builds no classes and
     # no closures: the node class (``MulBackward0``), and the op's own call paths ``op.unary(x)``
@@ -308,7 +315,7 @@ class Op:
         if name == "node_cls":
             value = None
             if self.differentiable:
-                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self})
+                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self, **saved_properties(self)})
                 value.__module__ = "retrograd.autograd.graph"
         elif name == "unary":
             value = unary_path(self)
@@ -534,13 +541,16 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
         outputs: tuple[Tensor, ...] = (result,)
     else:
         outputs = tuple(Tensor._make(np.asarray(o)) for o in out)
-    if INFERENCE_CONTEXTS[0] and state.inference:
+    if INFERENCE_CONTEXTS[0] and state.inference and not op.view:
         for o in outputs:
             o._is_inference = True
     if op.view:
         source = inputs[0]
         base = source._base if source._base is not None else source
         counter = source._counter()
+        if source._is_inference:  # a view is an inference tensor if and only if its base is
+            for o in outputs:
+                o._is_inference = True
         for o in outputs:
             o._base = base
             o._version_counter = counter
@@ -600,8 +610,11 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 counter = x._counter()
             result._version_counter = counter
             result._view_version = counter.value
+            if x._is_inference:  # a view is an inference tensor if and only if its base is
+                result._is_inference = True
         if INFERENCE_CONTEXTS[0] and STATE.inference:
-            result._is_inference = True
+            if not is_view:
+                result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             node = _new(node_cls)
             node._sequence_nr = seq = next_sequence_nr()

@@ -99,10 +99,11 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
     return int(np.prod([shape[d] for d in dims], dtype=np.int64))
 
 
-mean_all = Op("mean", lambda x: _mean(x, None, False), node="MeanBackward0",
+mean_all = Op("mean", lambda x: _mean(x, None, False), node="MeanBackward0", saved=("self_sym_sizes", "self_sym_numel"),
               grads=(lambda grad, self_shape: grad.expand(self_shape) / _count(self_shape, None),))
 
 mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
+              saved=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"),
               grads=(lambda grad, self_shape, dim, keepdim:
                      expand_reduced(grad, self_shape, dim, keepdim) / _count(self_shape, dim),))
 
@@ -185,8 +186,10 @@ def _selecting_grad(grads: Any, result1: Tensor, self_shape: tuple[int, ...], di
 
 
 max_dim = Op("max", _select_along(np.argmax), node="MaxBackward0", params=("dim", "keepdim"), outputs=2,
+             saved={"dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "self_sym_sizes", "indices": "result1"},
              differentiable_outputs=(True, False), grads=_selecting_grad)
 min_dim = Op("min", _select_along(np.argmin), node="MinBackward0", params=("dim", "keepdim"), outputs=2,
+             saved={"dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "self_sym_sizes", "indices": "result1"},
              differentiable_outputs=(True, False), grads=_selecting_grad)
 
 argmax = Op("argmax", lambda x, dim, keepdim: _arg_reduce(np.argmax, x, dim, keepdim), params=("dim", "keepdim"))
@@ -307,7 +310,7 @@ def _cumsum_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int) -> Tensor:
     return _reverse_cumsum(grad, dim)
 
 
-cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"),
+cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"), saved=("dim",),
             grads=(_cumsum_grad,))
 
 

@@ -222,6 +222,7 @@ slice_backward = Op("slice_backward", _slice_backward_forward, node="SliceBackwa
                     grads=(lambda grad, dim, start, stop, step: slice_op(grad, dim, start, stop, step),))
 
 slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "stop", "step"), view=True,
+              saved={"dim": "dim", "start": "start", "end": "stop", "step": "step", "self_sym_sizes": "self_sym_sizes"},
               grads=(lambda grad, self_shape, dim, start, stop, step:
                      slice_backward(grad, self_shape, dim, start, stop, step),))
 
@@ -244,7 +245,7 @@ def _index_backward_forward(grad: np.ndarray, shape: tuple[int, ...], key: Any) 
 index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBackward0",
                     params=("shape", "key"), grads=(lambda grad, key: index(grad, key),))
 
-index = Op("index", _index, node="IndexBackward0", params=("key",),
+index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
            grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),))
 
 
@@ -374,7 +375,7 @@ def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndar
     return g
 
 
-gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"),
+gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"), saved=("dim", "index"),
             grads=(lambda grad, self_shape, dim, index: scatter_add(
                 _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),))
 
@@ -623,6 +624,7 @@ def _split_grad(grads: tuple[Tensor, ...], dim: int) -> tuple[Tensor]:
 
 
 split: Op = Op("split", _split, node="SplitBackward0", params=("split_size", "dim"), outputs=-1, view=True,
+           saved=("dim", "split_size", "self_sym_sizes"),
            grads=lambda grads, dim: _split_grad(grads, dim))
 split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWithSizesBackward0",
                       params=("split_sizes", "dim"), outputs=-1, view=True,

@@ -1,0 +1,162 @@
+"""PyTorch's saved attributes on op nodes: ``(a * b).grad_fn._saved_self``, ``_saved_dim``...
+
+Each op's node class gets one read-only property per attribute, made with the class (once per
+op, on first use), so recording a node costs nothing more: a value is looked up only when read,
+from what the node already keeps (a saved slot, a param, an input's shape).
+
+What an op exposes is derived from its backward rules' parameter names (an input's name, a
+param's name, ``result``, ``<input>_shape`` becoming ``<input>_sym_sizes``), or declared in its
+``Op`` entry with ``saved=`` when PyTorch's names differ: a mapping from PyTorch's name to one of
+ours, or a name that is both. Ours are the rule vocabulary plus ``<input>_sym_numel``.
+
+>>> import retrograd as rg
+>>> a = rg.ones(2, 3, requires_grad=True)
+>>> s = a.sum(1, keepdim=True)
+>>> s.grad_fn._saved_keepdim, s.grad_fn._saved_self_sym_sizes
+(True, (2, 3))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from math import prod
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved, unpack_saved
+from ..tensor import Tensor
+
+if TYPE_CHECKING:
+    from .op import Op
+
+
+def saved_names(op: Op) -> dict[str, str]:
+    """PyTorch's attribute names (without ``_saved_``) → our spec, for ``op``'s node class."""
+    declared: Sequence[str] | Mapping[str, str] | None = op.saved_names
+    if declared is not None:
+        if isinstance(declared, Mapping):
+            return dict(declared)
+        return {name: name for name in declared}
+    from .op import PARAM, SAVED, SHAPE
+
+    names: dict[str, str] = {}
+    for specs in (*op.rule_args, op.joint_args):
+        for kind, index in specs:
+            if kind == SAVED:
+                if index < op.n_inputs:
+                    name = op.inputs[index]
+                else:
+                    k = index - op.n_inputs
+                    name = "result" if op.n_outputs == 1 else f"result{k}"
+            elif kind == PARAM:
+                name = op.params[index]
+            elif kind == SHAPE:
+                name = f"{op.inputs[op.diff_inputs[index]]}_sym_sizes"  # (index: the input's edge)
+            else:  # dtypes, ``needs``, variadic shapes: PyTorch keeps no such attribute
+                continue
+            names[name] = name
+    return names
+
+
+def saved_properties(op: Op) -> dict[str, property]:
+    """``{"_saved_self": property, ...}`` to put in ``op``'s node class."""
+    return {f"_saved_{torch_name}": _property(op, torch_name, spec) for torch_name, spec in saved_names(op).items()}
+
+
+def check_saved_names(op: Op) -> None:
+    """Refuse, when the op table is built, a declared name that refers to nothing the node keeps."""
+    for torch_name, spec in saved_names(op).items():
+        if _getter(op, spec) is None:
+            raise ValueError(f"{op.name}: saved attribute {torch_name!r} refers to unknown {spec!r}")
+
+
+def _property(op: Op, torch_name: str, spec: str) -> property:
+    getter = _getter(op, spec)
+    assert getter is not None  # (checked when the op was defined)
+    getter.__name__ = f"_saved_{torch_name}"
+    return property(getter, doc=f"PyTorch's ``_saved_{torch_name}`` (retrograd's ``{spec}``).")
+
+
+def _getter(op: Op, spec: str) -> Callable[[Any], Any] | None:
+    if spec in op.inputs:
+        return _slot_getter(op.inputs.index(spec))
+    if spec == "result":
+        return _slot_getter(op.n_inputs)
+    if spec.startswith("result") and spec[6:].isdigit():
+        return _slot_getter(op.n_inputs + int(spec[6:]))
+    if spec in op.params:
+        index = op.params.index(spec)
+        return lambda node: _param(node, index)
+    reductions: tuple[tuple[str, Callable[[tuple[int, ...]], Any]], ...] = (("_sym_sizes", tuple), ("_sym_numel", prod))
+    for suffix, reduce in reductions:
+        if spec.endswith(suffix) and spec[: -len(suffix)] in op.inputs:
+            position = op.inputs.index(spec[: -len(suffix)])
+            if position not in op.diff_inputs:
+                return None
+            return _shape_getter(op.diff_inputs.index(position), position, reduce)
+    return None
+
+
+def _shape_getter(edge: int, slot: int, reduce: Callable[[tuple[int, ...]], Any]) -> Callable[[Any], Any]:
+    def get(node: Any) -> Any:
+        shape = _input_shape(node, edge, slot)
+        return None if shape is None else reduce(shape)
+
+    return get
+
+
+def _slot_getter(slot: int) -> Callable[[Any], Any]:
+    def get(node: Any) -> Any:
+        saved = node._saved
+        if saved is FREED:
+            if not _was_saved(node, slot):  # PyTorch: what was never saved reads None even now
+                return None
+            raise RuntimeError(FREED_MESSAGE)
+        value = saved[slot] if slot < len(saved) else None
+        if value is None:  # not needed by the rules of the inputs that required grad
+            return None
+        value = unpack_saved(value, node)  # (version-checked, as PyTorch's unpacking is)
+        if isinstance(value, (bool, int, float)):  # a Python number: PyTorch's wrapped scalar
+            return Tensor._make(np.array(value))
+        return value
+
+    return get
+
+
+def _was_saved(node: Any, slot: int) -> bool:
+    """Whether recording saved ``slot``: the rules of the inputs that had an edge asked for it
+    (what ``record`` and the call paths save, recomputed from the edges)."""
+    op = node._op
+    if op.variadic:
+        return bool(op.saves_for[0]) and any(nxt is not None for nxt, _ in node.next_functions)
+    for edge, (nxt, _) in enumerate(node.next_functions):
+        if nxt is not None and slot in op.saves_for[op.diff_inputs[edge]]:
+            return True
+    return False
+
+
+def _param(node: Any, index: int) -> Any:
+    params = getattr(node, "_params", ())  # (unset on the fast paths when a call has none)
+    value = params[index] if index < len(params) else None
+    if isinstance(value, np.ndarray):
+        return Tensor._make(value)
+    return value
+
+
+def _input_shape(node: Any, edge: int, slot: int) -> tuple[int, ...] | None:
+    """An input's shape: from the node's input metadata when its rules keep it, else from the
+    producer of the input (which keeps its output's shape: "Output metadata" in
+    docs/architecture.md), else from the input itself if it was saved. None if none of these."""
+    meta = getattr(node, "_input_meta", None)
+    if meta is not None and meta[edge] is not None:
+        return tuple(meta[edge][0])
+    producer, nr = node.next_functions[edge]
+    if producer is None:
+        saved = node._saved
+        value = saved[slot] if saved is not FREED and slot < len(saved) else None
+        return tuple(peek_saved(value).shape) if value is not None else None
+    shape = producer._shape
+    if shape is None:
+        shape = producer._output_meta[nr][0]
+    return tuple(shape)
