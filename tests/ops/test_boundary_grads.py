@@ -1,0 +1,182 @@
+"""No wrong gradient at boundaries: ops whose backward masks, selects, divides or takes a log give
+PyTorch's gradients at and around their boundaries (exactly at a threshold, ties, 0, ±1, NaN and
+±inf inputs), also when the upstream gradient holds inf or NaN (``0 * inf`` must not leak a NaN
+where PyTorch selects). Every gradient is compared with real PyTorch's, NaN positions included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from conftest import outcome
+
+INF, NAN = np.inf, np.nan
+# Around the usual kinks: 0 (both signs), ±1 (hardtanh), ±3 (hardswish), ±6 (relu6), non-finite.
+EDGES = np.array([-INF, -6.0, -3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0, 6.0, INF, NAN])
+UNIT = np.array([-INF, -1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5, INF, NAN])  # asin, acos, atanh, logit
+NONNEG = np.array([0.0, -0.0, 1e-300, 0.5, 1.0, 4.0, INF, NAN, -1.0])  # sqrt, log, pow at base 0
+TIES = np.array([[1.0, 3.0, 3.0, -2.0], [NAN, 0.0, 5.0, 5.0], [2.0, 2.0, 2.0, 2.0]])  # max/min/sort ties
+PAIR_X = np.array([0.0, 0.0, -0.0, 1.0, 1.0, 2.0, -1.0, INF, NAN, 0.0, 3.0])
+PAIR_Y = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0, -1.0, 1.0, 1.0, NAN, 3.0])
+
+Case = tuple[str, Callable[..., Any], tuple[np.ndarray, ...]]
+
+
+def _unary(name: str, fn: Callable[..., Any], x: np.ndarray = EDGES) -> Any:
+    return pytest.param(name, fn, (x,), id=name)
+
+
+def _binary(name: str, fn: Callable[..., Any], x: np.ndarray = PAIR_X, y: np.ndarray = PAIR_Y) -> Any:
+    return pytest.param(name, fn, (x, y), id=name)
+
+
+def F(lib: Any) -> Any:  # noqa: N802 - torch.nn.functional's usual alias
+    return lib.nn.functional
+
+
+CASES = [
+    # -- masks and selections (item 1) --
+    _unary("relu", lambda lib, x: lib.relu(x)),
+    _unary("relu_method", lambda lib, x: x.relu()),
+    _unary("F.relu", lambda lib, x: F(lib).relu(x)),
+    _unary("relu6", lambda lib, x: F(lib).relu6(x)),
+    _unary("hardtanh", lambda lib, x: F(lib).hardtanh(x)),
+    _unary("hardtanh_0_6", lambda lib, x: F(lib).hardtanh(x, 0.0, 6.0)),
+    _unary("threshold", lambda lib, x: F(lib).threshold(x, 1.0, 0.0)),
+    _unary("threshold_0", lambda lib, x: F(lib).threshold(x, 0.0, 2.0)),
+    _unary("hardswish", lambda lib, x: F(lib).hardswish(x)),
+    _unary("hardsigmoid", lambda lib, x: F(lib).hardsigmoid(x)),
+    _unary("leaky_relu", lambda lib, x: F(lib).leaky_relu(x, 0.1)),
+    _unary("elu", lambda lib, x: F(lib).elu(x)),
+    _unary("celu", lambda lib, x: F(lib).celu(x, 0.5)),
+    _unary("selu", lambda lib, x: F(lib).selu(x)),
+    _unary("softplus", lambda lib, x: F(lib).softplus(x, 1.0, 3.0)),
+    _unary("hardshrink", lambda lib, x: F(lib).hardshrink(x, 1.0)),
+    _unary("softshrink", lambda lib, x: F(lib).softshrink(x, 1.0)),
+    _unary("rrelu_eval", lambda lib, x: F(lib).rrelu(x, training=False)),
+    _unary("clamp_min", lambda lib, x: x.clamp(min=0.0)),
+    _unary("clamp_max", lambda lib, x: x.clamp(max=0.0)),
+    _unary("clamp_both", lambda lib, x: x.clamp(-1.0, 1.0)),
+    _unary("clamp_min_fn", lambda lib, x: lib.clamp_min(x, 1.0)),
+    _unary("clamp_max_fn", lambda lib, x: lib.clamp_max(x, 1.0)),
+    _unary("clamp_min_sqrt", lambda lib, x: x.clamp(min=0).sqrt()),
+    _unary("relu_sqrt", lambda lib, x: x.relu().sqrt()),
+    _unary("clamp_min_log", lambda lib, x: x.clamp(min=0).log()),
+    _unary("hardtanh_reciprocal", lambda lib, x: F(lib).hardtanh(x, 0.0, 1.0).reciprocal()),
+    _unary("abs", lambda lib, x: x.abs()),
+    _unary("sign", lambda lib, x: x.sign()),
+    _unary("nan_to_num", lambda lib, x: x.nan_to_num()),
+    _unary("where_mask", lambda lib, x: lib.where(x > 0, x, x * 2)),
+    _unary("where_sqrt", lambda lib, x: lib.where(x > 0, x.clamp(min=0).sqrt(), 0.0)),
+    _unary("masked_fill", lambda lib, x: x.masked_fill(x < 0, 0.0)),
+    _binary("maximum", lambda lib, x, y: lib.maximum(x, y)),
+    _binary("minimum", lambda lib, x, y: lib.minimum(x, y)),
+    _binary("fmax", lambda lib, x, y: lib.fmax(x, y)),
+    _binary("fmin", lambda lib, x, y: lib.fmin(x, y)),
+    _binary("clamp_tensor_bounds", lambda lib, x, y: x.clamp(min=y, max=y + 1)),
+    _binary("clamp_min_tensor", lambda lib, x, y: x.clamp(min=y)),
+    _binary("clamp_max_tensor", lambda lib, x, y: x.clamp(max=y)),
+    _binary("prelu", lambda lib, x, w: F(lib).prelu(x, w), EDGES, np.array([0.25])),
+    _unary("max", lambda lib, x: x.max(), TIES),
+    _unary("min", lambda lib, x: x.min(), TIES),
+    _unary("amax", lambda lib, x: x.amax(1), TIES),
+    _unary("amin", lambda lib, x: x.amin(1), TIES),
+    _unary("max_dim", lambda lib, x: x.max(1).values, TIES),
+    _unary("min_dim", lambda lib, x: x.min(1).values, TIES),
+    _unary("sort", lambda lib, x: x.sort(1).values, TIES),
+    _unary("topk", lambda lib, x: x.topk(2, 1).values, TIES),
+    _unary("kthvalue", lambda lib, x: x.kthvalue(2, 1).values, TIES),
+    _unary("median", lambda lib, x: x.median(), TIES),
+    _unary("median_dim", lambda lib, x: x.median(1).values, TIES),
+    _unary("cummax", lambda lib, x: x.cummax(1).values, TIES),
+    _unary("logsumexp_inf", lambda lib, x: x.logsumexp(1), np.array([[-INF, -INF], [INF, 1.0], [0.0, -INF]])),
+    # -- logs and divisions at their boundary (item 2) --
+    _unary("pow_2", lambda lib, x: x ** 2, NONNEG),
+    _unary("pow_3", lambda lib, x: x.pow(3), NONNEG),
+    _unary("pow_half", lambda lib, x: x ** 0.5, NONNEG),
+    _unary("pow_1_5", lambda lib, x: x ** 1.5, NONNEG),
+    _unary("pow_0", lambda lib, x: x ** 0, NONNEG),
+    _unary("pow_neg1", lambda lib, x: x ** -1, NONNEG),
+    _unary("pow_1", lambda lib, x: x ** 1, NONNEG),
+    _unary("zero_rpow", lambda lib, x: 0.0 ** x, EDGES),
+    _unary("two_rpow", lambda lib, x: 2.0 ** x, EDGES),
+    _unary("one_rpow", lambda lib, x: 1.0 ** x, EDGES),
+    _binary("pow_tensor", lambda lib, x, y: x ** y),
+    _binary("pow_tensor_base0", lambda lib, x, y: x ** y, np.zeros(5), np.array([0.0, 1.0, 2.0, 0.5, -1.0])),
+    _binary("float_power", lambda lib, x, y: lib.float_power(x, y), np.zeros(4), np.array([0.0, 1.0, 2.0, 0.5])),
+    _unary("float_power_scalar", lambda lib, x: lib.float_power(x, 2), NONNEG),
+    _binary("xlogy", lambda lib, x, y: lib.xlogy(x, y)),
+    _unary("sqrt", lambda lib, x: x.sqrt(), NONNEG),
+    _unary("rsqrt", lambda lib, x: x.rsqrt(), NONNEG),
+    _unary("log", lambda lib, x: x.log(), NONNEG),
+    _unary("log2", lambda lib, x: x.log2(), NONNEG),
+    _unary("log10", lambda lib, x: x.log10(), NONNEG),
+    _unary("log1p", lambda lib, x: x.log1p(), UNIT),
+    _unary("reciprocal", lambda lib, x: x.reciprocal(), NONNEG),
+    _unary("asin", lambda lib, x: x.asin(), UNIT),
+    _unary("acos", lambda lib, x: x.acos(), UNIT),
+    _unary("atanh", lambda lib, x: x.atanh(), UNIT),
+    _unary("logit", lambda lib, x: x.logit(), np.array([0.0, 0.25, 1.0, -0.5, 1.5, NAN])),
+    _unary("logit_eps", lambda lib, x: x.logit(0.25), np.array([0.0, 0.25, 0.5, 0.75, 1.0, -0.5, 1.5, NAN])),
+    _binary("atan2", lambda lib, x, y: lib.atan2(x, y)),
+    _binary("hypot", lambda lib, x, y: lib.hypot(x, y)),
+    _binary("div", lambda lib, x, y: x / y),
+    _unary("norm_zero", lambda lib, x: x.norm(), np.zeros(3)),
+    _unary("norm_p1_zero", lambda lib, x: x.norm(p=1), np.zeros(3)),
+    _unary("norm_p3_zero", lambda lib, x: x.norm(p=3), np.zeros(3)),
+    _unary("norm_inf_zero", lambda lib, x: x.norm(p=INF), np.zeros(3)),
+    _unary("vector_norm_zero", lambda lib, x: lib.linalg.vector_norm(x), np.zeros(3)),
+    _unary("vector_norm_dim_zero", lambda lib, x: lib.linalg.vector_norm(x, dim=1),
+           np.array([[0.0, 0.0], [3.0, 4.0]])),
+    _binary("dist_equal", lambda lib, x, y: lib.dist(x, y), np.ones(3), np.ones(3)),
+    _binary("cdist_equal", lambda lib, x, y: lib.cdist(x, y), np.ones((2, 3)), np.ones((2, 3))),
+    _binary("pairwise_distance_equal", lambda lib, x, y: F(lib).pairwise_distance(x, y), np.ones((2, 3)),
+            np.ones((2, 3))),
+    _unary("pdist_equal", lambda lib, x: F(lib).pdist(x), np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 0.0]])),
+    _unary("std_one", lambda lib, x: x.std(), np.array([2.0])),
+    _unary("var_one", lambda lib, x: x.var(), np.array([2.0])),
+    _unary("std_constant", lambda lib, x: x.std(), np.array([2.0, 2.0, 2.0])),
+    _binary("bce_edges", lambda lib, x, t: F(lib).binary_cross_entropy(x, t),
+            np.array([0.0, 1.0, 0.0, 1.0, 0.5]), np.array([0.0, 1.0, 1.0, 0.0, 0.5])),
+]
+
+
+def _upstream(shape: tuple[int, ...], kind: str) -> np.ndarray:
+    n = int(np.prod(shape))
+    if kind == "ones":
+        return np.ones(shape)
+    pattern = np.array([INF, NAN, -INF, 2.0] if kind == "non-finite" else [NAN])
+    return np.resize(pattern, n).reshape(shape)
+
+
+def _run(lib: Any, fn: Callable[..., Any], arrays: tuple[np.ndarray, ...], kind: str) -> tuple[Any, list[Any]]:
+    leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(lib, *leaves)
+    if not out.requires_grad:
+        return out.detach().numpy(), [None for _ in leaves]
+    out.backward(lib.tensor(_upstream(tuple(out.shape), kind)))
+    return out.detach().numpy(), [None if x.grad is None else x.grad.numpy() for x in leaves]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kind", ["ones", "non-finite", "nan"])
+@pytest.mark.parametrize(("name", "fn", "arrays"), CASES)
+def test_boundary_gradient_matches_torch(torch: Any, name: str, fn: Callable[..., Any],
+                                         arrays: tuple[np.ndarray, ...], kind: str) -> None:
+    expected = outcome(lambda: _run(torch, fn, arrays, kind))
+    if expected[0] != "ok":
+        assert outcome(lambda: _run(rg, fn, arrays, kind)) == expected
+        return
+    ref_out, ref_grads = _run(torch, fn, arrays, kind)
+    out, grads = _run(rg, fn, arrays, kind)
+    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=0, equal_nan=True, err_msg="forward")
+    for i, (mine, ref) in enumerate(zip(grads, ref_grads)):
+        assert (mine is None) == (ref is None)
+        if ref is not None:
+            np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-300, equal_nan=True,
+                                       err_msg=f"gradient of input {i}")
