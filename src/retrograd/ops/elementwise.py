@@ -190,16 +190,24 @@ sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,))
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),))
 
-# PyTorch's fused relu backward: grad where the output is positive, in one pass.
+def _threshold_backward(grad: Any, out: Any) -> Any:
+    # Selects rather than multiplies by a 0/1 mask: an inf or NaN upstream gradient stays out of
+    # the zeroed positions, and a NaN output passes its gradient (``nan <= 0`` is false), as in
+    # PyTorch's threshold_backward.
+    return np.where(out <= 0, np.zeros((), grad.dtype), grad)
+
+
+# PyTorch's fused relu backward: grad where the output is not <= 0, in one pass. Its second input
+# is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule.
 threshold_backward: Op = Op(
-    "threshold_backward", lambda grad, out: np.multiply(grad, out > 0, dtype=grad.dtype),
-    node="ThresholdBackwardBackward0", inputs=("grad", "result"),
-    grads=(lambda gg, result: threshold_backward(gg, result), lambda gg: gg * 0))
+    "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
+    grads=(lambda gg, self: threshold_backward(gg, self), _zeros_like))
 
 def _relu(x: Any) -> Any:
     # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast
     # (np.zeros is calloc'd), with the same results (NaN stays NaN).
-    return np.maximum(x, np.zeros(x.shape, x.dtype))
+    # Zeros first: on a tie NumPy returns its second operand, so -0.0 stays -0.0 (as PyTorch).
+    return np.maximum(np.zeros(x.shape, x.dtype), x)
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
@@ -222,18 +230,19 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
-        out = np.maximum(out, lo)
+        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
     if hi is not None:
-        out = np.minimum(out, hi)
+        out = np.minimum(hi, out)
     return out.astype(x.dtype, copy=False)
 
 
 def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    # Selected, not multiplied by the mask: ``0 * inf`` would leak NaN into clamped positions.
     if min is not None and max is not None:
-        return grad * ((self >= min) & (self <= max))
+        return where((self >= min) & (self <= max), grad, 0.0)
     if min is not None:
-        return grad * (self >= min)
-    return grad * (self <= max)
+        return where(self >= min, grad, 0.0)
+    return where(self <= max, grad, 0.0)
 
 
 clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,))
@@ -301,9 +310,20 @@ def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
     return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
 
 
-maximum = Op("maximum", np.maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
+@array_scalars
+def _maximum(a: Any, b: Any) -> Any:
+    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
+    return np.maximum(b, a)
+
+
+@array_scalars
+def _minimum(a: Any, b: Any) -> Any:
+    return np.minimum(b, a)
+
+
+maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
-minimum = Op("minimum", np.minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
+minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
 
 
@@ -374,9 +394,9 @@ def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
         raise _not_implemented_for("clamp_cpu", x.dtype)
     out = x
     if lo is not None:
-        out = np.maximum(out, lo)
+        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
     if hi is not None:
-        out = np.minimum(out, hi)
+        out = np.minimum(hi, out)
     return out
 
 
@@ -387,21 +407,21 @@ def _clamp_self_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: 
     if max is not None:
         upper = self <= max
         keep = upper if keep is None else keep & upper
-    return grad * keep
+    return where(keep, grad, 0.0)
 
 
 def _clamp_min_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     picked = self < min
     if max is not None:
         picked = picked & (min <= max)
-    return grad * picked
+    return where(picked, grad, 0.0)
 
 
 def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     picked = self > max
     if min is not None:
         picked = picked | (min > max)
-    return grad * picked
+    return where(picked, grad, 0.0)
 
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
@@ -842,19 +862,19 @@ addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tens
 def _clamp_one(fn: Any) -> Any:
     def forward(x: np.ndarray, bound: Any) -> np.ndarray:
         x = _clamp_promote(x, bound)
-        return np.asarray(fn(x, bound)).astype(x.dtype, copy=False)
+        return np.asarray(fn(bound, x)).astype(x.dtype, copy=False)  # the input on a tie
 
     return forward
 
 
 clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
-                      grads=(lambda grad, self, min: grad * (self >= min),))  # noqa: A006
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
-                      grads=(lambda grad, self, max: grad * (self <= max),))  # noqa: A006
-clamp_min_tensor = Op("clamp_min", np.maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),))  # noqa: A006
+clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
-clamp_max_tensor = Op("clamp_max", np.minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
+clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
                              lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
 
