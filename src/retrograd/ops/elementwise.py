@@ -101,27 +101,40 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
 
 def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
     if exponent == 0:
-        return grad * 0
-    return grad * (exponent * self ** (exponent - 1))
+        return _zeros_like(grad)  # PyTorch's zeros_like: no NaN from an inf or NaN gradient
+    # PyTorch's pow kernel computes x ** ±0.5 as rsqrt/sqrt, which keep the sign of -0.0.
+    power = self.rsqrt() if exponent == 0.5 else self.sqrt() if exponent == 1.5 else self ** (exponent - 1)
+    return grad * (exponent * power)
 
 
-def _pow_exponent_grad(grad: Any, self: Any, result: Any) -> Any:
-    # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 (and e >= 0).
-    safe_log = where(self == 0, 0.0, self).log()
-    return grad * result * safe_log
+def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
+    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN).
+    return where(exponent == 0, 0.0, grad * (exponent * self ** (exponent - 1)))
+
+
+def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+    # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 and e >= 0 (for e < 0 it
+    # is inf * -inf = -inf).
+    return grad * where((exponent >= 0) & (self == 0), 0.0, result * self.log())
+
+
+def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> Any:
+    if base == 0:
+        # As PyTorch: 0 ** e has derivative 0 for e >= 0 (the factor, not the product, is selected).
+        return grad * where(exponent >= 0, 0.0, result * -np.inf)
+    return grad * (result * float(np.log(base)))
 
 
 pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
                 grads=(_pow_scalar_grad,))
 
 pow_tensor = Op("pow", np.power, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
-                grads=(lambda grad, self, exponent: grad * exponent * self ** (exponent - 1),
-                       _pow_exponent_grad))
+                grads=(_pow_self_grad, _pow_exponent_grad))
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", lambda exponent, base: np.power(base, exponent), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
-                     grads=(lambda grad, result, base: grad * result * float(np.log(base)),))
+                     grads=(_pow_scalar_base_grad,))
 
 # -- unary math -------------------------------------------------------------------------------
 

@@ -114,7 +114,8 @@ def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     (a NaN result shares it among the NaN elements)."""
     x, value = self._data, result._data
     mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
-    return grad * _make((mask / builtins.max(int(mask.sum()), 1)).astype(x.dtype, copy=False))
+    # Selected (PyTorch fills zeros, then the mask): an inf/NaN gradient reaches only the ties.
+    return _E.where(_make(mask), grad / builtins.max(int(mask.sum()), 1), 0.0)
 
 
 def _check_nonempty(x: np.ndarray, name: str) -> None:
