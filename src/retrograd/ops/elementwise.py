@@ -211,10 +211,12 @@ def _threshold_backward(grad: Any, out: Any) -> Any:
 
 
 # PyTorch's fused relu backward: grad where the output is not <= 0, in one pass. Its second input
-# is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule.
+# is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule. Both
+# rules take ``self`` so that it is saved whichever input needs a gradient: the generated apply
+# unpacks every slot a rule names, even for an input with no edge.
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
-    grads=(lambda gg, self: threshold_backward(gg, self), _zeros_like))
+    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)))
 
 def _relu(x: Any) -> Any:
     # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast

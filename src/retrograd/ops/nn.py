@@ -625,6 +625,9 @@ def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
     i, j = np.triu_indices(n, 1)
     diff = apply(_S.index, (self, i)) - apply(_S.index, (self, j))
     g = _R.vector_norm_backward(grad, diff, result, p, (1,), False)
+    if p != 1 and p != np.inf:
+        # PyTorch's kernel selects 0 for a pair at distance 0 (no NaN from an inf/NaN gradient).
+        g = where(result.unsqueeze(1) == 0, 0.0, g)
     shape = tuple(self.shape)
     return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
 
@@ -1021,7 +1024,7 @@ huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("s
                 grads=(_huber_grad,
                        lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target, reduction, delta)))
 
-_BCE_EPSILON = 1e-12
+_BCE_EPSILON = float(np.float32(1e-12))  # PyTorch's EPSILON is a float literal, in every dtype
 
 
 def _binary_cross_entropy(x: np.ndarray, t: np.ndarray, weight: Any, reduction: str) -> np.ndarray:
@@ -1046,10 +1049,11 @@ def _bce_self_grad(grad: Tensor, self: Tensor, target: Tensor, weight: Any, redu
 
 
 def _bce_target_grad(grad: Tensor, self: Tensor, weight: Any, reduction: str) -> Tensor:
-    log_not = apply(clamp_min, ((1 - self).log(), -100.0))
-    log_is = apply(clamp_min, (self.log(), -100.0))
-    out = _reduced(grad, reduction, self.numel()) * (log_not - log_is)
-    return out if weight is None else out * weight
+    # PyTorch's -logit(self), unclamped: ±inf where the prediction is exactly 0 or 1.
+    out = ((1 - self).log() - self.log()) * grad
+    if weight is not None:
+        out = out * weight
+    return out / self.numel() if reduction == "mean" and self.numel() else out
 
 
 binary_cross_entropy = Op(

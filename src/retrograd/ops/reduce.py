@@ -755,7 +755,10 @@ def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float,
     if ord == 1:
         return grad * self.sign()
     if ord == 2:
-        return self * (grad / result).masked_fill(result == 0, 0.0)
+        # PyTorch masks x / norm, not the gradient: an inf or NaN gradient at a zero norm gives NaN.
+        # (The divisor is 1 at a zero norm only to keep NumPy from warning about 0 / 0.)
+        zero = result == 0
+        return grad * (self / _E.where(zero, 1.0, result)).masked_fill(zero, 0.0)
     if ord in (np.inf, -np.inf):
         a = self.abs()
         mask = (a == result) | _const(np.isnan(a._data))
