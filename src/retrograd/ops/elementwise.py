@@ -150,14 +150,13 @@ cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
          grads=(lambda grad, self: -grad * self.sin(),))
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
 def _tanh_backward(grad: Any, out: Any) -> Any:
-    # grad * (1 - out²) as grad - grad * out²: the same rounding (out² is rounded first either
-    # way), but only array-array ufuncs, which NumPy runs at half the cost of a Python-scalar
-    # operand, and one buffer for all three steps (less peak memory).
+    # grad * (1 - out²), PyTorch's order: grad - grad * out² would give inf - inf = NaN for an
+    # infinite gradient. One buffer for all three steps (less peak memory).
     scale = np.multiply(out, out)
     if type(grad) is not np.ndarray or type(scale) is not np.ndarray or grad.shape != scale.shape:
         return grad * (1 - scale)
-    np.multiply(grad, scale, out=scale)
-    return np.subtract(grad, scale, out=scale)
+    np.subtract(1, scale, out=scale)
+    return np.multiply(grad, scale, out=scale)
 
 
 tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",

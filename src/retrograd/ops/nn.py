@@ -998,7 +998,8 @@ def _smooth_l1_loss(x: np.ndarray, t: np.ndarray, reduction: str, beta: float) -
 
 def _smooth_l1_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, beta: float) -> Tensor:
     diff = self - target
-    return _reduced(grad, reduction, self.numel()) * where(diff.abs() < beta, diff / beta, diff.sign())
+    # The linear region is tested, so a NaN difference falls in the quadratic one (NaN), as in PyTorch.
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() >= beta, diff.sign(), diff / beta)
 
 
 smooth_l1_loss = Op("smooth_l1_loss", _smooth_l1_loss, node="SmoothL1LossBackward0", inputs=("self", "target"),
@@ -1016,7 +1017,7 @@ def _huber_loss(x: np.ndarray, t: np.ndarray, reduction: str, delta: float) -> n
 
 def _huber_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, delta: float) -> Tensor:
     diff = self - target
-    return _reduced(grad, reduction, self.numel()) * where(diff.abs() <= delta, diff, diff.sign() * delta)
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() >= delta, diff.sign() * delta, diff)
 
 
 huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("self", "target"),
