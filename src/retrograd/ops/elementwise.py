@@ -149,13 +149,17 @@ sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
          grads=(lambda grad, self: -grad * self.sin(),))
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
+_ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
+
+
 def _tanh_backward(grad: Any, out: Any) -> Any:
     # grad * (1 - out²), PyTorch's order: grad - grad * out² would give inf - inf = NaN for an
-    # infinite gradient. One buffer for all three steps (less peak memory).
+    # infinite gradient. One buffer for all three steps (less peak memory), and a cached 0-d one
+    # (NumPy converts a Python-number operand at several times the cost of a small ufunc).
     scale = np.multiply(out, out)
     if type(grad) is not np.ndarray or type(scale) is not np.ndarray or grad.shape != scale.shape:
         return grad * (1 - scale)
-    np.subtract(1, scale, out=scale)
+    np.subtract(_ONES.get(scale.dtype, 1), scale, out=scale)
     return np.multiply(grad, scale, out=scale)
 
 
