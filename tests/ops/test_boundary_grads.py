@@ -60,6 +60,16 @@ CASES = [
     _unary("hardshrink", lambda lib, x: F(lib).hardshrink(x, 1.0)),
     _unary("softshrink", lambda lib, x: F(lib).softshrink(x, 1.0)),
     _unary("rrelu_eval", lambda lib, x: F(lib).rrelu(x, training=False)),
+    # In-place forms test the result (PyTorch's *Backward1 nodes).
+    _unary("relu_", lambda lib, x: (x * 1).relu_()),
+    _unary("hardtanh_", lambda lib, x: F(lib).hardtanh(x * 1, inplace=True)),
+    _unary("relu6_", lambda lib, x: F(lib).relu6(x * 1, inplace=True)),
+    _unary("threshold_", lambda lib, x: F(lib).threshold(x * 1, 1.0, 0.0, inplace=True)),
+    _unary("elu_", lambda lib, x: F(lib).elu(x * 1, inplace=True)),
+    _unary("leaky_relu_", lambda lib, x: F(lib).leaky_relu(x * 1, 0.1, inplace=True)),
+    _unary("hardswish_", lambda lib, x: F(lib).hardswish(x * 1, inplace=True)),
+    _unary("clamp_", lambda lib, x: (x * 1).clamp_(-1.0, 1.0)),
+    _unary("clamp_min_", lambda lib, x: (x * 1).clamp_(min=0.0)),
     _unary("clamp_min", lambda lib, x: x.clamp(min=0.0)),
     _unary("clamp_max", lambda lib, x: x.clamp(max=0.0)),
     _unary("clamp_both", lambda lib, x: x.clamp(-1.0, 1.0)),
@@ -220,3 +230,19 @@ def test_boundary_gradient_matches_torch(torch: Any, name: str, fn: Callable[...
         if ref is not None:
             np.testing.assert_allclose(mine, ref, rtol=1e-10, atol=1e-300, equal_nan=True,
                                        err_msg=f"gradient of input {i}")
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kind", ["ones", "non-finite"])
+def test_xlogy_gradients_match_torch(torch: Any, kind: str) -> None:
+    # ``xlogy`` is internal (kl_div records it); at x == 0 < y its x-derivative is log(y), not 0.
+    from retrograd.ops import nn as ops_nn
+    from retrograd.ops.op import apply
+
+    x = np.array([0.0, 0.0, 0.0, 1.0, 2.0, NAN, 0.0, 0.0])
+    y = np.array([2.0, 0.0, -1.0, 0.0, NAN, 1.0, INF, 0.5])
+    ours = _run(rg, lambda lib, a, b: apply(ops_nn.xlogy, (a, b)), (x, y), kind)
+    theirs = _run(torch, lambda lib, a, b: lib.xlogy(a, b), (x, y), kind)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12, equal_nan=True)
+    for mine, ref in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, equal_nan=True)

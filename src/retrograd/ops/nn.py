@@ -179,7 +179,9 @@ def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _xlogy_self_grad(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
-    return where((self != 0) | (other != other), grad * other.log(), 0.0)
+    # PyTorch's xlogy(grad, other), 0 only where self == 0 and other <= 0: at self == 0 with
+    # other > 0 the derivative is log(other), not 0.
+    return apply(xlogy, (grad, other)).masked_fill((self == 0) & (other <= 0), 0.0)
 
 
 xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
