@@ -36,6 +36,12 @@ def _binary(name: str, fn: Callable[..., Any], x: np.ndarray = PAIR_X, y: np.nda
     return pytest.param(name, fn, (x, y), id=name)
 
 
+def _setitem(x: Any, y: Any) -> Any:
+    out = x * 1
+    out[2:5] = y
+    return out
+
+
 def F(lib: Any) -> Any:  # noqa: N802 - torch.nn.functional's usual alias
     return lib.nn.functional
 
@@ -70,6 +76,15 @@ CASES = [
     _unary("hardswish_", lambda lib, x: F(lib).hardswish(x * 1, inplace=True)),
     _unary("clamp_", lambda lib, x: (x * 1).clamp_(-1.0, 1.0)),
     _unary("clamp_min_", lambda lib, x: (x * 1).clamp_(min=0.0)),
+    # Overwritten inputs get zeros (PyTorch's zeros_like), never ``grad * 0``.
+    _binary("copy_", lambda lib, x, y: (x * 1).copy_(y)),
+    _unary("fill_", lambda lib, x: (x * 1).fill_(2.0)),
+    _unary("zero_", lambda lib, x: (x * 1).zero_()),
+    # (inf // 1 is NaN in PyTorch's forward, inf in ours: not at inf here.)
+    _binary("div_floor", lambda lib, x, y: x.div(y, rounding_mode="floor"), PAIR_X[PAIR_X != INF],
+            PAIR_Y[PAIR_X != INF]),
+    _binary("div_trunc", lambda lib, x, y: lib.div(x, y, rounding_mode="trunc")),
+    _binary("setitem_inf_src", lambda lib, x, y: _setitem(x, y), EDGES, np.array([INF, NAN, -INF])),
     _unary("clamp_min", lambda lib, x: x.clamp(min=0.0)),
     _unary("clamp_max", lambda lib, x: x.clamp(max=0.0)),
     _unary("clamp_both", lambda lib, x: x.clamp(-1.0, 1.0)),

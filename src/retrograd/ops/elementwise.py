@@ -306,13 +306,13 @@ to_dtype = Op("to", lambda x, dtype: x.astype(dtype), node="ToCopyBackward0", pa
 # The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
 copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
           inputs=("self", "src"),
-          grads=(lambda grad: grad * 0,
+          grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
                  lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
 
 fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
-          params=("value",), grads=(lambda grad: grad * 0,))
+          params=("value",), grads=(_zeros_like,))
 
-zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(lambda grad: grad * 0,))
+zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
 masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
@@ -364,7 +364,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
 div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
-                  dtype="promote", grads=(lambda grad: grad * 0, lambda grad: grad * 0))
+                  dtype="promote", grads=(_zeros_like, _zeros_like))
 
 
 def _check_integer_divisor(a: Any, b: Any) -> None:
