@@ -40,6 +40,7 @@ TORCH_RAISES: dict[str, str] = {
 # Ops whose third derivative PyTorch computes wrongly (it disagrees with central differences of
 # its own second derivative, which ours matches): orders 1-2 are compared with PyTorch, order 3
 # with directional finite differences.
+# (pytorch/pytorch#175754, #186256: the fused double backward treats the saved mean/invstd as constants.)
 _NORM_DOUBLE_BACKWARD = "PyTorch's batch/layer norm double backward is not differentiated correctly"
 TORCH_WRONG: dict[str, str] = {
     "batch_norm_train": _NORM_DOUBLE_BACKWARD,
