@@ -101,28 +101,41 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
 
 def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
     if exponent == 0:
-        return grad * 0
-    return grad * (exponent * self ** (exponent - 1))
+        return _zeros_like(grad)  # PyTorch's zeros_like: no NaN from an inf or NaN gradient
+    # PyTorch's pow kernel computes x ** ±0.5 as rsqrt/sqrt, which keep the sign of -0.0.
+    power = self.rsqrt() if exponent == 0.5 else self.sqrt() if exponent == 1.5 else self ** (exponent - 1)
+    return grad * (exponent * power)
 
 
-def _pow_exponent_grad(grad: Any, self: Any, result: Any) -> Any:
-    # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 (and e >= 0).
-    safe_log = where(self == 0, 0.0, self).log()
-    return grad * result * safe_log
+def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
+    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN).
+    return where(exponent == 0, 0.0, grad * (exponent * self ** (exponent - 1)))
+
+
+def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
+    # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 and e >= 0 (for e < 0 it
+    # is inf * -inf = -inf).
+    return grad * where((exponent >= 0) & (self == 0), 0.0, result * self.log())
+
+
+def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> Any:
+    if base == 0:
+        # As PyTorch: 0 ** e has derivative 0 for e >= 0 (the factor, not the product, is selected).
+        return grad * where(exponent >= 0, 0.0, result * -np.inf)
+    return grad * (result * float(np.log(base)))
 
 
 pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
                 grads=(_pow_scalar_grad,))
 
 pow_tensor = Op("pow", np.power, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
-                grads=(lambda grad, self, exponent: grad * exponent * self ** (exponent - 1),
-                       _pow_exponent_grad))
+                grads=(_pow_self_grad, _pow_exponent_grad))
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", lambda exponent, base: np.power(base, exponent), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
-                     saved={"self": "base", "result": "result"},
-                     grads=(lambda grad, result, base: grad * result * float(np.log(base)),))
+                     saved={"self": "base", "exponent": "exponent", "result": "result"},
+                     grads=(_pow_scalar_base_grad,))
 
 # -- unary math -------------------------------------------------------------------------------
 
@@ -137,15 +150,18 @@ sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
          grads=(lambda grad, self: -grad * self.sin(),))
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
+_ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
+
+
 def _tanh_backward(grad: Any, out: Any) -> Any:
-    # grad * (1 - out²) as grad - grad * out²: the same rounding (out² is rounded first either
-    # way), but only array-array ufuncs, which NumPy runs at half the cost of a Python-scalar
-    # operand, and one buffer for all three steps (less peak memory).
+    # grad * (1 - out²), PyTorch's order: grad - grad * out² would give inf - inf = NaN for an
+    # infinite gradient. One buffer for all three steps (less peak memory), and a cached 0-d one
+    # (NumPy converts a Python-number operand at several times the cost of a small ufunc).
     scale = np.multiply(out, out)
     if type(grad) is not np.ndarray or type(scale) is not np.ndarray or grad.shape != scale.shape:
         return grad * (1 - scale)
-    np.multiply(grad, scale, out=scale)
-    return np.subtract(grad, scale, out=scale)
+    np.subtract(_ONES.get(scale.dtype, 1), scale, out=scale)
+    return np.multiply(grad, scale, out=scale)
 
 
 tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",
@@ -191,16 +207,26 @@ sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,))
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),))
 
-# PyTorch's fused relu backward: grad where the output is positive, in one pass.
+def _threshold_backward(grad: Any, out: Any) -> Any:
+    # Selects rather than multiplies by a 0/1 mask: an inf or NaN upstream gradient stays out of
+    # the zeroed positions, and a NaN output passes its gradient (``nan <= 0`` is false), as in
+    # PyTorch's threshold_backward.
+    return np.where(out <= 0, np.zeros((), grad.dtype), grad)
+
+
+# PyTorch's fused relu backward: grad where the output is not <= 0, in one pass. Its second input
+# is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule. Both
+# rules take ``self`` so that it is saved whichever input needs a gradient: the generated apply
+# unpacks every slot a rule names, even for an input with no edge.
 threshold_backward: Op = Op(
-    "threshold_backward", lambda grad, out: np.multiply(grad, out > 0, dtype=grad.dtype),
-    node="ThresholdBackwardBackward0", inputs=("grad", "result"),
-    grads=(lambda gg, result: threshold_backward(gg, result), lambda gg: gg * 0))
+    "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
+    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)))
 
 def _relu(x: Any) -> Any:
     # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast
     # (np.zeros is calloc'd), with the same results (NaN stays NaN).
-    return np.maximum(x, np.zeros(x.shape, x.dtype))
+    # Zeros first: on a tie NumPy returns its second operand, so -0.0 stays -0.0 (as PyTorch).
+    return np.maximum(np.zeros(x.shape, x.dtype), x)
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
@@ -223,18 +249,19 @@ def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
-        out = np.maximum(out, lo)
+        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
     if hi is not None:
-        out = np.minimum(out, hi)
+        out = np.minimum(hi, out)
     return out.astype(x.dtype, copy=False)
 
 
 def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    # Selected, not multiplied by the mask: ``0 * inf`` would leak NaN into clamped positions.
     if min is not None and max is not None:
-        return grad * ((self >= min) & (self <= max))
+        return where((self >= min) & (self <= max), grad, 0.0)
     if min is not None:
-        return grad * (self >= min)
-    return grad * (self <= max)
+        return where(self >= min, grad, 0.0)
+    return where(self <= max, grad, 0.0)
 
 
 clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,))
@@ -280,13 +307,13 @@ to_dtype = Op("to", lambda x, dtype: x.astype(dtype), node="ToCopyBackward0", pa
 # The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
 copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
           inputs=("self", "src"),
-          grads=(lambda grad: grad * 0,
+          grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
                  lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
 
 fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
-          params=("value",), grads=(lambda grad: grad * 0,))
+          params=("value",), grads=(_zeros_like,))
 
-zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(lambda grad: grad * 0,))
+zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
 masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
@@ -302,9 +329,20 @@ def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
     return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
 
 
-maximum = Op("maximum", np.maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
+@array_scalars
+def _maximum(a: Any, b: Any) -> Any:
+    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
+    return np.maximum(b, a)
+
+
+@array_scalars
+def _minimum(a: Any, b: Any) -> Any:
+    return np.minimum(b, a)
+
+
+maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
-minimum = Op("minimum", np.minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
+minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
 
 
@@ -327,7 +365,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
 div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
-                  dtype="promote", grads=(lambda grad: grad * 0, lambda grad: grad * 0))
+                  dtype="promote", grads=(_zeros_like, _zeros_like))
 
 
 def _check_integer_divisor(a: Any, b: Any) -> None:
@@ -375,9 +413,9 @@ def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
         raise _not_implemented_for("clamp_cpu", x.dtype)
     out = x
     if lo is not None:
-        out = np.maximum(out, lo)
+        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
     if hi is not None:
-        out = np.minimum(out, hi)
+        out = np.minimum(hi, out)
     return out
 
 
@@ -388,21 +426,21 @@ def _clamp_self_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: 
     if max is not None:
         upper = self <= max
         keep = upper if keep is None else keep & upper
-    return grad * keep
+    return where(keep, grad, 0.0)
 
 
 def _clamp_min_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     picked = self < min
     if max is not None:
         picked = picked & (min <= max)
-    return grad * picked
+    return where(picked, grad, 0.0)
 
 
 def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     picked = self > max
     if min is not None:
         picked = picked | (min > max)
-    return grad * picked
+    return where(picked, grad, 0.0)
 
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
@@ -843,19 +881,19 @@ addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tens
 def _clamp_one(fn: Any) -> Any:
     def forward(x: np.ndarray, bound: Any) -> np.ndarray:
         x = _clamp_promote(x, bound)
-        return np.asarray(fn(x, bound)).astype(x.dtype, copy=False)
+        return np.asarray(fn(bound, x)).astype(x.dtype, copy=False)  # the input on a tie
 
     return forward
 
 
 clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
-                      grads=(lambda grad, self, min: grad * (self >= min),))  # noqa: A006
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
-                      grads=(lambda grad, self, max: grad * (self <= max),))  # noqa: A006
-clamp_min_tensor = Op("clamp_min", np.maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),))  # noqa: A006
+clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
-clamp_max_tensor = Op("clamp_max", np.minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
+clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
                              lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
 

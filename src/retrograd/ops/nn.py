@@ -149,7 +149,7 @@ erf = Op("erf", _erf_array, node="ErfBackward0", dtype="float_unary",
 
 
 def _clamp_min_forward(x: np.ndarray, min: Any) -> np.ndarray:  # noqa: A002
-    return np.maximum(x, min).astype(x.dtype, copy=False)
+    return np.maximum(min, x).astype(x.dtype, copy=False)  # the input on a tie (-0.0 stays)
 
 
 # ``clamp_min`` as PyTorch's C++ composites record it (ClampMinBackward0).
@@ -179,7 +179,9 @@ def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _xlogy_self_grad(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
-    return where((self != 0) | (other != other), grad * other.log(), 0.0)
+    # PyTorch's xlogy(grad, other), 0 only where self == 0 and other <= 0: at self == 0 with
+    # other > 0 the derivative is log(other), not 0.
+    return apply(xlogy, (grad, other)).masked_fill((self == 0) & (other <= 0), 0.0)
 
 
 xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
@@ -234,14 +236,17 @@ trilinear = Op("_trilinear", _trilinear, node="TrilinearBackward0", inputs=("inp
 
 
 def _hardtanh(x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
-    return np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+    # The input on a tie (-0.0 stays), NaN passes: PyTorch's clamp.
+    return np.minimum(max_val, np.maximum(min_val, x)).astype(x.dtype, copy=False)
 
 
+# Rules in this block test the zeroed region and select (``where``), as PyTorch's kernels do: a NaN
+# input keeps its gradient, and an inf/NaN upstream gradient never reaches a zeroed position.
 # The rule reads the result (inside (min, max) exactly where the input is), so the in-place form
 # ``hardtanh_`` needs no copy of the input; PyTorch records HardtanhBackward0 for both.
 hardtanh = Op("hardtanh", _hardtanh, node="HardtanhBackward0", params=("min_val", "max_val"),
               grads=(lambda grad, result, min_val, max_val:
-                     where((result > min_val) & (result < max_val), grad, 0.0),))
+                     where((result <= min_val) | (result >= max_val), 0.0, grad),))
 
 
 def _leaky_relu(x: np.ndarray, negative_slope: float) -> np.ndarray:
@@ -278,7 +283,7 @@ def _elu(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.nd
 def _elu_grad(grad: Tensor, self: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
     # exp of the non-positive part only: no overflow where the branch is not taken.
     slope = (self.clamp(max=0) * input_scale).exp() * (scale * alpha * input_scale)
-    return where(self > 0, grad * scale, grad * slope)
+    return where(self <= 0, grad * slope, grad * scale)
 
 
 def _elu_result_grad(grad: Tensor, result: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
@@ -288,7 +293,7 @@ def _elu_result_grad(grad: Tensor, result: Tensor, alpha: float, scale: float, i
             "This is caused by calling in-place forward function with a negative slope, please call out-of-place "
             "version instead."
         )
-    return where(result > 0, grad * scale, grad * ((result + scale * alpha) * input_scale))
+    return where(result <= 0, grad * ((result + scale * alpha) * input_scale), grad * scale)
 
 
 _ELU_PARAMS = ("alpha", "scale", "input_scale")
@@ -299,14 +304,14 @@ celu_ = Op("celu", _elu, node="CeluBackward1", params=_ELU_PARAMS, grads=(_elu_r
 
 
 def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
-    return np.where(x > threshold, x, value).astype(x.dtype, copy=False)
+    return np.where(x <= threshold, value, x).astype(x.dtype, copy=False)
 
 
 threshold = Op("threshold", _threshold, node="ThresholdBackward0", params=("threshold", "value"),
-               grads=(lambda grad, self, threshold: where(self > threshold, grad, 0.0),))
+               grads=(lambda grad, self, threshold: where(self <= threshold, 0.0, grad),))
 # In place PyTorch tests the result against the threshold (ThresholdBackward1).
 threshold_ = Op("threshold", _threshold, node="ThresholdBackward1", params=("threshold", "value"),
-                grads=(lambda grad, result, threshold: where(result > threshold, grad, 0.0),))
+                grads=(lambda grad, result, threshold: where(result <= threshold, 0.0, grad),))
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -386,13 +391,17 @@ def _mish_grad(grad: Tensor, self: Tensor) -> Tensor:
 mish = Op("mish", _mish, node="MishBackward0", grads=(_mish_grad,))
 
 
+# PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype.
+_ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
+
+
 def _hardsigmoid(x: np.ndarray) -> np.ndarray:
     _check_float(x, "hardsigmoid_cpu")
     return (np.clip(x + 3.0, 0.0, 6.0) / 6.0).astype(x.dtype, copy=False)
 
 
 hardsigmoid = Op("hardsigmoid", _hardsigmoid, node="HardsigmoidBackward0",
-                 grads=(lambda grad, self: where((self > -3.0) & (self < 3.0), grad / 6.0, 0.0),))
+                 grads=(lambda grad, self: where((self > -3.0) & (self < 3.0), grad * _ONE_SIXTH_F32, 0.0),))
 
 
 def _hardswish(x: np.ndarray) -> np.ndarray:
@@ -401,8 +410,8 @@ def _hardswish(x: np.ndarray) -> np.ndarray:
 
 
 def _hardswish_grad(grad: Tensor, self: Tensor) -> Tensor:
-    inner = where(self <= 3.0, grad * (self / 3.0 + 0.5), grad)
-    return where(self < -3.0, 0.0, inner)
+    inner = where(self < 3.0, grad * (self / 3.0 + 0.5), grad)
+    return where(self <= -3.0, 0.0, inner)
 
 
 hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hardswish_grad,))
@@ -410,11 +419,11 @@ hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hards
 
 def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
     _check_float(x, "hardshrink_cpu")
-    return np.where(np.abs(x) > lambd, x, 0).astype(x.dtype, copy=False)
+    return np.where(np.abs(x) <= lambd, 0, x).astype(x.dtype, copy=False)
 
 
 hardshrink = Op("hardshrink", _hardshrink, node="HardshrinkBackward0", params=("lambd",),
-                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),))
 
 
 def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
@@ -422,11 +431,12 @@ def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, {np.finfo(x.dtype).max:g}] for input dtype "
                            f"{scalar_type_name(x.dtype)}, but found {lambd:g}")
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0)).astype(x.dtype, copy=False)
+    # NaN is outside [-lambd, lambd]: it passes through, as in PyTorch.
+    return np.where(np.abs(x) <= lambd, 0, np.where(x > lambd, x - lambd, x + lambd)).astype(x.dtype, copy=False)
 
 
 softshrink = Op("softshrink", _softshrink, node="SoftshrinkBackward0", params=("lambd",),
-                grads=(lambda grad, self, lambd: where(self.abs() > lambd, grad, 0.0),))
+                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),))
 
 
 def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -617,6 +627,9 @@ def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
     i, j = np.triu_indices(n, 1)
     diff = apply(_S.index, (self, i)) - apply(_S.index, (self, j))
     g = _R.vector_norm_backward(grad, diff, result, p, (1,), False)
+    if p != 1 and p != np.inf:
+        # PyTorch's kernel selects 0 for a pair at distance 0 (no NaN from an inf/NaN gradient).
+        g = where(result.unsqueeze(1) == 0, 0.0, g)
     shape = tuple(self.shape)
     return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
 
@@ -988,7 +1001,8 @@ def _smooth_l1_loss(x: np.ndarray, t: np.ndarray, reduction: str, beta: float) -
 
 def _smooth_l1_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, beta: float) -> Tensor:
     diff = self - target
-    return _reduced(grad, reduction, self.numel()) * where(diff.abs() < beta, diff / beta, diff.sign())
+    # The linear region is tested, so a NaN difference falls in the quadratic one (NaN), as in PyTorch.
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() >= beta, diff.sign(), diff / beta)
 
 
 smooth_l1_loss = Op("smooth_l1_loss", _smooth_l1_loss, node="SmoothL1LossBackward0", inputs=("self", "target"),
@@ -1006,7 +1020,7 @@ def _huber_loss(x: np.ndarray, t: np.ndarray, reduction: str, delta: float) -> n
 
 def _huber_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, delta: float) -> Tensor:
     diff = self - target
-    return _reduced(grad, reduction, self.numel()) * where(diff.abs() <= delta, diff, diff.sign() * delta)
+    return _reduced(grad, reduction, self.numel()) * where(diff.abs() >= delta, diff.sign() * delta, diff)
 
 
 huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("self", "target"),
@@ -1014,7 +1028,7 @@ huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("s
                 grads=(_huber_grad,
                        lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target, reduction, delta)))
 
-_BCE_EPSILON = 1e-12
+_BCE_EPSILON = float(np.float32(1e-12))  # PyTorch's EPSILON is a float literal, in every dtype
 
 
 def _binary_cross_entropy(x: np.ndarray, t: np.ndarray, weight: Any, reduction: str) -> np.ndarray:
@@ -1039,10 +1053,11 @@ def _bce_self_grad(grad: Tensor, self: Tensor, target: Tensor, weight: Any, redu
 
 
 def _bce_target_grad(grad: Tensor, self: Tensor, weight: Any, reduction: str) -> Tensor:
-    log_not = apply(clamp_min, ((1 - self).log(), -100.0))
-    log_is = apply(clamp_min, (self.log(), -100.0))
-    out = _reduced(grad, reduction, self.numel()) * (log_not - log_is)
-    return out if weight is None else out * weight
+    # PyTorch's -logit(self), unclamped: ±inf where the prediction is exactly 0 or 1.
+    out = ((1 - self).log() - self.log()) * grad
+    if weight is not None:
+        out = out * weight
+    return out / self.numel() if reduction == "mean" and self.numel() else out
 
 
 binary_cross_entropy = Op(

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, scalar_type_name
+from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import elementwise as _E
 from . import shape as _S
@@ -115,7 +116,8 @@ def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     (a NaN result shares it among the NaN elements)."""
     x, value = self._data, result._data
     mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
-    return grad * _make((mask / builtins.max(int(mask.sum()), 1)).astype(x.dtype, copy=False))
+    # Selected (PyTorch fills zeros, then the mask): an inf/NaN gradient reaches only the ties.
+    return _E.where(_make(mask), grad / builtins.max(int(mask.sum()), 1), 0.0)
 
 
 def _check_nonempty(x: np.ndarray, name: str) -> None:
@@ -333,8 +335,21 @@ def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tenso
     k, i = np.arange(n)[:, None], np.arange(n)[None, :]
     # between[..., k, j] = prod_{k < i <= j} x_i: a cumprod of x with the entries i <= k set to 1.
     between = cumprod(_E.where(_const(i > k), xs.unsqueeze(-2), 1.0), xs.dim(), None)
-    after = _E.where(_const(i >= k), between * gs.unsqueeze(-2), 0.0).sum(-1)  # sum over j >= k
-    return (_exclusive_cumprod(xs, xs.dim() - 1) * after).transpose(dim, -1)
+    terms = _const(i >= k)
+    first_order = not STATE.grad_enabled
+    if first_order:
+        # First order only (as PyTorch's O(n) path): a product that holds a zero contributes
+        # exactly 0, even for an inf/NaN upstream gradient. Double backward keeps such terms:
+        # their derivative in the zero itself is not 0.
+        terms = _const(terms._data & (between._data != 0))
+    after = _E.where(terms, between * gs.unsqueeze(-2), 0.0).sum(-1)  # sum over j >= k
+    out = (_exclusive_cumprod(xs, xs.dim() - 1) * after).transpose(dim, -1)
+    if first_order:
+        # Past the first zero every product holds it: the gradient is exactly 0 there.
+        seen = np.cumsum(x == 0, axis=dim)
+        past_first = (seen > 1) | ((seen == 1) & (x != 0))
+        out = _E.where(_const(past_first), 0.0, out)
+    return out
 
 
 cumprod = Op("cumprod", _cumulative(np.cumprod), node="CumprodBackward0", params=("dim", "dtype"),
@@ -762,7 +777,10 @@ def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float,
     if ord == 1:
         return grad * self.sign()
     if ord == 2:
-        return self * (grad / result).masked_fill(result == 0, 0.0)
+        # PyTorch masks x / norm, not the gradient: an inf or NaN gradient at a zero norm gives NaN.
+        # (The divisor is 1 at a zero norm only to keep NumPy from warning about 0 / 0.)
+        zero = result == 0
+        return grad * (self / _E.where(zero, 1.0, result)).masked_fill(zero, 0.0)
     if ord in (np.inf, -np.inf):
         a = self.abs()
         mask = (a == result) | _const(np.isnan(a._data))

@@ -280,9 +280,15 @@ def _put_positions(x: np.ndarray, values: np.ndarray, positions: np.ndarray) -> 
     return out
 
 
+def _zeros_const(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    # Zeros for the overwritten region, not ``src * 0``: an inf or NaN in src would leave NaN there.
+    return Tensor._make(np.zeros(shape, dtype))
+
+
 put_positions = Op("put_positions", _put_positions, node="AsStridedScatterBackward0", inputs=("self", "src"),
                    params=("positions",), dtype="promote",
-                   grads=(lambda grad, src, positions: put_positions(grad, src * 0, positions),
+                   grads=(lambda grad, src_shape, src_dtype, positions:
+                          put_positions(grad, _zeros_const(src_shape, src_dtype), positions),
                           lambda grad, positions: take_positions(grad, positions)))
 
 # -- gather / scatter -------------------------------------------------------------------------
