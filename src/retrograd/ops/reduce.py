@@ -311,8 +311,10 @@ def _cumulative(fn: Any) -> Any:
             return x.astype(dtype) if dtype is not None else x.copy()
         out = x.dtype if dtype is None else np.dtype(dtype)
         acc = _CUMULATIVE_ACC.get(out)
-        if acc is not None:
-            return np.asarray(fn(x.astype(out, copy=False), axis=dim, dtype=acc)).astype(out)
+        if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
+            work = x.astype(out, copy=False).astype(acc)
+            fn(work, axis=dim, out=work)
+            return work.astype(out)
         return np.asarray(fn(x, axis=dim, dtype=dtype))
 
     return forward
@@ -423,6 +425,12 @@ def _dof_warning(name: str) -> None:
     )
 
 
+def _sums_pairwise(x: np.ndarray, dims: Any) -> bool:
+    """Whether NumPy sums ``x`` over ``dims`` pairwise: a reduction along its contiguous innermost
+    run (over other axes it adds row after row in the array's dtype)."""
+    return x.flags.c_contiguous and (dims is None or x.ndim <= 1 or tuple(dims) == (x.ndim - 1,))
+
+
 def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var", sqrt: bool = False) -> np.ndarray:
     if x.dtype.kind not in "fc":
         raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
@@ -431,12 +439,15 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     if dof <= 0:
         _dof_warning(name)
     out_dtype = x.dtype
-    if out_dtype.kind == "f":  # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>)
-        x = x.astype(np.float64, copy=False)
+    # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
+    # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
+    upcast = out_dtype == _HALF or out_dtype == np.float32 and not _sums_pairwise(x, dims)
+    if upcast:
+        x = x.astype(np.float64)
     with np.errstate(all="ignore"):
         mean = np.mean(x, axis=dims, keepdims=True) if n else np.zeros(_keepdim_shape(x.shape, dims), x.dtype)
-        centered = x - mean
-        sq = np.sum(centered * centered, axis=dims, keepdims=keepdim)
+        centered = np.subtract(x, mean, out=x if upcast else None)  # the upcast copy is ours to overwrite
+        sq = np.add.reduce(np.multiply(centered, centered, out=centered), axis=dims, keepdims=keepdim)
         out = np.true_divide(sq, dof)
         # std takes the root before the cast: a half variance may overflow where its root does not.
         return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
