@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import FROM_NUMPY, from_numpy_dtype, get_default_dtype, to_dtype
+from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, to_dtype
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -48,6 +48,49 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+_PY_NUMBERS = frozenset({bool, int, float})
+
+
+def _leaf_kinds(data: Any, found: set[Any]) -> None:
+    """Collect the Python number types and NumPy dtypes of the leaves of nested data (one C-level
+    pass per list of numbers)."""
+    if isinstance(data, (list, tuple)):
+        types = set(map(type, data))
+        if types <= _PY_NUMBERS:
+            found |= types
+            return
+        for item in data:
+            _leaf_kinds(item, found)
+    elif isinstance(data, (np.ndarray, np.generic)):
+        found.add(data.dtype)
+    else:
+        found.add(type(data))
+
+
+def _infer_dtype_with_numpy(data: Any) -> np.dtype | None:
+    """PyTorch's inference when NumPy scalars or arrays are among the leaves: each keeps its own
+    dtype (``tensor(np.int32(3))`` is int32) and the leaves promote as tensors do (a Python float
+    counts as the default dtype). ``None`` when every leaf is a Python number."""
+    found: set[Any] = set()
+    _leaf_kinds(data, found)
+    if found <= _PY_NUMBERS:
+        return None
+    result: np.dtype | None = None
+    for kind in found:
+        if kind is float:
+            dt = get_default_dtype().np
+        elif kind is int:
+            dt = np.dtype(np.int64)
+        elif kind is bool:
+            dt = np.dtype(np.bool_)
+        elif isinstance(kind, np.dtype):
+            dt = from_numpy_dtype(kind).np
+        else:
+            return None  # not a number: NumPy's conversion reports it
+        result = dt if result is None else _promote_pair(result, dt)
+    return result
+
+
 def _plain(data: Any) -> Any:
     """Replace tensors inside nested lists by their values."""
     if isinstance(data, Tensor):
@@ -75,7 +118,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         from_numpy_dtype(arr.dtype)
     else:
         plain = _plain(data)
-        arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+        if dtype is None:
+            inferred = _infer_dtype_with_numpy(plain)
+            arr = np.array(plain, dtype=_infer_np_dtype(plain) if inferred is None else inferred)
+        else:
+            arr = np.array(plain)
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
     return _finish(arr, requires_grad)

@@ -162,3 +162,170 @@ HALF_PRODUCTS: dict[str, Fn] = {
 def test_half_matrix_products_match_pytorch(torch: Any, name: str) -> None:
     fn = HALF_PRODUCTS[name]
     _same(fn(rg), fn(torch))
+
+
+# -- PyTorch's dtype rules -------------------------------------------------------------------
+
+
+def _outcome_value(fn: Fn, lib: Any) -> Any:
+    """(dtype, values, warnings) or (exception type, message): what a call gives, to compare."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(lib)
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+    # PyTorch's C++ warnings end with where they were raised: " (Triggered internally at ...)".
+    messages = sorted({str(w.message).split(" (Triggered internally")[0] for w in caught if w.category is UserWarning})
+    return str(out.dtype), _values(out).tolist(), messages
+
+
+TENSOR_INFERENCE: dict[str, Fn] = {
+    "np_float64": lambda L: L.tensor(np.float64(0.1)),
+    "np_float16": lambda L: L.tensor(np.float16(3)),
+    "np_int32": lambda L: L.tensor(np.int32(3)),
+    "np_uint8": lambda L: L.tensor(np.uint8(200)),
+    "np_bool": lambda L: L.tensor(np.bool_(True)),
+    "np_0d_int16": lambda L: L.tensor(np.array(3, np.int16)),
+    "list_np_float64": lambda L: L.tensor([np.float64(1), np.float64(2)]),
+    "list_np_int32": lambda L: L.tensor([np.int32(1), np.int32(2)]),
+    "tuple_np_int8": lambda L: L.tensor((np.int8(1), np.int8(-2))),
+    "np_int32_and_float": lambda L: L.tensor([np.int32(1), 2.5]),
+    "np_int32_and_int": lambda L: L.tensor([np.int32(1), 2]),
+    "np_float16_and_float": lambda L: L.tensor([np.float16(1), 2.5]),
+    "np_float32_and_float64": lambda L: L.tensor([np.float32(1), np.float64(2)]),
+    "np_uint8_and_int8": lambda L: L.tensor([np.uint8(1), np.int8(2)]),
+    "nested_mixed": lambda L: L.tensor([[np.int16(1), np.int16(2)], [3, 4]]),
+    "nested_np_int16": lambda L: L.tensor([[np.int16(1), np.int16(2)], [np.int16(3), np.int16(4)]]),
+    "list_of_float64_tensors": lambda L: L.tensor([L.tensor(1.0, dtype=L.float64), L.tensor(2.0, dtype=L.float64)]),
+    "as_tensor_np_float64": lambda L: L.as_tensor(np.float64(0.5)),
+    "np_float64_with_dtype": lambda L: L.tensor(np.float64(0.1), dtype=L.float16),
+    "python_floats": lambda L: L.tensor([1.0, 2]),
+    "empty": lambda L: L.tensor([]),
+}
+
+
+@pytest.mark.parametrize("name", TENSOR_INFERENCE)
+def test_tensor_infers_numpy_scalar_dtypes_as_pytorch(torch: Any, name: str) -> None:
+    fn = TENSOR_INFERENCE[name]
+    assert _outcome_value(fn, rg) == _outcome_value(fn, torch)
+
+
+WHERE_SCALARS: dict[str, Fn] = {
+    "floats": lambda L: L.where(L.tensor([True, False]), 1.0, 0.0),
+    "ints": lambda L: L.where(L.tensor([True, False]), 1, 0),
+    "bools": lambda L: L.where(L.tensor([True, False]), True, False),
+    "int_and_float": lambda L: L.where(L.tensor([True, False]), 1, 0.5),
+    "int8_tensor_and_float": lambda L: L.where(L.tensor([True, False]), L.tensor([1, 2], dtype=L.int8), 2.5),
+    "float64_0d_and_float": lambda L: L.where(L.tensor([True, False]), L.tensor(1.0, dtype=L.float64), 0.0),
+}
+
+
+@pytest.mark.parametrize("name", WHERE_SCALARS)
+def test_where_with_python_numbers_has_pytorchs_dtype(torch: Any, name: str) -> None:
+    fn = WHERE_SCALARS[name]
+    assert _outcome_value(fn, rg) == _outcome_value(fn, torch)
+
+
+def test_where_with_float_scalars_under_float64_default(torch: Any) -> None:
+    rg.set_default_dtype(rg.float64)
+    try:
+        assert rg.where(rg.tensor([True]), 1.0, 0.0).dtype == rg.float64
+    finally:
+        rg.set_default_dtype(rg.float32)
+
+
+INT_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda t, v: t + v, "sub": lambda t, v: t - v, "mul": lambda t, v: t * v,
+    "radd": lambda t, v: v + t, "rmul": lambda t, v: v * t, "floordiv": lambda t, v: t // v,
+    "add_alpha": lambda t, v: t.add(v, alpha=2), "rpow": lambda t, v: v ** t,
+    "pow": lambda t, v: t ** v,
+}
+INT_SCALARS = [1000, -1000, 300, -300, 40000, 2**40, 2**63 - 1, -(2**63), 2**64]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("name", INT_OPERATORS)
+def test_python_ints_wrap_into_integer_dtypes(torch: Any, name: str, dtype: str) -> None:
+    fn = INT_OPERATORS[name]
+    for value in INT_SCALARS:
+        def call(L: Any, value: int = value) -> Any:
+            return fn(L.tensor([100, 3, 0], dtype=getattr(L, dtype)), value)
+
+        assert _outcome_value(call, rg) == _outcome_value(call, torch), value
+
+
+def test_negative_uint8_wraps(torch: Any) -> None:
+    fn: Fn = lambda L: -L.tensor([1, 2, 0], dtype=L.uint8)  # noqa: E731
+    assert _outcome_value(fn, rg) == _outcome_value(fn, torch)
+
+
+INT_POWERS: dict[str, Fn] = {
+    "tensor_scalar_negative": lambda L: L.tensor([2, 1, -1, 0]) ** -1,
+    "scalar_2_tensor": lambda L: 2 ** L.tensor([-1, 0, 3]),
+    "scalar_1_tensor": lambda L: 1 ** L.tensor([-1, -2, 5]),
+    "scalar_minus1_tensor": lambda L: (-1) ** L.tensor([-1, -2, -3, 2]),
+    "scalar_0_tensor": lambda L: 0 ** L.tensor([-1, 0, 2]),
+    "tensor_tensor": lambda L: L.tensor([0, 1, -1, 2, -2, 3], dtype=L.int32)
+    ** L.tensor([-1, -3, -3, -2, -1, -4], dtype=L.int32),
+    "tensor_tensor_mixed": lambda L: L.tensor([0, 1, -1, 2, -1]) ** L.tensor([-1, -3, -2, -2, -1], dtype=L.int8),
+    "uint8_int8": lambda L: L.tensor([2, 3], dtype=L.uint8) ** L.tensor([-1], dtype=L.int8),
+    "pow_function": lambda L: L.pow(L.tensor([2, -1]), L.tensor([-2, -5])),
+    "float_tensor_untouched": lambda L: L.tensor([2.0, 0.0]) ** L.tensor([-1.0, -1.0]),
+}
+
+
+@pytest.mark.parametrize("name", INT_POWERS)
+def test_integer_powers_with_negative_exponents(torch: Any, name: str) -> None:
+    fn = INT_POWERS[name]
+    assert _outcome_value(fn, rg) == _outcome_value(fn, torch)
+
+
+def _byte(L: Any, values: Any) -> Any:
+    return L.tensor(values, dtype=L.uint8)
+
+
+def _set(key: Fn, value: Fn, shape: tuple[int, ...] = (4,)) -> Fn:
+    def fn(L: Any) -> Any:
+        x = L.arange(float(np.prod(shape))).reshape(shape)
+        x[key(L)] = value(L)
+        return x
+
+    return fn
+
+
+BYTE_INDEXING: dict[str, Fn] = {
+    "get": lambda L: L.arange(4.0)[_byte(L, [1, 0, 1, 0])],
+    "get_nonzero_values": lambda L: L.arange(4.0)[_byte(L, [2, 0, 7, 0])],
+    "get_rows": lambda L: L.arange(6.0).reshape(2, 3)[_byte(L, [1, 0])],
+    "get_columns": lambda L: L.arange(6.0).reshape(2, 3)[:, _byte(L, [1, 0, 1])],
+    "get_2d_mask": lambda L: L.arange(6.0).reshape(2, 3)[_byte(L, [[1, 0, 1], [0, 0, 1]])],
+    "get_0d_true": lambda L: L.arange(4.0)[_byte(L, 1)],
+    "get_0d_false": lambda L: L.arange(4.0)[_byte(L, 0)],
+    "get_numpy_uint8": lambda L: L.arange(4.0)[np.array([1, 0, 1, 0], np.uint8)],
+    "set_number": _set(lambda L: _byte(L, [1, 0, 1, 0]), lambda L: 9.0),
+    "set_0d_tensor": _set(lambda L: _byte(L, [1, 0, 1, 0]), lambda L: L.tensor(9.0)),
+    "set_one_element": _set(lambda L: _byte(L, [1, 0, 1, 0]), lambda L: L.tensor([5.0])),
+    "set_values": _set(lambda L: _byte(L, [1, 0, 1, 0]), lambda L: L.tensor([7.0, 8.0])),
+    "set_with_int": _set(lambda L: (_byte(L, [1, 0]), 0), lambda L: 9.0, (2, 3)),
+}
+
+
+@pytest.mark.parametrize("name", BYTE_INDEXING)
+def test_uint8_index_is_a_deprecated_mask(torch: Any, name: str) -> None:
+    fn = BYTE_INDEXING[name]
+    ours, theirs = _outcome_value(fn, rg), _outcome_value(fn, torch)
+    assert ours == theirs
+    if len(theirs) == 3:
+        assert tuple(fn(rg).shape) == tuple(fn(torch).shape)
+
+
+def test_uint8_mask_gradient(torch: Any) -> None:
+    grads = []
+    for lib in (rg, torch):
+        x = lib.arange(4.0, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (x[_byte(lib, [1, 0, 3, 0])] * lib.tensor([2.0, 3.0])).sum().backward()
+        grads.append(x.grad)
+    _same(*grads)

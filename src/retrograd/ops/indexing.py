@@ -9,6 +9,7 @@ gets ``CopySlices``); through an advanced key it is ``index_put_``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,28 @@ def _as_index_array(item: Any) -> Any:
     if data.dtype.kind not in "iub":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return data
+
+
+_BYTE_INDEX_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+
+
+def _byte_masks(key: Any) -> tuple[Any, int]:
+    """PyTorch reads a uint8 index tensor as a boolean mask (deprecated, with its warning): the key
+    with such tensors replaced by boolean arrays, and how many there were."""
+    items = key if isinstance(key, tuple) else (key,)
+    found = 0
+    out = []
+    for item in items:
+        data = item._data if isinstance(item, Tensor) else item
+        if isinstance(data, np.ndarray) and data.dtype == np.uint8:
+            if data.ndim:  # (a 0-d one is read as a bool scalar, without the warning)
+                warnings.warn(_BYTE_INDEX_WARNING, UserWarning, stacklevel=4)
+            item = data != 0
+            found += 1
+        out.append(item)
+    if not found:
+        return key, 0
+    return (tuple(out) if isinstance(key, tuple) else out[0]), found
 
 
 def _normalize_key(key: Any) -> tuple[Any, ...]:
@@ -69,6 +92,7 @@ def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     single_slice = isinstance(key, slice)
+    key = _byte_masks(key)[0]
     items = _normalize_key(key)
     consumed = _check_dims(items, x._data.ndim)
     out = x
@@ -114,6 +138,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
+    key, byte_masks = _byte_masks(key)
+    if byte_masks:
+        _refuse_byte_mask_fill(key, value)
     items = _normalize_key(key)
     if any(_is_advanced(item) for item in items):
         np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
@@ -127,3 +154,11 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         target.fill_(value)
     else:
         target.copy_(_as_tensor_like(value, x))
+
+
+def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
+    """A single mask with one value is PyTorch's ``masked_fill_``, which takes no uint8 mask."""
+    items = key if isinstance(key, tuple) else (key,)
+    if sum(_is_advanced(i) for i in _normalize_key(items)) == 1 and np.size(
+            value._data if isinstance(value, Tensor) else value) == 1:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")

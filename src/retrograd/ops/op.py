@@ -408,6 +408,16 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
                 arrays[i] = a.astype(target)
         elif rule == "float" and type(a) is int:
             arrays[i] = float(a)
+        elif type(a) is int and target.kind in "iu":
+            arrays[i] = wrap_int(a, target)
+
+
+def wrap_int(value: int, dtype: np.dtype) -> np.ndarray:
+    """A Python int operand of an integer op, as PyTorch wraps it into the op's dtype: modulo its
+    width (``int8 + 1000`` adds -24); beyond int64 PyTorch's OverflowError."""
+    if not -(1 << 63) <= value < 1 << 63:
+        raise OverflowError("int too big to convert")
+    return np.array(value, np.int64).astype(dtype)
 
 
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:

@@ -447,7 +447,11 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     with np.errstate(all="ignore"):
         mean = np.mean(x, axis=dims, keepdims=True) if n else np.zeros(_keepdim_shape(x.shape, dims), x.dtype)
         centered = np.subtract(x, mean, out=x if upcast else None)  # the upcast copy is ours to overwrite
-        sq = np.add.reduce(np.multiply(centered, centered, out=centered), axis=dims, keepdims=keepdim)
+        if type(centered) is np.ndarray:
+            np.multiply(centered, centered, out=centered)
+        else:  # a 0-d difference comes back as a NumPy scalar
+            centered = centered * centered
+        sq = np.add.reduce(centered, axis=dims, keepdims=keepdim)
         out = np.true_divide(sq, dof)
         # std takes the root before the cast: a half variance may overflow where its root does not.
         return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
