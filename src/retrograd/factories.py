@@ -275,7 +275,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if values[2] == 0:
         raise RuntimeError("step must be nonzero")
-    is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    is_int = all(isinstance(v, (int, np.integer)) for v in values)  # bools too (PyTorch: int64)
     np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
     count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(count, dtype=np.float64 if not is_int else np.int64) * values[2]).astype(np_dtype)

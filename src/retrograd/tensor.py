@@ -97,7 +97,8 @@ def _operand(x: Any) -> Any:
     if t is float or t is int or t is bool or isinstance(x, Tensor):
         return x
     if isinstance(x, np.generic):
-        return x.item()
+        # PyTorch reads a NumPy bool scalar as a float number (it is no Python bool or int).
+        return float(x) if isinstance(x, np.bool_) else x.item()
     if isinstance(x, np.ndarray):
         return Tensor._make(x.copy() if x.dtype in FROM_NUMPY else x.astype(np.float64))
     if isinstance(x, (int, float)):
