@@ -300,7 +300,7 @@ def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
 
 # PyTorch's CPU cumsum/cumprod carry the running value in ``at::acc_type<T, false>``: float for
 # half, double for float (the input is first cast to the output dtype).
-_CUMULATIVE_ACC = {_HALF: np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
+_CUMULATIVE_ACC: dict[np.dtype, np.dtype] = {_HALF: np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
 
 
 def _cumulative(fn: Any) -> Any:
@@ -451,7 +451,7 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
             np.multiply(centered, centered, out=centered)
         else:  # a 0-d difference comes back as a NumPy scalar
             centered = centered * centered
-        sq = np.add.reduce(centered, axis=dims, keepdims=keepdim)
+        sq = np.add.reduce(centered, axis=dims, keepdims=keepdim)  # type: ignore[call-overload]
         out = np.true_divide(sq, dof)
         # std takes the root before the cast: a half variance may overflow where its root does not.
         return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
