@@ -67,14 +67,21 @@ def _leaf_kinds(data: Any, found: set[Any]) -> None:
         found.add(type(data))
 
 
-def _infer_dtype_with_numpy(data: Any) -> np.dtype | None:
-    """PyTorch's inference when NumPy scalars or arrays are among the leaves: each keeps its own
-    dtype (``tensor(np.int32(3))`` is int32) and the leaves promote as tensors do (a Python float
-    counts as the default dtype). ``None`` when every leaf is a Python number."""
-    found: set[Any] = set()
-    _leaf_kinds(data, found)
-    if found <= _PY_NUMBERS:
-        return None
+def _infer_leaf_dtype(data: Any) -> np.dtype | None:
+    """PyTorch's dtype for nested data from its leaves: Python bools, ints and floats give bool,
+    int64 and the default dtype; NumPy scalars and arrays keep their own dtype
+    (``tensor(np.int32(3))`` is int32); the leaves promote as tensors do. ``None`` for a leaf that
+    is no number (NumPy's conversion then reports it)."""
+    found: set[Any] = {type(data)}
+    if found <= _PY_NUMBERS:  # a Python number
+        pass
+    else:
+        found = set()
+        _leaf_kinds(data, found)
+    if found <= _PY_NUMBERS:  # the common case, without a trial conversion by NumPy
+        if float in found or not found:
+            return get_default_dtype().np
+        return np.dtype(np.int64) if int in found else np.dtype(np.bool_)
     result: np.dtype | None = None
     for kind in found:
         if kind is float:
@@ -119,7 +126,7 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     else:
         plain = _plain(data)
         if dtype is None:
-            inferred = _infer_dtype_with_numpy(plain)
+            inferred = _infer_leaf_dtype(plain)
             arr = np.array(plain, dtype=_infer_np_dtype(plain) if inferred is None else inferred)
         else:
             arr = np.array(plain)
