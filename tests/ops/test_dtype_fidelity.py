@@ -239,7 +239,9 @@ INT_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "add": lambda t, v: t + v, "sub": lambda t, v: t - v, "mul": lambda t, v: t * v,
     "radd": lambda t, v: v + t, "rmul": lambda t, v: v * t, "floordiv": lambda t, v: t // v,
     "add_alpha": lambda t, v: t.add(v, alpha=2), "rpow": lambda t, v: v ** t,
-    "pow": lambda t, v: t ** v,
+    "pow": lambda t, v: t ** v, "mod": lambda t, v: t % v, "rmod": lambda t, v: v % t, "rsub": lambda t, v: v - t,
+    "lt": lambda t, v: t < v, "ge": lambda t, v: t >= v, "eq": lambda t, v: t == v, "rgt": lambda t, v: v > t,
+    "and": lambda t, v: t & v, "or": lambda t, v: t | v, "xor": lambda t, v: t ^ v, "rand": lambda t, v: v & t,
 }
 INT_SCALARS = [1000, -1000, 300, -300, 40000, 2**40, 2**63 - 1, -(2**63), 2**64]
 

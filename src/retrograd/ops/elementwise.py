@@ -53,6 +53,8 @@ def _sub(a: Any, b: Any, alpha: Any) -> Any:
 def _rsub_scalar(x: Any, other: Any, alpha: Any) -> Any:
     if x.dtype is _BOOL:
         raise RuntimeError(BOOL_SUB_ERROR)
+    if type(other) is int and x.dtype.kind in "iu":
+        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
     if alpha == 1:
         return np.subtract(other, x)
     if type(alpha) is float and x.dtype.kind in "iu":
@@ -750,7 +752,13 @@ fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0",
 fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
                  lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
-remainder_scalar = Op("remainder", lambda x, other: _remainder(x, other), node="RemainderBackward0",
+def _remainder_scalar(x: Any, other: Any) -> Any:
+    if type(other) is int and x.dtype.kind in "iu":
+        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(x, other)
+
+
+remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
                       params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
 
 
@@ -759,7 +767,13 @@ def _remainder_not_implemented(grad: Any) -> Any:
 
 
 # ``remainder(number, tensor)``: PyTorch records a node that refuses to differentiate.
-remainder_scalar_self = Op("remainder", lambda x, base: _remainder(base, x), node="NotImplemented",
+def _remainder_scalar_self(x: Any, base: Any) -> Any:
+    if type(base) is int and x.dtype.kind in "iu":
+        base = wrap_int(base, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(base, x)
+
+
+remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
                            params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
 
 # -- lerp, addcmul, addcdiv --------------------------------------------------------------------
