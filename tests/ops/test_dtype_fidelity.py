@@ -417,3 +417,20 @@ SWEEP = _sweep()
 def test_dtype_rules_sweep_matches_pytorch(torch: Any, name: str) -> None:
     fn = SWEEP[name]
     assert _outcome_value(fn, rg) == _outcome_value(fn, torch)
+
+
+FLOAT32_STRIDED_SUMS: dict[str, Fn] = {
+    # NumPy adds a non-innermost axis row after row (here 1% off); PyTorch's cascade sum does not.
+    "sum_dim0": lambda L: L.full((10**5, 2), 0.1).sum(0),
+    "mean_dim0": lambda L: L.full((10**5, 2), 0.1).mean(0),
+    "sum_middle_keepdim": lambda L: L.full((2, 20000, 3), 0.1).sum(1, keepdim=True),
+    "mean_middle": lambda L: L.full((2, 20000, 3), 0.1).mean(1),
+    "sum_uneven_blocks": lambda L: L.full((20011, 2), 0.1).sum(0),
+    "sum_transposed": lambda L: L.full((3, 20000), 0.1).t().sum(0),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT32_STRIDED_SUMS)
+def test_float32_sums_over_outer_axes_keep_pytorchs_precision(torch: Any, name: str) -> None:
+    fn = FLOAT32_STRIDED_SUMS[name]
+    _same(fn(rg), fn(torch), rtol=2e-6)

@@ -81,6 +81,8 @@ def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
         dtype = np.int64
     elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
         return _half_reduce(np.add.reduce, x, _axis(dims), keepdim)
+    elif dtype is None and _needs_cascade(x, dims):
+        return _cascade_sum(x, dims[0], keepdim)
     # np.add.reduce is np.sum without its Python-level wrapper (a few µs per call on small arrays).
     return np.asarray(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim, dtype=dtype))  # type: ignore[call-overload]
 
@@ -102,7 +104,34 @@ def _check_mean_dtype(x: np.ndarray) -> None:
 
 def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     _check_mean_dtype(x)
+    if _needs_cascade(x, dims):
+        return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
+
+
+# Below this many terms NumPy's row-by-row float32 sum stays within float32's rounding of PyTorch's.
+_CASCADE_MIN = 1024
+
+
+def _needs_cascade(x: np.ndarray, dims: Any) -> bool:
+    """A float32 sum over one long axis that NumPy would add up row after row (not pairwise)."""
+    return (x.dtype == np.float32 and dims is not None and len(dims) == 1 and x.shape[dims[0]] >= _CASCADE_MIN
+            and x.strides[dims[0]] != x.itemsize)  # (along the contiguous axis NumPy sums pairwise)
+
+
+def _cascade_sum(x: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
+    """Sum float32 over ``dim`` in two levels, blocks of about sqrt(n) terms and then the block sums,
+    as PyTorch's cascade sum does: the error grows with sqrt(n), not n. Splitting the axis is a
+    view, so this reads the data once, as a plain sum does."""
+    n = x.shape[dim]
+    block = int(np.sqrt(n))
+    whole = n // block * block
+    head = x[(slice(None),) * dim + (slice(0, whole),)]
+    head = head.reshape(x.shape[:dim] + (whole // block, block) + x.shape[dim + 1:])
+    out = np.add.reduce(np.add.reduce(head, axis=dim), axis=dim)  # across blocks first: whole rows at a time
+    if whole < n:
+        out = out + np.add.reduce(x[(slice(None),) * dim + (slice(whole, n),)], axis=dim)
+    return np.asarray(np.expand_dims(out, dim) if keepdim else out)
 
 
 def _count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
