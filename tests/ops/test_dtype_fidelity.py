@@ -434,3 +434,27 @@ FLOAT32_STRIDED_SUMS: dict[str, Fn] = {
 def test_float32_sums_over_outer_axes_keep_pytorchs_precision(torch: Any, name: str) -> None:
     fn = FLOAT32_STRIDED_SUMS[name]
     _same(fn(rg), fn(torch), rtol=2e-6)
+
+
+def _mask(L: Any, values: Any) -> Any:
+    return L.tensor(values, dtype=L.bool)
+
+
+MASK_SHAPE_ERRORS: dict[str, Fn] = {
+    "first_dim": lambda L: L.arange(24.0).reshape(2, 3, 4)[_mask(L, [True, False, True])],
+    "after_slice": lambda L: L.arange(24.0).reshape(2, 3, 4)[:, _mask(L, [True, False])],
+    "two_dim_mask": lambda L: L.arange(24.0).reshape(2, 3, 4)[L.ones(2, 4, dtype=L.bool)],
+    "after_select": lambda L: L.arange(24.0).reshape(2, 3, 4)[0, _mask(L, [True, False])],
+    "after_ellipsis": lambda L: L.arange(24.0).reshape(2, 3, 4)[..., _mask(L, [True])],
+    "after_none": lambda L: L.arange(24.0).reshape(2, 3, 4)[None, _mask(L, [True, False, True])],
+    "second_mask": lambda L: L.arange(24.0).reshape(2, 3, 4)[_mask(L, [True, False]),
+                                                             _mask(L, [True, True, False, False])],
+    "uint8_mask": lambda L: L.arange(4.0)[L.tensor([2, 0, 1], dtype=L.uint8)],
+    "setitem": _set(lambda L: _mask(L, [True, False, True]), lambda L: 1.0),
+}
+
+
+@pytest.mark.parametrize("name", MASK_SHAPE_ERRORS)
+def test_mask_shape_mismatch_raises_pytorchs_error(torch: Any, name: str) -> None:
+    fn = MASK_SHAPE_ERRORS[name]
+    assert _outcome_value(fn, rg) == _outcome_value(fn, torch)

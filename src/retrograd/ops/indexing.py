@@ -125,6 +125,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
                 f"(got {type(item).__name__})"
             )
     if advanced:
+        for d, array in advanced:
+            _check_mask_shape(array, out._data.shape, d)
         np_key: list[Any] = []
         covered = 0  # dims of ``out`` the key spans so far (a boolean mask spans mask.ndim)
         for d, array in advanced:
@@ -144,6 +146,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     items = _normalize_key(key)
     if any(_is_advanced(item) for item in items):
         np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
+        if len(np_key) == 1:  # a lone mask: PyTorch's message when its shape does not fit
+            _check_mask_shape(np_key[0], x._data.shape, 0)
         values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
         apply_inplace(_S.index_put, (x, values, np_key if len(np_key) > 1 else np_key[0], False))
         return
@@ -162,3 +166,15 @@ def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
     if sum(_is_advanced(i) for i in _normalize_key(items)) == 1 and np.size(
             value._data if isinstance(value, Tensor) else value) == 1:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
+def _check_mask_shape(mask: np.ndarray, shape: tuple[int, ...], start: int) -> None:
+    """PyTorch's IndexError for a boolean mask whose shape differs from the dims it covers."""
+    if mask.dtype != np.bool_:
+        return
+    for i, size in enumerate(mask.shape):
+        if start + i < len(shape) and shape[start + i] != size:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {i} does not match the shape of the indexed "
+                f"tensor {list(shape)} at index {start + i}"
+            )
