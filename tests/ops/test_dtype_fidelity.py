@@ -401,6 +401,9 @@ def _sweep() -> dict[str, Fn]:
         "where_0d_float64_float32": lambda L: L.where(L.tensor([True]), L.tensor(1.0, dtype=L.float64), L.tensor([1.0])),
         "cat_int8_half": lambda L: L.cat([L.tensor([1], dtype=L.int8), L.tensor([1], dtype=L.float16)]),
         "var_of_ints": lambda L: L.tensor([1, 2]).var(),
+        "argmax_bool": lambda L: L.tensor([True, False]).argmax(),
+        "argmin_bool_dim": lambda L: L.tensor([True, False]).argmin(0),
+        "max_bool_dim": lambda L: L.tensor([True, False]).max(0)[0],
     }
     cases.update(more)
     for d in DTYPES:

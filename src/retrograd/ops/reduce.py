@@ -235,6 +235,8 @@ argmin = Op("argmin", lambda x, dim, keepdim: _arg_reduce(np.argmin, x, dim, kee
 
 
 def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"{fn.__name__}(): does not support bool input")
     if dim is None:
         out = np.asarray(fn(x))
         return out.reshape((1,) * x.ndim) if keepdim else out
