@@ -1686,6 +1686,8 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
         arr = arr.astype(like._data.dtype if like._data.dtype.kind == "f" else get_default_dtype().np)
     elif arr.dtype.kind in "iu" and not isinstance(value, np.ndarray):
         arr = arr.astype(np.int64)
+    elif arr.dtype == object and type(value) is int:  # beyond int64: PyTorch's error, not a NumPy object array
+        raise OverflowError("int too big to convert")
     return Tensor._make(arr)
 
 

@@ -242,6 +242,7 @@ INT_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "pow": lambda t, v: t ** v, "mod": lambda t, v: t % v, "rmod": lambda t, v: v % t, "rsub": lambda t, v: v - t,
     "lt": lambda t, v: t < v, "ge": lambda t, v: t >= v, "eq": lambda t, v: t == v, "rgt": lambda t, v: v > t,
     "and": lambda t, v: t & v, "or": lambda t, v: t | v, "xor": lambda t, v: t ^ v, "rand": lambda t, v: v & t,
+    "rfloordiv": lambda t, v: v // t,
 }
 INT_SCALARS = [1000, -1000, 300, -300, 40000, 2**40, 2**63 - 1, -(2**63), 2**64]
 
