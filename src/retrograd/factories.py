@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import FROM_NUMPY, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
+from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -130,6 +130,56 @@ def _infer_np_dtype(data: Any) -> np.dtype:
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+_PY_NUMBERS = frozenset({bool, int, float})
+
+
+def _leaf_kinds(data: Any, found: set[Any]) -> None:
+    """Collect the Python number types and NumPy dtypes of the leaves of nested data (one C-level
+    pass per list of numbers)."""
+    if isinstance(data, (list, tuple)):
+        types = set(map(type, data))
+        if types <= _PY_NUMBERS:
+            found |= types
+            return
+        for item in data:
+            _leaf_kinds(item, found)
+    elif isinstance(data, (np.ndarray, np.generic)):
+        found.add(data.dtype)
+    else:
+        found.add(type(data))
+
+
+def _infer_leaf_dtype(data: Any) -> np.dtype | None:
+    """PyTorch's dtype for nested data from its leaves: Python bools, ints and floats give bool,
+    int64 and the default dtype; NumPy scalars and arrays keep their own dtype
+    (``tensor(np.int32(3))`` is int32); the leaves promote as tensors do. ``None`` for a leaf that
+    is no number (NumPy's conversion then reports it)."""
+    found: set[Any] = {type(data)}
+    if found <= _PY_NUMBERS:  # a Python number
+        pass
+    else:
+        found = set()
+        _leaf_kinds(data, found)
+    if found <= _PY_NUMBERS:  # the common case, without a trial conversion by NumPy
+        if float in found or not found:
+            return get_default_dtype().np
+        return np.dtype(np.int64) if int in found else np.dtype(np.bool_)
+    result: np.dtype | None = None
+    for kind in found:
+        if kind is float:
+            dt = get_default_dtype().np
+        elif kind is int:
+            dt = np.dtype(np.int64)
+        elif kind is bool:
+            dt = np.dtype(np.bool_)
+        elif isinstance(kind, np.dtype):
+            dt = from_numpy_dtype(kind).np
+        else:
+            return None  # not a number: NumPy's conversion reports it
+        result = dt if result is None else _promote_pair(result, dt)
+    return result
+
+
 def _plain(data: Any) -> Any:
     """Replace tensors inside nested lists by their values."""
     if isinstance(data, Tensor):
@@ -158,7 +208,11 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     else:
         plain = _plain(data)
         try:
-            arr = np.array(plain, dtype=_infer_np_dtype(plain) if dtype is None else None)
+            if dtype is None:
+                inferred = _infer_leaf_dtype(plain)
+                arr = np.array(plain, dtype=_infer_np_dtype(plain) if inferred is None else inferred)
+            else:
+                arr = np.array(plain)
         except (ValueError, TypeError, OverflowError, RuntimeError):
             _check_nested(plain)  # PyTorch's error where it has one
             raise
@@ -323,7 +377,7 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
         raise RuntimeError("invalid size, possible overflow?")
     if (values[1] - values[0]) * values[2] < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    is_int = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values)
+    is_int = all(isinstance(v, (int, np.integer)) for v in values)  # bools too (PyTorch: int64)
     np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
     count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
     data = (values[0] + np.arange(count, dtype=np.float64 if not is_int else np.int64) * values[2]).astype(np_dtype)

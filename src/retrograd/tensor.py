@@ -97,7 +97,8 @@ def _operand(x: Any) -> Any:
     if t is float or t is int or t is bool or isinstance(x, Tensor):
         return x
     if isinstance(x, np.generic):
-        return x.item()
+        # PyTorch reads a NumPy bool scalar as a float number (it is no Python bool or int).
+        return float(x) if isinstance(x, np.bool_) else x.item()
     if isinstance(x, np.ndarray):
         return Tensor._make(x.copy() if x.dtype in FROM_NUMPY else x.astype(np.float64))
     if isinstance(x, (int, float)):
@@ -1736,6 +1737,8 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
         arr = arr.astype(like._data.dtype if like._data.dtype.kind == "f" else get_default_dtype().np)
     elif arr.dtype.kind in "iu" and not isinstance(value, np.ndarray):
         arr = arr.astype(np.int64)
+    elif arr.dtype == object and type(value) is int:  # beyond int64: PyTorch's error, not a NumPy object array
+        raise OverflowError("int too big to convert")
     return Tensor._make(arr)
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, scalar_type_name
-from .op import Op, array_scalars
+from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
+from .op import Op, array_scalars, wrap_int
 
 where: Op  # defined below; rules refer to it
 tanh_backward: Op
@@ -53,6 +53,8 @@ def _sub(a: Any, b: Any, alpha: Any) -> Any:
 def _rsub_scalar(x: Any, other: Any, alpha: Any) -> Any:
     if x.dtype is _BOOL:
         raise RuntimeError(BOOL_SUB_ERROR)
+    if type(other) is int and x.dtype.kind in "iu":
+        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
     if alpha == 1:
         return np.subtract(other, x)
     if type(alpha) is float and x.dtype.kind in "iu":
@@ -90,13 +92,54 @@ reciprocal = Op("reciprocal", lambda x: np.reciprocal(x), node="ReciprocalBackwa
                 grads=(lambda grad, result: -grad * result * result,))
 
 
+_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def _check_int_param(value: Any, dtype: np.dtype) -> None:
+    """PyTorch's checked conversion of a scalar parameter (an exponent) to an integer dtype."""
+    info = np.iinfo(dtype)
+    if not -(1 << 63) <= value < 1 << 63:
+        raise OverflowError("int too big to convert")
+    if not info.min <= value <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dtype.name]} without overflow")
+
+
 def _pow_scalar(x: Any, exponent: Any) -> Any:
     if x.dtype.kind in "biu":
         if type(exponent) is float:
             x = x.astype(get_default_dtype().np)
         elif exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        elif x.dtype.kind in "iu":
+            _check_int_param(exponent, x.dtype)
     return np.power(x, exponent)
+
+
+def int_power(base: Any, exponent: Any) -> np.ndarray:
+    """PyTorch's integer power with negative exponents: 0, except 1 for base 1 and +-1 for base -1
+    (NumPy refuses them). The dtype is NumPy's for the operands, as for ``np.power``."""
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    negative = exponent < 0
+    out = np.power(base, np.where(negative, 0, exponent).astype(exponent.dtype, copy=False))
+    odd = exponent % 2 != 0
+    special = (base == 1) | (base == -1) & ~odd
+    minus = (base == -1) & odd
+    return np.where(negative, special.astype(out.dtype) - minus.astype(out.dtype), out)
+
+
+@array_scalars
+def _pow_tensor(x: Any, exponent: Any) -> Any:
+    try:
+        return np.power(x, exponent)
+    except ValueError:  # integers to negative integer powers: PyTorch defines them
+        return int_power(x, exponent)
+
+
+def _pow_scalar_base(exponent: Any, base: Any) -> Any:
+    if exponent.dtype.kind in "iu" and type(base) is int:
+        # PyTorch wraps the base into the exponent's integer dtype, then runs integer pow.
+        return int_power(wrap_int(base, exponent.dtype), exponent)
+    return np.power(base, exponent)
 
 
 def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
@@ -128,11 +171,11 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
 pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
                 grads=(_pow_scalar_grad,))
 
-pow_tensor = Op("pow", np.power, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
+pow_tensor = Op("pow", _pow_tensor, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
                 grads=(_pow_self_grad, _pow_exponent_grad))
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
-pow_scalar_base = Op("pow", lambda exponent, base: np.power(base, exponent), node="PowBackward2",
+pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
@@ -289,6 +332,9 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
     if condition.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
                            f"{scalar_type_name(condition.dtype)}")
+    if type(x) is not np.ndarray and type(y) is not np.ndarray:
+        # Two Python numbers: PyTorch's dtype for them (a float is the default dtype, not float64).
+        return np.where(condition, x, y).astype(result_type((x, y)), copy=False)
     return np.where(condition, x, y)
 
 
@@ -745,7 +791,13 @@ fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0",
 fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
                  lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
-remainder_scalar = Op("remainder", lambda x, other: _remainder(x, other), node="RemainderBackward0",
+def _remainder_scalar(x: Any, other: Any) -> Any:
+    if type(other) is int and x.dtype.kind in "iu":
+        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(x, other)
+
+
+remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
                       params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
 
 
@@ -754,7 +806,13 @@ def _remainder_not_implemented(grad: Any) -> Any:
 
 
 # ``remainder(number, tensor)``: PyTorch records a node that refuses to differentiate.
-remainder_scalar_self = Op("remainder", lambda x, base: _remainder(base, x), node="NotImplemented",
+def _remainder_scalar_self(x: Any, base: Any) -> Any:
+    if type(base) is int and x.dtype.kind in "iu":
+        base = wrap_int(base, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(base, x)
+
+
+remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
                            params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
 
 # -- lerp, addcmul, addcdiv --------------------------------------------------------------------

@@ -9,6 +9,7 @@ gets ``CopySlices``); through an advanced key it is ``index_put_``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,28 @@ def _as_index_array(item: Any) -> Any:
     if data.dtype.kind not in "iub":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return data
+
+
+_BYTE_INDEX_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+
+
+def _byte_masks(key: Any) -> tuple[Any, int]:
+    """PyTorch reads a uint8 index tensor as a boolean mask (deprecated, with its warning): the key
+    with such tensors replaced by boolean arrays, and how many there were."""
+    items = key if isinstance(key, tuple) else (key,)
+    found = 0
+    out = []
+    for item in items:
+        data = item._data if isinstance(item, Tensor) else item
+        if isinstance(data, np.ndarray) and data.dtype == np.uint8:
+            if data.ndim:  # (a 0-d one is read as a bool scalar, without the warning)
+                warnings.warn(_BYTE_INDEX_WARNING, UserWarning, stacklevel=4)
+            item = data != 0
+            found += 1
+        out.append(item)
+    if not found:
+        return key, 0
+    return (tuple(out) if isinstance(key, tuple) else out[0]), found
 
 
 def _normalize_key(key: Any) -> tuple[Any, ...]:
@@ -69,6 +92,7 @@ def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     single_slice = isinstance(key, slice)
+    key = _byte_masks(key)[0]
     items = _normalize_key(key)
     consumed = _check_dims(items, x._data.ndim)
     out = x
@@ -101,6 +125,8 @@ def getitem(x: Tensor, key: Any) -> Tensor:
                 f"(got {type(item).__name__})"
             )
     if advanced:
+        for d, array in advanced:
+            _check_mask_shape(array, out._data.shape, d)
         np_key: list[Any] = []
         covered = 0  # dims of ``out`` the key spans so far (a boolean mask spans mask.ndim)
         for d, array in advanced:
@@ -114,9 +140,14 @@ def getitem(x: Tensor, key: Any) -> Tensor:
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
+    key, byte_masks = _byte_masks(key)
+    if byte_masks:
+        _refuse_byte_mask_fill(key, value)
     items = _normalize_key(key)
     if any(_is_advanced(item) for item in items):
         np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
+        if len(np_key) == 1:  # a lone mask: PyTorch's message when its shape does not fit
+            _check_mask_shape(np_key[0], x._data.shape, 0)
         values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
         apply_inplace(_S.index_put, (x, values, np_key if len(np_key) > 1 else np_key[0], False))
         return
@@ -127,3 +158,23 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         target.fill_(value)
     else:
         target.copy_(_as_tensor_like(value, x))
+
+
+def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
+    """A single mask with one value is PyTorch's ``masked_fill_``, which takes no uint8 mask."""
+    items = key if isinstance(key, tuple) else (key,)
+    if sum(_is_advanced(i) for i in _normalize_key(items)) == 1 and np.size(
+            value._data if isinstance(value, Tensor) else value) == 1:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+
+
+def _check_mask_shape(mask: np.ndarray, shape: tuple[int, ...], start: int) -> None:
+    """PyTorch's IndexError for a boolean mask whose shape differs from the dims it covers."""
+    if mask.dtype != np.bool_:
+        return
+    for i, size in enumerate(mask.shape):
+        if start + i < len(shape) and shape[start + i] != size:
+            raise IndexError(
+                f"The shape of the mask {list(mask.shape)} at index {i} does not match the shape of the indexed "
+                f"tensor {list(shape)} at index {start + i}"
+            )

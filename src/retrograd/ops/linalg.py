@@ -23,11 +23,17 @@ def _cat(a: Tensor, b: Tensor, dim: int) -> Tensor:
     return _cat_op(a, b, dim)  # type: ignore[no-any-return]
 
 
+# The C++ type names PyTorch's mm prints for each dtype.
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+                 "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
 def _same_dtype(a: np.ndarray, b: np.ndarray, name: str) -> None:
     if a.dtype != b.dtype:
         ta, tb = scalar_type_name(a.dtype), scalar_type_name(b.dtype)
         if name == "mm":
-            message = f"expected m1 and m2 to have the same dtype, but got: {ta.lower()} != {tb.lower()}"
+            ca, cb = _C_TYPE_NAMES[a.dtype.name], _C_TYPE_NAMES[b.dtype.name]
+            message = f"expected m1 and m2 to have the same dtype, but got: {ca} != {cb}"
         elif name == "dot":
             message = f"dot : expected both vectors to have same dtype, but found {ta} and {tb}"
         elif name == "mv":

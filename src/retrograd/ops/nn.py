@@ -36,6 +36,23 @@ def _softmax_kernel(x: np.ndarray, dim: int, name: str) -> None:
     _check_float(x, f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl")
 
 
+_HALF = np.dtype(np.float16)
+
+
+def _in_float(fn: Any) -> Any:
+    """Run a softmax-family kernel of half arrays in float32 and cast back, as PyTorch's CPU kernels
+    do (its opmath type); other dtypes go straight through."""
+    def kernel(*args: Any) -> np.ndarray:
+        if args[0].dtype != _HALF:
+            return fn(*args)  # type: ignore[no-any-return]
+        arrays = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
+        return fn(*arrays).astype(_HALF)  # type: ignore[no-any-return]
+
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+@_in_float
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "softmax")
     shifted = x - x.max(axis=dim, keepdims=True) if x.size else x
@@ -44,6 +61,7 @@ def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     return e
 
 
+@_in_float
 def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "log_softmax")
     if not x.size:
@@ -53,6 +71,7 @@ def _log_softmax(x: np.ndarray, dim: int) -> np.ndarray:
     return shifted
 
 
+@_in_float
 def _softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
     return out * (grad - np.add.reduce(grad * out, axis=dim, keepdims=True))
 
@@ -96,6 +115,7 @@ def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
 repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
                    grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
 
+@_in_float
 def _log_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
     return grad - np.exp(out) * np.add.reduce(grad, axis=dim, keepdims=True)
 

@@ -428,6 +428,25 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
                 arrays[i] = a.astype(target)
         elif rule == "float" and type(a) is int:
             arrays[i] = float(a)
+        elif type(a) is int and target.kind in "iu":
+            arrays[i] = wrap_int(a, target)
+
+
+def _wrap_int_operand(arrays: list[Any]) -> None:
+    """An ``int`` beside an integer array is wrapped into its dtype, as PyTorch wraps the scalar."""
+    a, b = arrays
+    if type(b) is int and type(a) is np.ndarray and a.dtype.kind in "iu":
+        arrays[1] = wrap_int(b, a.dtype)
+    elif type(a) is int and type(b) is np.ndarray and b.dtype.kind in "iu":
+        arrays[0] = wrap_int(a, b.dtype)
+
+
+def wrap_int(value: int, dtype: np.dtype) -> np.ndarray:
+    """A Python int operand of an integer op, as PyTorch wraps it into the op's dtype: modulo its
+    width (``int8 + 1000`` adds -24); beyond int64 PyTorch's OverflowError."""
+    if not -(1 << 63) <= value < 1 << 63:
+        raise OverflowError("int too big to convert")
+    return np.array(value, np.int64).astype(dtype)
 
 
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
@@ -444,6 +463,8 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
                 arrays[0] = arrays[0].astype(get_default_dtype().np)
         else:
             _cast_arrays(op, inputs, params, arrays)
+    elif len(arrays) == 2 and (type(arrays[1]) is int or type(arrays[0]) is int):
+        _wrap_int_operand(arrays)  # comparisons and bitwise ops of an integer tensor and an int
     try:
         return op.forward(*arrays, *params)
     except RuntimeWarning:

@@ -67,9 +67,23 @@ def _axis(dims: tuple[int, ...] | None) -> Any:
 # -- sum, mean --------------------------------------------------------------------------------
 
 
+# PyTorch's CPU accumulate types (``at::acc_type<T, false>``): a half tensor is summed in float and
+# cast back; NumPy would add up a half reduction over a non-innermost axis in half.
+_HALF = np.dtype(np.float16)
+
+
+def _half_reduce(fn: Any, x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+    """A sum-like reduction of half values (or into a half result), accumulated in float32."""
+    return np.asarray(fn(x.astype(_HALF, copy=False), axis=dims, keepdims=keepdim, dtype=np.float32)).astype(_HALF)
+
+
 def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
+    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
+        return _half_reduce(np.add.reduce, x, _axis(dims), keepdim)
+    elif dtype is None and _needs_cascade(x, dims):
+        return _cascade_sum(x, dims[0], keepdim)
     # np.add.reduce is np.sum without its Python-level wrapper (a few µs per call on small arrays).
     return np.asarray(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim, dtype=dtype))  # type: ignore[call-overload]
 
@@ -91,7 +105,34 @@ def _check_mean_dtype(x: np.ndarray) -> None:
 
 def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     _check_mean_dtype(x)
+    if _needs_cascade(x, dims):
+        return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
+
+
+# Below this many terms NumPy's row-by-row float32 sum stays within float32's rounding of PyTorch's.
+_CASCADE_MIN = 1024
+
+
+def _needs_cascade(x: np.ndarray, dims: Any) -> bool:
+    """A float32 sum over one long axis that NumPy would add up row after row (not pairwise)."""
+    return (x.dtype == np.float32 and dims is not None and len(dims) == 1 and x.shape[dims[0]] >= _CASCADE_MIN
+            and x.strides[dims[0]] != x.itemsize)  # (along the contiguous axis NumPy sums pairwise)
+
+
+def _cascade_sum(x: np.ndarray, dim: int, keepdim: bool) -> np.ndarray:
+    """Sum float32 over ``dim`` in two levels, blocks of about sqrt(n) terms and then the block sums,
+    as PyTorch's cascade sum does: the error grows with sqrt(n), not n. Splitting the axis is a
+    view, so this reads the data once, as a plain sum does."""
+    n = x.shape[dim]
+    block = int(np.sqrt(n))
+    whole = n // block * block
+    head = x[(slice(None),) * dim + (slice(0, whole),)]
+    head = head.reshape(x.shape[:dim] + (whole // block, block) + x.shape[dim + 1:])
+    out = np.add.reduce(np.add.reduce(head, axis=dim), axis=dim)  # across blocks first: whole rows at a time
+    if whole < n:
+        out = out + np.add.reduce(x[(slice(None),) * dim + (slice(whole, n),)], axis=dim)
+    return np.asarray(np.expand_dims(out, dim) if keepdim else out)
 
 
 def _count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
@@ -199,6 +240,8 @@ argmin = Op("argmin", lambda x, dim, keepdim: _arg_reduce(np.argmin, x, dim, kee
 
 
 def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"{fn.__name__}(): does not support bool input")
     if x.size == 0:  # PyTorch's errors, not NumPy's ValueError
         if dim is None:
             raise IndexError(f"{fn.__name__}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -219,7 +262,8 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(x.dtype)}"
         )
     axis = _axis(dims)
-    a = np.abs(x)
+    # PyTorch's opmath type: a half norm is computed in float (its squares overflow half at 256).
+    a = np.abs(x.astype(np.float32) if x.dtype == _HALF else x)
     if ord == 2:
         out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
     elif ord == np.inf:
@@ -295,12 +339,23 @@ def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
 # -- cumsum, cumprod --------------------------------------------------------------------------
 
 
+# PyTorch's CPU cumsum/cumprod carry the running value in ``at::acc_type<T, false>``: float for
+# half, double for float (the input is first cast to the output dtype).
+_CUMULATIVE_ACC: dict[np.dtype, np.dtype] = {_HALF: np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
+
+
 def _cumulative(fn: Any) -> Any:
     def forward(x: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
         if x.ndim == 0:
             return x.astype(dtype) if dtype is not None else x.copy()
+        out = x.dtype if dtype is None else np.dtype(dtype)
+        acc = _CUMULATIVE_ACC.get(out)
+        if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
+            work = x.astype(out, copy=False).astype(acc)
+            fn(work, axis=dim, out=work)
+            return work.astype(out)
         return np.asarray(fn(x, axis=dim, dtype=dtype))
 
     return forward
@@ -424,18 +479,36 @@ def _dof_warning(name: str) -> None:
     )
 
 
-def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var") -> np.ndarray:
+def _sums_pairwise(x: np.ndarray, dims: Any) -> bool:
+    """Whether NumPy sums ``x`` over ``dims`` pairwise: a reduction along its contiguous innermost
+    run (over other axes it adds row after row in the array's dtype)."""
+    return x.flags.c_contiguous and (dims is None or x.ndim <= 1 or tuple(dims) == (x.ndim - 1,))
+
+
+def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var", sqrt: bool = False) -> np.ndarray:
     if x.dtype.kind not in "fc":
         raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
     n = _count(x.shape, dims)
     dof = builtins.max(0, n - correction)
     if dof <= 0:
         _dof_warning(name)
+    out_dtype = x.dtype
+    # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
+    # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
+    upcast = out_dtype == _HALF or out_dtype == np.float32 and not _sums_pairwise(x, dims)
+    if upcast:
+        x = x.astype(np.float64)
     with np.errstate(all="ignore"):
         mean = np.mean(x, axis=dims, keepdims=True) if n else np.zeros(_keepdim_shape(x.shape, dims), x.dtype)
-        centered = x - mean
-        sq = np.sum(centered * centered, axis=dims, keepdims=keepdim)
-        return np.asarray(np.true_divide(sq, dof), x.dtype)
+        centered = np.subtract(x, mean, out=x if upcast else None)  # the upcast copy is ours to overwrite
+        if type(centered) is np.ndarray:
+            np.multiply(centered, centered, out=centered)
+        else:  # a 0-d difference comes back as a NumPy scalar
+            centered = centered * centered
+        sq = np.add.reduce(centered, axis=dims, keepdims=keepdim)  # type: ignore[call-overload]
+        out = np.true_divide(sq, dof)
+        # std takes the root before the cast: a half variance may overflow where its root does not.
+        return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
 
 
 def _var_backward(grad: Tensor, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
@@ -454,7 +527,7 @@ def _std_backward(grad: Tensor, self: Tensor, result: Tensor, dim: Any, correcti
 
 
 def _std(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> np.ndarray:
-    return np.sqrt(_var(x, dims, correction, keepdim, "std"))
+    return _var(x, dims, correction, keepdim, "std", sqrt=True)
 
 
 var = Op("var", _var, node="VarBackward0", params=("dim", "correction", "keepdim"), grads=(_var_backward,))
@@ -469,10 +542,10 @@ def _var_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple
 
 
 def _std_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
-    v = _var(x, dims, correction, keepdim, "std_mean")
+    v = _var(x, dims, correction, keepdim, "std_mean", sqrt=True)
     with np.errstate(all="ignore"):
         m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
-    return np.sqrt(v), m
+    return v, m
 
 
 def _mean_backward(grad: Tensor, shape: tuple[int, ...], dims: Any, keepdim: bool) -> Tensor:
@@ -715,7 +788,10 @@ def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     shift = np.max(x, axis=dims, keepdims=True)
     shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype, copy=False)
     with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(x - shift), axis=dims, keepdims=True)) + shift
+        e = np.exp(x - shift)
+        # As PyTorch: the exponentials are summed in the accumulate type (float for half).
+        total = _half_reduce(np.add.reduce, e, dims, True) if x.dtype == _HALF else np.sum(e, axis=dims, keepdims=True)
+        out = np.log(total) + shift
     if not keepdim:
         out = out.reshape(_reduced_shape(x.shape, dims))
     return np.asarray(out, x.dtype)
@@ -755,6 +831,8 @@ count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(
 def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
+    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
+        return _half_reduce(np.nansum, x, dims, keepdim)
     return np.asarray(np.nansum(x, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
