@@ -97,7 +97,8 @@ def test_concurrent_accumulation_under_create_graph() -> None:
 
 def _training_growth(make_optimizer: Callable[[Any], Any], steps: int) -> int:
     rg.manual_seed(0)
-    model = rg.nn.Linear(8, 4)
+    # (the second layer's weight is saved: its input requires grad)
+    model = rg.nn.Sequential(rg.nn.Linear(8, 16), rg.nn.ReLU(), rg.nn.Linear(16, 4))
     opt = make_optimizer(model.parameters())
     x, target = rg.randn(16, 8), rg.randn(16, 4)
 
@@ -126,9 +127,10 @@ def _training_growth(make_optimizer: Callable[[Any], Any], steps: int) -> int:
     lambda params: rg.optim.Adam(params, lr=1e-3),
 ], ids=["sgd_momentum", "adam"])
 def test_training_keeps_no_history_of_in_place_updates(make_optimizer: Callable[[Any], Any]) -> None:
-    # Each step saves the parameters (forward) and writes them in place (the update); the sites of
-    # those writes were kept forever: about 2 x 170 bytes a step here.
-    assert _training_growth(make_optimizer, 5_000) < 64 * 1024
+    # Each step saves a weight (forward) and writes it in place (the update); the site of each
+    # write was kept forever: about 200 bytes a step here. (Adam's step sizes also fill a bounded
+    # cache of scalars, up to about 60 KB.)
+    assert _training_growth(make_optimizer, 5_000) < 128 * 1024
 
 
 def test_every_write_since_a_live_save_is_named_and_no_earlier_one() -> None:
@@ -155,7 +157,7 @@ def test_every_write_since_a_live_save_is_named_and_no_earlier_one() -> None:
         newer.sum().backward()
     message = str(info.value)
     assert "expected version 4 instead." in message
-    assert "add_ at " not in message and f"then" not in message and f"sub_ at {__file__}:{line}" in message
+    assert "add_ at " not in message and "; then " not in message and f"sub_ at {__file__}:{line}" in message
 
 
 def test_a_saved_output_still_names_the_write_after_its_graph_saw_others_freed() -> None:
