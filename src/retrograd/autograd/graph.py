@@ -123,6 +123,19 @@ class VersionCounter:
     value holds any more and the sites no live one can ask for, so a storage that is saved and
     written over and over (a parameter, at every training step) keeps no history.
     ``saved = True`` (set by code that saves a plain version) records every site from then on.
+
+    >>> import retrograd as rg
+    >>> w = rg.ones(2)
+    >>> y = rg.ones(2, requires_grad=True) * w  # saves w at version 0
+    >>> with rg.no_grad():
+    ...     _ = w.mul_(2)
+    >>> len(w._version_counter.sites)  # y's graph still holds version 0
+    1
+    >>> del y
+    >>> with rg.no_grad():
+    ...     _ = w.mul_(2)
+    >>> w._version_counter.sites is None  # no saved value holds an older version
+    True
     """
 
     __slots__ = ("value", "saved", "sites", "mark", "marks")
