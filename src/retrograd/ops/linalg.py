@@ -389,10 +389,7 @@ def _scaled(grad: Tensor, factor: Any) -> Tensor:
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),
                   lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
-                  # (grad.T @ mat1).T: laid out as a transposed weight is, which ``linear`` passes
-                  # (``weight.t()``), so the weight's gradient comes out row-major as the weight
-                  # itself (the gradient layout contract) with no copy.
-                  lambda grad, mat1, alpha: _scaled(grad.t().mm(mat1).t(), alpha)))
+                  lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)))
 
 addmv = Op("addmv", _addmv, node="AddmvBackward0", inputs=("self", "mat", "vec"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),
