@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import sys
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -282,3 +283,33 @@ def test_grad_takes_its_leafs_strides(torch: Any, make_leaf: Any, use: Any) -> N
         grads[lib.__name__] = (w.grad.stride(), w.grad.detach().numpy().tolist())
     assert grads["retrograd"] == grads["torch"]
 
+
+
+def test_linear_weight_grad_is_neither_copied_nor_transposed(monkeypatch: Any) -> None:
+    tensor_module = sys.modules["retrograd.tensor"]  # (``rg.tensor`` is the factory function)
+    copies: list[Any] = []
+
+    class CountingNumpy:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(np, name)
+
+        def array(self, *args: Any, **kwargs: Any) -> Any:
+            copies.append(args[0].shape)
+            return np.array(*args, **kwargs)
+
+    layer = rg.nn.Linear(6, 4)
+    loss = layer(rg.ones(3, 6)).sum()
+    monkeypatch.setattr(tensor_module, "np", CountingNumpy())
+    loss.backward()
+    monkeypatch.undo()
+    assert copies == []
+    assert layer.weight.grad.is_contiguous() and layer.weight.grad.tolist() == [[3.0] * 6] * 4
+
+
+def test_a_weight_gradient_a_hook_keeps_is_still_copied() -> None:
+    layer = rg.nn.Linear(4, 3)
+    kept: list[rg.Tensor] = []
+    layer.weight.register_hook(lambda g: kept.append(g))
+    layer(rg.ones(2, 4)).sum().backward()
+    layer.weight.grad.add_(1)
+    assert kept[0].tolist() == [[2.0] * 4] * 3 and layer.weight.grad.tolist() == [[3.0] * 4] * 3
