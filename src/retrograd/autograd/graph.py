@@ -525,9 +525,8 @@ class AccumulateGrad(Node):
             variable = self.variable
             with ACCUMULATE_LOCK:  # backward calls in several threads may meet at one leaf
                 if variable._grad is None and not STATE.grad_enabled:
-                    grad = None  # (so that the count of references to it is exact)
-                    _lay_out_first(grad_outputs, variable._data)
-                    grad = grad_outputs[0]
+                    del grad  # (so that _lay_out_first counts the references to it exactly)
+                    grad = _lay_out_first(grad_outputs, variable._data)
                 variable._accumulate_grad(grad)
         return ()
 
@@ -560,7 +559,7 @@ def _in_layout_of(grad: Tensor, like: Any) -> Tensor:
     return _tensor_class()._make(target)
 
 
-def _lay_out_first(grads: list[Any], like: Any) -> None:
+def _lay_out_first(grads: list[Any], like: Any) -> Tensor:
     """Make ``grads[0]``, a leaf's first gradient, one that may become its ``.grad``: in the leaf's
     layout (``_in_layout_of``), and, if it is a whole-array view that only the engine can see
     (``linear``'s weight gradient is ``(grad.T @ x).T.T``), the array itself, so that it is kept
@@ -569,14 +568,14 @@ def _lay_out_first(grads: list[Any], like: Any) -> None:
     laid = _in_layout_of(grad, like)
     if laid is not grad:
         grads[0] = laid
-        return
-    laid = None
+        return laid
+    del laid
     data = grad._data
     base = data.base
     if (base is None or type(grad) is not _tensor_class() or not data.flags.c_contiguous
             or not base.flags.c_contiguous or base.shape != data.shape or base.base is not None
             or not base.flags.writeable):
-        return
+        return grad
     # Held by: the gradient by the list, this name and getrefcount's argument; the view by the
     # gradient, this name and the argument; the array by the view, this name, the argument and
     # the view's root tensor (a view op's output keeps it), which the gradient alone holds.
@@ -584,11 +583,12 @@ def _lay_out_first(grads: list[Any], like: Any) -> None:
     arrays = 3
     if owner is not None:
         if owner._data is not base or _getrefcount(owner) > 3:
-            return
+            return grad
         arrays = 4
     if _getrefcount(grad) > 3 or _getrefcount(data) > 3 or _getrefcount(base) > arrays:
-        return
-    grads[0] = _tensor_class()._make(base)
+        return grad
+    grad = grads[0] = _tensor_class()._make(base)
+    return grad
 
 
 def _is_dense(a: Any) -> bool:
