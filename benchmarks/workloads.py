@@ -1,9 +1,10 @@
 """In-process workloads: one runner factory per workload per library.
 
 A factory builds its inputs once and returns ``run() -> seconds`` timing one repetition. ``lib`` is
-the ``retrograd`` or ``torch`` module: the same code runs on both, written with tensor ops only (no
-``nn.Module``, no ``optim``). The ``*_numpy`` factories are the NumPy floor: the same computation,
-forward and backward, written by hand with no autograd bookkeeping.
+the ``retrograd`` or ``torch`` module: the same code runs on both, written as users write it (``nn``
+modules, an ``optim`` optimizer: the module forms) or with tensor ops only (the raw forms). The
+``*_numpy`` factories are the NumPy floor: the same computation, forward and backward (and update),
+written by hand with no autograd bookkeeping.
 """
 
 from __future__ import annotations
@@ -139,6 +140,150 @@ def mlp_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
     def run() -> float:
         t0 = time.perf_counter()
         loss = mlp_loss(F, params, x, y)
+        grads = lib.autograd.grad(loss, params, create_graph=True)
+        dot = (grads[0] * vector[0]).sum()
+        for g, v in zip(grads[1:], vector[1:]):
+            dot = dot + (g * v).sum()
+        hvp = lib.autograd.grad(dot, params)
+        elapsed = time.perf_counter() - t0
+        assert len(hvp) == len(params)
+        return elapsed
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# 2-4, as users write them: nn.Sequential of nn.Linear + nn.ReLU, F.cross_entropy, an optimizer
+# from ``optim`` (SGD with momentum, or Adam) and ``zero_grad()``. The floor is the same math by
+# hand, weights laid out as nn.Linear's (out x in), optimizer update included.
+
+MOMENTUM = 0.9
+BETAS = (0.9, 0.999)
+EPS = 1e-8
+OPTIMIZERS = ("sgd", "adam")
+
+
+def init_linear_mlp(sizes: tuple[int, ...], batch: int) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """``init_mlp``'s values with each weight as nn.Linear keeps it: (fan_out x fan_in), row-major."""
+    params, x, y = init_mlp(sizes, batch)
+    return [np.ascontiguousarray(p.T) if p.ndim == 2 else p for p in params], x, y
+
+
+def _module_mlp(lib: Any, sizes: tuple[int, ...], batch: int) -> tuple[Any, Any, Any]:
+    arrays, x, y = init_linear_mlp(sizes, batch)
+    layers: list[Any] = []
+    for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layer = lib.nn.Linear(fan_in, fan_out)
+        with lib.no_grad():
+            layer.weight.copy_(lib.tensor(arrays[2 * i]))
+            layer.bias.copy_(lib.tensor(arrays[2 * i + 1]))
+        layers.append(layer)
+        if i < len(sizes) - 2:
+            layers.append(lib.nn.ReLU())
+    return lib.nn.Sequential(*layers), lib.tensor(x), lib.tensor(y)
+
+
+def make_optimizer(lib: Any, params: Any, optimizer: str) -> Any:
+    if optimizer == "sgd":
+        return lib.optim.SGD(params, lr=LR, momentum=MOMENTUM)
+    return lib.optim.Adam(params, lr=LR, betas=BETAS, eps=EPS)
+
+
+def module_step_lib(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str) -> Runner:
+    """One training step as users write it: zero_grad, forward, cross_entropy, backward, step."""
+    F = functional(lib)
+    model, x, y = _module_mlp(lib, sizes, batch)
+    opt = make_optimizer(lib, model.parameters(), optimizer)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def module_step_numpy(sizes: tuple[int, ...], batch: int, optimizer: str) -> Runner:
+    """``module_step_lib`` by hand: ``x @ W.T + b`` layers, the softmax gradient, and the optimizer's
+    update in place (SGD: momentum buffer; Adam: both moments, bias-corrected), fresh gradients."""
+    params, x, y = init_linear_mlp(sizes, batch)
+    n_layers = len(params) // 2
+    rows = np.arange(batch)
+    state: list[list[np.ndarray]] = [[] for _ in params]
+    step_count = [0]
+    beta1, beta2 = BETAS
+
+    def update(k: int, p: np.ndarray, grad: np.ndarray) -> None:
+        s = state[k]
+        if optimizer == "sgd":
+            if not s:
+                s.append(grad.copy())
+            else:
+                s[0] *= MOMENTUM
+                s[0] += grad
+            p -= LR * s[0]
+            return
+        if not s:
+            s += [np.zeros_like(p), np.zeros_like(p)]
+        m, v = s
+        m *= beta1
+        m += (1 - beta1) * grad
+        v *= beta2
+        v += (1 - beta2) * grad * grad
+        t = step_count[0]
+        denom = np.sqrt(v) / np.sqrt(1 - beta2 ** t)
+        denom += EPS
+        p -= (LR / (1 - beta1 ** t)) * m / denom
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        step_count[0] += 1
+        acts = [x]
+        h = x
+        for i in range(n_layers):
+            h = h @ params[2 * i].T
+            h += params[2 * i + 1]
+            if i < n_layers - 1:
+                np.maximum(h, 0, out=h)
+                acts.append(h)
+        shifted = h - h.max(axis=1, keepdims=True)
+        exp = np.exp(shifted)
+        total = exp.sum(axis=1, keepdims=True)
+        loss = -(shifted[rows, y] - np.log(total[:, 0])).mean()
+        g = exp / total
+        g[rows, y] -= 1
+        g /= batch
+        grads: list[np.ndarray] = [g] * len(params)
+        for i in reversed(range(n_layers)):
+            grads[2 * i] = g.T @ acts[i]
+            grads[2 * i + 1] = g.sum(axis=0)
+            if i > 0:
+                g = g @ params[2 * i]
+                g *= acts[i] > 0
+        for k, (p, grad) in enumerate(zip(params, grads)):
+            update(k, p, grad)
+        elapsed = time.perf_counter() - t0
+        assert np.isfinite(loss)
+        return elapsed
+
+    return run
+
+
+def module_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """``mlp_hvp_lib`` on the nn.Sequential model: grad of the loss w.r.t. ``model.parameters()``
+    with create_graph, dot with v, grad again."""
+    F = functional(lib)
+    model, x, y = _module_mlp(lib, sizes, batch)
+    params = list(model.parameters())
+    rng = np.random.default_rng(1)
+    vector = [lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)) for p in params]
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        loss = F.cross_entropy(model(x), y)
         grads = lib.autograd.grad(loss, params, create_graph=True)
         dot = (grads[0] * vector[0]).sum()
         for g, v in zip(grads[1:], vector[1:]):

@@ -10,7 +10,6 @@ unless the graph is retained. No recursion: a chain of any length is walked with
 
 from __future__ import annotations
 
-import gc
 import heapq
 import weakref
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, run_node
 from .grad_mode import STATE
-from .graph import FREED, AccumulateGrad, Node, release_graph_guard
+from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, FREED, AccumulateGrad, Node
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -212,9 +211,9 @@ def run_backward(
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     # The graph holds no reference cycles and everything backward allocates is freed by
-    # reference counting; the cyclic collector would only rescan the (possibly huge) graph.
-    collector_was_on = gc.isenabled()
-    gc.disable()
+    # reference counting; full collections would only rescan the (possibly huge) graph. They are
+    # made rare, not switched off: the collector is the whole process's, other threads use it.
+    COLLECTOR_GUARD.hold()
     try:
         while True:
             if following is not None:
@@ -297,9 +296,7 @@ def run_backward(
             outputs = g = grads = data = None  # type: ignore[assignment]
     finally:
         STATE.grad_enabled = previous_mode
-        if collector_was_on:
-            gc.enable()
-        release_graph_guard()
+        COLLECTOR_GUARD.release()
     return captured
 
 
@@ -328,7 +325,8 @@ def _before_node(
                 caught = grads[nr]
                 captured[position] = caught
                 if accumulate and not is_accumulator and caught is not None:
-                    inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
+                    with ACCUMULATE_LOCK:
+                        inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
         if fn not in needed and not (accumulate and is_accumulator):
             return None
     if hooked and fn._pre_hooks:
@@ -400,4 +398,5 @@ def _run_tensor_hooks(fn: Node, grads: list[Tensor | None]) -> None:
             tensor = ref()
             g = grads[nr]
             if tensor is not None and g is not None:
-                tensor._accumulate_grad(g, retained=True)
+                with ACCUMULATE_LOCK:
+                    tensor._accumulate_grad(g, retained=True)

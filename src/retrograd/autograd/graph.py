@@ -10,6 +10,7 @@ reference counting alone.
 
 from __future__ import annotations
 
+import _thread
 import gc
 import itertools
 import os
@@ -18,6 +19,8 @@ import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .anomaly_mode import ANOMALY, remember_creation
 from .grad_mode import STATE
@@ -31,27 +34,68 @@ next_sequence_nr = _sequence.__next__
 # Every this many recorded nodes, ``large_graph_guard`` runs (the check is one bit test).
 GUARD_EVERY = 1 << 16
 _RAISED_THRESHOLD2 = 1000
-_saved_thresholds: list[tuple[int, int, int]] = []
 
 
-def large_graph_guard() -> None:
+class _CollectorGuard:
+    """Keeps CPython's full collections rare while anyone holds it (see "Collector" in
+    docs/architecture.md), shared by every thread: the first holder raises the third threshold,
+    the last one to let go puts back the exact value it replaced (unless someone set another since).
+    The collector itself is never switched off, so other threads' collections go on."""
+
+    __slots__ = ("lock", "holders", "replaced", "refs")
+
+    def __init__(self) -> None:
+        # Reentrant: a finalizer of a guarded graph may run while this thread holds the lock.
+        self.lock = _thread.RLock()
+        self.holders = 0
+        self.replaced: int | None = None  # the third threshold the first holder replaced
+        self.refs: set[weakref.ref[Node]] = set()  # large graphs holding the guard
+
+    def hold(self) -> None:
+        with self.lock:
+            if self.holders == 0:
+                t0, t1, t2 = gc.get_threshold()
+                self.replaced = None
+                if t2 < _RAISED_THRESHOLD2:
+                    self.replaced = t2
+                    gc.set_threshold(t0, t1, _RAISED_THRESHOLD2)
+            self.holders += 1
+
+    def release(self, _ref: object = None) -> None:
+        with self.lock:
+            if _ref is not None:  # a guarded graph was freed
+                self.refs.discard(_ref)  # type: ignore[arg-type]
+            self.holders -= 1
+            if self.holders == 0 and self.replaced is not None:
+                t0, t1, t2 = gc.get_threshold()
+                if t2 == _RAISED_THRESHOLD2:
+                    gc.set_threshold(t0, t1, self.replaced)
+                self.replaced = None
+
+
+COLLECTOR_GUARD = _CollectorGuard()
+
+
+def large_graph_guard(node: Node) -> None:
     """Keep CPython's full collections from rescanning a growing graph (see "Collector" in
-    docs/architecture.md): while graphs grow, full collections become rarer, until the engine has
-    run (``release_graph_guard``). Graphs hold no cycles, so nothing they hold waits on them."""
-    t0, t1, t2 = gc.get_threshold()
-    if t2 < _RAISED_THRESHOLD2:
-        _saved_thresholds.append((t0, t1, t2))
-        gc.set_threshold(t0, t1, _RAISED_THRESHOLD2)
+    docs/architecture.md): ``node`` (every ``GUARD_EVERY``-th recorded node) holds the collector
+    guard until it is freed, so full collections stay rare exactly while such a graph lives.
 
+    >>> import gc
+    >>> from retrograd.autograd.graph import Node, large_graph_guard
+    >>> before = gc.get_threshold()
+    >>> node = Node()
+    >>> large_graph_guard(node)
+    >>> gc.get_threshold()[2] >= 1000
+    True
+    >>> del node
+    >>> gc.get_threshold() == before
+    True
+    """
+    guard = COLLECTOR_GUARD
+    guard.hold()
+    guard.refs.add(weakref.ref(node, guard.release))
 
-def release_graph_guard() -> None:
-    """Restore the collector's thresholds after backward (unless someone changed them since)."""
-    if _saved_thresholds:
-        t0, t1, t2 = _saved_thresholds.pop()
-        _saved_thresholds.clear()
-        current = gc.get_threshold()
-        if current[2] == _RAISED_THRESHOLD2:
-            gc.set_threshold(current[0], current[1], t2)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -63,26 +107,92 @@ FREED_MESSAGE = (
 )
 
 
+class SavedVersion(int):
+    """The version a saved value recorded, as the saved value holds it: one object per
+    (counter, version) however many nodes save it, so its reference count tells the counter
+    whether a live saved value still refers to that version."""
+
+    __slots__ = ()
+
+
 class VersionCounter:
     """How many times a storage was written in place; shared by a tensor, its views and aliases.
 
-    ``saved`` turns on once a graph saves a tensor of this storage: from then on, in-place
-    writes record their call site, so the version error can say where the write happened.
+    While a live saved value refers to an older version of the storage, in-place writes record
+    their call site, so the version error can say where the write happened. Saved values hold
+    their version as a ``SavedVersion`` handed out by ``mark``; a write drops the marks no saved
+    value holds any more and the sites no live one can ask for, so a storage that is saved and
+    written over and over (a parameter, at every training step) keeps no history.
+    ``saved = True`` (set by code that saves a plain version) records every site from then on.
+
+    >>> import retrograd as rg
+    >>> w = rg.ones(2)
+    >>> y = rg.ones(2, requires_grad=True) * w  # saves w at version 0
+    >>> with rg.no_grad():
+    ...     _ = w.mul_(2)
+    >>> len(w._version_counter.sites)  # y's graph still holds version 0
+    1
+    >>> del y
+    >>> with rg.no_grad():
+    ...     _ = w.mul_(2)
+    >>> w._version_counter.sites is None  # no saved value holds an older version
+    True
     """
 
-    __slots__ = ("value", "saved", "sites")
+    __slots__ = ("value", "saved", "sites", "mark", "marks")
 
     def __init__(self) -> None:
         self.value = 0
         self.saved = False
         self.sites: list[tuple[int, str]] | None = None
+        self.mark: SavedVersion | None = None  # the current version's, once one was handed out
+        self.marks: list[SavedVersion] | None = None  # those handed out, maybe still held
 
     def bump(self, op_name: str) -> None:
         self.value += 1
-        if self.saved:
-            if self.sites is None:
-                self.sites = []
-            self.sites.append((self.value, f"{op_name} at {user_call_site()}"))
+        if self.marks is not None or self.saved:
+            self._note_write(op_name)
+
+    def current_mark(self) -> SavedVersion:
+        """The current version as a saved value keeps it (see the class docstring)."""
+        mark = self.mark
+        if mark is None:
+            mark = self.mark = SavedVersion(self.value)
+            if self.marks is None:
+                self.marks = [mark]
+            else:
+                self.marks.append(mark)
+        return mark
+
+    def _note_write(self, op_name: str) -> None:
+        self.mark = None
+        marks = self.marks
+        oldest = None
+        if marks is not None:
+            live = _live_marks(marks)
+            self.marks = live or None
+            if live:
+                oldest = min(live)
+        if oldest is None and not self.saved:  # no saved value can see this write
+            self.sites = None
+            return
+        sites = self.sites
+        if sites is None:
+            sites = self.sites = []
+        elif oldest is not None and not self.saved and sites[0][0] <= oldest:
+            sites[:] = [site for site in sites if site[0] > oldest]  # writes no live value predates
+        sites.append((self.value, f"{op_name} at {user_call_site()}"))
+
+
+def _live_marks(marks: list[SavedVersion]) -> list[SavedVersion]:
+    """The marks something besides ``marks`` holds (a saved value, not yet freed)."""
+    return [m for m in marks if _getrefcount(m) > _MARK_ONLY_IN_LIST]
+
+
+_getrefcount = sys.getrefcount
+# What ``_live_marks`` counts for a mark only its list holds (the list, the loop name, the call's
+# argument), measured rather than assumed: interpreters differ.
+_MARK_ONLY_IN_LIST = [_getrefcount(m) for m in [SavedVersion(0)]][0]
 
 
 def user_call_site() -> str:
@@ -118,8 +228,10 @@ def save_input(tensor: Tensor) -> tuple[Tensor, int]:
     counter = tensor._version_counter
     if counter is None:
         counter = new_counter(tensor)
-    counter.saved = True
-    return (tensor, counter.value)
+    mark = counter.mark
+    if mark is None:
+        mark = counter.current_mark()
+    return (tensor, mark)
 
 
 def new_counter(tensor: Tensor) -> VersionCounter:
@@ -133,7 +245,7 @@ def new_counter(tensor: Tensor) -> VersionCounter:
         for saved in getattr(fn, "_saved", ()):  # (unset while the node is being recorded)
             if type(saved) is SavedTensor and saved.counter is None and saved.data is data:
                 saved.counter = counter
-                counter.saved = True
+                saved.version = counter.current_mark()
     return counter
 
 
@@ -197,9 +309,8 @@ class SavedTensor:
 
     def __init__(self, tensor: Tensor) -> None:
         counter = tensor._counter()
-        counter.saved = True
         self.counter = counter
-        self.version = counter.value
+        self.version = counter.current_mark()
         self.data = tensor._data
         self.output_nr = tensor._output_nr
         self.requires_grad = tensor._requires_grad
@@ -429,7 +540,11 @@ class AccumulateGrad(Node):
         grad = grad_outputs[0]
         if grad is not None:
             variable = self.variable
-            variable._accumulate_grad(grad)
+            with ACCUMULATE_LOCK:  # backward calls in several threads may meet at one leaf
+                if variable._grad is None and not STATE.grad_enabled:
+                    del grad  # (so that _lay_out_first counts the references to it exactly)
+                    grad = _lay_out_first(grad_outputs, variable._data)
+                variable._accumulate_grad(grad)
             if variable._post_accumulate_grad_hooks is not None:
                 _run_post_accumulate_grad_hooks(variable)
         return ()
@@ -453,6 +568,76 @@ def _run_post_accumulate_grad_hooks(variable: Tensor) -> None:
             if not isinstance(result, _tensor_class()):
                 raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+# Held while a gradient is added into a ``.grad`` (PyTorch's AccumulateGrad holds a mutex too):
+# NumPy releases the GIL inside the addition, and a first gradient is checked, then stored.
+# Reentrant, so a hook run during accumulation may itself call backward.
+ACCUMULATE_LOCK = _thread.RLock()
+
+
+def _in_layout_of(grad: Tensor, like: Any) -> Tensor:
+    """``grad`` with the memory layout ``.grad`` of a leaf holding ``like`` must have (PyTorch's
+    gradient layout contract): the leaf's strides if its array is dense, else row-major. An
+    optimizer's in-place update then walks both in the same order (a transposed gradient of a
+    2048×2048 weight made each update about seven times slower)."""
+    data = grad._data
+    if data.strides == like.strides or data.ndim < 2 or data.shape != like.shape:
+        return grad
+    if like.flags.c_contiguous:
+        if data.flags.c_contiguous:
+            return grad
+        target = np.empty(data.shape, data.dtype)
+    elif _is_dense(like):
+        target = np.empty_like(like, dtype=data.dtype)  # (order "K": the same strides)
+    elif data.flags.c_contiguous:
+        return grad
+    else:
+        target = np.empty(data.shape, data.dtype)
+    target[...] = data
+    return _tensor_class()._make(target)
+
+
+def _lay_out_first(grads: list[Any], like: Any) -> Tensor:
+    """Make ``grads[0]``, a leaf's first gradient, one that may become its ``.grad``: in the leaf's
+    layout (``_in_layout_of``), and, if it is a whole-array view that only the engine can see
+    (``linear``'s weight gradient is ``(grad.T @ x).T.T``), the array itself, so that it is kept
+    uncopied as a fresh array is (``Tensor._accumulate_grad``). The values stay the same."""
+    grad = grads[0]
+    laid = _in_layout_of(grad, like)
+    if laid is not grad:
+        grads[0] = laid
+        return laid
+    del laid
+    data = grad._data
+    base = data.base
+    if (base is None or type(grad) is not _tensor_class() or not data.flags.c_contiguous
+            or not base.flags.c_contiguous or base.shape != data.shape or base.base is not None
+            or not base.flags.writeable):
+        return grad
+    # Held by: the gradient by the list, this name and getrefcount's argument; the view by the
+    # gradient, this name and the argument; the array by the view, this name, the argument and
+    # the view's root tensor (a view op's output keeps it), which the gradient alone holds.
+    owner = grad._base
+    arrays = 3
+    if owner is not None:
+        if owner._data is not base or _getrefcount(owner) > 3:
+            return grad
+        arrays = 4
+    if _getrefcount(grad) > 3 or _getrefcount(data) > 3 or _getrefcount(base) > arrays:
+        return grad
+    grad = grads[0] = _tensor_class()._make(base)
+    return grad
+
+
+def _is_dense(a: Any) -> bool:
+    """Whether ``a``'s elements fill its memory without gaps or overlaps (in some dimension order)."""
+    size = a.itemsize
+    for stride, n in sorted((abs(st), n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if stride != size:
+            return False
+        size *= n
+    return True
 
 
 # PyTorch's ``torch.autograd.graph`` namespace has the saved-tensor hooks (defined on top of this module).

@@ -223,7 +223,9 @@ def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"),
            grads=(lambda grad: grad,
                   lambda grad, mat2: grad.mm(mat2.t()),
-                  lambda grad, mat1: mat1.t().mm(grad)))
+                  # (grad.T @ mat1).T: laid out as ``weight.t()`` is, so the weight's gradient comes
+                  # out row-major like the weight (the gradient layout contract), with no copy.
+                  lambda grad, mat1: grad.t().mm(mat1).t()))
 
 
 def _trilinear(a: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -640,7 +640,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             node = _new(node_cls)
             node._sequence_nr = seq = next_sequence_nr()
             if not seq & GUARD_MASK:
-                large_graph_guard()
+                large_graph_guard(node)
             if params:  # (unset otherwise: only rules that read a param look)
                 node._params = params
             fn = x._grad_fn
@@ -762,7 +762,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             node = _new(node_cls)
             node._sequence_nr = seq = next_sequence_nr()
             if not seq & GUARD_MASK:
-                large_graph_guard()
+                large_graph_guard(node)
             if params:  # (unset otherwise: only rules that read a param look)
                 node._params = params
             if ANOMALY[0]:
@@ -799,7 +799,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
     node._sequence_nr = seq = next_sequence_nr()
     if not seq & GUARD_MASK:
-        large_graph_guard()
+        large_graph_guard(node)
     node._params = tuple(params)
     if ANOMALY[0]:
         remember_creation(node)
