@@ -138,6 +138,10 @@ class Tensor:
     _accumulator: Any = None  # weak reference to the leaf's AccumulateGrad
     _hooks: list[Callable[..., Any]] | None = None  # a leaf's tensor hooks
     _is_inference: builtins.bool = False
+    # How a view was made, when in-place writes through it must be refused (PyTorch's
+    # CreationMeta): None, or (kind, output_nr, node name) with kind "no_grad", "inference",
+    # "custom" (output of a custom Function) or "multi" (one of several view outputs).
+    _creation_meta: tuple[str, builtins.int, str] | None = None
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.

@@ -344,6 +344,20 @@ class Node:
         return unpack_saved(saved[index], self)
 
     # -- PyTorch's public Node API ---------------------------------------------------------
+    def __call__(self, *grad_outputs: Tensor | None) -> tuple[Tensor | None, ...]:
+        """Run this backward function on one gradient per forward output; returns one gradient
+        per edge in ``next_functions`` (an ``AccumulateGrad`` accumulates and returns ``()``).
+
+        >>> import retrograd as rg
+        >>> x = rg.ones(2, requires_grad=True)
+        >>> (x * 3).grad_fn(rg.ones(2))
+        (tensor([3., 3.]), None)
+        """
+        expected = self.num_outputs
+        if len(grad_outputs) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grad_outputs)} instead")
+        return tuple(self.apply(list(grad_outputs)))
+
     def name(self) -> str:
         return type(self).__name__
 

@@ -1,0 +1,479 @@
+"""custom `autograd.Function` semantics and graph nodes, as PyTorch's test_autograd.py exercises them.
+
+Each scenario runs against retrograd and real PyTorch
+what it returns (values, types, names)
+or raises (exception type and message) must agree.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+import retrograd
+
+
+def L(t: Any) -> Any:  # noqa: N802
+    return None if t is None else [round(float(v), 5) for v in t.detach().reshape(-1).tolist()]
+
+
+def outcome(fn: Any) -> Any:
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return "ok"
+
+
+def run(scenario: Any, lib: Any) -> Any:
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = scenario(lib)
+        messages = [str(w.message) for w in caught if w.category is UserWarning]
+        return "ok", repr(result), messages
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+
+
+def f_dirty_view_of_leaf(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    a = torch.ones(3, requires_grad=True)
+    b = a[:2]
+    return F.apply(b)
+
+def f_dirty_view_nonleaf(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    a = torch.ones(3, requires_grad=True)
+    c = a.clone()
+    b = c[:2]
+    y = F.apply(b)
+    c.sum().backward()
+    return L(a.grad), type(c.grad_fn).__name__, type(y.grad_fn).__name__, y is b
+
+def f_dirty_transposed_view(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(3)
+        @staticmethod
+        def backward(ctx, g): return g * 3
+    a = torch.arange(6.).reshape(2, 3).requires_grad_()
+    c = a * 1
+    b = c.t()
+    F.apply(b)
+    (c * torch.arange(6.).reshape(2,3)).sum().backward()
+    return L(a.grad), L(c)
+
+def f_dirty_not_returned(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            x.mul_(2)
+            return x.clone()
+        @staticmethod
+        def backward(ctx, g): return g
+    a = torch.ones(3, requires_grad=True).clone()
+    return F.apply(a)
+
+def f_dirty_leaf(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+        @staticmethod
+        def backward(ctx, g): return g
+    a = torch.ones(3, requires_grad=True)
+    return F.apply(a)
+
+def f_return_view_no_grad(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            with torch.no_grad():
+                return x.view(-1)
+        @staticmethod
+        def backward(ctx, g): return g.view(2, 2)
+    a = torch.ones(2, 2, requires_grad=True)
+    y = F.apply(a.clone())
+    y.mul_(2)
+    y.sum().backward()
+    return L(a.grad), y._base is not None
+
+def f_return_view_of_input(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[0]
+        @staticmethod
+        def backward(ctx, g):
+            r = torch.zeros(2, 2)
+            r[0] = g
+            return r
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a.clone()
+    y = F.apply(b)
+    y.mul_(2)
+    b.sum().backward()
+    return L(a.grad), type(y.grad_fn).__name__, y._base is b
+
+def f_view_of_intermediate(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            t = x * 2
+            return t, t[0]
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + torch.stack([g2 * 2, torch.zeros_like(g2)])
+    a = torch.ones(2, 2, requires_grad=True)
+    o1, o2 = F.apply(a)
+    (o1.sum() + o2.sum()).backward()
+    r = [L(a.grad), o2._base is o1]
+    o2.mul_(2)
+    return r
+
+def f_nontensor_io(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, s, b, t):
+            ctx.s = s
+            return a * s + b, "str", 3, None
+        @staticmethod
+        def backward(ctx, g, g2, g3, g4):
+            return g * ctx.s, None, g, None
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    y, st, i, n = F.apply(a, 3.0, b, None)
+    y.sum().backward()
+    return L(a.grad), L(b.grad), st, i, n
+
+def f_materialize_false(torch):
+    seen = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x.clone(), x.clone()
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((g1 is None, g2 is None))
+            return g1 * 1 if g1 is not None else torch.zeros(2)
+    a = torch.ones(2, requires_grad=True)
+    y1, y2 = F.apply(a)
+    y1.sum().backward()
+    return seen, L(a.grad)
+
+def f_materialize_true(torch):
+    seen = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone(), x.clone()
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append((L(g1), L(g2)))
+            return g1 + g2
+    a = torch.ones(2, requires_grad=True)
+    y1, y2 = F.apply(a)
+    y1.sum().backward()
+    return seen, L(a.grad)
+
+def f_once_diff(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+        @staticmethod
+        @torch.autograd.function.once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+    a = torch.tensor([3.0], requires_grad=True)
+    y = F.apply(a)
+    g, = torch.autograd.grad(y, a, create_graph=True)
+    r = [L(g), g.requires_grad, type(g.grad_fn).__name__]
+    try:
+        g.sum().backward()
+    except Exception as e:
+        r.append((type(e).__name__, str(e)))
+    return r
+
+def f_setup_context(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y=2.0):
+            return x * y
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.inputs = len(inputs)
+            x, y = inputs
+            ctx.y = y
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.y, None
+    a = torch.ones(2, requires_grad=True)
+    y = F.apply(a)
+    y.sum().backward()
+    return L(a.grad), y.grad_fn.inputs
+
+def f_setup_context_two(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y):
+            return x * y, x + y
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x, y)
+            ctx.out_len = len(output)
+        @staticmethod
+        def backward(ctx, g1, g2):
+            x, y = ctx.saved_tensors
+            return g1 * y + g2, g1 * x + g2
+    a = torch.ones(2, requires_grad=True)
+    b = torch.full((2,), 3.0, requires_grad=True)
+    p, s = F.apply(a, b)
+    (p + s).sum().backward()
+    return L(a.grad), L(b.grad), p.grad_fn.out_len
+
+def f_no_backward(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+
+def f_wrong_count(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y): return x * y
+        @staticmethod
+        def backward(ctx, g): return g
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2, requires_grad=True)
+    F.apply(a, b).sum().backward()
+
+def f_too_many(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return g, g
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+
+def f_too_many_none(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return g, None, None
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+    return L(a.grad)
+
+def f_nontensor_grad(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return 1.0
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+
+def f_wrong_shape_grad(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return torch.ones(3)
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a).sum().backward()
+
+def f_grad_for_nonrequiring(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y): return x * y
+        @staticmethod
+        def backward(ctx, g): return g, g
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2)
+    F.apply(a, b).sum().backward()
+    return L(a.grad)
+
+def f_needs_input_grad(torch):
+    rec = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, n, y):
+            rec.append(ctx.needs_input_grad)
+            return x * y
+        @staticmethod
+        def backward(ctx, g):
+            rec.append(ctx.needs_input_grad)
+            return g, None, g
+    a = torch.ones(2, requires_grad=True)
+    b = torch.ones(2)
+    F.apply(a, 3, b).sum().backward()
+    with torch.no_grad():
+        F.apply(a, 3, b)
+    return rec
+
+def f_saved_after_backward(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    a = torch.ones(2, requires_grad=True)
+    y = F.apply(a)
+    y.sum().backward()
+    return y.grad_fn.saved_tensors
+
+def f_saved_after_backward_retain(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    a = torch.ones(2, requires_grad=True)
+    y = F.apply(a)
+    y.sum().backward(retain_graph=True)
+    return len(y.grad_fn.saved_tensors)
+
+def f_mark_non_diff(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            a = x.clone()
+            b = x.clone()
+            ctx.mark_non_differentiable(b)
+            return a, b
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga + gb
+    x = torch.ones(2, requires_grad=True)
+    a, b = F.apply(x)
+    r = [a.requires_grad, b.requires_grad, b.grad_fn]
+    a.sum().backward()
+    r.append(L(x.grad))
+    return r
+
+def f_mark_non_diff_backward_through(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            b = x.clone()
+            ctx.mark_non_differentiable(b)
+            return b
+        @staticmethod
+        def backward(ctx, g): return g
+    x = torch.ones(2, requires_grad=True)
+    b = F.apply(x)
+    b.sum().backward()
+
+def f_saved_view_mutated(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            x.add_(1)
+            ctx.save_for_backward(x)
+            return x
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * 1
+    a = torch.ones(4, requires_grad=True)
+    b = a.clone()
+    v = b[:2]
+    F.apply(v)
+    b.sum().backward()
+    return L(a.grad)
+
+def f_input_returned(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    a = torch.ones(2, requires_grad=True)
+    y = F.apply(a)
+    y.sum().backward()
+    return y is a, L(a.grad), type(y.grad_fn).__name__
+
+def f_backward_returns_more_tensors_nondiff(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k): return x * k
+        @staticmethod
+        def backward(ctx, g): return g * 2, torch.ones(1)
+    a = torch.ones(2, requires_grad=True)
+    F.apply(a, 2).sum().backward()
+    return L(a.grad)
+
+def f_node_isinstance(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return g
+    a = torch.ones(2, requires_grad=True)
+    y = F.apply(a) * 2
+    y2 = a.clone()
+    v = y2[:1]
+    v.mul_(2)
+    nodes = [y.grad_fn, y.grad_fn.next_functions[0][0], y.grad_fn.next_functions[0][0].next_functions[0][0], y2.grad_fn]
+    return [isinstance(n, torch.autograd.graph.Node) for n in nodes], [type(n).__name__ for n in nodes]
+
+def f_node_call_wrong_args(torch):
+    a = torch.ones(2, requires_grad=True)
+    y = a * 2
+    return y.grad_fn(torch.ones(2), torch.ones(2))
+
+def f_node_call_ok(torch):
+    a = torch.ones(2, requires_grad=True)
+    y = a * 2
+    return y.grad_fn(torch.ones(2))
+
+def f_node_call_none(torch):
+    a = torch.ones(2, requires_grad=True)
+    y = a * 2
+    return y.grad_fn()
+
+def f_node_call_accum(torch):
+    a = torch.ones(2, requires_grad=True)
+    y = a * 2
+    acc = y.grad_fn.next_functions[0][0]
+    return acc(torch.ones(2)), L(a.grad)
+
+
+SCENARIOS = [f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])
+def test_matches_pytorch(scenario: Any, torch: Any) -> None:
+    assert run(scenario, retrograd) == run(scenario, torch)
