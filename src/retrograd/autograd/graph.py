@@ -158,7 +158,7 @@ def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Ten
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {counter.value}; expected version {version} "
         "instead. Hint: enable anomaly detection to find the operation that failed to compute "
-        "its gradient, with torch.autograd.set_detect_anomaly(True)."
+        "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
     )
     sites = [site for v, site in (counter.sites or ()) if v > version]
     if sites:

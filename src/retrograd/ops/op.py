@@ -493,7 +493,8 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
         outputs = tuple(Tensor._make(np.asarray(o)) for o in out)
     if INFERENCE_CONTEXTS[0] and state.inference:
         for o in outputs:
-            o._is_inference = True
+            if not op.view or inputs[0]._is_inference:  # a view of a normal tensor stays normal
+                o._is_inference = True
     if op.view:
         source = inputs[0]
         base = source._base if source._base is not None else source
@@ -502,12 +503,23 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
             o._base = base
             o._version_counter = counter
             o._view_version = counter.value
+        if not state.grad_enabled:
+            mark_view_mode(outputs)
     if state.grad_enabled and op.differentiable:
         for x in inputs if op.all_inputs_differentiable else [inputs[i] for i in op.diff_inputs]:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
                 break
     return outputs[0] if op.n_outputs == 1 else outputs
+
+
+def mark_view_mode(views: Sequence[Tensor]) -> None:
+    """Views made with grad mode off remember it: an in-place write through one with grad mode
+    on is refused, as in PyTorch (``ops/inplace.check_inplace``)."""
+    meta = ("inference", 0, "") if STATE.inference else ("no_grad", 0, "")
+    for v in views:
+        if not v._base._is_inference:  # type: ignore[union-attr]
+            v._creation_meta = meta
 
 
 def _edge(x: Tensor) -> tuple[Any, int]:
@@ -555,8 +567,11 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 counter = x._counter()
             result._version_counter = counter
             result._view_version = counter.value
+            if not STATE.grad_enabled:
+                mark_view_mode((result,))
         if INFERENCE_CONTEXTS[0] and STATE.inference:
-            result._is_inference = True
+            if not is_view or x._is_inference:  # a view of a normal tensor stays normal
+                result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             node = _new(node_cls)
             node._sequence_nr = seq = next_sequence_nr()
