@@ -210,8 +210,10 @@ class Function(metaclass=FunctionMeta):
         track = STATE.grad_enabled and any(node.needs_input_grad)
         wrapped = []
         for out in outputs:
-            if isinstance(out, Tensor) and any(out is a for a in args) and not any(out is d for d in dirty):
-                # An input returned as is: a new view of it, as PyTorch makes.
+            if isinstance(out, Tensor) and any(out is a for a in args) and (
+                    not any(out is d for d in dirty) or not track and out._requires_grad):
+                # An input returned as is: a new view of it, as PyTorch makes (not tracked: an alias
+                # that does not require grad).
                 alias = Tensor._make(out._data)
                 counter = alias._version_counter = out._counter()
                 if track:
@@ -219,8 +221,10 @@ class Function(metaclass=FunctionMeta):
                     alias._view_version = counter.value
                 out = alias
             wrapped.append(out)
+        dirty_views = _check_dirty(dirty, len(wrapped)) if track else []
+        for d in dirty:  # PyTorch counts the Function's write once more
+            d._counter().bump("mark_dirty")
         if track:
-            dirty_views = _check_dirty(dirty, len(wrapped))
             node.next_functions = tuple(
                 (gradient_edge(args[i]) or (None, 0)) if args[i]._requires_grad else (None, 0)
                 for i in tensor_positions
@@ -254,25 +258,26 @@ class Function(metaclass=FunctionMeta):
                     next(i for i in tensor_positions if args[i] is view)))
         else:
             node._saved = tuple(node._to_save)
-        node._to_save = ()
+        # The node must not keep its outputs: an output refers to the node (a reference cycle).
+        node._to_save = node._dirty = node._non_differentiable = ()
         return wrapped[0] if single else tuple(wrapped)
 
 
 def _check_dirty(dirty: tuple[Any, ...], n_outputs: int) -> list[Any]:
-    """PyTorch's refusals for inputs marked dirty; returns those that are views."""
-    from ..ops.inplace import VIEW_OF_LEAF_ERROR
+    """PyTorch's refusals for inputs marked dirty, in its order; returns those that are views."""
+    from ..ops.inplace import check_inplace
 
     views = []
     for d in dirty:
         base = d._base
+        # A leaf that requires grad, or a view with no history of a base that does (made in no_grad)
+        if d._grad_fn is None and (d._requires_grad or base is not None and base._requires_grad):
+            raise RuntimeError(DIRTY_LEAF)
         if base is None:
-            if d._requires_grad and d._grad_fn is None:
-                raise RuntimeError(DIRTY_LEAF)
             continue
         if n_outputs != 1:
             raise RuntimeError(DIRTY_VIEW_MULTI)
-        if base._requires_grad and base._grad_fn is None:
-            raise RuntimeError(VIEW_OF_LEAF_ERROR)
+        check_inplace(d)  # views that refuse in-place writes (several views, custom Function, of a leaf)
         views.append(d)
     return views
 
