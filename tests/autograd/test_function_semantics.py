@@ -528,7 +528,43 @@ def d_dirty_version(torch):
     return b._version - v0, y is b, type(b.grad_fn).__name__
 
 
-SCENARIOS = [d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
+def f_materialize_non_diff_off(torch):
+    seen = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out0 = x.clone()
+            out1 = x.clone()
+            ctx.mark_non_differentiable(out1)
+            ctx._materialize_non_diff_grads = False
+            return out0, out1
+        @staticmethod
+        def backward(ctx, g0, g1):
+            seen.append(g1 is None)
+            return g0
+    a = torch.tensor(1.0, requires_grad=True)
+    F.apply(a)[0].backward()
+    return seen, L(a.grad)
+
+def f_materialize_non_diff_default(torch):
+    seen = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out0 = x.clone()
+            out1 = x.clone()
+            ctx.mark_non_differentiable(out1)
+            return out0, out1
+        @staticmethod
+        def backward(ctx, g0, g1):
+            seen.append(L(g1))
+            return g0
+    a = torch.tensor(1.0, requires_grad=True)
+    F.apply(a)[0].backward()
+    return seen, L(a.grad)
+
+
+SCENARIOS = [f_materialize_non_diff_off, f_materialize_non_diff_default, d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])

@@ -39,6 +39,7 @@ class FunctionCtx:
     _dirty: tuple[Any, ...] = ()
     _non_differentiable: tuple[Any, ...] = ()
     materialize_grads: bool = True
+    _materialize_non_diff_grads: bool = True  # False: outputs marked non-differentiable get None
     needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
@@ -61,6 +62,7 @@ class BackwardFunction(Node, FunctionCtx):
     _output_meta: tuple[Any, ...] = ()
     _tensor_input_positions: tuple[int, ...] = ()
     _input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input, to check gradients
+    _non_diff_outputs: tuple[int, ...] = ()  # outputs marked non-differentiable
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -76,6 +78,8 @@ class BackwardFunction(Node, FunctionCtx):
         if self.materialize_grads:
             for k, g in enumerate(grads):
                 if g is None:
+                    if not self._materialize_non_diff_grads and k in self._non_diff_outputs:
+                        continue
                     shape, dtype = self._output_meta[k]
                     grads[k] = Tensor._make(np.zeros(shape, dtype))
         result = self._function.backward(self, *grads)
@@ -236,8 +240,10 @@ class Function(metaclass=FunctionMeta):
             node.num_outputs = len(wrapped)
             n_diff = sum(1 for o in wrapped if isinstance(o, Tensor) and o._data.dtype.kind in "fc"
                          and not any(o is t for t in node._non_differentiable))
+            node._non_diff_outputs = tuple(k for k, out in enumerate(wrapped)
+                                           if any(out is t for t in node._non_differentiable))
             for k, out in enumerate(wrapped):
-                if not isinstance(out, Tensor) or any(out is t for t in node._non_differentiable):
+                if not isinstance(out, Tensor) or k in node._non_diff_outputs:
                     continue
                 if out._data.dtype.kind in "fc":
                     out._requires_grad = True
