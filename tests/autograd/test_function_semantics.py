@@ -564,7 +564,235 @@ def f_materialize_non_diff_default(torch):
     return seen, L(a.grad)
 
 
-SCENARIOS = [f_materialize_non_diff_off, f_materialize_non_diff_default, d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
+def f_return_duplicate(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 2
+            return out, out
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    a, b = F.apply(x)
+    (a * torch.tensor([1.0, 10.0], dtype=torch.float64)).sum().backward()
+    r = [a is b, a.output_nr, L(x.grad), torch.autograd.gradcheck(lambda t: sum(F.apply(t)), [x])]
+    return r
+
+def f_return_duplicate_inplace(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 2
+    def fn(t):
+        a, b = F.apply(t.clone())
+        assert a is b
+        return a + b
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    return torch.autograd.gradcheck(fn, [x]), torch.autograd.gradgradcheck(fn, [x])
+
+def f_return_duplicate_view_inplace(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x, x
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 2
+    x = torch.ones(2, 2, dtype=torch.float64, requires_grad=True)
+    F.apply(x.clone()[0])
+
+def f_input_returned_twice(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x, x
+        @staticmethod
+        def backward(ctx, g1, g2): return g1 + g2
+    x = torch.ones(2, requires_grad=True)
+    a, b = F.apply(x)
+    (a * 2 + b * 3).sum().backward()
+    return a is b, a is x, L(x.grad)
+
+def f_output_nr_of_multi(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 1, x * 2, x * 3
+        @staticmethod
+        def backward(ctx, g1, g2, g3): return g1 + 2 * g2 + 3 * g3
+    x = torch.ones(2, requires_grad=True)
+    outs = F.apply(x)
+    return [o.output_nr for o in outs], [type(o.grad_fn).__name__ for o in outs]
+
+
+def f_no_tensors(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b): return a + b, b + 1
+        @staticmethod
+        def backward(ctx, g1, g2): return g1, g2
+    return F.apply(1, 2)
+
+def f_kwargs_no_setup(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k=2.0): return x * k
+        @staticmethod
+        def backward(ctx, g): return g * 2, None
+    x = torch.ones(2, requires_grad=True)
+    return F.apply(x, k=3.0)
+
+def f_setup_context_needs_input_grad(torch):
+    rec = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(x, y): return x * y
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            rec.append(ctx.needs_input_grad)
+            ctx.save_for_backward(*inputs)
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            rec.append(ctx.needs_input_grad)
+            return g * y, g * x
+    x = torch.ones(2, requires_grad=True)
+    y = torch.full((2,), 3.0)
+    F.apply(x, y).sum().backward()
+    return rec, L(x.grad), y.grad
+
+def f_forward_ctx_with_setup_context(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def setup_context(ctx, inputs, output): pass
+        @staticmethod
+        def backward(ctx, g): return g * 2
+    x = torch.ones(2, requires_grad=True)
+    return F.apply(x)
+
+def f_vjp_only(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def vjp(ctx, g): return g * 5
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x).sum().backward()
+    return L(x.grad)
+
+def f_both_backward_and_vjp(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return g * 2
+        @staticmethod
+        def vjp(ctx, g): return g * 5
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x).sum().backward()
+
+def f_saved_none_and_nontensor(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            x, n = ctx.saved_tensors
+            return g * 2 if n is None else g
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x).sum().backward()
+    return L(x.grad)
+
+def f_save_nontensor(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, 3)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g): return g
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x)
+
+def f_saved_tensors_in_forward(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2, ctx.saved_tensors
+        @staticmethod
+        def backward(ctx, g, h): return g
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x)
+
+def f_saved_output_modified(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.save_for_backward(y)
+            return y
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+    x = torch.ones(2, requires_grad=True)
+    y = F.apply(x)
+    y.add_(1)
+    y.sum().backward()
+
+def f_saved_input_modified(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+    x = torch.ones(2, requires_grad=True)
+    b = x * 1
+    y = F.apply(b)
+    b.add_(1)
+    y.sum().backward()
+
+def f_needs_input_grad_backward_is_tuple(torch):
+    rec = []
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y): return x * y
+        @staticmethod
+        def backward(ctx, g):
+            rec.append((type(ctx.needs_input_grad).__name__, ctx.needs_input_grad))
+            return g, None
+    x = torch.ones(2, requires_grad=True)
+    F.apply(x, torch.ones(2)).sum().backward()
+    return rec
+
+def f_grad_fn_attrs(torch):
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x * 2
+        @staticmethod
+        def backward(ctx, g): return g
+    x = torch.ones(2, requires_grad=True)
+    y = F.apply(x)
+    fn = y.grad_fn
+    return fn.name(), [type(n).__name__ for n, _ in fn.next_functions], fn.needs_input_grad, hasattr(fn, "saved_tensors")
+
+
+SCENARIOS = [f_no_tensors, f_kwargs_no_setup, f_setup_context_needs_input_grad, f_forward_ctx_with_setup_context, f_vjp_only, f_both_backward_and_vjp, f_saved_none_and_nontensor, f_save_nontensor, f_saved_tensors_in_forward, f_saved_output_modified, f_saved_input_modified, f_needs_input_grad_backward_is_tuple, f_grad_fn_attrs, f_return_duplicate, f_return_duplicate_inplace, f_return_duplicate_view_inplace, f_input_returned_twice, f_output_nr_of_multi, f_materialize_non_diff_off, f_materialize_non_diff_default, d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])

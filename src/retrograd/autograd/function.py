@@ -43,6 +43,12 @@ class FunctionCtx:
     needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
+        from ..tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self._to_save = tensors  # type: ignore[misc]
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -82,10 +88,19 @@ class BackwardFunction(Node, FunctionCtx):
                         continue
                     shape, dtype = self._output_meta[k]
                     grads[k] = Tensor._make(np.zeros(shape, dtype))
-        result = self._function.backward(self, *grads)
+        result = self._user_backward()(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         return self._check_gradients(result)
+
+    def _user_backward(self) -> Callable[..., Any]:
+        """The Function's ``backward``, or its ``vjp`` (another name for it); not both."""
+        function = self._function
+        backward, vjp = function.backward, function.vjp
+        if backward is not Function.backward and vjp is not Function.backward:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                               "You should only implement one of them.")
+        return vjp if vjp is not Function.backward else backward
 
     def _check_gradients(self, result: tuple[Any, ...]) -> tuple[Any, ...]:
         """PyTorch's checks of what ``backward`` returned: one gradient per forward argument
@@ -148,9 +163,9 @@ DIRTY_VIEW_MULTI = (
     "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
     "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
     "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
-    "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and one "
-    "doing the other operations). You can ask on the forum https://discuss.pytorch.org/ if you need help to do "
-    "this change."
+    "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
+    "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
+    "need help to do this change."
 )
 
 
