@@ -25,7 +25,7 @@ NON_LEAF_GRAD_WARNING = (
     "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
     "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
     "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
-    "more informations."
+    "more information."
 )
 FLOAT_ONLY_ERROR = "only Tensors of floating point dtype can require gradients"
 NON_LEAF_FLAG_ERROR = (
@@ -250,6 +250,9 @@ class Tensor:
     # -- autograd state -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> builtins.bool:
+        if self._base is not None and not self._requires_grad and self._view_version != self._counter().value:
+            # A view whose base was written since: the write may have made the base require grad.
+            self._refresh_view_grad_fn()
         return self._requires_grad
 
     @requires_grad.setter

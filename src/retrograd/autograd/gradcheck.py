@@ -193,7 +193,7 @@ def _slow_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
     output_idx = 0
     for k, pos in enumerate(positions):
         output = func_out[pos]
-        if not output._requires_grad:
+        if not output.requires_grad:
             continue
         analytical = _vjp_rows(output, diff_inputs, check_grad_dtypes)
         _check_reentrant(analytical, _vjp_rows(output, diff_inputs, check_grad_dtypes), nondet_tol)
@@ -220,7 +220,7 @@ def _fast_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
         return vec / norm if norm else vec
 
     diff_inputs = [inputs[i] for i in diff]
-    used = [(k, pos) for k, pos in enumerate(positions) if func_out[pos]._requires_grad]
+    used = [(k, pos) for k, pos in enumerate(positions) if func_out[pos].requires_grad]
     all_u = [unit(t._data.size) for t in diff_inputs]
     all_v = [unit(func_out[pos]._data.size) for _, pos in used]
     numerical = np.zeros((len(diff), len(used)))
@@ -279,7 +279,7 @@ def _check_undefined_grad(func: Callable[..., Any], inputs: tuple[Any, ...], dif
     diff_inputs = [inputs[i] for i in diff]
 
     def outputs() -> list[Any]:
-        return [o for o in _as_tuple(func(*inputs)) if _is_tensor(o) and o._requires_grad]
+        return [o for o in _as_tuple(func(*inputs)) if _is_tensor(o) and o.requires_grad]
 
     first = outputs()
     cases = [[_undefined(o) for o in first]]
@@ -389,7 +389,7 @@ def _gradcheck(func: Callable[..., Any], inputs: tuple[Any, ...], eps: float, at
             )
     func_out = _as_tuple(func(*inputs))
     positions = _float_positions(func_out)
-    if not any(func_out[pos]._requires_grad for pos in positions):
+    if not any(func_out[pos].requires_grad for pos in positions):
         _check_no_differentiable_outputs(func, inputs, diff, func_out, positions, eps)
         return True
     check = _fast_check if fast_mode else _slow_check
@@ -448,7 +448,7 @@ def gradgradcheck(
         with enable_grad():
             ins, gos = args[:n], args[n:]
             outputs = _differentiable_outputs(_as_tuple(func(*ins)))
-            pairs = [(o, g) for o, g in zip(outputs, gos) if o._requires_grad]
+            pairs = [(o, g) for o, g in zip(outputs, gos) if o.requires_grad]
             if not pairs:
                 return ()
             grads = grad([o for o, _ in pairs], [ins[i] for i in diff], [g for _, g in pairs],

@@ -281,7 +281,8 @@ def _put_positions(x: np.ndarray, values: np.ndarray, positions: np.ndarray) -> 
 
 put_positions = Op("put_positions", _put_positions, node="AsStridedScatterBackward0", inputs=("self", "src"),
                    params=("positions",), dtype="promote",
-                   grads=(lambda grad, src, positions: put_positions(grad, src * 0, positions),
+                   # self's rule needs only the positions, so src is saved for no rule
+                   grads=(lambda grad, positions: put_positions(grad, take_positions(grad, positions) * 0, positions),
                           lambda grad, positions: take_positions(grad, positions)))
 
 # -- gather / scatter -------------------------------------------------------------------------
