@@ -151,9 +151,9 @@ class Tensor:
     _hooks: list[Callable[..., Any]] | None = None  # a leaf's tensor hooks
     _is_inference: builtins.bool = False
     # How a view was made, when in-place writes through it must be refused (PyTorch's
-    # CreationMeta): None, or (kind, output_nr, node name) with kind "no_grad", "inference",
-    # "custom" (output of a custom Function) or "multi" (one of several view outputs).
-    _creation_meta: tuple[str, builtins.int, str] | None = None
+    # CreationMeta): None, "no_grad", "inference", "custom" (output of a custom Function) or
+    # "multi" (one of several view outputs); a view of such a view inherits it.
+    _creation_meta: str | None = None
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.

@@ -317,7 +317,41 @@ def v_leaf_view_inplace_nograd_ok(torch):
     return L(a), L(a.grad)
 
 
-SCENARIOS = [v_python_view_inplace, v_modify_base_makes_view_require_grad, v_narrow_mul_nonreq_base, v_inplace_on_view_then_no_grad, v_inplace_on_view_gradcheck, v_inplace_on_view_of_view_backward, v_inplace_on_view_saved_output, v_multiple_output_view_of_view, v_leaf_view_inplace_nograd_ok, v_view_of_view, v_unbind_inplace, v_split_inplace, v_chunk_inplace, v_unbind_nograd_inplace, v_unbind_leaf_nograd_then_base, v_write_makes_base_require_grad, v_write_base_modified, v_nograd_view_inplace_grad, v_nograd_view_of_leaf_inplace_grad, v_nograd_view_inplace_with_grad_input, v_nograd_view_nonreq_inplace, v_inference_view_inplace, v_inference_view_normal_base, v_inference_view_normal_base_grad, v_retain_grad_inplace, v_retain_grad_view_inplace, v_retain_grad_on_view_then_base_inplace, v_retain_grad_view_inplace_on_view, v_nograd_view_base_modified_grad_fn, v_inference_view_base_modified_grad_fn, v_nograd_view_inplace_in_nograd, v_nograd_unbind_then_grad_inplace, v_custom_view_base_modified]
+def v_view_of_custom_view(torch):
+    class G(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x): return x[:3]
+        @staticmethod
+        def backward(ctx, g): return torch.cat([g, torch.zeros(1)])
+    a = torch.ones(4, requires_grad=True)
+    b = a * 1
+    w = G.apply(b)[1:]
+    return outcome(lambda: w.mul_(2))
+
+def v_view_of_split_output(torch):
+    a = torch.ones(4, requires_grad=True)
+    b = a * 1
+    c1, c2 = b.split(2)
+    return outcome(lambda: c1.view(-1).mul_(2)), outcome(lambda: c2[1:].mul_(2))
+
+def v_split_output_base_modified(torch):
+    a = torch.ones(4, requires_grad=True)
+    b = a * 1
+    c1, c2 = b.split(2)
+    w = c1[1:]
+    b.mul_(2)
+    return outcome(lambda: w.grad_fn), outcome(lambda: c2.grad_fn)
+
+def v_view_of_split_output_nograd_ok(torch):
+    a = torch.ones(4, requires_grad=True)
+    b = a * 1
+    c1, c2 = b.split(2)
+    with torch.no_grad():
+        c1.view(-1).mul_(2)
+    return L(b)
+
+
+SCENARIOS = [v_view_of_custom_view, v_view_of_split_output, v_split_output_base_modified, v_view_of_split_output_nograd_ok, v_python_view_inplace, v_modify_base_makes_view_require_grad, v_narrow_mul_nonreq_base, v_inplace_on_view_then_no_grad, v_inplace_on_view_gradcheck, v_inplace_on_view_of_view_backward, v_inplace_on_view_saved_output, v_multiple_output_view_of_view, v_leaf_view_inplace_nograd_ok, v_view_of_view, v_unbind_inplace, v_split_inplace, v_chunk_inplace, v_unbind_nograd_inplace, v_unbind_leaf_nograd_then_base, v_write_makes_base_require_grad, v_write_base_modified, v_nograd_view_inplace_grad, v_nograd_view_of_leaf_inplace_grad, v_nograd_view_inplace_with_grad_input, v_nograd_view_nonreq_inplace, v_inference_view_inplace, v_inference_view_normal_base, v_inference_view_normal_base_grad, v_retain_grad_inplace, v_retain_grad_view_inplace, v_retain_grad_on_view_then_base_inplace, v_retain_grad_view_inplace_on_view, v_nograd_view_base_modified_grad_fn, v_inference_view_base_modified_grad_fn, v_nograd_view_inplace_in_nograd, v_nograd_unbind_then_grad_inplace, v_custom_view_base_modified]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])

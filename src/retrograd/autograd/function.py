@@ -267,7 +267,7 @@ class Function(metaclass=FunctionMeta):
                         out._output_nr = k
                     if out._base is not None and not any(out is d for d in dirty):
                         # In-place writes through it would bypass the custom backward: refused.
-                        out._creation_meta = ("multi" if n_diff > 1 else "custom", k, cls.__name__)
+                        out._creation_meta = "multi" if n_diff > 1 else "custom"
             node._saved = tuple(
                 SavedTensor(t) if any(t is o for o in wrapped) else (save_input(t) if isinstance(t, Tensor) else t)
                 for t in node._to_save

@@ -9,6 +9,7 @@ from the base as an ``AsStridedBackward0`` (see "Views" in docs/architecture.md)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,7 +48,7 @@ MULTI_VIEW_ERROR = (
     "replace the inplace operation by an out-of-place one."
 )
 MODE_VIEW_ERROR = (
-    "A view was created in {mode} mode and {what} modified inplace {where}. Given that this use case is "
+    "{made} {mode} mode and {what} modified inplace {where}. Given that this use case is "
     "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
     "inplace either both inside the {block} block (if you don't want the inplace to be tracked) or both outside "
     "(if you want the inplace to be tracked)."
@@ -62,18 +63,21 @@ def view_rebase_error(view: Tensor, direct: bool) -> str | None:
     """PyTorch's refusal of an in-place write that would rewrite the history of ``view`` (made
     in no_grad or inference mode, by a custom Function, or as one of several view outputs), or
     None when it is allowed. ``direct``: the view itself is written, else its base was."""
-    meta = view._creation_meta
-    if meta is None:
+    kind = view._creation_meta
+    if kind is None:
         return None
-    kind, nr, name = meta
+    fn, nr = view._grad_fn, view._output_nr
+    name = re.sub(r"Backward\d*$", "", type(fn).__name__)
     what = "is being" if direct else "its base or another view of its base has been"
     if kind == "custom":
         return CUSTOM_VIEW_ERROR.format(nr=nr, name=name, what=what)
     if kind == "multi":
         return MULTI_VIEW_ERROR.format(nr=nr, name=name, what=what)
+    made = "A view was created in" if fn is None else f"Output {nr} of {name} is a view of a view which was created in"
     if kind == "inference":
-        return MODE_VIEW_ERROR.format(mode="inference", what=what, where="in normal mode", block="inference_mode")
-    return MODE_VIEW_ERROR.format(mode="no_grad", what=what, where="with grad mode enabled", block="no_grad")
+        return MODE_VIEW_ERROR.format(made=made, mode="inference", what=what, where="in normal mode",
+                                      block="inference_mode")
+    return MODE_VIEW_ERROR.format(made=made, mode="no_grad", what=what, where="with grad mode enabled", block="no_grad")
 
 
 def check_inplace(self: Tensor, inputs: Sequence[Any] = ()) -> None:
