@@ -250,7 +250,8 @@ class Tensor:
     # -- autograd state -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> builtins.bool:
-        if self._base is not None and not self._requires_grad and self._view_version != self._counter().value:
+        if (self._base is not None and not self._requires_grad and self._creation_meta is None
+                and self._view_version != self._counter().value):
             # A view whose base was written since: the write may have made the base require grad.
             self._refresh_view_grad_fn()
         return self._requires_grad
