@@ -793,7 +793,40 @@ def f_grad_fn_attrs(torch):
     return fn.name(), [type(n).__name__ for n, _ in fn.next_functions], fn.needs_input_grad, hasattr(fn, "saved_tensors")
 
 
-SCENARIOS = [f_no_tensors, f_kwargs_no_setup, f_setup_context_needs_input_grad, f_forward_ctx_with_setup_context, f_vjp_only, f_both_backward_and_vjp, f_saved_none_and_nontensor, f_save_nontensor, f_saved_tensors_in_forward, f_saved_output_modified, f_saved_input_modified, f_needs_input_grad_backward_is_tuple, f_grad_fn_attrs, f_return_duplicate, f_return_duplicate_inplace, f_return_duplicate_view_inplace, f_input_returned_twice, f_output_nr_of_multi, f_materialize_non_diff_off, f_materialize_non_diff_default, d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
+def chain(torch, materialize, seen):
+    """G(F(x)), where G's backward returns no gradient: F's backward still runs (on zeros, or on
+    None without materialized gradients)."""
+    class F(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(materialize)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(None if g is None else L(g))
+            return None if g is None else g * 2
+    class G(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, y): return y * 3
+        @staticmethod
+        def backward(ctx, g): return None
+    return lambda x: G.apply(F.apply(x))
+
+
+def f_no_gradient_arrives_materialized(torch):
+    seen = []
+    x = torch.ones(2, requires_grad=True)
+    chain(torch, True, seen)(x).sum().backward()
+    return seen, L(x.grad)
+
+def f_no_gradient_arrives_not_materialized(torch):
+    seen = []
+    x = torch.ones(2, requires_grad=True)
+    chain(torch, False, seen)(x).sum().backward()
+    return seen, L(x.grad)
+
+
+SCENARIOS = [f_no_gradient_arrives_materialized, f_no_gradient_arrives_not_materialized, f_no_tensors, f_kwargs_no_setup, f_setup_context_needs_input_grad, f_forward_ctx_with_setup_context, f_vjp_only, f_both_backward_and_vjp, f_saved_none_and_nontensor, f_save_nontensor, f_saved_tensors_in_forward, f_saved_output_modified, f_saved_input_modified, f_needs_input_grad_backward_is_tuple, f_grad_fn_attrs, f_return_duplicate, f_return_duplicate_inplace, f_return_duplicate_view_inplace, f_input_returned_twice, f_output_nr_of_multi, f_materialize_non_diff_off, f_materialize_non_diff_default, d_dirty_unbind_output, d_dirty_custom_view, d_once_diff_twice, d_dirty_nongrad_mode, d_dirty_version, f_dirty_view_of_leaf, f_dirty_view_nonleaf, f_dirty_transposed_view, f_dirty_not_returned, f_dirty_leaf, f_return_view_no_grad, f_return_view_of_input, f_view_of_intermediate, f_nontensor_io, f_materialize_false, f_materialize_true, f_once_diff, f_setup_context, f_setup_context_two, f_no_backward, f_wrong_count, f_too_many, f_too_many_none, f_nontensor_grad, f_wrong_shape_grad, f_grad_for_nonrequiring, f_needs_input_grad, f_saved_after_backward, f_saved_after_backward_retain, f_mark_non_diff, f_mark_non_diff_backward_through, f_saved_view_mutated, f_input_returned, f_backward_returns_more_tensors_nondiff, f_node_isinstance, f_node_call_wrong_args, f_node_call_ok, f_node_call_none, f_node_call_accum]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])

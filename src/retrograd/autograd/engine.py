@@ -243,6 +243,8 @@ def run_backward(
                         raise
                     if ANOMALY[1]:
                         check_nan(fn, outputs)
+            elif fn._apply_without_grads:  # a custom Function's backward sees undefined gradients too
+                outputs = fn.apply(grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
             if hooked and fn._post_hooks:

@@ -69,6 +69,7 @@ class BackwardFunction(Node, FunctionCtx):
     _tensor_input_positions: tuple[int, ...] = ()
     _input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input, to check gradients
     _non_diff_outputs: tuple[int, ...] = ()  # outputs marked non-differentiable
+    _apply_without_grads = True  # as in PyTorch: backward runs (on zeros, or on Nones) when no gradient arrives
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:

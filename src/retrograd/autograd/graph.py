@@ -311,6 +311,7 @@ class Node:
     num_outputs: int = 1
     _hooked: bool = False  # any hook or retain_grad registered (always, for AccumulateGrad): the engine looks only then
     _custom_release: bool = False  # a subclass overrides release() (else the engine inlines it)
+    _apply_without_grads: bool = False  # run even when every incoming gradient is None (custom Functions)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
