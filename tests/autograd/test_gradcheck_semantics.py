@@ -285,35 +285,7 @@ def g_undefined_grad_bad(torch):
     return torch.autograd.gradcheck(F.apply, (x64(torch),), check_undefined_grad=True)
 
 
-def g_not_multiplied_by_grad_output(torch):
-    class F(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x): return x * 2
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2 + (1.0 if float(g.abs().sum()) == 0 else 0.0)
-    return torch.autograd.gradcheck(F.apply, (x64(torch),))
-
-def g_not_multiplied_noraise(torch):
-    class F(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x): return x * 2
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2 + (1.0 if float(g.abs().sum()) == 0 else 0.0)
-    return torch.autograd.gradcheck(F.apply, (x64(torch),), raise_exception=False)
-
-def g_not_multiplied_fast(torch):
-    class F(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x): return x * 2
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2 + (1.0 if float(g.abs().sum()) == 0 else 0.0)
-    return torch.autograd.gradcheck(F.apply, (x64(torch),), fast_mode=True)
-
-
-SCENARIOS = [g_not_multiplied_by_grad_output, g_not_multiplied_noraise, g_not_multiplied_fast, g_undefined_grad_bad, g_nondet, g_nondet_tol, g_nondet_noraise, g_mismatch, g_mismatch_noraise, g_ok_fast, g_zero_expected, g_zero_expected2, g_value_dependent_shape, g_value_dependent_shape2, g_no_backward_ad, g_undefined_grad, g_undefined_grad_bad_off, g_batched, g_reentrant, g_no_requires, g_float32_warn, g_two_outputs_mismatch, g_masked_batched_off, g_forward_ad_custom_without_jvp, g_fast_mismatch_header, g_fast_nondet, g_fast_value_dependent_shape, g_fast_noraise, g_undefined_raises_runtime, g_undefined_raises_runtime_off, g_undefined_nonzero, g_undefined_handled, g_batched_backward_off, g_jacobian_mismatch_second_input]
+SCENARIOS = [g_undefined_grad_bad, g_nondet, g_nondet_tol, g_nondet_noraise, g_mismatch, g_mismatch_noraise, g_ok_fast, g_zero_expected, g_zero_expected2, g_value_dependent_shape, g_value_dependent_shape2, g_no_backward_ad, g_undefined_grad, g_undefined_grad_bad_off, g_batched, g_reentrant, g_no_requires, g_float32_warn, g_two_outputs_mismatch, g_masked_batched_off, g_forward_ad_custom_without_jvp, g_fast_mismatch_header, g_fast_nondet, g_fast_value_dependent_shape, g_fast_noraise, g_undefined_raises_runtime, g_undefined_raises_runtime_off, g_undefined_nonzero, g_undefined_handled, g_batched_backward_off, g_jacobian_mismatch_second_input]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.__name__ for s in SCENARIOS])

@@ -271,22 +271,6 @@ def _slow_mode_report(func: Callable[..., Any], inputs: tuple[Any, ...], diff: l
     return report
 
 
-def _check_multiplied_by_grad_output(outputs: list[Any], diff_inputs: list[Any]) -> None:
-    """Zero output gradients must give zero input gradients, of the inputs' dtypes and sizes."""
-    from . import grad
-
-    zeros = [_tensor(np.zeros(o._data.shape, o._data.dtype)) for o in outputs]
-    for g, t in zip(grad(outputs, diff_inputs, zeros, allow_unused=True), diff_inputs):
-        if g is None:
-            continue
-        if np.any(g._data != 0):
-            raise GradcheckError("backward not multiplied by grad_output")
-        if g._data.dtype != t._data.dtype:
-            raise GradcheckError("grad is incorrect type")
-        if g._data.shape != t._data.shape:
-            raise GradcheckError("grad is incorrect size")
-
-
 def _check_undefined_grad(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[int]) -> None:
     """Backward functions must cope with undefined (None) output gradients: all of them at
     once, and, for several outputs, each one in turn; input gradients must then be None or 0."""
@@ -410,8 +394,6 @@ def _gradcheck(func: Callable[..., Any], inputs: tuple[Any, ...], eps: float, at
         return True
     check = _fast_check if fast_mode else _slow_check
     check(func, inputs, diff, func_out, positions, eps, atol, rtol, nondet_tol, check_grad_dtypes)
-    _check_multiplied_by_grad_output([func_out[pos] for pos in positions if func_out[pos].requires_grad],
-                                     [inputs[i] for i in diff])
     if check_undefined_grad:
         _check_undefined_grad(func, inputs, diff)
     return True
