@@ -25,7 +25,7 @@ NON_LEAF_GRAD_WARNING = (
     "be populated during autograd.backward(). If you indeed want the .grad field to be populated for a "
     "non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by "
     "mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
-    "more informations."
+    "more information."
 )
 FLOAT_ONLY_ERROR = "only Tensors of floating point dtype can require gradients"
 NON_LEAF_FLAG_ERROR = (
@@ -106,6 +106,18 @@ def _operand(x: Any) -> Any:
     return NotImplemented
 
 
+_CPP_TYPE_NAMES = {
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
+
+
+def _cpp_type_name(np_dtype: np.dtype) -> str:
+    """The C++ element type name PyTorch's messages use for a dtype (``double``, ``long int``)."""
+    return _CPP_TYPE_NAMES.get(np_dtype.name, np_dtype.name)
+
+
 def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` all mean shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
@@ -141,6 +153,10 @@ class Tensor:
     _post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None  # run after .grad is updated
     _is_inference: builtins.bool = False
     _inference_detached: builtins.bool = False  # an inference tensor's detach()/.data made outside it: has a version
+    # How a view was made, when in-place writes through it must be refused (PyTorch's
+    # CreationMeta): None, "no_grad", "inference", "custom" (output of a custom Function) or
+    # "multi" (one of several view outputs); a view of such a view inherits it.
+    _creation_meta: str | None = None
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.
@@ -239,6 +255,10 @@ class Tensor:
     # -- autograd state -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> builtins.bool:
+        if (self._base is not None and not self._requires_grad and self._creation_meta is None
+                and self._view_version != self._counter().value):
+            # A view whose base was written since: the write may have made the base require grad.
+            self._refresh_view_grad_fn()
         return self._requires_grad
 
     @requires_grad.setter
@@ -290,11 +310,27 @@ class Tensor:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_cpp_type_name(value._data.dtype)}' to a tensor "
+                    f"with grad_dtype '{_dtype.scalar_type_name(self._data.dtype)}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
+                    "Diverging the dtypes of a tensor and its gradient may break downstream systems that assume "
+                    "they match."
+                )
             if value._data.shape != self._data.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size"
+                )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def retains_grad(self) -> builtins.bool:
@@ -427,6 +463,10 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
     # -- conversion -----------------------------------------------------------------------------

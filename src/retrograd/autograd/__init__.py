@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,14 @@ __all__ = [
     "set_detect_anomaly", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
 ]
+
+
+CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak."
+)
 
 
 def _tensors(value: Any, what: str) -> tuple[Any, ...]:
@@ -100,6 +109,9 @@ def backward(
     grads = _make_grads(outputs, grad_list)
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph:
+        # PyTorch warns once per process; Python's warning filters dedupe the same way by default.
+        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
     input_list = None
     if inputs is not None:
         input_list = _tensors(inputs, "inputs")

@@ -236,6 +236,8 @@ def run_backward(
                     outputs = fn.apply(grads)
                 else:
                     outputs = run_node(fn, grads)
+            elif fn._apply_without_grads:  # a custom Function's backward sees undefined gradients too
+                outputs = fn.apply(grads)
             else:
                 outputs = (None,) * len(fn.next_functions)
             if hooked and fn._post_hooks:

@@ -20,6 +20,7 @@ tensor([12.])
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -38,9 +39,16 @@ class FunctionCtx:
     _dirty: tuple[Any, ...] = ()
     _non_differentiable: tuple[Any, ...] = ()
     materialize_grads: bool = True
+    _materialize_non_diff_grads: bool = True  # False: outputs marked non-differentiable get None
     needs_input_grad: tuple[bool, ...] = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
+        from ..tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self._to_save = tensors  # type: ignore[misc]
 
     def mark_dirty(self, *tensors: Any) -> None:
@@ -59,6 +67,9 @@ class BackwardFunction(Node, FunctionCtx):
     _function: type[Function]
     _output_meta: tuple[Any, ...] = ()
     _tensor_input_positions: tuple[int, ...] = ()
+    _input_meta: tuple[Any, ...] = ()  # (shape, dtype) per tensor input, to check gradients
+    _non_diff_outputs: tuple[int, ...] = ()  # outputs marked non-differentiable
+    _apply_without_grads = True  # as in PyTorch: backward runs (on zeros, or on Nones) when no gradient arrives
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -74,24 +85,97 @@ class BackwardFunction(Node, FunctionCtx):
         if self.materialize_grads:
             for k, g in enumerate(grads):
                 if g is None:
+                    if not self._materialize_non_diff_grads and k in self._non_diff_outputs:
+                        continue
                     shape, dtype = self._output_meta[k]
                     grads[k] = Tensor._make(np.zeros(shape, dtype))
-        result = self._function.backward(self, *grads)
+        result = self._user_backward()(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
+        return self._check_gradients(result)
+
+    def _user_backward(self) -> Callable[..., Any]:
+        """The Function's ``backward``, or its ``vjp`` (another name for it); not both."""
+        function = self._function
+        backward, vjp = function.backward, function.vjp
+        if backward is not Function.backward and vjp is not Function.backward:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                               "You should only implement one of them.")
+        return vjp if vjp is not Function.backward else backward
+
+    def _check_gradients(self, result: tuple[Any, ...]) -> tuple[Any, ...]:
+        """PyTorch's checks of what ``backward`` returned: one gradient per forward argument
+        (extra trailing Nones allowed), each a Tensor or None, None for non-tensor arguments, of
+        a shape that sums to its input's; returns one gradient per edge, cast to the input's dtype."""
+        from ..tensor import Tensor
+
+        name = type(self).__name__
+        expected: int = self._n_forward_args  # type: ignore[attr-defined]
+        if len(result) != expected:
+            if len(result) < expected or any(g is not None for g in result[expected:]):
+                raise RuntimeError(
+                    f"function {name} returned an incorrect number of gradients (expected {expected}, got {len(result)})"
+                )
+            result = result[:expected]
         positions = self._tensor_input_positions
-        if len(result) < self._n_forward_args:  # type: ignore[attr-defined]
-            raise RuntimeError(
-                f"function {type(self).__name__} returned an incorrect number of gradients "
-                f"(expected {self._n_forward_args}, got {len(result)})"  # type: ignore[attr-defined]
-            )
-        out = []
-        for position, (nxt, _) in zip(positions, self.next_functions):
+        for i, g in enumerate(result):
+            if g is None:
+                continue
+            if not isinstance(g, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            if i not in positions:
+                raise RuntimeError(
+                    f"function {name} returned a gradient different than None at position {i + 1}, but the "
+                    "corresponding forward input was not a Variable"
+                )
+        out: list[Any] = []
+        for index, (position, (nxt, _), (shape, dtype)) in enumerate(
+                zip(positions, self.next_functions, self._input_meta)):
             g = result[position]
-            if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"function {type(self).__name__} returned a gradient of type {type(g).__name__}")
-            out.append(g if nxt is not None else None)
+            if g is None or nxt is None:
+                out.append(None)
+                continue
+            if g._data.shape != shape:
+                if not _expandable(shape, g._data.shape):
+                    raise RuntimeError(
+                        f"Function {name} returned an invalid gradient at index {index} - got {list(g._data.shape)} "
+                        f"but expected shape compatible with {list(shape)}"
+                    )
+                g = g.sum_to_size(shape)
+            if g._data.dtype != dtype:
+                g = g.to(Tensor._make(np.zeros((), dtype)).dtype)
+            out.append(g)
         return tuple(out)
+
+
+def _expandable(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (so a gradient of ``target`` sums back to it)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+
+
+DIRTY_NOT_RETURNED = (
+    "Some elements marked as dirty during the forward method were not returned as output. The inputs that "
+    "are modified inplace must all be outputs of the Function."
+)
+DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
+DIRTY_VIEW_MULTI = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot return "
+    "more than one Tensor. This is not supported by the current autograd engine. You should either make sure "
+    "the input is not a view (using .clone() for example) or make your Function only return one Tensor "
+    "(potentially splitting it into two Functions: one doing the inplace that returns a single Tensor and a "
+    "second one that does the other operations). You can ask on the forum https://discuss.pytorch.org/ if you "
+    "need help to do this change."
+)
+
+
+def _bind_default_args(forward: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The positional arguments of ``forward(*args, **kwargs)`` with defaults filled in (what
+    ``setup_context`` receives as ``inputs``)."""
+    bound = inspect.signature(forward).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args)
 
 
 class FunctionMeta(type):
@@ -124,53 +208,100 @@ class Function(metaclass=FunctionMeta):
         return NotImplemented
 
     @classmethod
-    def apply(cls, *args: Any) -> Any:
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         from ..tensor import Tensor
 
+        custom_setup = cls.setup_context is not Function.setup_context
+        if custom_setup:  # ``inputs`` holds every positional argument, defaults included
+            args = _bind_default_args(cls.forward, args, kwargs)
         node = cls._backward_cls()
         node._n_forward_args = len(args)  # type: ignore[attr-defined]
         tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        custom_setup = cls.setup_context is not Function.setup_context
         with no_grad():
-            output = cls.forward(*args) if custom_setup else cls.forward(node, *args)
+            output = cls.forward(*args, **kwargs) if custom_setup else cls.forward(node, *args, **kwargs)
         if custom_setup:
             cls.setup_context(node, args, output)
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
+        dirty = node._dirty
+        if any(not any(d is o for o in outputs) for d in dirty):
+            raise RuntimeError(DIRTY_NOT_RETURNED)
         track = STATE.grad_enabled and any(node.needs_input_grad)
         wrapped = []
         for out in outputs:
-            if isinstance(out, Tensor) and any(out is a for a in args) and not any(out is d for d in node._dirty):
-                alias = Tensor._make(out._data)  # an input returned as is: a new alias, as PyTorch
-                alias._version_counter = out._counter()
+            if isinstance(out, Tensor) and any(out is a for a in args) and (
+                    not any(out is d for d in dirty) or not track and out._requires_grad):
+                # An input returned as is: a new view of it, as PyTorch makes (not tracked: an alias
+                # that does not require grad).
+                alias = Tensor._make(out._data)
+                counter = alias._version_counter = out._counter()
+                if track:
+                    alias._base = out if out._base is None else out._base
+                    alias._view_version = counter.value
                 out = alias
             wrapped.append(out)
+        dirty_views = _check_dirty(dirty, len(wrapped)) if track else []
+        for d in dirty:  # PyTorch counts the Function's write once more
+            d._counter().bump("mark_dirty")
         if track:
             node.next_functions = tuple(
                 (gradient_edge(args[i]) or (None, 0)) if args[i]._requires_grad else (None, 0)
                 for i in tensor_positions
             )
             node._tensor_input_positions = tensor_positions
+            node._input_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_positions)
             node._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
                                       for o in wrapped)
             node.num_outputs = len(wrapped)
+            n_diff = sum(1 for o in wrapped if isinstance(o, Tensor) and o._data.dtype.kind in "fc"
+                         and not any(o is t for t in node._non_differentiable))
+            node._non_diff_outputs = tuple(k for k, out in enumerate(wrapped)
+                                           if any(out is t for t in node._non_differentiable))
             for k, out in enumerate(wrapped):
-                if not isinstance(out, Tensor) or any(out is t for t in node._non_differentiable):
+                if not isinstance(out, Tensor) or k in node._non_diff_outputs:
                     continue
                 if out._data.dtype.kind in "fc":
                     out._requires_grad = True
                     out._grad_fn = node
                     if k:
                         out._output_nr = k
+                    if out._base is not None and not any(out is d for d in dirty):
+                        # In-place writes through it would bypass the custom backward: refused.
+                        out._creation_meta = "multi" if n_diff > 1 else "custom"
             node._saved = tuple(
                 SavedTensor(t) if any(t is o for o in wrapped) else (save_input(t) if isinstance(t, Tensor) else t)
                 for t in node._to_save
             )
+            for view in dirty_views:  # the base's history is rewritten, as for any in-place op on a view
+                from ..ops.inplace import rebase_dirty_view
+
+                rebase_dirty_view(view, node, tensor_positions.index(
+                    next(i for i in tensor_positions if args[i] is view)))
         else:
             node._saved = tuple(node._to_save)
-        node._to_save = ()
+        # The node must not keep its outputs: an output refers to the node (a reference cycle).
+        node._to_save = node._dirty = node._non_differentiable = ()
         return wrapped[0] if single else tuple(wrapped)
+
+
+def _check_dirty(dirty: tuple[Any, ...], n_outputs: int) -> list[Any]:
+    """PyTorch's refusals for inputs marked dirty, in its order; returns those that are views."""
+    from ..ops.inplace import check_inplace
+
+    views = []
+    for d in dirty:
+        base = d._base
+        # A leaf that requires grad, or a view with no history of a base that does (made in no_grad)
+        if d._grad_fn is None and (d._requires_grad or base is not None and base._requires_grad):
+            raise RuntimeError(DIRTY_LEAF)
+        if base is None:
+            continue
+        if n_outputs != 1:
+            raise RuntimeError(DIRTY_VIEW_MULTI)
+        check_inplace(d)  # views that refuse in-place writes (several views, custom Function, of a leaf)
+        views.append(d)
+    return views
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:

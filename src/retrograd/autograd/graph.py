@@ -437,6 +437,7 @@ class Node:
     num_outputs: int = 1
     _hooked: bool = False  # any hook or retain_grad registered (always, for AccumulateGrad): the engine looks only then
     _custom_release: bool = False  # a subclass overrides release() (else the engine inlines it)
+    _apply_without_grads: bool = False  # run even when every incoming gradient is None (custom Functions)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -472,6 +473,20 @@ class Node:
         return unpack_saved(saved[index], self)
 
     # -- PyTorch's public Node API ---------------------------------------------------------
+    def __call__(self, *grad_outputs: Tensor | None) -> tuple[Tensor | None, ...]:
+        """Run this backward function on one gradient per forward output; returns one gradient
+        per edge in ``next_functions`` (an ``AccumulateGrad`` accumulates and returns ``()``).
+
+        >>> import retrograd as rg
+        >>> x = rg.ones(2, requires_grad=True)
+        >>> (x * 3).grad_fn(rg.ones(2))
+        (tensor([3., 3.]), None)
+        """
+        expected = self.num_outputs
+        if len(grad_outputs) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grad_outputs)} instead")
+        return tuple(self.apply(list(grad_outputs)))
+
     def name(self) -> str:
         return type(self).__name__
 

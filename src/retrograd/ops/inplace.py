@@ -9,6 +9,7 @@ from the base as an ``AsStridedBackward0`` (see "Views" in docs/architecture.md)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,23 @@ MULTI_OUTPUT_VIEW_ERROR = (
     "Output {nr} of {name} is a view and is being modified inplace. This view is the output of a function that "
     "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
     "replace the inplace operation by an out-of-place one."
+)
+CUSTOM_VIEW_ERROR = (
+    "Output {nr} of {name} is a view and {what} modified inplace. This view was created inside a custom Function "
+    "(or because an input was returned as-is) and the autograd logic to handle view+inplace would override the "
+    "custom backward associated with the custom Function, leading to incorrect gradients. This behavior is "
+    "forbidden. You can fix this by cloning the output of the custom Function."
+)
+MULTI_VIEW_ERROR = (
+    "Output {nr} of {name} is a view and {what} modified inplace. This view is the output of a function that "
+    "returns multiple views. Such functions do not allow the output views to be modified inplace. You should "
+    "replace the inplace operation by an out-of-place one."
+)
+MODE_VIEW_ERROR = (
+    "{made} {mode} mode and {what} modified inplace {where}. Given that this use case is "
+    "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the {block} block (if you don't want the inplace to be tracked) or both outside "
+    "(if you want the inplace to be tracked)."
 )
 OVERLAP_ERROR = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory "
@@ -82,8 +100,36 @@ def _partial_overlap(a: np.ndarray, b: np.ndarray) -> bool:
     return a_begin < b_end and b_begin < a_end
 
 
-def check_inplace(self: Tensor, fill: bool = False) -> None:
-    """PyTorch's refusals, before anything is written."""
+def view_rebase_error(view: Tensor, direct: bool) -> str | None:
+    """PyTorch's refusal of an in-place write that would rewrite the history of ``view`` (made
+    in no_grad or inference mode, by a custom Function, or as one of several view outputs), or
+    None when it is allowed. ``direct``: the view itself is written, else its base was."""
+    kind = view._creation_meta
+    if kind is None:
+        return None
+    fn, nr = view._grad_fn, view._output_nr
+    name = re.sub(r"Backward\d*$", "", type(fn).__name__)
+    what = "is being" if direct else "its base or another view of its base has been"
+    if kind == "custom":
+        return CUSTOM_VIEW_ERROR.format(nr=nr, name=name, what=what)
+    if kind == "multi":
+        return MULTI_VIEW_ERROR.format(nr=nr, name=name, what=what)
+    made = "A view was created in" if fn is None else f"Output {nr} of {name} is a view of a view which was created in"
+    if kind == "inference":
+        return MODE_VIEW_ERROR.format(made=made, mode="inference", what=what, where="in normal mode",
+                                      block="inference_mode")
+    return MODE_VIEW_ERROR.format(made=made, mode="no_grad", what=what, where="with grad mode enabled", block="no_grad")
+
+
+def check_inplace(self: Tensor, inputs: Sequence[Any] = (), fill: bool = False) -> None:
+    """PyTorch's refusals, before anything is written (``inputs``: the op's other inputs;
+    ``fill``: the op writes one value, which an expanded tensor allows)."""
+    if self._creation_meta is not None and STATE.grad_enabled and (
+            self._requires_grad or self._base._requires_grad  # type: ignore[union-attr]
+            or any(isinstance(x, Tensor) and x._requires_grad for x in inputs)):
+        message = view_rebase_error(self, True)
+        if message is not None:
+            raise RuntimeError(message)
     if self._is_inference and not STATE.inference:
         raise RuntimeError(INFERENCE_INPLACE_ERROR)
     if STATE.grad_enabled:
@@ -151,8 +197,8 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
     self: Tensor = args[0]
-    check_inplace(self, op.name in _ONE_VALUE)
     inputs = args[: op.n_inputs]
+    check_inplace(self, inputs, op.name in _ONE_VALUE)
     if op.n_inputs > 1 and isinstance(inputs[-1], Tensor) or op.n_inputs > 2:  # (not for p.mul_(0.9))
         check_input_overlap(self._data, inputs[1:])
     params = args[op.n_inputs:]
@@ -180,13 +226,46 @@ def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
         node._shape, node._dtype = self._data.shape, self._data.dtype
     base = self._base
     if base is None:
+        old = self._grad_fn, self._output_nr
         self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        _move_retain(self, old)
         return self
     positions = view_positions(self._data, base._data)
     copy = CopySlices(base, positions, node, self)
-    base._grad_fn, base._output_nr, base._requires_grad = copy, 0, True
+    _set_base_history(base, copy)
     regenerate_view_grad_fn(self)
     return self
+
+
+def _move_retain(tensor: Tensor, old: tuple[Any, int]) -> None:
+    """``retain_grad()`` survives an in-place op: the tensor's new node retains it (PyTorch)."""
+    fn, nr = old
+    if fn is not None and fn._retained is not None:
+        ref = fn._retained.get(nr)
+        if ref is not None and ref() is tensor:
+            del fn._retained[nr]
+            tensor._grad_fn._retain(tensor._output_nr, tensor)
+
+
+def _set_base_history(base: Tensor, copy: Node) -> None:
+    old = base._grad_fn, base._output_nr
+    base._grad_fn, base._output_nr, base._requires_grad = copy, 0, True
+    _move_retain(base, old)
+
+
+def rebase_dirty_view(view: Tensor, node: Node, input_nr: int) -> None:
+    """A custom Function wrote into ``view`` (its tensor input ``input_nr``, marked dirty): the
+    base's history becomes a ``CopySlices`` around the Function's node, as for any in-place op."""
+    base: Tensor = view._base  # type: ignore[assignment]
+    positions = view_positions(view._data, base._data)
+    base_edge = (gradient_edge(base) if base._requires_grad else None) or (None, 0)
+    copy = CopySlices(base, positions, node, view)
+    edges = list(node.next_functions)
+    edges[input_nr] = base_edge
+    copy.next_functions = tuple(edges)
+    copy._view_input = input_nr
+    _set_base_history(base, copy)
+    regenerate_view_grad_fn(view)
 
 
 def _rebind_saved_output(node: Node, result: Tensor, target: Tensor) -> None:
@@ -228,10 +307,16 @@ def view_positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
 def regenerate_view_grad_fn(view: Tensor) -> Any:
     """Give ``view`` a fresh ``AsStridedBackward0`` from its base's current history."""
     base = view._base
+    if base is not None and view._creation_meta is not None and STATE.grad_enabled and base._requires_grad:
+        message = view_rebase_error(view, False)
+        if message is not None:
+            raise RuntimeError(message)
+    old = view._grad_fn, view._output_nr
     view._view_version = view._counter().value
     if base is None or not base._requires_grad or not STATE.grad_enabled and view._grad_fn is None:
         return view._grad_fn
     record(take_positions, (base,), (view_positions(view._data, base._data),), (view,))
+    _move_retain(view, old)
     return view._grad_fn
 
 
@@ -243,6 +328,7 @@ class CopySlices(Node):
     """
 
     __slots__ = ("fn", "positions", "_view_meta")
+    _view_input = 0  # which of fn's inputs is the view (a custom Function's dirty input may be any)
 
     def __init__(self, base: Tensor, positions: np.ndarray, fn: Node, view: Tensor) -> None:
         super().__init__()
@@ -258,7 +344,12 @@ class CopySlices(Node):
         grad = grad_outputs[0]
         assert grad is not None
         region = take_positions(grad, self.positions)
-        fn_grads = self.fn.apply([region])
+        k = self._view_input
+        if k:
+            fn_grads = self.fn.apply([region])
+            fn_grads = (fn_grads[k],) + tuple(fn_grads[:k]) + tuple(fn_grads[k + 1:])
+        else:
+            fn_grads = self.fn.apply([region])
         region_grad = fn_grads[0]
         if region_grad is None:
             region_grad = region * 0
@@ -267,6 +358,9 @@ class CopySlices(Node):
             if tuple(region_grad.shape) != shape:
                 region_grad = region_grad.sum_to_size(shape)
         base_grad = put_positions(grad, region_grad, self.positions)
+        if k:
+            rest = fn_grads[1:]
+            return tuple(rest[:k]) + (base_grad,) + tuple(rest[k:])
         return (base_grad,) + tuple(fn_grads[1:])
 
     def release(self) -> None:

@@ -576,12 +576,34 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
             o._base = base
             o._version_counter = counter
             o._view_version = counter.value
+        if not state.grad_enabled:
+            mark_view_mode(outputs)
+        elif op.n_outputs != 1 or source._creation_meta is not None:
+            inherit_view_meta(source, outputs, op.n_outputs != 1)
     if state.grad_enabled and op.differentiable:
         for x in inputs if op.all_inputs_differentiable else [inputs[i] for i in op.diff_inputs]:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
                 break
     return outputs[0] if op.n_outputs == 1 else outputs
+
+
+def mark_view_mode(views: Sequence[Tensor]) -> None:
+    """Views made with grad mode off remember it: an in-place write through one with grad mode
+    on is refused, as in PyTorch (``ops/inplace.check_inplace``)."""
+    meta = "inference" if STATE.inference else "no_grad"
+    for v in views:
+        if not v._base._is_inference:  # type: ignore[union-attr]
+            v._creation_meta = meta
+
+
+def inherit_view_meta(source: Tensor, views: Sequence[Tensor], multi: bool) -> None:
+    """Views made in grad mode: one of several outputs is "multi"; a view of a view whose
+    in-place writes are refused inherits that (PyTorch's propagate_creation_meta)."""
+    previous = source._creation_meta
+    meta = "multi" if multi and previous != "inference" else previous
+    for v in views:
+        v._creation_meta = meta
 
 
 def _edge(x: Tensor) -> tuple[Any, int]:
@@ -633,6 +655,10 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             result._view_version = counter.value
             if x._is_inference:  # a view is an inference tensor if and only if its base is
                 result._is_inference = True
+            if not STATE.grad_enabled:
+                mark_view_mode((result,))
+            elif x._creation_meta is not None:
+                result._creation_meta = x._creation_meta
         if INFERENCE_CONTEXTS[0] and STATE.inference:
             if not is_view:
                 result._is_inference = True

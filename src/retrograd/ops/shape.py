@@ -334,6 +334,8 @@ def _gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     _check_along(index, x, dim)
     if x.ndim == 0:
         return x.reshape(index.shape).copy() if index.size else np.zeros(index.shape, x.dtype)
+    if index.ndim == 0:  # a 0-d index picks one element of a 1-d input, as a 0-d result
+        return np.take_along_axis(x, index.reshape(1), axis=dim).reshape(())
     region = tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(index.shape))
     return np.take_along_axis(x[region], index, axis=dim)
 
