@@ -728,6 +728,17 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 # -- pixel and channel shuffles ---------------------------------------------------------------
 
 
+def _check_shuffle_args(fn: str, input: Tensor, factor_name: str, factor: int) -> int:  # noqa: A002
+    """The rank and factor checks that ``pixel_shuffle`` and ``pixel_unshuffle`` share; the factor as an int."""
+    r = int(factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"{fn} expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{fn} expects a positive {factor_name}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
 
@@ -735,12 +746,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     >>> rg.nn.functional.pixel_shuffle(rg.arange(4.0).reshape(1, 4, 1, 1), 2).flatten().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    r = _check_shuffle_args("pixel_shuffle", input, "upscale_factor", upscale_factor)
     c = input.shape[-3]
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
@@ -755,12 +761,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     >>> rg.nn.functional.pixel_unshuffle(rg.arange(4.0).reshape(1, 1, 2, 2), 2).flatten().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    r = _check_shuffle_args("pixel_unshuffle", input, "downscale_factor", downscale_factor)
     for name, d in (("height", -2), ("width", -1)):
         if input.shape[d] % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "

@@ -7,18 +7,14 @@ Weights are ``(out_channels, in_channels // groups, *kernel_size)`` (transposed:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from ... import factories
 from ...autograd.grad_mode import no_grad
 from ...tensor import Size, Tensor
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single, _triple
+from .utils import _pair, _reset_kaiming_uniform, _reverse_repeat_tuple, _single, _triple, _weight_and_bias
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -89,21 +85,13 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(factories.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(factories.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, shape, out_channels if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)); bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
         with no_grad():
-            init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-            if self.bias is not None:
-                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                init.uniform_(self.bias, -bound, bound)
+            _reset_kaiming_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

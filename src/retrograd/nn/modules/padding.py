@@ -133,7 +133,18 @@ class ConstantPad3d(_ConstantPadNd):
     _expand = staticmethod(_sextuple)
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPadNd(_ConstantPadNd):
+    """``ConstantPadNd`` with ``value`` 0, shown by its padding alone (listed before the ``ConstantPadNd``
+    base, so ``ZeroPad2d`` is still a ``ConstantPad2d`` as in PyTorch)."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pads the last dim with zeros.
 
     >>> import retrograd as rg
@@ -141,14 +152,8 @@ class ZeroPad1d(ConstantPad1d):
     ZeroPad1d((1, 1))
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     """Pads the last two dims with zeros.
 
     >>> import retrograd as rg
@@ -156,14 +161,8 @@ class ZeroPad2d(ConstantPad2d):
     [[[0.0, 1.0], [0.0, 0.0]]]
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pads the last three dims with zeros.
 
     >>> import retrograd as rg
@@ -171,14 +170,12 @@ class ZeroPad3d(ConstantPad3d):
     torch.Size([1, 3, 3, 3])
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
 
 
-class ReflectionPad1d(_PadNd):
+class ReflectionPad1d(_ReflectionPadNd):
     """Mirror padding of the last dim (the edge is not repeated).
 
     >>> import retrograd as rg
@@ -186,11 +183,10 @@ class ReflectionPad1d(_PadNd):
     [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
     """
 
-    _mode = "reflect"
     _expand = staticmethod(_pair)
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Mirror padding of the last two dims.
 
     >>> import retrograd as rg
@@ -198,11 +194,10 @@ class ReflectionPad2d(_PadNd):
     torch.Size([1, 1, 4, 4])
     """
 
-    _mode = "reflect"
     _expand = staticmethod(_quadruple)
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Mirror padding of the last three dims.
 
     >>> import retrograd as rg
@@ -210,11 +205,14 @@ class ReflectionPad3d(_PadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _mode = "reflect"
     _expand = staticmethod(_sextuple)
 
 
-class ReplicationPad1d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
     """Edge-repeating padding of the last dim.
 
     >>> import retrograd as rg
@@ -222,11 +220,10 @@ class ReplicationPad1d(_PadNd):
     [[1.0, 1.0, 2.0, 2.0, 2.0]]
     """
 
-    _mode = "replicate"
     _expand = staticmethod(_pair)
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Edge-repeating padding of the last two dims.
 
     >>> import retrograd as rg
@@ -234,11 +231,10 @@ class ReplicationPad2d(_PadNd):
     torch.Size([1, 1, 4, 4])
     """
 
-    _mode = "replicate"
     _expand = staticmethod(_quadruple)
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Edge-repeating padding of the last three dims.
 
     >>> import retrograd as rg
@@ -246,5 +242,4 @@ class ReplicationPad3d(_PadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _mode = "replicate"
     _expand = staticmethod(_sextuple)
