@@ -587,6 +587,19 @@ def _unbatched_feature_dropout(input: Tensor, p: float, training: bool, inplace:
     return out.squeeze(0)
 
 
+def _warn_feature_dropout_rank(input: Tensor, spatial: int) -> None:  # noqa: A002
+    """``dropout2d``/``dropout3d``'s deprecation warning for an input that is not ``spatial + 1`` or
+    ``spatial + 2``-D (the caller's caller is the line warned about)."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        name = f"dropout{spatial}d"
+        warnings.warn(
+            f"{name}: Received a {input.dim()}-D input to {name}, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+            f"channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+            UserWarning, stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, L) or (C, L) inputs."""
     _check_p(p)
@@ -602,12 +615,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, H, W) inputs (3-D inputs are taken as (N, C, L), as PyTorch does)."""
     _check_p(p)
-    if input.dim() not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will result in an "
-            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
-            "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+    _warn_feature_dropout_rank(input, 2)
     if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
@@ -621,12 +629,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
     _check_p(p)
-    if input.dim() not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
-            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
-            "Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    _warn_feature_dropout_rank(input, 3)
     return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
 
 
@@ -1189,14 +1192,14 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 # -- losses -----------------------------------------------------------------------------------
 
 
-def _legacy_reduction(size_average: Any, reduce: Any) -> str:
+def _legacy_reduction(size_average: Any, reduce: Any, stacklevel: int = 3) -> str:
     if size_average is None:
         size_average = True
     if reduce is None:
         reduce = True
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=3)
+                  UserWarning, stacklevel=stacklevel)
     return ret
 
 
@@ -1225,12 +1228,23 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+def _warn_size(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:  # noqa: A002
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). This will "
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            UserWarning, stacklevel=3)
+            UserWarning, stacklevel=stacklevel)
+
+
+def _pointwise_loss_args(input: Tensor, target: Tensor, size_average: Any, reduce: Any,  # noqa: A002
+                         reduction: str) -> tuple[Tensor, Tensor, str]:
+    """The start that ``mse_loss``, ``l1_loss`` and ``smooth_l1_loss`` share: warn on a size mismatch
+    and on legacy flags (at the loss's caller), then broadcast; returns (input, target, reduction)."""
+    _warn_size(input, target, stacklevel=4)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, stacklevel=4)
+    a, b = _broadcast(input, target)
+    return a, b, reduction
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:  # noqa: A002
@@ -1254,10 +1268,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     >>> rg.nn.functional.mse_loss(rg.tensor([1.0, 3.0]), rg.tensor([0.0, 0.0])).item()
     5.0
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     if weight is not None:
         return _weighted((a - b) ** 2, weight, input, reduction, True)
     _check_reduction(reduction)
@@ -1272,10 +1283,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any
     >>> rg.nn.functional.l1_loss(rg.tensor([1.0, -3.0]), rg.tensor([0.0, 0.0])).item()
     2.0
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     if weight is not None:
         return _weighted((a - b).abs(), weight, input, reduction, True)
     _check_reduction(reduction)
@@ -1290,10 +1298,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     >>> rg.nn.functional.smooth_l1_loss(rg.tensor([0.5, 3.0]), rg.zeros(2), reduction="sum").item()
     2.625
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     _check_reduction(reduction)
     if beta == 0.0:
         return _apply_reduction((a - b).abs(), reduction)
