@@ -226,8 +226,8 @@ class InstanceNorm3d(_InstanceNorm):
     """Normalise each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) input.
 
     >>> import retrograd as rg
-    >>> rg.nn.InstanceNorm3d(1)(rg.randn(1, 1, 2, 2, 2)).shape
-    torch.Size([1, 1, 2, 2, 2])
+    >>> rg.nn.InstanceNorm3d(1)(rg.randn(1, 2, 2, 2)).shape  # unbatched (C, D, H, W)
+    torch.Size([1, 2, 2, 2])
     """
 
     _no_batch_dim = 4

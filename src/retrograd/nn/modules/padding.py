@@ -4,7 +4,6 @@ or a tuple (left, right[, top, bottom[, front, back]])."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...tensor import Tensor
@@ -19,18 +18,20 @@ __all__ = [
 ]
 
 _sextuple = _ntuple(6, "_sextuple")
+_PADDING_TUPLE = {1: _pair, 2: _quadruple, 3: _sextuple}  # (left, right) for each padded dim
 
 
 class _PadNd(Module):
-    """``F.pad(input, self.padding, self._mode)``; ``repr`` shows the padding."""
+    """``F.pad(input, self.padding, self._mode)``; ``repr`` shows the padding. A subclass sets ``_nd``,
+    the number of padded dims (an int ``padding`` pads both sides of each)."""
 
     _mode: str
-    _expand: Callable[[Any], tuple[Any, ...]]
+    _nd: int
     padding: tuple[int, ...]
 
     def __init__(self, padding: Any) -> None:
         super().__init__()
-        self.padding = type(self)._expand(padding)
+        self.padding = _PADDING_TUPLE[self._nd](padding)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.pad(input, self.padding, self._mode)
@@ -41,7 +42,6 @@ class _PadNd(Module):
 
 class _CircularPadNd(_PadNd):
     _mode = "circular"
-    _nd: int
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         n = self._nd
@@ -58,7 +58,6 @@ class CircularPad1d(_CircularPadNd):
     [[3.0, 1.0, 2.0, 3.0, 1.0]]
     """
 
-    _expand = staticmethod(_pair)
     _nd = 1
 
 
@@ -70,7 +69,6 @@ class CircularPad2d(_CircularPadNd):
     torch.Size([1, 4, 4])
     """
 
-    _expand = staticmethod(_quadruple)
     _nd = 2
 
 
@@ -82,7 +80,6 @@ class CircularPad3d(_CircularPadNd):
     torch.Size([1, 4, 4, 4])
     """
 
-    _expand = staticmethod(_sextuple)
     _nd = 3
 
 
@@ -108,7 +105,7 @@ class ConstantPad1d(_ConstantPadNd):
     [[3.5, 0.0, 3.5, 3.5]]
     """
 
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
@@ -119,7 +116,7 @@ class ConstantPad2d(_ConstantPadNd):
     ConstantPad2d(padding=(1, 1, 1, 1), value=0.5)
     """
 
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
@@ -130,7 +127,7 @@ class ConstantPad3d(_ConstantPadNd):
     torch.Size([1, 3, 3, 3])
     """
 
-    _expand = staticmethod(_sextuple)
+    _nd = 3
 
 
 class _ZeroPadNd(_ConstantPadNd):
@@ -183,7 +180,7 @@ class ReflectionPad1d(_ReflectionPadNd):
     [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
     """
 
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
 class ReflectionPad2d(_ReflectionPadNd):
@@ -194,7 +191,7 @@ class ReflectionPad2d(_ReflectionPadNd):
     torch.Size([1, 1, 4, 4])
     """
 
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
 class ReflectionPad3d(_ReflectionPadNd):
@@ -205,7 +202,7 @@ class ReflectionPad3d(_ReflectionPadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _expand = staticmethod(_sextuple)
+    _nd = 3
 
 
 class _ReplicationPadNd(_PadNd):
@@ -220,18 +217,18 @@ class ReplicationPad1d(_ReplicationPadNd):
     [[1.0, 1.0, 2.0, 2.0, 2.0]]
     """
 
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
 class ReplicationPad2d(_ReplicationPadNd):
-    """Edge-repeating padding of the last two dims.
+    """Edge-repeating padding of the last two dims; ``padding`` is (left, right, top, bottom).
 
     >>> import retrograd as rg
-    >>> rg.nn.ReplicationPad2d(1)(rg.ones(1, 1, 2, 2)).shape
-    torch.Size([1, 1, 4, 4])
+    >>> rg.nn.ReplicationPad2d((1, 0, 0, 1))(rg.tensor([[[1.0, 2.0]]])).tolist()
+    [[[1.0, 1.0, 2.0], [1.0, 1.0, 2.0]]]
     """
 
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
 class ReplicationPad3d(_ReplicationPadNd):
@@ -242,4 +239,4 @@ class ReplicationPad3d(_ReplicationPadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _expand = staticmethod(_sextuple)
+    _nd = 3
