@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -673,6 +673,26 @@ def _linear_taps(n: int, o: int, align_corners: bool, scale: float | None, dtype
     return [(low, 1 - lam), (high, lam)]
 
 
+_SIZE_RANK_ERROR = (
+    "Input and output must have the same number of spatial dimensions, but got input with spatial dimensions of {} "
+    "and output size of {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+    "(o1, o2, ...,oK) format.")
+_SCALE_RANK_ERROR = (
+    "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial dimensions "
+    "of {} and scale_factor of shape {}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+    "scale_factor in (s1, s2, ...,sK) format.")
+
+
+def _per_spatial_dim(value: Any, cast: Callable[[Any], Any], spatial: tuple[int, ...], rank_error: str) -> list[Any]:
+    """``interpolate``'s ``size`` or ``scale_factor``: one number for every spatial dim, or a list or
+    tuple of one per dim (else ``rank_error`` filled with the input's spatial dims and ``value``)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(spatial):
+            raise ValueError(rank_error.format(list(spatial), value))
+        return [cast(v) for v in value]
+    return [cast(value)] * len(spatial)
+
+
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
@@ -690,25 +710,9 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
-        if isinstance(size, (list, tuple)):
-            if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got input with spatial "
-                    f"dimensions of {list(spatial)} and output size of {size}. Please provide input tensor in "
-                    "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
-            output_size = [int(s) for s in size]
-        else:
-            output_size = [int(size)] * dim
+        output_size = _per_spatial_dim(size, int, spatial, _SIZE_RANK_ERROR)
     elif scale_factor is not None:
-        if isinstance(scale_factor, (list, tuple)):
-            if len(scale_factor) != dim:
-                raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                    f"spatial dimensions of {list(spatial)} and scale_factor of shape {scale_factor}. Please provide "
-                    "input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-            scales = [float(s) for s in scale_factor]
-        else:
-            scales = [float(scale_factor)] * dim
+        scales = _per_spatial_dim(scale_factor, float, spatial, _SCALE_RANK_ERROR)
     else:
         raise ValueError("either size or scale_factor should be defined")
     if recompute_scale_factor and size is not None:

@@ -587,6 +587,19 @@ def _unbatched_feature_dropout(input: Tensor, p: float, training: bool, inplace:
     return out.squeeze(0)
 
 
+def _warn_feature_dropout_rank(input: Tensor, spatial: int) -> None:  # noqa: A002
+    """``dropout2d``/``dropout3d``'s deprecation warning for an input that is not ``spatial + 1`` or
+    ``spatial + 2``-D (the caller's caller is the line warned about)."""
+    if input.dim() not in (spatial + 1, spatial + 2):
+        name = f"dropout{spatial}d"
+        warnings.warn(
+            f"{name}: Received a {input.dim()}-D input to {name}, which is deprecated and will result in an "
+            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
+            f"Note that {name} exists to provide channel-wise dropout on inputs with {spatial} spatial dimensions, a "
+            f"channel dimension, and an optional batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+            UserWarning, stacklevel=3)
+
+
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, L) or (C, L) inputs."""
     _check_p(p)
@@ -602,12 +615,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, H, W) inputs (3-D inputs are taken as (N, C, L), as PyTorch does)."""
     _check_p(p)
-    if input.dim() not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will result in an "
-            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
-            "Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+    _warn_feature_dropout_rank(input, 2)
     if input.dim() == 3:
         warnings.warn(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
@@ -621,12 +629,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
     _check_p(p)
-    if input.dim() not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result in an "
-            "error in a future release. To retain the behavior and silence this warning, please use dropout instead. "
-            "Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    _warn_feature_dropout_rank(input, 3)
     return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
 
 
@@ -728,6 +731,17 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
 # -- pixel and channel shuffles ---------------------------------------------------------------
 
 
+def _check_shuffle_args(fn: str, input: Tensor, factor_name: str, factor: int) -> int:  # noqa: A002
+    """The rank and factor checks that ``pixel_shuffle`` and ``pixel_unshuffle`` share; the factor as an int."""
+    r = int(factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"{fn} expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{fn} expects a positive {factor_name}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
 
@@ -735,12 +749,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
     >>> rg.nn.functional.pixel_shuffle(rg.arange(4.0).reshape(1, 4, 1, 1), 2).flatten().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    r = int(upscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    r = _check_shuffle_args("pixel_shuffle", input, "upscale_factor", upscale_factor)
     c = input.shape[-3]
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
@@ -755,12 +764,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A0
     >>> rg.nn.functional.pixel_unshuffle(rg.arange(4.0).reshape(1, 1, 2, 2), 2).flatten().tolist()
     [0.0, 1.0, 2.0, 3.0]
     """
-    r = int(downscale_factor)
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    r = _check_shuffle_args("pixel_unshuffle", input, "downscale_factor", downscale_factor)
     for name, d in (("height", -2), ("width", -1)):
         if input.shape[d] % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
@@ -1188,14 +1192,14 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 # -- losses -----------------------------------------------------------------------------------
 
 
-def _legacy_reduction(size_average: Any, reduce: Any) -> str:
+def _legacy_reduction(size_average: Any, reduce: Any, stacklevel: int = 3) -> str:
     if size_average is None:
         size_average = True
     if reduce is None:
         reduce = True
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  UserWarning, stacklevel=3)
+                  UserWarning, stacklevel=stacklevel)
     return ret
 
 
@@ -1224,12 +1228,23 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
+def _warn_size(input: Tensor, target: Tensor, stacklevel: int = 3) -> None:  # noqa: A002
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). This will "
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            UserWarning, stacklevel=3)
+            UserWarning, stacklevel=stacklevel)
+
+
+def _pointwise_loss_args(input: Tensor, target: Tensor, size_average: Any, reduce: Any,  # noqa: A002
+                         reduction: str) -> tuple[Tensor, Tensor, str]:
+    """The start that ``mse_loss``, ``l1_loss`` and ``smooth_l1_loss`` share: warn on a size mismatch
+    and on legacy flags (at the loss's caller), then broadcast; returns (input, target, reduction)."""
+    _warn_size(input, target, stacklevel=4)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, stacklevel=4)
+    a, b = _broadcast(input, target)
+    return a, b, reduction
 
 
 def _weighted(loss: Tensor, weight: Tensor, input: Tensor, reduction: str, mean_by_weight: bool) -> Tensor:  # noqa: A002
@@ -1253,10 +1268,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: An
     >>> rg.nn.functional.mse_loss(rg.tensor([1.0, 3.0]), rg.tensor([0.0, 0.0])).item()
     5.0
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     if weight is not None:
         return _weighted((a - b) ** 2, weight, input, reduction, True)
     _check_reduction(reduction)
@@ -1271,10 +1283,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any
     >>> rg.nn.functional.l1_loss(rg.tensor([1.0, -3.0]), rg.tensor([0.0, 0.0])).item()
     2.0
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     if weight is not None:
         return _weighted((a - b).abs(), weight, input, reduction, True)
     _check_reduction(reduction)
@@ -1289,10 +1298,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
     >>> rg.nn.functional.smooth_l1_loss(rg.tensor([0.5, 3.0]), rg.zeros(2), reduction="sum").item()
     2.625
     """
-    _warn_size(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
+    a, b, reduction = _pointwise_loss_args(input, target, size_average, reduce, reduction)
     _check_reduction(reduction)
     if beta == 0.0:
         return _apply_reduction((a - b).abs(), reduction)
@@ -1592,6 +1598,18 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _apply_reduction(apply(_nn.clamp_min, (scores, 0)), reduction)
 
 
+def _check_triplet(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float) -> None:
+    """The margin and rank checks of both triplet losses."""
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
+            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
+        )
+
+
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-06, swap: bool = False, size_average: Any = None, reduce: Any = None,
                         reduction: str = "mean") -> Tensor:
@@ -1603,14 +1621,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     0.0
     """
     reduction = _reduction(size_average, reduce, reduction)
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    dims = (anchor.dim(), positive.dim(), negative.dim())
-    if len(set(dims)) != 1:
-        raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
-            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
-        )
+    _check_triplet(anchor, positive, negative, margin)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -1631,14 +1642,7 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     """
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    dims = (anchor.dim(), positive.dim(), negative.dim())
-    if len(set(dims)) != 1:
-        raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number of dimensions, but "
-            f"got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D inputs"
-        )
+    _check_triplet(anchor, positive, negative, margin)
     distance = distance_function if distance_function is not None else pairwise_distance
     d_pos = distance(anchor, positive)
     d_neg = distance(anchor, negative)

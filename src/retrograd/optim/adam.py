@@ -8,7 +8,6 @@ from typing import Any
 
 from .._functions import maximum
 from ..autograd.grad_mode import no_grad
-from ..factories import tensor, zeros_like
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["Adam", "AdamW"]
@@ -55,14 +54,9 @@ class Adam(Optimizer):
                 eps = group["eps"]
                 weight_decay = group["weight_decay"]
                 amsgrad = group["amsgrad"]
+                buffers = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
                 for p in _params_with_grad(group):
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = tensor(0.0)
-                        state["exp_avg"] = zeros_like(p)
-                        state["exp_avg_sq"] = zeros_like(p)
-                        if amsgrad:
-                            state["max_exp_avg_sq"] = zeros_like(p)
+                    state = self._state_at(p, buffers)
                     grad = _grad_of(p, group["maximize"])
                     step_t = state["step"]
                     exp_avg = state["exp_avg"]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..autograd.grad_mode import enable_grad
+from ..factories import tensor, zeros_like
 from ..tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -60,12 +61,9 @@ def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
         for hook in list(self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
-                if isinstance(result, tuple) and len(result) == 2:
-                    args, kwargs = result
-                else:
-                    raise RuntimeError(
-                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
-                    )
+                from ..nn.modules.module import _new_args_kwargs  # optim loads without nn until needed
+
+                args, kwargs = _new_args_kwargs(result, hook)
         out = step(self, *args, **kwargs)
         self._opt_called = True
         for hook in list(self._optimizer_step_post_hooks.values()):
@@ -209,6 +207,16 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
+
+    def _state_at(self, p: Tensor, buffers: tuple[str, ...]) -> dict[str, Any]:
+        """``self.state[p]``, started on first use as ``step`` 0 and a zero tensor like ``p`` for each
+        name in ``buffers`` (in that order: the order of the ``state_dict``'s keys)."""
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = tensor(0.0)
+            for name in buffers:
+                state[name] = zeros_like(p)
+        return state
 
     # -- hooks ----------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable[..., Any]) -> _HookHandle:

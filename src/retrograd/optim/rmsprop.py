@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..autograd.grad_mode import no_grad
-from ..factories import tensor, zeros_like
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
 __all__ = ["RMSprop"]
@@ -44,15 +43,10 @@ class RMSprop(Optimizer):
                 eps = group["eps"]
                 momentum = group["momentum"]
                 weight_decay = group["weight_decay"]
+                buffers = ("square_avg", *(("momentum_buffer",) if momentum > 0 else ()),
+                           *(("grad_avg",) if group["centered"] else ()))
                 for p in _params_with_grad(group):
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = tensor(0.0)
-                        state["square_avg"] = zeros_like(p)
-                        if momentum > 0:
-                            state["momentum_buffer"] = zeros_like(p)
-                        if group["centered"]:
-                            state["grad_avg"] = zeros_like(p)
+                    state = self._state_at(p, buffers)
                     grad = _grad_of(p, group["maximize"])
                     state["step"].add_(1)
                     if weight_decay != 0:

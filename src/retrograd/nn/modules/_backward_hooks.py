@@ -199,29 +199,29 @@ class _WrappedHook:
         return self.hook(self.module, grad_input, grad_output)
 
 
+def _tensors_or_warn(value: Any, verb: str, grad_name: str) -> tuple[Tensor, ...] | None:
+    """``value`` as a tuple of Tensors; ``None`` (after PyTorch's deprecation warning, at the module's
+    caller) where it is neither a Tensor nor a tuple of them."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    warnings.warn(
+        f"Using non-full backward hooks on a Module that does not {verb} a single Tensor or a tuple of "
+        "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
+        f"the {grad_name}. Please use register_full_backward_hook to get the documented behavior.",
+        FutureWarning, stacklevel=5,
+    )
+    return None
+
+
 def _maybe_warn(inputs: Any, result: Any, grad_fn: Node) -> None:
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warnings.warn(
-                "Using non-full backward hooks on a Module that does not return a single Tensor or a tuple of "
-                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
-                "the grad_output. Please use register_full_backward_hook to get the documented behavior.",
-                FutureWarning, stacklevel=4,
-            )
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warnings.warn(
-                "Using non-full backward hooks on a Module that does not take as input a single Tensor or a tuple of "
-                "Tensors is deprecated and will be removed in future versions. This hook will be missing some of "
-                "the grad_input. Please use register_full_backward_hook to get the documented behavior.",
-                FutureWarning, stacklevel=4,
-            )
-            return
-    else:
-        inputs = (inputs,)
+    result = _tensors_or_warn(result, "return", "grad_output")
+    if result is None:
+        return
+    inputs = _tensors_or_warn(inputs, "take as input", "grad_input")
+    if inputs is None:
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warnings.warn(

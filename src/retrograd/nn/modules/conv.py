@@ -7,30 +7,26 @@ Weights are ``(out_channels, in_channels // groups, *kernel_size)`` (transposed:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from ... import factories
 from ...autograd.grad_mode import no_grad
 from ...tensor import Size, Tensor
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single, _triple
+from .utils import _pair, _reset_kaiming_uniform, _reverse_repeat_tuple, _single, _triple, _weight_and_bias
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+_NTUPLE = {1: _single, 2: _pair, 3: _triple}  # a ConvNd argument given as an int -> a tuple of _nd ints
 
 
 class _ConvNd(Module):
     """The shared constructor, initialisation and ``repr`` of the convolution layers."""
 
     _conv: Callable[..., Tensor]
-    _tuple: Callable[[Any], tuple[Any, ...]]
-    _nd: int
+    _nd: int  # the number of spatial dims; the only thing (with _conv) a ConvNd class sets
     in_channels: int
     out_channels: int
     kernel_size: tuple[int, ...]
@@ -89,21 +85,13 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(factories.empty(shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(factories.empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, shape, out_channels if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Kaiming-uniform weight (a=sqrt(5)); bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
         with no_grad():
-            init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-            if self.bias is not None:
-                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                init.uniform_(self.bias, -bound, bound)
+            _reset_kaiming_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -131,7 +119,7 @@ class _Conv(_ConvNd):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device: Any = None, dtype: Any = None) -> None:
-        n = type(self)._tuple
+        n = _NTUPLE[self._nd]
         super().__init__(in_channels, out_channels, n(kernel_size), n(stride),
                          padding if isinstance(padding, str) else n(padding), n(dilation), False, n(0), groups, bias,
                          padding_mode, device, dtype)
@@ -140,7 +128,7 @@ class _Conv(_ConvNd):
         conv = type(self)._conv
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            return conv(padded, weight, bias, self.stride, type(self)._tuple(0), self.dilation, self.groups)
+            return conv(padded, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
@@ -156,7 +144,6 @@ class Conv1d(_Conv):
     """
 
     _conv = staticmethod(F.conv1d)
-    _tuple = staticmethod(_single)
     _nd = 1
 
 
@@ -170,7 +157,6 @@ class Conv2d(_Conv):
     """
 
     _conv = staticmethod(F.conv2d)
-    _tuple = staticmethod(_pair)
     _nd = 2
 
 
@@ -183,7 +169,6 @@ class Conv3d(_Conv):
     """
 
     _conv = staticmethod(F.conv3d)
-    _tuple = staticmethod(_triple)
     _nd = 3
 
 
@@ -193,7 +178,7 @@ class _ConvTransposeNd(_ConvNd):
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        n = type(self)._tuple
+        n = _NTUPLE[self._nd]
         super().__init__(in_channels, out_channels, n(kernel_size), n(stride), n(padding), n(dilation), True,
                          n(output_padding), groups, bias, padding_mode, device, dtype)
 
@@ -239,15 +224,16 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """Transposed 1-D convolution (the input-gradient of ``Conv1d``).
+    """Transposed 1-D convolution (the input-gradient of ``Conv1d``); its weight is
+    (in_channels, out_channels // groups, kernel_size).
 
     >>> import retrograd as rg
-    >>> rg.nn.ConvTranspose1d(2, 3, 3, stride=2)(rg.zeros(1, 2, 4)).shape
-    torch.Size([1, 3, 9])
+    >>> m = rg.nn.ConvTranspose1d(2, 3, 3, stride=2)
+    >>> m.weight.shape, m(rg.zeros(1, 2, 4)).shape
+    (torch.Size([2, 3, 3]), torch.Size([1, 3, 9]))
     """
 
     _conv = staticmethod(F.conv_transpose1d)
-    _tuple = staticmethod(_single)
     _nd = 1
 
 
@@ -261,7 +247,6 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _conv = staticmethod(F.conv_transpose2d)
-    _tuple = staticmethod(_pair)
     _nd = 2
 
 
@@ -274,5 +259,4 @@ class ConvTranspose3d(_ConvTransposeNd):
     """
 
     _conv = staticmethod(F.conv_transpose3d)
-    _tuple = staticmethod(_triple)
     _nd = 3

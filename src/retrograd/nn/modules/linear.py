@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ... import factories
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .utils import _reset_kaiming_uniform, _weight_and_bias
 
 __all__ = ["Bilinear", "Identity", "Linear"]
 
@@ -46,19 +45,11 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(factories.empty((out_features, in_features), device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(factories.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in_features), out_features if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_kaiming_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.linear(input, self.weight, self.bias)
@@ -83,12 +74,8 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(factories.empty((out_features, in1_features, in2_features), device=device,
-                                                dtype=dtype))
-        if bias:
-            self.bias = Parameter(factories.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in1_features, in2_features), out_features if bias else None, device,
+                         dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

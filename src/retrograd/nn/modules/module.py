@@ -737,12 +737,7 @@ class Module:
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
                 if res is not None:
-                    if isinstance(res, tuple) and len(res) == 2:
-                        args, kwargs = res
-                    else:
-                        raise RuntimeError(
-                            f"forward pre-hook must return None or a tuple of (new_args, new_kwargs), but got {res}."
-                        )
+                    args, kwargs = _new_args_kwargs(res, "forward pre-hook")
             else:
                 res = hook(self, args)
                 if res is not None:
@@ -851,6 +846,14 @@ def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     handle = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[handle.id] = hook
     return handle
+
+
+def _new_args_kwargs(result: Any, hook_name: object) -> tuple[Any, Any]:
+    """What a pre-hook that was given (args, kwargs) returned instead of None: the new (args, kwargs)
+    pair (for a module's forward and an optimizer's step)."""
+    if isinstance(result, tuple) and len(result) == 2:
+        return result[0], result[1]
+    raise RuntimeError(f"{hook_name} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
 
 
 def _zero_grad(p: Tensor, set_to_none: bool) -> None:

@@ -20,6 +20,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .utils import _reset_affine, _weight_and_bias
 
 __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
@@ -44,15 +45,8 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(factories.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(factories.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, num_features if affine else None, num_features if affine and bias else None, device,
+                         dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", factories.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", factories.ones(num_features, device=device, dtype=dtype))
@@ -73,9 +67,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         self.reset_running_stats()
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002
         raise NotImplementedError
@@ -234,8 +226,8 @@ class InstanceNorm3d(_InstanceNorm):
     """Normalise each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) input.
 
     >>> import retrograd as rg
-    >>> rg.nn.InstanceNorm3d(1)(rg.randn(1, 1, 2, 2, 2)).shape
-    torch.Size([1, 1, 2, 2, 2])
+    >>> rg.nn.InstanceNorm3d(1)(rg.randn(1, 2, 2, 2)).shape  # unbatched (C, D, H, W)
+    torch.Size([1, 2, 2, 2])
     """
 
     _no_batch_dim = 4
@@ -262,22 +254,14 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(factories.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(factories.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        shape = self.normalized_shape
+        _weight_and_bias(self, shape if elementwise_affine else None, shape if elementwise_affine and bias else None,
+                         device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -304,22 +288,13 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(factories.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(factories.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, num_channels if affine else None, num_channels if affine and bias else None, device,
+                         dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _reset_affine(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -4,7 +4,6 @@ or a tuple (left, right[, top, bottom[, front, back]])."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ...tensor import Tensor
@@ -19,18 +18,20 @@ __all__ = [
 ]
 
 _sextuple = _ntuple(6, "_sextuple")
+_PADDING_TUPLE = {1: _pair, 2: _quadruple, 3: _sextuple}  # (left, right) for each padded dim
 
 
 class _PadNd(Module):
-    """``F.pad(input, self.padding, self._mode)``; ``repr`` shows the padding."""
+    """``F.pad(input, self.padding, self._mode)``; ``repr`` shows the padding. A subclass sets ``_nd``,
+    the number of padded dims (an int ``padding`` pads both sides of each)."""
 
     _mode: str
-    _expand: Callable[[Any], tuple[Any, ...]]
+    _nd: int
     padding: tuple[int, ...]
 
     def __init__(self, padding: Any) -> None:
         super().__init__()
-        self.padding = type(self)._expand(padding)
+        self.padding = _PADDING_TUPLE[self._nd](padding)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.pad(input, self.padding, self._mode)
@@ -41,7 +42,6 @@ class _PadNd(Module):
 
 class _CircularPadNd(_PadNd):
     _mode = "circular"
-    _nd: int
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         n = self._nd
@@ -58,7 +58,6 @@ class CircularPad1d(_CircularPadNd):
     [[3.0, 1.0, 2.0, 3.0, 1.0]]
     """
 
-    _expand = staticmethod(_pair)
     _nd = 1
 
 
@@ -70,7 +69,6 @@ class CircularPad2d(_CircularPadNd):
     torch.Size([1, 4, 4])
     """
 
-    _expand = staticmethod(_quadruple)
     _nd = 2
 
 
@@ -82,7 +80,6 @@ class CircularPad3d(_CircularPadNd):
     torch.Size([1, 4, 4, 4])
     """
 
-    _expand = staticmethod(_sextuple)
     _nd = 3
 
 
@@ -108,7 +105,7 @@ class ConstantPad1d(_ConstantPadNd):
     [[3.5, 0.0, 3.5, 3.5]]
     """
 
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
@@ -119,7 +116,7 @@ class ConstantPad2d(_ConstantPadNd):
     ConstantPad2d(padding=(1, 1, 1, 1), value=0.5)
     """
 
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
@@ -130,10 +127,21 @@ class ConstantPad3d(_ConstantPadNd):
     torch.Size([1, 3, 3, 3])
     """
 
-    _expand = staticmethod(_sextuple)
+    _nd = 3
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPadNd(_ConstantPadNd):
+    """``ConstantPadNd`` with ``value`` 0, shown by its padding alone (listed before the ``ConstantPadNd``
+    base, so ``ZeroPad2d`` is still a ``ConstantPad2d`` as in PyTorch)."""
+
+    def __init__(self, padding: Any) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad1d(_ZeroPadNd, ConstantPad1d):
     """Pads the last dim with zeros.
 
     >>> import retrograd as rg
@@ -141,14 +149,8 @@ class ZeroPad1d(ConstantPad1d):
     ZeroPad1d((1, 1))
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
+class ZeroPad2d(_ZeroPadNd, ConstantPad2d):
     """Pads the last two dims with zeros.
 
     >>> import retrograd as rg
@@ -156,14 +158,8 @@ class ZeroPad2d(ConstantPad2d):
     [[[0.0, 1.0], [0.0, 0.0]]]
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
-
-
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad3d(_ZeroPadNd, ConstantPad3d):
     """Pads the last three dims with zeros.
 
     >>> import retrograd as rg
@@ -171,14 +167,12 @@ class ZeroPad3d(ConstantPad3d):
     torch.Size([1, 3, 3, 3])
     """
 
-    def __init__(self, padding: Any) -> None:
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
 
 
-class ReflectionPad1d(_PadNd):
+class ReflectionPad1d(_ReflectionPadNd):
     """Mirror padding of the last dim (the edge is not repeated).
 
     >>> import retrograd as rg
@@ -186,11 +180,10 @@ class ReflectionPad1d(_PadNd):
     [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
     """
 
-    _mode = "reflect"
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Mirror padding of the last two dims.
 
     >>> import retrograd as rg
@@ -198,11 +191,10 @@ class ReflectionPad2d(_PadNd):
     torch.Size([1, 1, 4, 4])
     """
 
-    _mode = "reflect"
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Mirror padding of the last three dims.
 
     >>> import retrograd as rg
@@ -210,11 +202,14 @@ class ReflectionPad3d(_PadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _mode = "reflect"
-    _expand = staticmethod(_sextuple)
+    _nd = 3
 
 
-class ReplicationPad1d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
     """Edge-repeating padding of the last dim.
 
     >>> import retrograd as rg
@@ -222,23 +217,21 @@ class ReplicationPad1d(_PadNd):
     [[1.0, 1.0, 2.0, 2.0, 2.0]]
     """
 
-    _mode = "replicate"
-    _expand = staticmethod(_pair)
+    _nd = 1
 
 
-class ReplicationPad2d(_PadNd):
-    """Edge-repeating padding of the last two dims.
+class ReplicationPad2d(_ReplicationPadNd):
+    """Edge-repeating padding of the last two dims; ``padding`` is (left, right, top, bottom).
 
     >>> import retrograd as rg
-    >>> rg.nn.ReplicationPad2d(1)(rg.ones(1, 1, 2, 2)).shape
-    torch.Size([1, 1, 4, 4])
+    >>> rg.nn.ReplicationPad2d((1, 0, 0, 1))(rg.tensor([[[1.0, 2.0]]])).tolist()
+    [[[1.0, 1.0, 2.0], [1.0, 1.0, 2.0]]]
     """
 
-    _mode = "replicate"
-    _expand = staticmethod(_quadruple)
+    _nd = 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Edge-repeating padding of the last three dims.
 
     >>> import retrograd as rg
@@ -246,5 +239,4 @@ class ReplicationPad3d(_PadNd):
     torch.Size([1, 1, 4, 4, 4])
     """
 
-    _mode = "replicate"
-    _expand = staticmethod(_sextuple)
+    _nd = 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...tensor import Tensor
@@ -15,13 +16,20 @@ __all__ = [
 ]
 
 
+def _set_window(module: Module, kernel_size: Any, stride: Any, padding: Any,
+                expand: Callable[[Any], Any] = lambda x: x) -> None:
+    """A pool's ``kernel_size``, ``stride`` (``kernel_size`` when None, as in PyTorch) and ``padding``,
+    each passed through ``expand``."""
+    module.kernel_size = expand(kernel_size)
+    module.stride = expand(stride if stride is not None else kernel_size)
+    module.padding = expand(padding)
+
+
 class _MaxPoolNd(Module):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        _set_window(self, kernel_size, stride, padding)
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
@@ -77,9 +85,7 @@ class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
+        _set_window(self, kernel_size, stride, padding, _single)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -99,9 +105,7 @@ class AvgPool2d(_AvgPoolNd):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        _set_window(self, kernel_size, stride, padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ... import factories
@@ -30,6 +31,9 @@ def _padding_index(padding_idx: int | None, num_embeddings: int, message: str) -
 class _Lookup(Module):
     weight: Tensor
     padding_idx: int | None
+    max_norm: float | None
+    norm_type: float
+    scale_grad_by_freq: bool
 
     def reset_parameters(self) -> None:
         """Weights from N(0, 1); the ``padding_idx`` row zeroed."""
@@ -40,6 +44,18 @@ class _Lookup(Module):
         if self.padding_idx is not None:
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
+
+    def _norm_repr(self, show: Callable[[Any], str]) -> str:
+        """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of ``extra_repr`` (those not at
+        their defaults); ``show`` is ``format`` for ``Embedding``, ``repr`` for ``EmbeddingBag`` as in PyTorch."""
+        s = ""
+        if self.max_norm is not None:
+            s += f", max_norm={show(self.max_norm)}"
+        if self.norm_type != 2:
+            s += f", norm_type={show(self.norm_type)}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={show(self.scale_grad_by_freq)}"
+        return s
 
     def _make_weight(self, num_embeddings: int, embedding_dim: int, weight: Tensor | None, requires_grad: bool,
                      device: Any, dtype: Any) -> None:
@@ -84,12 +100,7 @@ class Embedding(_Lookup):
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += self._norm_repr(format)
         if self.sparse is not False:
             s += ", sparse=True"
         return s
@@ -146,12 +157,7 @@ class EmbeddingBag(_Lookup):
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings!r}, {self.embedding_dim!r}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm!r}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type!r}"
-        if self.scale_grad_by_freq is not False:
-            s += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        s += self._norm_repr(repr)
         s += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx!r}"
