@@ -1,4 +1,6 @@
-"""The op database: one ``OpInfo`` per op, with sample inputs, a domain and PyTorch as reference.
+"""The op database: ``OpInfo`` entries keyed by the public op name (``op``) and, when one op has
+several call forms or domains, a ``variant_test_name`` (as PyTorch's OpInfo ``name`` +
+``variant_test_name``), each with sample inputs, a domain and PyTorch as reference.
 
 The same entries drive gradcheck, gradgradcheck and PyTorch parity (tests/ops/test_opdb.py).
 An entry's ``fn(lib, *args, **kwargs)`` is written once and run with ``lib`` = retrograd and with
@@ -21,13 +23,16 @@ class Sample:
     kwargs: dict[str, Any] = field(default_factory=dict)
     grad: tuple[bool, ...] | None = None  # per array arg: requires grad (default: floating arrays)
     name: str = ""
+    # The op gets its arrays of 2+ dims as non-contiguous leaves, transposed (``_noncontiguous``).
+    noncontiguous: bool = False
 
 
 @dataclass
 class OpInfo:
-    name: str
+    op: str  # the public name of the op (function, method or operator) under test
     fn: Callable[..., Any]
     samples: Callable[[np.random.Generator], list[Sample]]
+    variant_test_name: str = ""  # which call form or domain of ``op`` this entry tests ("" for the plain one)
     covers: tuple[str, ...] = ()  # public names (functions, methods) this entry exercises
     gradcheck: bool = True
     gradgradcheck: bool = True
@@ -41,7 +46,12 @@ class OpInfo:
 
     def __post_init__(self) -> None:
         if not self.covers:
-            self.covers = (self.name,)
+            self.covers = (self.op,)
+
+    @property
+    def name(self) -> str:
+        """The entry's unique key (test ids, sample seeds): ``op`` or ``op_variant``."""
+        return f"{self.op}_{self.variant_test_name}" if self.variant_test_name else self.op
 
 
 def to_lib(lib: Any, sample: Sample, dtype: str = "float64") -> tuple[list[Any], dict[str, Any], list[Any]]:
@@ -54,12 +64,10 @@ def to_lib(lib: Any, sample: Sample, dtype: str = "float64") -> tuple[list[Any],
             wants = sample.grad[array_index] if sample.grad is not None else a.dtype.kind == "f"
             array_index += 1
             data = a.astype(dtype) if a.dtype.kind == "f" else a
-            t = lib.tensor(np.array(data))
+            t = _noncontiguous(lib, np.array(data)) if sample.noncontiguous else lib.tensor(np.array(data))
             if wants:
                 t.requires_grad_()
                 leaves.append(t)
-            if sample.name == "noncontiguous" and t.dim() >= 2:
-                t = t.transpose(0, 1)  # the op sees a strided view of the leaf
             args.append(t)
         elif isinstance(a, list) and a and all(isinstance(x, np.ndarray) for x in a):
             sub = []
@@ -72,6 +80,23 @@ def to_lib(lib: Any, sample: Sample, dtype: str = "float64") -> tuple[list[Any],
         else:
             args.append(a)
     return args, dict(sample.kwargs), leaves
+
+
+def _noncontiguous(lib: Any, data: np.ndarray) -> Any:
+    """``data`` (2+ dims) as a leaf tensor whose storage is not contiguous: given transposed (dims 0
+    and 1: the op sees the shape ``data.swapaxes(0, 1)``), a strided view of a contiguous copy;
+    where that view still counts as contiguous (size-1 dims), every other element of an array twice
+    as long in its last dim of size > 1. Vectors and scalars stay as they are."""
+    if data.ndim < 2:
+        return lib.tensor(data)
+    seen = data.swapaxes(0, 1)
+    t = lib.tensor(data).transpose(0, 1)
+    long_axes = [i for i, n in enumerate(seen.shape) if n > 1]
+    if t.is_contiguous() and long_axes:
+        axis = long_axes[-1]
+        every_other = tuple(slice(None, None, 2) if i == axis else slice(None) for i in range(seen.ndim))
+        t = lib.tensor(np.repeat(seen, 2, axis=axis))[every_other]
+    return t.detach()  # a leaf (gradcheck perturbs it), not a view with a grad_fn
 
 
 def uniform(rng: np.random.Generator, *shape: int, low: float = -2.0, high: float = 2.0) -> np.ndarray:

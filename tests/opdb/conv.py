@@ -1,7 +1,7 @@
 """Op database entries for convolutions, pooling, unfold/fold and interpolation
 (``retrograd.nn.functional``). Shapes are small: gradcheck and gradgradcheck cost O(numel^2).
 
-A sample named "noncontiguous" has its arrays (of 2 or more dims) transposed in dims 0 and 1 before the
+A ``Sample(noncontiguous=True)`` has its arrays (of 2 or more dims) transposed in dims 0 and 1 before the
 op sees them, so those samples give the arrays with the first two dims swapped."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _conv2d_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((uniform(rng, 1, 4, 5, 5), uniform(rng, 4, 2, 2, 3)),
                {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2), "groups": 2}, name="stride dilation groups"),
         Sample((uniform(rng, 2, 4, 4), uniform(rng, 2, 2, 2, 2), uniform(rng, 2)), name="unbatched"),
-        Sample((uniform(rng, 2, 2, 4, 3), uniform(rng, 2, 3, 2, 2)), {"padding": 1}, name="noncontiguous"),
+        Sample((uniform(rng, 2, 2, 4, 3), uniform(rng, 2, 3, 2, 2)), {"padding": 1}, name="noncontiguous", noncontiguous=True),
         Sample((uniform(rng, 1, 2, 4, 4), uniform(rng, 2, 2, 3, 2)), {"padding": "same"}, name="same even kernel"),
         Sample((uniform(rng, 1, 1, 5, 4), uniform(rng, 2, 1, 2, 3), uniform(rng, 2)),
                {"padding": "same", "dilation": 2}, name="same dilated"),
@@ -55,7 +55,7 @@ def _conv1d_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((uniform(rng, 2, 4, 7), uniform(rng, 4, 2, 2)), {"stride": 2, "dilation": 2, "groups": 2},
                name="stride dilation groups"),
         Sample((uniform(rng, 2, 5), uniform(rng, 2, 2, 2)), {"padding": "same"}, name="unbatched same even"),
-        Sample((uniform(rng, 2, 2, 5), uniform(rng, 2, 3, 3)), {"padding": 2}, name="noncontiguous"),
+        Sample((uniform(rng, 2, 2, 5), uniform(rng, 2, 3, 3)), {"padding": 2}, name="noncontiguous", noncontiguous=True),
     ]
 
 
@@ -78,7 +78,7 @@ def _conv_transpose2d_samples(rng: np.random.Generator) -> list[Sample]:
                name="output padding below dilation"),
         Sample((uniform(rng, 2, 3, 2), uniform(rng, 2, 2, 2, 2)), {"stride": 2}, name="unbatched"),
         Sample((uniform(rng, 2, 2, 3, 2), uniform(rng, 2, 2, 2, 2)), {"stride": 2, "output_padding": 1},
-               name="noncontiguous"),
+               name="noncontiguous", noncontiguous=True),
         Sample((uniform(rng, 0, 2, 3, 3), uniform(rng, 2, 3, 2, 2)), name="empty batch"),
     ]
 
@@ -106,7 +106,7 @@ def _max_pool2d_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((distinct(rng, 1, 1, 6, 5), (2, 3)), {"stride": (1, 2), "padding": (1, 1), "dilation": (2, 1)},
                name="dilation"),
         Sample((distinct(rng, 2, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
-        Sample((distinct(rng, 2, 2, 4, 4), 2), name="noncontiguous"),
+        Sample((distinct(rng, 2, 2, 4, 4), 2), name="noncontiguous", noncontiguous=True),
         Sample((distinct(rng, 0, 2, 4, 4), 2), name="empty batch"),
     ]
 
@@ -128,7 +128,7 @@ def _avg_pool2d_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((uniform(rng, 1, 1, 4, 5), 2), {"stride": 1, "padding": 1, "divisor_override": 3},
                name="divisor override"),
         Sample((uniform(rng, 2, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
-        Sample((uniform(rng, 2, 2, 4, 4), 2), name="noncontiguous"),
+        Sample((uniform(rng, 2, 2, 4, 4), 2), name="noncontiguous", noncontiguous=True),
         Sample((uniform(rng, 0, 2, 4, 4), 2), name="empty batch"),
     ]
 
@@ -148,7 +148,7 @@ def _adaptive2d_samples(values: Any) -> Any:
             Sample((values(rng, 1, 2, 3, 4), (5, 3)), name="grow"),
             Sample((values(rng, 2, 5, 3), (None, 2)), name="unbatched keep height"),
             Sample((values(rng, 1, 2, 4, 4), 1), name="global"),
-            Sample((values(rng, 2, 1, 4, 5), 2), name="noncontiguous"),
+            Sample((values(rng, 2, 1, 4, 5), 2), name="noncontiguous", noncontiguous=True),
         ]
 
     return samples
@@ -171,7 +171,7 @@ def _unfold_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((uniform(rng, 1, 2, 5, 4), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)},
                name="dilation padding stride"),
         Sample((uniform(rng, 2, 3, 3), 2), name="unbatched"),
-        Sample((uniform(rng, 2, 1, 4, 3), 2), name="noncontiguous"),
+        Sample((uniform(rng, 2, 1, 4, 3), 2), name="noncontiguous", noncontiguous=True),
         Sample((uniform(rng, 0, 2, 3, 3), 2), name="empty batch"),
     ]
 
@@ -182,7 +182,7 @@ def _fold_samples(rng: np.random.Generator) -> list[Sample]:
         Sample((uniform(rng, 1, 12, 12), (5, 4), (2, 3)), {"dilation": (2, 1), "padding": 1, "stride": (2, 1)},
                name="dilation padding stride"),
         Sample((uniform(rng, 4, 6), (3, 4), 2), name="unbatched"),
-        Sample((uniform(rng, 4, 2, 6), (3, 4), 2), name="noncontiguous"),
+        Sample((uniform(rng, 4, 2, 6), (3, 4), 2), name="noncontiguous", noncontiguous=True),
     ]
 
 
@@ -214,7 +214,7 @@ def _interp_samples(rng: np.random.Generator) -> list[Sample]:
                name="bicubic align corners"),
         Sample((uniform(rng, 1, 1, 2, 3, 2),), {"size": (3, 2, 4), "mode": "trilinear"}, name="trilinear"),
         Sample((uniform(rng, 1, 2, 5, 4),), {"size": (3, 2), "mode": "area"}, name="area"),
-        Sample((uniform(rng, 2, 1, 3, 3),), {"size": (4, 5), "mode": "bilinear"}, name="noncontiguous"),
+        Sample((uniform(rng, 2, 1, 3, 3),), {"size": (4, 5), "mode": "bilinear"}, name="noncontiguous", noncontiguous=True),
         Sample((uniform(rng, 0, 2, 3, 3),), {"scale_factor": 2, "mode": "bilinear"}, name="empty batch"),
     ]
     return s
@@ -231,11 +231,11 @@ OPS: list[OpInfo] = [
     OpInfo("conv_transpose3d", lambda lib, x, w, b=None, **kw: _F(lib).conv_transpose3d(x, w, b, **kw),
            _conv_transpose3d_samples),
     OpInfo("max_pool2d", lambda lib, x, k, **kw: _F(lib).max_pool2d(x, k, **kw), _max_pool2d_samples),
-    OpInfo("max_pool2d_indices", lambda lib, x, k, **kw: _F(lib).max_pool2d(x, k, return_indices=True, **kw),
-           _max_pool2d_samples, covers=("max_pool2d", "max_pool2d_with_indices")),
+    OpInfo("max_pool2d", lambda lib, x, k, **kw: _F(lib).max_pool2d(x, k, return_indices=True, **kw),
+           _max_pool2d_samples, covers=("max_pool2d", "max_pool2d_with_indices"), variant_test_name="indices"),
     OpInfo("max_pool1d", lambda lib, x, k, **kw: _F(lib).max_pool1d(x, k, **kw), _max_pool1d_samples),
-    OpInfo("max_pool1d_indices", lambda lib, x, k, **kw: _F(lib).max_pool1d(x, k, return_indices=True, **kw),
-           _max_pool1d_samples, covers=("max_pool1d", "max_pool1d_with_indices")),
+    OpInfo("max_pool1d", lambda lib, x, k, **kw: _F(lib).max_pool1d(x, k, return_indices=True, **kw),
+           _max_pool1d_samples, covers=("max_pool1d", "max_pool1d_with_indices"), variant_test_name="indices"),
     OpInfo("avg_pool2d", lambda lib, x, k, **kw: _F(lib).avg_pool2d(x, k, **kw), _avg_pool2d_samples),
     OpInfo("avg_pool1d", lambda lib, x, k, **kw: _F(lib).avg_pool1d(x, k, **kw), _avg_pool1d_samples),
     OpInfo("adaptive_avg_pool2d", lambda lib, x, o: _F(lib).adaptive_avg_pool2d(x, o), _adaptive2d_samples(uniform)),

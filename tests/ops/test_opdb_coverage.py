@@ -1,12 +1,20 @@
-"""Every public op (``retrograd.*`` functions, ``nn.functional``, ``linalg``) has an op database entry."""
+"""Every public op (``retrograd.*`` functions, ``nn.functional``, ``linalg``) has an op database entry,
+and every differentiable ``Op`` of the op table records its node when the database runs."""
 
 from __future__ import annotations
+
+import functools
+import warnings
+import zlib
+from typing import Any
+
+import numpy as np
 
 import retrograd as rg
 import retrograd._functions as functions
 import retrograd.linalg as linalg
 import retrograd.nn.functional as F
-from opdb import all_ops
+from opdb import all_ops, to_lib
 
 # Public names that are not differentiable ops, each with where it is tested instead.
 NOT_OPS = {
@@ -42,3 +50,119 @@ def test_every_public_op_is_in_the_database() -> None:
 def test_exemptions_are_real_public_names() -> None:
     assert NOT_OPS <= public_ops()
     assert callable(rg.allclose)
+
+
+# -- every differentiable Op of the op table records a node when the database runs --------------
+
+# Differentiable ops (by node class name) that no database sample records, each with the reason.
+NODE_EXEMPT = {
+    # In-place asinh_/acosh_/atanh_: PyTorch records the node but its backward is not implemented
+    # (derivatives.yaml: not_implemented("inplace version of ...")), so there is nothing to gradcheck.
+    "AsinhBackward1": "backward not implemented, as in PyTorch",
+    "AcoshBackward1": "backward not implemented, as in PyTorch",
+    "AtanhBackward1": "backward not implemented, as in PyTorch",
+    # scatter(..., reduce=...): PyTorch records a node whose backward raises
+    # (tests/ops/test_shape_errors.py checks the error).
+    "NotImplemented": "backward not implemented, as in PyTorch",
+}
+
+
+def differentiable_op_nodes() -> dict[str, str]:
+    """Node class name -> op name for every differentiable ``Op`` of the op table.
+
+    The one place these tests know the op table's internals: every ``retrograd.ops`` module is
+    walked for ``Op`` instances (module attributes, or one level inside a tuple, list or dict)."""
+    import importlib
+    import pkgutil
+
+    import retrograd.ops as ops_package
+    from retrograd.ops.op import Op
+
+    found: dict[str, str] = {}
+    for info in pkgutil.iter_modules(ops_package.__path__):
+        module = importlib.import_module(f"{ops_package.__name__}.{info.name}")
+        for value in vars(module).values():
+            inner = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+            for candidate in (value, *inner):
+                if isinstance(candidate, Op) and candidate.differentiable:
+                    found[candidate.node_name] = candidate.name
+    return found
+
+
+def _node_names(roots: list[Any]) -> set[str]:
+    """The class names of every node reachable from ``roots`` (iterative: graphs can be deep)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(type(node).__name__)
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return names
+
+
+@functools.cache  # one walk of the database serves both tests below
+def recorded_nodes() -> frozenset[str]:
+    """Node class names recorded by the database's gradcheck/gradgradcheck cases: the forward
+    graph, and (with cotangents that require grad, as gradgradcheck's) the graph of the gradients."""
+    names: set[str] = set()
+    for op in all_ops():
+        if not op.gradcheck:
+            continue
+        for sample in op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))):
+            args, kwargs, leaves = to_lib(rg, sample)
+            if not leaves:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = op.fn(rg, *args, **kwargs)
+                outs = [o for o in (result if isinstance(result, (tuple, list)) else (result,)) if o.requires_grad]
+                names |= _node_names([o.grad_fn for o in outs])
+                if not outs or not op.gradgradcheck:
+                    continue
+                cotangents = [rg.ones_like(o).requires_grad_() for o in outs]
+                grads = rg.autograd.grad(outs, leaves, cotangents, create_graph=True, allow_unused=True)
+                names |= _node_names([g.grad_fn for g in grads if g is not None])
+    return frozenset(names)
+
+
+def test_every_differentiable_op_records_a_node_in_the_database_run() -> None:
+    table = differentiable_op_nodes()
+    assert len(table) > 200  # the walk found the op table
+    missing = sorted(f"{node} ({table[node]})" for node in set(table) - recorded_nodes() - set(NODE_EXEMPT))
+    assert missing == []
+
+
+def test_node_exemptions_are_real_and_still_needed() -> None:
+    table = differentiable_op_nodes()
+    assert set(NODE_EXEMPT) <= set(table)
+    assert set(NODE_EXEMPT) & recorded_nodes() == set()
+
+
+# -- the database's own structure -------------------------------------------------------------
+
+
+def test_entries_are_keyed_by_public_op_and_variant() -> None:
+    entries = all_ops()
+    keys = [(op.op, op.variant_test_name) for op in entries]
+    assert len(keys) == len(set(keys))
+    tensor_names = set(dir(rg.Tensor))
+    unknown = sorted({op.op for op in entries} - public_ops() - tensor_names)
+    assert unknown == []
+
+
+def test_noncontiguous_samples_give_the_op_noncontiguous_leaves() -> None:
+    count = 0
+    for op in all_ops():
+        for sample in op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))):
+            if not sample.noncontiguous:
+                continue
+            count += 1
+            args, _, _ = to_lib(rg, sample)
+            tensors = [a for a in args if isinstance(a, rg.Tensor)]
+            assert any(not t.is_contiguous() for t in tensors), op.name
+            assert all(t.is_leaf for t in tensors), op.name
+    assert count >= 50

@@ -25,7 +25,7 @@ _MULTILABEL_MARGIN = "derivative for aten::multilabel_margin_loss_backward is no
 TORCH_RAISES: dict[str, str] = {
     "hardsigmoid": "derivative for aten::hardsigmoid_backward is not implemented",
     "hardsigmoid_inplace": "derivative for aten::hardsigmoid_backward is not implemented",
-    "activations_0d": "derivative for aten::hardsigmoid_backward is not implemented",
+    "relu_activations_0d": "derivative for aten::hardsigmoid_backward is not implemented",
     "pdist": "the derivative for '_pdist_backward' is not implemented",
     "pdist_p": "the derivative for '_pdist_backward' is not implemented",
     "embedding_bag_per_sample_weights": "_embedding_bag_per_sample_weights_backward is not implemented",
