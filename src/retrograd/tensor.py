@@ -861,6 +861,8 @@ class Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
 
     def masked_fill(self, mask: Tensor, value: Any) -> Tensor:
+        if isinstance(value, Tensor):  # a differentiable value: MaskedFillBackward1
+            return _apply(_E.masked_fill_tensor, (self, mask, _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)))
         return _apply(_E.masked_fill, (self, mask, _scalar_value(value)))
 
     def logical_not(self) -> Tensor:
@@ -932,6 +934,8 @@ class Tensor:
         return _apply_inplace(_E.zero, (self,))
 
     def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor):  # a differentiable value: FillBackward3
+            return _apply_inplace(_E.fill_tensor, (self, _zero_dim_value(value, FILL_VALUE_ERROR)))
         return _apply_inplace(_E.fill, (self, _scalar_value(value)))
 
     def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
@@ -940,6 +944,9 @@ class Tensor:
         return _apply_inplace(_E.copy, (self, src))
 
     def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
+        if isinstance(value, Tensor):
+            return _apply_inplace(_E.masked_fill_tensor,
+                                  (self, mask, _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)))
         return _apply_inplace(_E.masked_fill, (self, mask, _scalar_value(value)))
 
     # -- reductions -----------------------------------------------------------------------------
@@ -1759,13 +1766,22 @@ def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor._make(data, requires_grad)
 
 
+MASKED_FILL_VALUE_ERROR = ("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} "
+                           "dimension(s).")
+FILL_VALUE_ERROR = "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions."
+
+
+def _zero_dim_value(value: Tensor, message: str) -> Tensor:
+    """A fill value given as a tensor: it must be 0-d (PyTorch's message), and stays a tensor so
+    that a value that requires grad receives its gradient."""
+    if value._data.ndim != 0:
+        raise RuntimeError(message.format(value._data.ndim))
+    return value
+
+
 def _scalar_value(value: Any) -> Any:
     if isinstance(value, Tensor):
-        if value._data.ndim != 0:
-            raise RuntimeError(
-                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value._data.ndim} dimension(s)."
-            )
-        return value._data.item()
+        return _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)._data.item()
     return value.item() if isinstance(value, np.generic) else value
 
 

@@ -269,6 +269,9 @@ OPS: list[OpInfo] = [
     # -- writes of one value on a non-leaf: the result does not depend on the input (zero gradients) --
     OpInfo("fill_", lambda lib, a: (a * 1).fill_(0.5), _unary(_U)),
     OpInfo("zero_", lambda lib, a: (a * 1).zero_(), _unary(_U)),
+    # a 0-d tensor value is an input (FillBackward3): it gets the sum of the gradient
+    OpInfo("fill_", lambda lib, a, v: (a * 1).fill_(v) * a, lambda rng: [Sample((_U(rng, 2, 3), _U(rng)))],
+           variant_test_name="tensor_value"),
     # -- dtype conversion (ToCopyBackward0), through float32 and back: below 1/64 float32 rounds to
     # 2**-30, which keeps central differences within 5e-4 of the true slope 1. No gradgradcheck:
     # the cotangent itself is rounded to float32 on its way back.

@@ -359,11 +359,21 @@ copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), 
 fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
           params=("value",), grads=(_zeros_like,))
 
+# ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
+# engine reduces the broadcast value's gradient to its 0-d shape).
+fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward3",
+                 inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
+
 zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
 masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
                  grads=(lambda grad, mask: where(mask, 0.0, grad), None))
+
+# ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
+masked_fill_tensor = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+                        node="MaskedFillBackward1", inputs=("self", "mask", "value"),
+                        grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
 
 
 def _maximum_grad(grad: Any, self: Any, other: Any) -> Any:
