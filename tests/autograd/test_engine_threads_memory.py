@@ -313,3 +313,22 @@ def test_a_weight_gradient_a_hook_keeps_is_still_copied() -> None:
     layer(rg.ones(2, 4)).sum().backward()
     layer.weight.grad.add_(1)
     assert kept[0].tolist() == [[2.0] * 4] * 3 and layer.weight.grad.tolist() == [[3.0] * 4] * 3
+
+
+
+def test_a_saved_output_rebound_by_an_in_place_op_keeps_no_history_once_freed() -> None:
+    # exp_ saves its result, which then lives in the written tensor: while the graph holds it, a
+    # later write is named in the version error; once the graph is gone, the counter forgets.
+    z = rg.ones(3, requires_grad=True) * 1
+    z.exp_()
+    counter = z._version_counter
+    with rg.no_grad():
+        z.mul_(1.0)
+    assert counter.sites is not None and len(counter.sites) == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+    z = z.detach()  # drops the graph that saved the old version
+    for _ in range(50):
+        with rg.no_grad():
+            z.mul_(1.0)
+    assert counter.sites is None

@@ -123,7 +123,6 @@ class VersionCounter:
     their version as a ``SavedVersion`` handed out by ``mark``; a write drops the marks no saved
     value holds any more and the sites no live one can ask for, so a storage that is saved and
     written over and over (a parameter, at every training step) keeps no history.
-    ``saved = True`` (set by code that saves a plain version) records every site from then on.
 
     >>> import retrograd as rg
     >>> w = rg.ones(2)
@@ -139,18 +138,17 @@ class VersionCounter:
     True
     """
 
-    __slots__ = ("value", "saved", "sites", "mark", "marks")
+    __slots__ = ("value", "sites", "mark", "marks")
 
     def __init__(self) -> None:
         self.value = 0
-        self.saved = False
         self.sites: list[tuple[int, str]] | None = None
         self.mark: SavedVersion | None = None  # the current version's, once one was handed out
         self.marks: list[SavedVersion] | None = None  # those handed out, maybe still held
 
     def bump(self, op_name: str) -> None:
         self.value += 1
-        if self.marks is not None or self.saved:
+        if self.marks is not None:
             self._note_write(op_name)
 
     def current_mark(self) -> SavedVersion:
@@ -173,13 +171,13 @@ class VersionCounter:
             self.marks = live or None
             if live:
                 oldest = min(live)
-        if oldest is None and not self.saved:  # no saved value can see this write
+        if oldest is None:  # no saved value can see this write
             self.sites = None
             return
         sites = self.sites
         if sites is None:
             sites = self.sites = []
-        elif oldest is not None and not self.saved and sites[0][0] <= oldest:
+        elif sites[0][0] <= oldest:
             sites[:] = [site for site in sites if site[0] > oldest]  # writes no live value predates
         sites.append((self.value, f"{op_name} at {user_call_site()}"))
 

@@ -275,8 +275,7 @@ def _rebind_saved_output(node: Node, result: Tensor, target: Tensor) -> None:
             saved.data = target._data
             counter = target._counter()
             saved.counter = counter
-            saved.version = counter.value
-            counter.saved = True
+            saved.version = counter.current_mark()  # (a mark, so the counter drops sites no one needs)
 
 
 def _addresses(a: np.ndarray) -> np.ndarray:
