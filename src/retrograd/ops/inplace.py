@@ -351,7 +351,8 @@ class CopySlices(Node):
             fn_grads = self.fn.apply([region])
         region_grad = fn_grads[0]
         if region_grad is None:
-            region_grad = region * 0
+            # PyTorch zeroes the region (not ``region * 0``, which an inf or NaN gradient makes NaN).
+            region_grad = Tensor._make(np.zeros(region._data.shape, region._data.dtype))
         else:
             shape, dtype = self._view_meta
             if tuple(region_grad.shape) != shape:
