@@ -37,11 +37,11 @@ def _method(name: str) -> Any:
 
 
 _METHOD_FUNCTIONS = (
-    "add sub subtract mul multiply div divide true_divide neg negative pow abs absolute reciprocal exp log "
-    "sqrt sin cos tanh sigmoid relu sign clamp clip clamp_min clamp_max masked_fill sum mean max min argmax "
+    "add sub subtract mul multiply div divide true_divide neg negative abs absolute reciprocal exp log "
+    "sqrt sin cos tanh sigmoid relu sign clamp clip masked_fill sum mean max min argmax "
     "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone logical_not logical_and "
-    "logical_or eq ne lt le gt ge greater less remainder numel"
+    "logical_or eq ne lt le gt ge greater less numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
@@ -50,8 +50,8 @@ _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
     "nan_to_num".split()
 )
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode logsumexp cumsum cumprod "
-    "all any count_nonzero dist nansum nanmean".split()
+    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod "
+    "all any count_nonzero nansum nanmean".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "

@@ -1750,9 +1750,7 @@ class Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 
     def prelu(self, weight: Tensor) -> Tensor:
-        from .nn.functional import prelu
-
-        return prelu(self, weight)
+        return _ops.nn.prelu(self, weight)  # type: ignore[no-any-return]
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -1814,6 +1812,9 @@ from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
+
+if TYPE_CHECKING:  # loaded on first use (``ops.__getattr__``); named here for the type checker
+    from .ops import nn as _ops_nn  # noqa: F401
 
 # The arithmetic operators and the common one-input methods are the ops' own call paths, one
 # frame shorter than a method delegating to them; an operator's other operand is coerced by
