@@ -1167,60 +1167,6 @@ class Tensor:
     def reciprocal_(self) -> Tensor:
         return _apply_inplace(_E.reciprocal, (self,))
 
-    def rsqrt(self) -> Tensor:
-        return _apply(_E.rsqrt, (self,))
-
-    def rsqrt_(self) -> Tensor:
-        return _apply_inplace(_E.rsqrt, (self,))
-
-    def expm1(self) -> Tensor:
-        return _apply(_E.expm1, (self,))
-
-    def expm1_(self) -> Tensor:
-        return _apply_inplace(_E.expm1, (self,))
-
-    def log1p(self) -> Tensor:
-        return _apply(_E.log1p, (self,))
-
-    def log1p_(self) -> Tensor:
-        return _apply_inplace(_E.log1p, (self,))
-
-    def log2(self) -> Tensor:
-        return _apply(_E.log2, (self,))
-
-    def log2_(self) -> Tensor:
-        return _apply_inplace(_E.log2, (self,))
-
-    def log10(self) -> Tensor:
-        return _apply(_E.log10, (self,))
-
-    def log10_(self) -> Tensor:
-        return _apply_inplace(_E.log10, (self,))
-
-    def exp2(self) -> Tensor:
-        return _apply(_E.exp2, (self,))
-
-    def exp2_(self) -> Tensor:
-        return _apply_inplace(_E.exp2, (self,))
-
-    def sinh(self) -> Tensor:
-        return _apply(_E.sinh, (self,))
-
-    def sinh_(self) -> Tensor:
-        return _apply_inplace(_E.sinh, (self,))
-
-    def cosh(self) -> Tensor:
-        return _apply(_E.cosh, (self,))
-
-    def cosh_(self) -> Tensor:
-        return _apply_inplace(_E.cosh, (self,))
-
-    def tan(self) -> Tensor:
-        return _apply(_E.tan, (self,))
-
-    def tan_(self) -> Tensor:
-        return _apply_inplace(_E.tan, (self,))
-
     def asin(self) -> Tensor:
         return _apply(_E.asin, (self,))
 
@@ -1279,24 +1225,6 @@ class Tensor:
 
     def logaddexp2(self, other: Tensor) -> Tensor:
         return _apply(_E.logaddexp2, (self, _E.require_tensor("logaddexp2", other, 1)))
-
-    def erf(self) -> Tensor:
-        return _apply(_E.erf, (self,))
-
-    def erf_(self) -> Tensor:
-        return _apply_inplace(_E.erf, (self,))
-
-    def erfc(self) -> Tensor:
-        return _apply(_E.erfc, (self,))
-
-    def erfc_(self) -> Tensor:
-        return _apply_inplace(_E.erfc, (self,))
-
-    def erfinv(self) -> Tensor:
-        return _apply(_E.erfinv, (self,))
-
-    def erfinv_(self) -> Tensor:
-        return _apply_inplace(_E.erfinv, (self,))
 
     def sign_(self) -> Tensor:
         return _apply_inplace(_E.sign, (self,))
@@ -1810,6 +1738,7 @@ from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
+from .ops import variants as _variants  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
 
@@ -1833,3 +1762,7 @@ def _set_operators(ops: Any) -> None:
 
 
 _set_operators(_E)
+
+# The one binding point of the op table's declared ``variants`` (methods and in-place methods;
+# the functions are bound in ``_functions.py``): see ops/variants.py.
+_variants.bind_methods(Tensor, _variants.declared())

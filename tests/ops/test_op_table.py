@@ -142,7 +142,7 @@ def test_functions_module_defines_each_name_once() -> None:
     import retrograd._functions as fn
 
     bulk = [*fn._METHOD_FUNCTIONS, *fn._ELEMENTWISE_FUNCTIONS, *fn._REDUCTION_FUNCTIONS,
-            *fn._SHAPE_FUNCTIONS, *fn._LINALG_FUNCTIONS]
+            *fn._SHAPE_FUNCTIONS, *fn._LINALG_FUNCTIONS, *fn._VARIANT_FUNCTIONS]
     explicit = [n for n in _module_level_definitions(SRC / "_functions.py") if not n.startswith("_")]
     names = bulk + explicit
     assert sorted({n for n in names if names.count(n) > 1}) == []
@@ -202,3 +202,81 @@ def test_prelu_forms_agree_with_torch(torch: Any) -> None:
     expected = torch.tensor(x).prelu(torch.tensor(w)).numpy()
     for form in (lambda a, b: a.prelu(b), F.prelu, ops_nn.prelu):
         np.testing.assert_allclose(form(rg.tensor(x), rg.tensor(w)).numpy(), expected)
+
+
+def _declared() -> list[Any]:
+    from retrograd.ops import variants
+
+    return variants.declared()
+
+
+def test_declared_variants_exist_publicly() -> None:
+    entries = _declared()
+    assert len(entries) >= 12
+    for op in entries:
+        if "function" in op.variants:
+            assert callable(getattr(rg, op.name)), op.name
+        if "method" in op.variants:
+            assert callable(getattr(rg.Tensor, op.name)), op.name
+        if "inplace" in op.variants:
+            assert callable(getattr(rg.Tensor, op.name + "_")), op.name
+
+
+@pytest.mark.parametrize("name", [op.name for op in _declared()])
+def test_variants_behave_as_the_function_form(name: str, torch: Any) -> None:
+    data = np.array([0.1, 0.4, 0.7, 0.9])  # inside every declared op's domain (erfinv: |x| < 1)
+    fn = getattr(rg, name)
+    x = rg.tensor(data, dtype=rg.float64, requires_grad=True)
+    y = fn(x)
+    expected = getattr(torch, name)(torch.tensor(data, dtype=torch.float64))
+    np.testing.assert_allclose(y.detach().numpy(), expected.numpy(), rtol=1e-12)
+    assert type(y.grad_fn).__name__ == type(getattr(torch, name)(
+        torch.tensor(data, requires_grad=True)).grad_fn).__name__
+    (g_fn,) = rg.autograd.grad(y.sum(), x)
+    x2 = rg.tensor(data, dtype=rg.float64, requires_grad=True)
+    y2 = getattr(x2, name)()
+    np.testing.assert_array_equal(y2.detach().numpy(), y.detach().numpy())
+    (g_method,) = rg.autograd.grad(y2.sum(), x2)
+    np.testing.assert_array_equal(g_method.numpy(), g_fn.numpy())
+    # In place: same values and gradient through the rewritten history, the version bumped.
+    leaf = rg.tensor(data, dtype=rg.float64, requires_grad=True)
+    z = leaf.clone()
+    assert getattr(z, name + "_")() is z and z._version == 1
+    np.testing.assert_array_equal(z.detach().numpy(), y.detach().numpy())
+    (g_inplace,) = rg.autograd.grad(z.sum(), leaf)
+    np.testing.assert_allclose(g_inplace.numpy(), g_fn.numpy(), rtol=1e-15)
+    assert rg.autograd.gradgradcheck(fn, (x,))
+    # PyTorch's arity errors, for the function form as for the method.
+    with pytest.raises(TypeError):
+        getattr(rg.tensor(data), name)(1)
+
+
+def test_variants_are_checked_where_declared() -> None:
+    from retrograd.ops import variants
+    from retrograd.ops.op import Op
+
+    module = types.SimpleNamespace(bad=Op("bad", np.negative, grads=None, variants=("fuction",)))
+    with pytest.raises(ValueError, match="unknown variants"):
+        variants.declared([module])
+    module = types.SimpleNamespace(bad=Op("bad", np.negative, grads=None, variants=("inplace",)))
+    with pytest.raises(ValueError, match="needs the 'method' variant"):
+        variants.declared([module])
+    module = types.SimpleNamespace(a=Op("twin", np.negative, grads=None, variants=("method",)),
+                                   b=Op("twin", np.positive, grads=None, variants=("method",)))
+    with pytest.raises(ValueError, match="two entries"):
+        variants.declared([module])
+
+    class Hand:
+        def twin(self) -> None: ...
+
+    with pytest.raises(ValueError, match="defined by hand"):
+        variants.bind_methods(Hand, [module.a])
+    assert Hand.twin.__qualname__ == "test_variants_are_checked_where_declared.<locals>.Hand.twin"
+
+
+def test_one_input_variant_methods_have_no_extra_frame() -> None:
+    # The derived method is the same single call into ``apply`` a hand-written method was.
+    import dis
+
+    calls = [i for i in dis.get_instructions(rg.Tensor.erf) if i.opname.startswith("CALL")]
+    assert len(calls) == 1

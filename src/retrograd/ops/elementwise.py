@@ -546,20 +546,24 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
 # -- unary math -------------------------------------------------------------------------------
 
 
-def _float_unary(name: str, fn: Any, node: str, grad: Any) -> Op:
-    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,))
+def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
+    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants)
+
+
+# ``retrograd.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (bound by ops/variants.py).
+_ALL_FORMS = ("function", "method", "inplace")
 
 
 rsqrt = _float_unary("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), "RsqrtBackward0",
-                     lambda grad, result: grad * (result * result * result) * -0.5)
-expm1 = _float_unary("expm1", np.expm1, "Expm1Backward0", lambda grad, result: grad * (result + 1))
-log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: grad / (self + 1))
-log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2))
-log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10))
-exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2)
-sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh())
-cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self))
-tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1))
+                     lambda grad, result: grad * (result * result * result) * -0.5, variants=_ALL_FORMS)
+expm1 = _float_unary("expm1", np.expm1, "Expm1Backward0", lambda grad, result: grad * (result + 1), variants=_ALL_FORMS)
+log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: grad / (self + 1), variants=_ALL_FORMS)
+log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2), variants=_ALL_FORMS)
+log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10), variants=_ALL_FORMS)
+exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2, variants=_ALL_FORMS)
+sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh(), variants=_ALL_FORMS)
+cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self), variants=_ALL_FORMS)
+tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1), variants=_ALL_FORMS)
 asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1))
 acos = _float_unary("acos", np.arccos, "AcosBackward0", lambda grad, self: -grad * rsqrt(-self * self + 1))
 atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad / (self * self + 1))
@@ -739,11 +743,11 @@ def _in_float64(fn: Any) -> Any:
 
 
 erf = Op("erf", _in_float64(erf_array), node="ErfBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,))
+         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
 erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_unary",
-          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,))
+          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
 erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
-            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),))
+            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS)
 
 # -- rounding (zero gradient, as PyTorch) ------------------------------------------------------
 
