@@ -69,10 +69,13 @@ def _scaled(grad: Any, alpha: Any) -> Any:
 add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: _scaled(grad, alpha)))
+# The ufunc that lets ``x.add_(y)`` write straight into ``x`` under no_grad (so for sub, mul).
+add.inplace_ufunc = np.add
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: -_scaled(grad, alpha)))
+sub.inplace_ufunc = np.subtract
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
@@ -81,6 +84,7 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self))
+mul.inplace_ufunc = np.multiply
 
 div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
@@ -969,6 +973,3 @@ def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray
 nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
                 grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
 
-
-# The ufuncs that let ``x.add_(y)`` and friends write straight into ``x`` under no_grad.
-add.inplace_ufunc, sub.inplace_ufunc, mul.inplace_ufunc = np.add, np.subtract, np.multiply

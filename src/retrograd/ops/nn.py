@@ -856,6 +856,12 @@ def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
     data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
 
 
+def _channel_affine_grads(grad: Tensor, xhat: Tensor, dims: tuple[int, ...],
+                          needs: tuple[bool, ...]) -> tuple[Tensor | None, Tensor | None]:
+    """The per-channel weight and bias gradients of batch and group norm (summed over ``dims``)."""
+    return (grad * xhat).sum(dims) if needs[1] else None, grad.sum(dims) if needs[2] else None
+
+
 def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any, running_var: Any,
                      training: bool, eps: float, needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
     dims = (0,) + tuple(range(2, self.dim()))
@@ -865,15 +871,11 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
     else:
         invstd = _make(1 / np.sqrt(running_var._data.reshape(shape) + eps))
         xhat = (self - _make(running_mean._data.reshape(shape))) * invstd
-    gx = gw = gb = None
+    gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
         gx = standardize_grad(g, xhat, invstd, dims) if training else g * invstd
-    if needs[1]:
-        gw = (grad * xhat).sum(dims)
-    if needs[2]:
-        gb = grad.sum(dims)
-    return gx, gw, gb
+    return (gx, *_channel_affine_grads(grad, xhat, dims, needs))
 
 
 native_batch_norm = Op(
@@ -955,15 +957,11 @@ def _group_norm_grad(grad: Tensor, self: Tensor, weight: Any, num_groups: int, e
     grouped = self.reshape(n, num_groups, -1)
     xhat_g, invstd = standardize(grouped, (2,), eps)
     xhat = xhat_g.reshape(self.shape)
-    gx = gw = gb = None
+    gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
         gx = standardize_grad(g.reshape(n, num_groups, -1), xhat_g, invstd, (2,)).reshape(self.shape)
-    if needs[1]:
-        gw = (grad * xhat).sum(dims)
-    if needs[2]:
-        gb = grad.sum(dims)
-    return gx, gw, gb
+    return (gx, *_channel_affine_grads(grad, xhat, dims, needs))
 
 
 native_group_norm = Op(
