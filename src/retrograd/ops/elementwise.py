@@ -184,7 +184,7 @@ pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
 
-# -- unary math -------------------------------------------------------------------------------
+# -- unary math: the hot ones (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp) -
 
 exp = Op("exp", np.exp, node="ExpBackward0", dtype="float_unary",
          grads=(lambda grad, result: grad * result,))
@@ -547,7 +547,7 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
                  grads=(lambda grad, alpha: -_scaled(grad, alpha),
                         lambda grad: grad))
 
-# -- unary math -------------------------------------------------------------------------------
+# -- unary math: the rest (float results; exp/log family, trig, hyperbolic), atan2, hypot, logaddexp
 
 
 def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
