@@ -47,7 +47,7 @@ _METHOD_FUNCTIONS = (
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
     "square asin acos atan asinh acosh atanh arcsin arccos "
-    "arctan arcsinh arccosh arctanh floor ceil round trunc fix frac fmod lerp "
+    "arctan arcsinh arccosh arctanh round trunc fix fmod lerp "
     "nan_to_num".split()
 )
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(

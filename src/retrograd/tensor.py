@@ -1229,18 +1229,6 @@ class Tensor:
     def sign_(self) -> Tensor:
         return _apply_inplace(_E.sign, (self,))
 
-    def floor(self) -> Tensor:
-        return _apply(_E.floor, (self,))
-
-    def floor_(self) -> Tensor:
-        return _apply_inplace(_E.floor, (self,))
-
-    def ceil(self) -> Tensor:
-        return _apply(_E.ceil, (self,))
-
-    def ceil_(self) -> Tensor:
-        return _apply_inplace(_E.ceil, (self,))
-
     def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply(_E.round_op, (self,))
@@ -1258,12 +1246,6 @@ class Tensor:
         return _apply_inplace(_E.trunc, (self,))
 
     fix, fix_ = trunc, trunc_
-
-    def frac(self) -> Tensor:
-        return _apply(_E.frac, (self,))
-
-    def frac_(self) -> Tensor:
-        return _apply_inplace(_E.frac, (self,))
 
     def fmod(self, other: Any) -> Tensor:
         other = _operand(other)

@@ -17,6 +17,10 @@ where: Op  # defined below; rules refer to it
 tanh_backward: Op
 sigmoid_backward: Op
 
+# An entry's public forms: ``retrograd.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (bound by
+# ops/variants.py).
+_ALL_FORMS = ("function", "method", "inplace")
+
 # -- arithmetic -------------------------------------------------------------------------------
 
 
@@ -455,7 +459,8 @@ def _rounding(kernel: str, fn: Any) -> Any:
     return forward
 
 
-floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,))
+floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,),
+           variants=_ALL_FORMS)
 
 
 def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
@@ -553,9 +558,6 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
 def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
     return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants)
 
-
-# ``retrograd.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (bound by ops/variants.py).
-_ALL_FORMS = ("function", "method", "inplace")
 
 
 rsqrt = _float_unary("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), "RsqrtBackward0",
@@ -756,7 +758,8 @@ erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="
 # -- rounding (zero gradient, as PyTorch) ------------------------------------------------------
 
 
-ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,))
+ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,),
+          variants=_ALL_FORMS)
 trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,))
 round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,))
 
@@ -780,7 +783,8 @@ def _frac(x: np.ndarray) -> np.ndarray:
     return x - np.trunc(x)
 
 
-frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,))
+frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,),
+          variants=_ALL_FORMS)
 
 
 # -- fmod, remainder ---------------------------------------------------------------------------
