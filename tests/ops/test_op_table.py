@@ -167,9 +167,11 @@ def test_nn_ops_reuse_the_elementwise_erf_and_clamp_min() -> None:
     # One entry per PyTorch node name: gelu's and the losses' erf / clamp_min are the table's own.
     assert ops_nn.erf is elementwise.erf
     assert ops_nn.clamp_min is elementwise.clamp_min_scalar
+    assert ops_nn.rsqrt is elementwise.rsqrt
     x = rg.tensor([-3.0, -0.5, 0.0, 0.7, 2.5], dtype=rg.float64, requires_grad=True)
     assert rg.autograd.gradcheck(lambda t: F.gelu(t), (x,))
     assert rg.autograd.gradgradcheck(lambda t: F.gelu(t), (x,))
+    assert rg.autograd.gradgradcheck(lambda t: F.rms_norm(t, (5,)), (x,))
     assert rg.autograd.gradcheck(lambda t: F.hinge_embedding_loss(t, rg.tensor([1.0, -1, -1, 1, -1],
                                                                                  dtype=rg.float64)), (x,))
 

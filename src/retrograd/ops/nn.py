@@ -5,7 +5,7 @@ Dedicated rules where a composite would be unstable or where PyTorch records one
 ``cross_entropy`` composes ``log_softmax`` and ``nll_loss`` as in PyTorch. Every backward rule is
 written in retrograd ops, so second derivatives come for free. A few elementwise helpers PyTorch
 records under their own node names (``xlogy``, ``add``/``mul`` with a C++ scalar) are private
-entries here; ``erf`` and ``clamp_min`` are the elementwise table's own entries.
+entries here; ``erf``, ``rsqrt`` and ``clamp_min`` are the elementwise table's own entries.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
-from .elementwise import _sigmoid, erf, where
+from .elementwise import _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply
 from .shape import cat
@@ -134,8 +134,8 @@ log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
 
-# ``erf`` and ``clamp_min`` (ErfBackward0, ClampMinBackward0) are the elementwise table's own
-# entries, imported above: one definition per op.
+# ``erf``, ``rsqrt`` and ``clamp_min`` (ErfBackward0, RsqrtBackward0, ClampMinBackward0) are the
+# elementwise table's own entries, imported above: one definition per op.
 
 # ``tensor + scalar`` and ``tensor * scalar`` / ``tensor / scalar`` as recorded from C++ (the
 # scalar is not wrapped in a tensor, so PyTorch's node is the Scalar overload: AddBackward1...).
@@ -475,9 +475,6 @@ rrelu_with_noise = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward0"
                       grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),))
 rrelu_with_noise_ = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward1", params=("noise",),
                        grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),))
-
-rsqrt = Op("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), node="RsqrtBackward0", dtype="float_unary",
-           grads=(lambda grad, result: grad * (-0.5 * result * result * result),))
 
 
 def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,9 @@ An entry declares which forms it has: ``"function"`` (``retrograd.<name>(input, 
 This module is the one binding point: the end of ``tensor.py`` calls ``bind_methods`` and
 ``_functions.py`` makes a function for each name ``function_names`` gives, so a new op with
 declared variants is one entry plus its opdb sample. Only the eagerly imported topics are read
-(``nn`` and ``linalg`` load on first use).
+(``nn`` and ``linalg`` load on first use). A derived method passes an op's params
+positionally (``x.foo(a, b)``); an op whose params want keywords or defaults keeps a hand-written
+method.
 
 The hot methods (``+ - * /``, ``exp``, ``tanh``...) are not bound here: ``tensor.py`` binds the
 ops' own call paths to them directly, one frame shorter (``_set_operators``).
@@ -70,25 +72,14 @@ def function_names(entries: Iterable[Op]) -> list[str]:
     return [op.name for op in entries if FUNCTION in op.variants]
 
 
-def _method(op: Op) -> Callable[..., Any]:
-    # Exactly what a hand-written ``return _apply(op, (self, ...))`` method did: one frame.
+def _form(run: Callable[[Op, tuple[Any, ...]], Any], op: Op) -> Callable[..., Any]:
+    # Exactly what a hand-written ``return _apply(op, (self, ...))`` method did: one frame
+    # (``run`` is ``apply``, or ``apply_inplace`` for the in-place form).
     def method(self: Any) -> Any:
-        return apply(op, (self,))
+        return run(op, (self,))
 
     def with_params(self: Any, *params: Any) -> Any:
-        return apply(op, (self, *params))
-
-    return method if op.n_args == 1 else with_params
-
-
-def _inplace(op: Op) -> Callable[..., Any]:
-    from .inplace import apply_inplace
-
-    def method(self: Any) -> Any:
-        return apply_inplace(op, (self,))
-
-    def with_params(self: Any, *params: Any) -> Any:
-        return apply_inplace(op, (self, *params))
+        return run(op, (self, *params))
 
     return method if op.n_args == 1 else with_params
 
@@ -101,12 +92,14 @@ def bind_methods(cls: type, entries: Iterable[Op]) -> None:
     >>> rg.Tensor.erfc.__qualname__
     'Tensor.erfc'
     """
+    from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
+
     for op in entries:
         forms = []
         if METHOD in op.variants:
-            forms.append((op.name, _method(op)))
+            forms.append((op.name, _form(apply, op)))
         if INPLACE in op.variants:
-            forms.append((op.name + "_", _inplace(op)))
+            forms.append((op.name + "_", _form(apply_inplace, op)))
         for name, method in forms:
             if name in vars(cls):
                 raise ValueError(f"{cls.__name__}.{name} is defined by hand and by the {op.name!r} entry's variants")
