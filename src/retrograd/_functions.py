@@ -11,6 +11,7 @@ import numpy as np
 
 from ._dtype import get_default_dtype
 from .ops import shape as _shape
+from .ops import variants as _variants
 from .ops.elementwise import where as _where_op
 from .ops.op import apply, broadcast_error
 from .tensor import Tensor, _as_tensor_like, _operand
@@ -37,21 +38,21 @@ def _method(name: str) -> Any:
 
 
 _METHOD_FUNCTIONS = (
-    "add sub subtract mul multiply div divide true_divide neg negative pow abs absolute reciprocal exp log "
-    "sqrt sin cos tanh sigmoid relu sign clamp clip clamp_min clamp_max masked_fill sum mean max min argmax "
+    "add sub subtract mul multiply div divide true_divide neg negative abs absolute reciprocal exp log "
+    "sqrt sin cos tanh sigmoid relu sign clamp clip masked_fill sum mean max min argmax "
     "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone logical_not logical_and "
-    "logical_or eq ne lt le gt ge greater less remainder numel"
+    "logical_or eq ne lt le gt ge greater less numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
-    "square rsqrt expm1 log1p log2 log10 exp2 sinh cosh tan asin acos atan asinh acosh atanh arcsin arccos "
-    "arctan arcsinh arccosh arctanh erf erfc erfinv floor ceil round trunc fix frac fmod lerp "
+    "square asin acos atan asinh acosh atanh arcsin arccos "
+    "arctan arcsinh arccosh arctanh round trunc fix fmod lerp "
     "nan_to_num".split()
 )
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode logsumexp cumsum cumprod "
-    "all any count_nonzero dist nansum nanmean".split()
+    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod "
+    "all any count_nonzero nansum nanmean".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
@@ -62,8 +63,11 @@ _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
 )
 
+# The entries that declare a "function" variant (the op table's binding point: ops/variants.py).
+_VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.function_names(_variants.declared()))
+
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
-              *_LINALG_FUNCTIONS):
+              *_LINALG_FUNCTIONS, *_VARIANT_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
 

@@ -1174,60 +1174,6 @@ class Tensor:
     def reciprocal_(self) -> Tensor:
         return _apply_inplace(_E.reciprocal, (self,))
 
-    def rsqrt(self) -> Tensor:
-        return _apply(_E.rsqrt, (self,))
-
-    def rsqrt_(self) -> Tensor:
-        return _apply_inplace(_E.rsqrt, (self,))
-
-    def expm1(self) -> Tensor:
-        return _apply(_E.expm1, (self,))
-
-    def expm1_(self) -> Tensor:
-        return _apply_inplace(_E.expm1, (self,))
-
-    def log1p(self) -> Tensor:
-        return _apply(_E.log1p, (self,))
-
-    def log1p_(self) -> Tensor:
-        return _apply_inplace(_E.log1p, (self,))
-
-    def log2(self) -> Tensor:
-        return _apply(_E.log2, (self,))
-
-    def log2_(self) -> Tensor:
-        return _apply_inplace(_E.log2, (self,))
-
-    def log10(self) -> Tensor:
-        return _apply(_E.log10, (self,))
-
-    def log10_(self) -> Tensor:
-        return _apply_inplace(_E.log10, (self,))
-
-    def exp2(self) -> Tensor:
-        return _apply(_E.exp2, (self,))
-
-    def exp2_(self) -> Tensor:
-        return _apply_inplace(_E.exp2, (self,))
-
-    def sinh(self) -> Tensor:
-        return _apply(_E.sinh, (self,))
-
-    def sinh_(self) -> Tensor:
-        return _apply_inplace(_E.sinh, (self,))
-
-    def cosh(self) -> Tensor:
-        return _apply(_E.cosh, (self,))
-
-    def cosh_(self) -> Tensor:
-        return _apply_inplace(_E.cosh, (self,))
-
-    def tan(self) -> Tensor:
-        return _apply(_E.tan, (self,))
-
-    def tan_(self) -> Tensor:
-        return _apply_inplace(_E.tan, (self,))
-
     def asin(self) -> Tensor:
         return _apply(_E.asin, (self,))
 
@@ -1287,38 +1233,8 @@ class Tensor:
     def logaddexp2(self, other: Tensor) -> Tensor:
         return _apply(_E.logaddexp2, (self, _E.require_tensor("logaddexp2", other, 1)))
 
-    def erf(self) -> Tensor:
-        return _apply(_E.erf, (self,))
-
-    def erf_(self) -> Tensor:
-        return _apply_inplace(_E.erf, (self,))
-
-    def erfc(self) -> Tensor:
-        return _apply(_E.erfc, (self,))
-
-    def erfc_(self) -> Tensor:
-        return _apply_inplace(_E.erfc, (self,))
-
-    def erfinv(self) -> Tensor:
-        return _apply(_E.erfinv, (self,))
-
-    def erfinv_(self) -> Tensor:
-        return _apply_inplace(_E.erfinv, (self,))
-
     def sign_(self) -> Tensor:
         return _apply_inplace(_E.sign, (self,))
-
-    def floor(self) -> Tensor:
-        return _apply(_E.floor, (self,))
-
-    def floor_(self) -> Tensor:
-        return _apply_inplace(_E.floor, (self,))
-
-    def ceil(self) -> Tensor:
-        return _apply(_E.ceil, (self,))
-
-    def ceil_(self) -> Tensor:
-        return _apply_inplace(_E.ceil, (self,))
 
     def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
@@ -1337,12 +1253,6 @@ class Tensor:
         return _apply_inplace(_E.trunc, (self,))
 
     fix, fix_ = trunc, trunc_
-
-    def frac(self) -> Tensor:
-        return _apply(_E.frac, (self,))
-
-    def frac_(self) -> Tensor:
-        return _apply_inplace(_E.frac, (self,))
 
     def fmod(self, other: Any) -> Tensor:
         other = _operand(other)
@@ -1757,9 +1667,7 @@ class Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 
     def prelu(self, weight: Tensor) -> Tensor:
-        from .nn.functional import prelu
-
-        return prelu(self, weight)
+        return _ops.nn.prelu(self, weight)  # type: ignore[no-any-return]
 
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
@@ -1828,8 +1736,12 @@ from . import ops as _ops  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402
+from .ops import variants as _variants  # noqa: E402
 from .ops.inplace import apply_inplace as _apply_inplace  # noqa: E402
 from .ops.op import apply as _apply  # noqa: E402
+
+if TYPE_CHECKING:  # loaded on first use (``ops.__getattr__``); named here for the type checker
+    from .ops import nn as _ops_nn  # noqa: F401
 
 # The arithmetic operators and the common one-input methods are the ops' own call paths, one
 # frame shorter than a method delegating to them; an operator's other operand is coerced by
@@ -1848,3 +1760,7 @@ def _set_operators(ops: Any) -> None:
 
 
 _set_operators(_E)
+
+# The one binding point of the op table's declared ``variants`` (methods and in-place methods;
+# the functions are bound in ``_functions.py``): see ops/variants.py.
+_variants.bind_methods(Tensor, _variants.declared())

@@ -315,25 +315,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
     >>> rg.nn.functional.prelu(rg.tensor([[-1.0, 2.0]]), rg.tensor([0.25])).tolist()
     [[-0.25, 2.0]]
     """
-    if input._data.dtype != weight._data.dtype:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
-                           f"{scalar_type_name(weight._data.dtype)}")
-    if weight.numel() != 1:
-        if input.dim() == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
-        channels = input.shape[1] if input.dim() > 1 else 1
-        if channels != weight.numel():
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                               f"{weight.numel()} and channel size = {channels}.")
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
-    if input.dim() >= 2:
-        shape = [1] * input.dim()
-        shape[1] = weight.numel()
-        weight = weight.reshape(shape)
-    elif input.dim() == 0:
-        weight = weight.reshape(())  # one slope for a 0-d input: the result stays 0-d, as in PyTorch
-    return apply(_nn.prelu_kernel, (input, weight))  # type: ignore[no-any-return]
+    return _nn.prelu(input, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,  # noqa: A002

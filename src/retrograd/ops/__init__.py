@@ -1,5 +1,6 @@
 """The op table, by topic. Every op is an ``Op`` entry (see ``op.py``); ``Tensor`` methods and
-the ``retrograd.*`` functions are thin delegations to these entries."""
+the ``retrograd.*`` functions are derived from an entry's declared ``variants`` (``variants.py``, the
+one binding point) or are thin hand-written delegations to the entries."""
 
 from __future__ import annotations
 

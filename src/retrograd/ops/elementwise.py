@@ -17,6 +17,10 @@ where: Op  # defined below; rules refer to it
 tanh_backward: Op
 sigmoid_backward: Op
 
+# An entry's public forms: ``retrograd.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (bound by
+# ops/variants.py).
+_ALL_FORMS = ("function", "method", "inplace")
+
 # -- arithmetic -------------------------------------------------------------------------------
 
 
@@ -69,10 +73,13 @@ def _scaled(grad: Any, alpha: Any) -> Any:
 add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: _scaled(grad, alpha)))
+# The ufunc that lets ``x.add_(y)`` write straight into ``x`` under no_grad (so for sub, mul).
+add.inplace_ufunc = np.add
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: -_scaled(grad, alpha)))
+sub.inplace_ufunc = np.subtract
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
@@ -81,6 +88,7 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self))
+mul.inplace_ufunc = np.multiply
 
 div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
@@ -180,7 +188,7 @@ pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
 
-# -- unary math -------------------------------------------------------------------------------
+# -- unary math: the hot ones (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp) -
 
 exp = Op("exp", np.exp, node="ExpBackward0", dtype="float_unary",
          grads=(lambda grad, result: grad * result,))
@@ -461,7 +469,8 @@ def _rounding(kernel: str, fn: Any) -> Any:
     return forward
 
 
-floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,))
+floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,),
+           variants=_ALL_FORMS)
 
 
 def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
@@ -553,23 +562,24 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
                  grads=(lambda grad, alpha: -_scaled(grad, alpha),
                         lambda grad: grad))
 
-# -- unary math -------------------------------------------------------------------------------
+# -- unary math: the rest (float results; exp/log family, trig, hyperbolic), atan2, hypot, logaddexp
 
 
-def _float_unary(name: str, fn: Any, node: str, grad: Any) -> Op:
-    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,))
+def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
+    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants)
+
 
 
 rsqrt = _float_unary("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), "RsqrtBackward0",
-                     lambda grad, result: grad * (result * result * result) * -0.5)
-expm1 = _float_unary("expm1", np.expm1, "Expm1Backward0", lambda grad, result: grad * (result + 1))
-log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: grad / (self + 1))
-log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2))
-log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10))
-exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2)
-sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh())
-cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self))
-tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1))
+                     lambda grad, result: grad * (result * result * result) * -0.5, variants=_ALL_FORMS)
+expm1 = _float_unary("expm1", np.expm1, "Expm1Backward0", lambda grad, result: grad * (result + 1), variants=_ALL_FORMS)
+log1p = _float_unary("log1p", np.log1p, "Log1PBackward0", lambda grad, self: grad / (self + 1), variants=_ALL_FORMS)
+log2 = _float_unary("log2", np.log2, "Log2Backward0", lambda grad, self: grad / (self * _LN2), variants=_ALL_FORMS)
+log10 = _float_unary("log10", np.log10, "Log10Backward0", lambda grad, self: grad / (self * _LN10), variants=_ALL_FORMS)
+exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad * result * _LN2, variants=_ALL_FORMS)
+sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh(), variants=_ALL_FORMS)
+cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self), variants=_ALL_FORMS)
+tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1), variants=_ALL_FORMS)
 asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1))
 acos = _float_unary("acos", np.arccos, "AcosBackward0", lambda grad, self: -grad * rsqrt(-self * self + 1))
 atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad / (self * self + 1))
@@ -749,16 +759,17 @@ def _in_float64(fn: Any) -> Any:
 
 
 erf = Op("erf", _in_float64(erf_array), node="ErfBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,))
+         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
 erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_unary",
-          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,))
+          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
 erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
-            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),))
+            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS)
 
 # -- rounding (zero gradient, as PyTorch) ------------------------------------------------------
 
 
-ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,))
+ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,),
+          variants=_ALL_FORMS)
 trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,))
 round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,))
 
@@ -782,7 +793,8 @@ def _frac(x: np.ndarray) -> np.ndarray:
     return x - np.trunc(x)
 
 
-frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,))
+frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,),
+          variants=_ALL_FORMS)
 
 
 # -- fmod, remainder ---------------------------------------------------------------------------
@@ -975,6 +987,3 @@ def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray
 nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
                 grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
 
-
-# The ufuncs that let ``x.add_(y)`` and friends write straight into ``x`` under no_grad.
-add.inplace_ufunc, sub.inplace_ufunc, mul.inplace_ufunc = np.add, np.subtract, np.multiply

@@ -1,6 +1,9 @@
-"""Matrix products: ``mm``, ``mv``, ``dot``, ``bmm``, and ``matmul`` composed from them as PyTorch
-composes it (so ``grad_fn`` chains match: ``MmBackward0``, ``MvBackward0``, ``DotBackward0``,
-``UnsafeViewBackward0`` over ``MmBackward0``/``BmmBackward0`` for batched inputs)."""
+"""Linear algebra. Matrix products: ``mm``, ``mv``, ``dot``, ``bmm``, and ``matmul`` composed from
+them as PyTorch composes it (so ``grad_fn`` chains match: ``MmBackward0``, ``MvBackward0``,
+``DotBackward0``, ``UnsafeViewBackward0`` over ``MmBackward0``/``BmmBackward0`` for batched inputs).
+Then, by block: ``vdot``/``outer``/``tensordot``/``inner``/``kron``/``trace``;
+``addmm``/``addmv``/``baddbmm``; ``inv``/``det``/``slogdet``/``logdet``/``solve``; the
+factorizations ``cholesky``/``qr``/``svd``/``eigh`` and ``matrix_power``; ``einsum``."""
 
 from __future__ import annotations
 
@@ -179,7 +182,7 @@ def _matmul_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
         raise RuntimeError(broadcast_error([a, b])) from None
 
 
-# -- more linear algebra ----------------------------------------------------------------------
+# -- products, inverses, factorizations, einsum ----------------------------------------------
 # Products (vdot, outer, inner, tensordot, einsum, kron, addmm, addmv, baddbmm, trace), the
 # decompositions of ``torch.linalg`` (inv, det, slogdet, solve, cholesky, qr, svd, eigh) and
 # matrix norms. Backward rules are written in retrograd ops, so they differentiate again.

@@ -4,8 +4,8 @@ Dedicated rules where a composite would be unstable or where PyTorch records one
 (``softplus``, ``log_softmax``, ``binary_cross_entropy_with_logits``, ``native_batch_norm``...);
 ``cross_entropy`` composes ``log_softmax`` and ``nll_loss`` as in PyTorch. Every backward rule is
 written in retrograd ops, so second derivatives come for free. A few elementwise helpers PyTorch
-records under their own node names (``erf``, ``clamp_min``, ``xlogy``, ``add``/``mul`` with a C++
-scalar) are private entries here.
+records under their own node names (``xlogy``, ``add``/``mul`` with a C++ scalar) are private
+entries here; ``erf``, ``rsqrt`` and ``clamp_min`` are the elementwise table's own entries.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from .._dtype import scalar_type_name
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
-from .elementwise import _sigmoid, where
+from .elementwise import _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
+from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply
 from .shape import cat
 
@@ -133,48 +134,8 @@ log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
 
-_ERF_SPLIT = 2.0
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def _erf_array(x: np.ndarray) -> np.ndarray:
-    """erf to ~1e-15: a positive-term series below |x| = 2, the erfc continued fraction above."""
-    a = np.abs(x.astype(np.float64))
-    out = np.zeros_like(a)
-    small = a < _ERF_SPLIT
-    s = a[small]
-    if s.size:
-        # erf(s) = 2/sqrt(pi) exp(-s^2) sum_n (2 s^2)^n s / (1*3*...*(2n+1)): no cancellation.
-        term = s.copy()
-        total = s.copy()
-        two_s2 = 2.0 * s * s
-        for n in range(1, 40):
-            term = term * two_s2 / (2 * n + 1)
-            total += term
-        out[small] = _TWO_OVER_SQRT_PI * np.exp(-s * s) * total
-    big = a >= _ERF_SPLIT
-    b = a[big]
-    if b.size:
-        # erfc(b) = exp(-b^2)/sqrt(pi) / (b + (1/2)/(b + 1/(b + (3/2)/(b + ...)))), evaluated bottom-up.
-        t = b.copy()
-        for k in range(60, 0, -1):
-            t = b + (k / 2.0) / t
-        out[big] = 1.0 - np.exp(-b * b) / math.sqrt(math.pi) / t
-    out[np.isnan(a)] = np.nan
-    return np.copysign(out, x).astype(x.dtype, copy=False)
-
-
-erf = Op("erf", _erf_array, node="ErfBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * (_TWO_OVER_SQRT_PI * (-(self * self)).exp()),))
-
-
-def _clamp_min_forward(x: np.ndarray, min: Any) -> np.ndarray:  # noqa: A002
-    return np.maximum(min, x).astype(x.dtype, copy=False)  # the input on a tie (-0.0 stays)
-
-
-# ``clamp_min`` as PyTorch's C++ composites record it (ClampMinBackward0).
-clamp_min = Op("clamp_min", _clamp_min_forward, node="ClampMinBackward0", params=("min",),
-               grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
+# ``erf``, ``rsqrt`` and ``clamp_min`` (ErfBackward0, RsqrtBackward0, ClampMinBackward0) are the
+# elementwise table's own entries, imported above: one definition per op.
 
 # ``tensor + scalar`` and ``tensor * scalar`` / ``tensor / scalar`` as recorded from C++ (the
 # scalar is not wrapped in a tensor, so PyTorch's node is the Scalar overload: AddBackward1...).
@@ -346,7 +307,7 @@ def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":
         out = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
     else:
-        out = 0.5 * x * (1.0 + _erf_array(x * _SQRT_HALF))
+        out = 0.5 * x * (1.0 + erf.forward(x * _SQRT_HALF))
     return out.astype(x.dtype, copy=False)
 
 
@@ -470,6 +431,36 @@ prelu_kernel = Op("_prelu_kernel", _prelu, node="PreluKernelBackward0", inputs=(
                          lambda grad, self: where(self > 0, 0.0, grad * self)))
 
 
+def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
+    """``x`` for positive ``x``, else ``weight * x``, with one slope per channel (dim 1) or one in all:
+    PyTorch's shape checks, then ``_prelu_kernel`` with the weight shaped to broadcast.
+
+    >>> import retrograd as rg
+    >>> from retrograd.ops import nn
+    >>> nn.prelu(rg.tensor([[-1.0, 2.0]]), rg.tensor([0.25])).tolist()
+    [[-0.25, 2.0]]
+    """
+    if input._data.dtype != weight._data.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input._data.dtype)} and "
+                           f"{scalar_type_name(weight._data.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        shape = [1] * input.dim()
+        shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    elif input.dim() == 0:
+        weight = weight.reshape(())  # one slope for a 0-d input: the result stays 0-d, as in PyTorch
+    return apply(prelu_kernel, (input, weight))  # type: ignore[no-any-return]
+
+
 def _rrelu(x: np.ndarray, noise: Any) -> np.ndarray:
     _check_float(x, "rrelu_with_noise_out_cpu")
     return np.where(x > 0, x, x * noise).astype(x.dtype, copy=False)
@@ -484,9 +475,6 @@ rrelu_with_noise = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward0"
                       grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),))
 rrelu_with_noise_ = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward1", params=("noise",),
                        grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),))
-
-rsqrt = Op("rsqrt", lambda x: np.reciprocal(np.sqrt(x)), node="RsqrtBackward0", dtype="float_unary",
-           grads=(lambda grad, result: grad * (-0.5 * result * result * result),))
 
 
 def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -865,6 +853,12 @@ def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
     data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
 
 
+def _channel_affine_grads(grad: Tensor, xhat: Tensor, dims: tuple[int, ...],
+                          needs: tuple[bool, ...]) -> tuple[Tensor | None, Tensor | None]:
+    """The per-channel weight and bias gradients of batch and group norm (summed over ``dims``)."""
+    return (grad * xhat).sum(dims) if needs[1] else None, grad.sum(dims) if needs[2] else None
+
+
 def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any, running_var: Any,
                      training: bool, eps: float, needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
     dims = (0,) + tuple(range(2, self.dim()))
@@ -874,15 +868,11 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
     else:
         invstd = _make(1 / np.sqrt(running_var._data.reshape(shape) + eps))
         xhat = (self - _make(running_mean._data.reshape(shape))) * invstd
-    gx = gw = gb = None
+    gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
         gx = standardize_grad(g, xhat, invstd, dims) if training else g * invstd
-    if needs[1]:
-        gw = (grad * xhat).sum(dims)
-    if needs[2]:
-        gb = grad.sum(dims)
-    return gx, gw, gb
+    return (gx, *_channel_affine_grads(grad, xhat, dims, needs))
 
 
 native_batch_norm = Op(
@@ -964,15 +954,11 @@ def _group_norm_grad(grad: Tensor, self: Tensor, weight: Any, num_groups: int, e
     grouped = self.reshape(n, num_groups, -1)
     xhat_g, invstd = standardize(grouped, (2,), eps)
     xhat = xhat_g.reshape(self.shape)
-    gx = gw = gb = None
+    gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
         gx = standardize_grad(g.reshape(n, num_groups, -1), xhat_g, invstd, (2,)).reshape(self.shape)
-    if needs[1]:
-        gw = (grad * xhat).sum(dims)
-    if needs[2]:
-        gb = grad.sum(dims)
-    return gx, gw, gb
+    return (gx, *_channel_affine_grads(grad, xhat, dims, needs))
 
 
 native_group_norm = Op(

@@ -219,8 +219,10 @@ class Op:
         outputs: int = 1,
         differentiable_outputs: Sequence[bool] | None = None,
         saved: Sequence[str] | Mapping[str, str] | None = None,
+        variants: Sequence[str] = (),
     ) -> None:
         self.name = name
+        self.variants = tuple(variants)  # public forms, bound by ops/variants.py
         self.forward = forward
         self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
         self.inputs = (inputs[0][1:],) if self.variadic else tuple(inputs)

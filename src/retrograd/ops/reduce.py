@@ -1,4 +1,9 @@
-"""Reductions: ``sum``, ``mean``, ``max``/``min`` (all and per dim), vector norms, ``sum_to_size``."""
+"""Reductions, by block: ``sum``/``mean``; ``max``/``min`` (all and per dim), ``argmax``/``argmin``;
+vector norms (``vector_norm``, ``norm``'s dtype form, ``dist``: the rules for every order are in the
+last block); ``sum_to_size`` (how the engine reduces a broadcast gradient); a private ``flip`` for
+reversed cumulative rules; ``cumsum``/``cumprod``; ``prod``; ``var``/``std`` and their ``_mean``
+pairs; ``amax``/``amin``; ``sort``/``argsort``/``topk``/``kthvalue``/``median``/``nanmedian``/``mode``;
+``logsumexp``; ``all``/``any``/``count_nonzero``/``nansum``."""
 
 from __future__ import annotations
 

@@ -514,7 +514,7 @@ unbind = Op("unbind", _unbind, node="UnbindBackward0", params=("dim",), outputs=
 
 alias = Op("alias", lambda x: x.view(), node="AliasBackward0", view=True, grads=(lambda grad: grad,))
 
-# -- more shape and indexing ops ---------------------------------------------------------------
+# -- reordering, splitting, selecting, diagonals (the ops behind the composites) -------------
 # flip, roll, repeat; split/chunk (multi-output views); index_select/index_add, masked_select,
 # take; diagonal/diag_embed/tril/triu; block_diag. Composites (movedim, tensor_split, meshgrid,
 # repeat_interleave, take_along_dim...) are built from these in the Tensor methods and functions.
