@@ -21,3 +21,10 @@ def test_tensor_and_state_dict_round_trip(tmp_path: Path) -> None:
     opt2 = rg.optim.SGD(clone.parameters(), lr=0.1, momentum=0.9)
     opt2.load_state_dict(loaded["opt"])
     assert loaded["t"].dtype == rg.float64 and loaded["t"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_every_dtype_pickles_to_itself() -> None:
+    import pickle
+
+    for d in rg._dtype.ALL_DTYPES:
+        assert pickle.loads(pickle.dumps(d)) is d

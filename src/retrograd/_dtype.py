@@ -50,6 +50,14 @@ half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's aliase
 short, int, long = int16, int32, int64  # noqa: A001
 
 ALL_DTYPES = (float16, float32, float64, uint8, int8, int16, int32, int64, bool_)
+
+
+def __getattr__(name: str) -> dtype:
+    # A dtype pickles as its name in this module (``dtype.__reduce__``); ``bool`` is kept as
+    # ``bool_`` here so as not to shadow the builtin.
+    if name == "bool":
+        return bool_
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
 
 # The single mutable default: Python floats and float factories use it.
