@@ -118,7 +118,7 @@ def test_traceback_through_generated_code_shows_its_source() -> None:
         op(x).sum().backward()
     frames = traceback.extract_tb(info.value.__traceback__)
     names = [f.filename for f in frames]
-    generated = next(f for f in frames if f.filename == "<FailsLaterBackward0.apply, generated for op 'fails_later'>")
+    generated = next(f for f in frames if f.filename == "<retrograd generated: FailsLaterBackward0.apply for op 'fails_later'>")
     where = f"{_failing_rule.__code__.co_filename}:{_failing_rule.__code__.co_firstlineno}"
     assert generated.line == f"return (rule0(grad, saved0),)  # rule for 'self' at {where}"
     # No extra frame: the engine calls the generated apply, which calls the rule.
@@ -199,3 +199,14 @@ def test_generic_backward_switch_gives_the_same_gradients(tmp_path: Path) -> Non
     assert generic["loop"] > plain["loop"] + 20
     assert len(plain["results"]) > 40
     assert generic["results"] == plain["results"]  # the same rules on the same values: equal bit for bit
+
+
+def test_anomaly_creation_traceback_leaves_out_generated_frames() -> None:
+    # A node made inside a generated apply (create_graph) remembers the user's line, not ours.
+    x = rg.tensor([0.5, 1.5], requires_grad=True)
+    with rg.autograd.detect_anomaly():
+        (g,) = rg.autograd.grad(x.exp().sum(), x, create_graph=True)  # the line to remember
+    assert type(g.grad_fn).__name__ == "MulBackward0"
+    stack = g.grad_fn.metadata["traceback_"]
+    assert "the line to remember" in stack[-1]
+    assert not any("retrograd generated" in frame for frame in stack)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import get_default_dtype, result_type
-from ..autograd.anomaly_mode import ANOMALY, remember_creation
+from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
@@ -150,7 +150,8 @@ def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Calla
     """One rule's arguments as a function of the node, made from ``ARG_EXPRESSIONS``."""
     items = "".join(ARG_EXPRESSIONS[kind].format(i=index) + ", " for kind, index in specs)
     source = f"def args(self):  # arguments of {label} of op {op.name!r}\n    return ({items})\n"
-    return _compile(source, f"<{op.node_name} {label} arguments>", {"saved_all": saved_all}, "args")  # type: ignore[no-any-return]
+    filename = f"{GENERATED_FILE_PREFIX}{op.node_name} arguments of {label}>"
+    return _compile(source, filename, {"saved_all": saved_all}, "args")  # type: ignore[no-any-return]
 
 
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
@@ -163,7 +164,7 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     that says the node class and op, and each rule call names the rule's own file:line, so a
     failing rule's traceback reads::
 
-        File "<MulBackward0.apply, generated for op 'mul'>", line 12, in apply
+        File "<retrograd generated: MulBackward0.apply for op 'mul'>", line 12, in apply
           g1 = rule1(grad, saved0)  # rule for 'other' at retrograd/ops/elementwise.py:40
 
     ``op.backward_source`` shows the whole source.
@@ -229,7 +230,7 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
             lines.append(f"        g{e} = {call}{where}")
         lines.append(f"    return ({', '.join(f'g{e}' for e in range(n_edges))})")
     source = "\n".join(lines) + "\n"
-    return source, _compile(source, f"<{op.node_name}.apply, generated for op {op.name!r}>", namespace, "apply")
+    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{op.node_name}.apply for op {op.name!r}>", namespace, "apply")
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
