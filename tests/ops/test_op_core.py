@@ -210,3 +210,26 @@ def test_anomaly_creation_traceback_leaves_out_generated_frames() -> None:
     stack = g.grad_fn.metadata["traceback_"]
     assert "the line to remember" in stack[-1]
     assert not any("retrograd generated" in frame for frame in stack)
+
+
+# -- one definition each ----------------------------------------------------------------------
+
+
+def test_node_recording_and_argument_meaning_are_written_once() -> None:
+    text = Path(op_module.__file__).read_text()
+    # Making a node: once in the snippet, spliced into the three recording paths.
+    assert text.count("node._sequence_nr = seq = next_sequence_nr()") == 1
+    assert op_module.RECORDING_SOURCE.count("node._sequence_nr = seq = next_sequence_nr()") == 3
+    assert text.count("result._grad_fn = node") == 1
+    # What a rule argument reads: once, in ARG_EXPRESSIONS.
+    assert text.count("self._params[") == 1
+    assert text.count("self._input_meta[") == 2  # (the shape and the dtype)
+
+
+def test_recording_paths_are_readable_source() -> None:
+    # The Tensor operators are closures compiled from the recording source; it is registered
+    # with linecache, so their source can be read and their frames show lines.
+    source = inspect.getsource(rg.Tensor.__mul__)
+    assert source.lstrip().startswith("def binary(")
+    assert "node = _new(node_cls)" in source
+    assert rg.Tensor.__mul__.__code__.co_filename.startswith("<retrograd generated: ")

@@ -26,7 +26,7 @@ import os
 import warnings
 from _thread import RLock
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -672,82 +672,6 @@ def _edge(x: Tensor) -> tuple[Any, int]:
     return (fn, x._output_nr)
 
 
-def unary_path(op: Op) -> Callable[..., Tensor]:
-    """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
-    ``x.tanh()``, ``x.sum(dim)``, ``x.t()``.
-
-    The op's constants are bound once, so a call reads no table; a node is recorded inline with
-    only what this op's rule needs saved. Anything unusual takes ``apply_generic``.
-    """
-    if not op.unary_fast:
-        return lambda x, *params: apply_generic(op, (x, *params))
-    forward = op.forward
-    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
-    to_float = op.dtype_rule == "float_unary"
-    keep_input, keep_result = op.unary_saves
-    uses_meta = op.uses_meta
-    is_view = op.view
-
-    def unary(x: Tensor, *params: Any) -> Tensor:
-        data = x._data
-        if to_float and data.dtype.kind not in "fc":
-            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
-        try:
-            out = forward(data, *params) if params else forward(data)
-        except ValueError:
-            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
-        except RuntimeWarning:
-            out = quiet(forward, data, *params)
-        if type(out) is not _ndarray:
-            out = _asarray(out)
-        result = _new(Tensor)
-        result._data = out
-        result._requires_grad = False
-        result._grad_fn = None
-        if is_view:  # shares the input's memory, root base and version counter
-            base = x._base
-            result._base = x if base is None else base
-            counter = x._version_counter
-            if counter is None:
-                counter = x._counter()
-            result._version_counter = counter
-            result._view_version = counter.value
-            if x._is_inference:  # a view is an inference tensor if and only if its base is
-                result._is_inference = True
-            if not STATE.grad_enabled:
-                mark_view_mode((result,))
-            elif x._creation_meta is not None:
-                result._creation_meta = x._creation_meta
-        if INFERENCE_CONTEXTS[0] and STATE.inference:
-            if not is_view:
-                result._is_inference = True
-        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
-            node = _new(node_cls)
-            node._sequence_nr = seq = next_sequence_nr()
-            if not seq & GUARD_MASK:
-                large_graph_guard(node)
-            if params:  # (unset otherwise: only rules that read a param look)
-                node._params = params
-            fn = x._grad_fn
-            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
-            if ANOMALY[0]:
-                remember_creation(node)
-            if uses_meta:
-                node._input_meta = ((data.shape, data.dtype),)
-            node._shape = out.shape
-            node._dtype = dtype = out.dtype
-            if dtype.kind in "fc":
-                result._requires_grad = True
-                result._grad_fn = node
-            if keep_input or keep_result:
-                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
-            else:
-                node._saved = ()
-        return result
-
-    return unary
-
-
 # Python numbers reaching a NumPy-arithmetic forward as 0-d arrays of the tensor's dtype: NumPy
 # runs such an operand at about half the cost of a Python scalar (the same values: a Python
 # number meets a float tensor in the tensor's dtype either way). Made once per (value, dtype).
@@ -776,6 +700,104 @@ def array_scalars(forward: Callable[..., Any]) -> Callable[..., Any]:
     a Python number may reach it as a 0-d array (``scalar_array``)."""
     forward.array_scalars = True  # type: ignore[attr-defined]
     return forward
+
+
+# -- The recording paths ---------------------------------------------------------------------
+# Recording a node is written once. The steps every path shares (wrap the forward's array in a
+# fresh tensor, make the node, attach it to its output) are the snippets below, spliced where
+# ``@NAME`` stands into the three paths (the closures ``unary_path`` and ``binary_path`` make, and
+# ``record``), which are compiled from this one source at import. A shared helper function would
+# cost every op a Python call; spliced text costs none. The source is registered with
+# ``linecache`` (``_compile``), so tracebacks and debuggers show its lines, and anomaly mode's
+# creation tracebacks leave its frames out as they do retrograd's own.
+
+_WRAP_RESULT = """\
+if type(out) is not _ndarray:  # ufuncs return NumPy scalars for 0-d inputs
+    out = _asarray(out)
+result = _new(Tensor)
+result._data = out
+result._requires_grad = False
+result._grad_fn = None
+"""
+
+_NEW_NODE = """\
+node = _new(node_cls)
+node._sequence_nr = seq = next_sequence_nr()
+if not seq & GUARD_MASK:
+    large_graph_guard(node)
+if params:  # (unset otherwise: only rules that read a param look)
+    node._params = params
+if ANOMALY[0]:
+    remember_creation(node)
+"""
+
+_ATTACH_OUTPUT = """\
+node._shape = out.shape
+node._dtype = dtype = out.dtype
+if dtype.kind in "fc":  # an integer or bool output never requires grad
+    result._requires_grad = True
+    result._grad_fn = node
+"""
+
+_RECORDING_PATHS = '''\
+def unary_path(op: Op) -> Callable[..., Tensor]:
+    """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
+    ``x.tanh()``, ``x.sum(dim)``, ``x.t()``.
+
+    The op's constants are bound once, so a call reads no table; a node is recorded inline with
+    only what this op's rule needs saved. Anything unusual takes ``apply_generic``.
+    """
+    if not op.unary_fast:
+        return lambda x, *params: apply_generic(op, (x, *params))
+    forward = op.forward
+    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
+    to_float = op.dtype_rule == "float_unary"
+    keep_input, keep_result = op.unary_saves
+    uses_meta = op.uses_meta
+    is_view = op.view
+
+    def unary(x: Tensor, *params: Any) -> Tensor:
+        data = x._data
+        if to_float and data.dtype.kind not in "fc":
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
+        try:
+            out = forward(data, *params) if params else forward(data)
+        except ValueError:
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+        except RuntimeWarning:
+            out = quiet(forward, data, *params)
+        @WRAP_RESULT
+        if is_view:  # shares the input's memory, root base and version counter
+            base = x._base
+            result._base = x if base is None else base
+            counter = x._version_counter
+            if counter is None:
+                counter = x._counter()
+            result._version_counter = counter
+            result._view_version = counter.value
+            if x._is_inference:  # a view is an inference tensor if and only if its base is
+                result._is_inference = True
+            if not STATE.grad_enabled:
+                mark_view_mode((result,))
+            elif x._creation_meta is not None:
+                result._creation_meta = x._creation_meta
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            if not is_view:
+                result._is_inference = True
+        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            @NEW_NODE
+            fn = x._grad_fn
+            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
+            if uses_meta:
+                node._input_meta = ((data.shape, data.dtype),)
+            @ATTACH_OUTPUT
+            if keep_input or keep_result:
+                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
+            else:
+                node._saved = ()
+        return result
+
+    return unary
 
 
 def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tuple[Any, ...] = ()) -> Callable[..., Any]:
@@ -834,24 +856,12 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
         except RuntimeWarning:
             out = quiet(forward, ad, bd, *params)
-        if type(out) is not _ndarray:
-            out = _asarray(out)
-        result = _new(Tensor)
-        result._data = out
-        result._requires_grad = False
-        result._grad_fn = None
+        @WRAP_RESULT
         a_tracked = a._requires_grad
         if INFERENCE_CONTEXTS[0] and STATE.inference:
             result._is_inference = True
         elif (a_tracked or b_tracked) and STATE.grad_enabled:  # (inference mode turns grad mode off)
-            node = _new(node_cls)
-            node._sequence_nr = seq = next_sequence_nr()
-            if not seq & GUARD_MASK:
-                large_graph_guard(node)
-            if params:  # (unset otherwise: only rules that read a param look)
-                node._params = params
-            if ANOMALY[0]:
-                remember_creation(node)
+            @NEW_NODE
             if uses_meta:
                 node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype) if isinstance(b, Tensor) else None)
             if a_tracked:
@@ -860,11 +870,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             else:
                 edge_a = NO_EDGE
             node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
-            node._shape = out.shape
-            node._dtype = dtype = out.dtype
-            if dtype.kind in "fc":
-                result._requires_grad = True
-                result._grad_fn = node
+            @ATTACH_OUTPUT
             save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
             if save_a or save_b or save_result:
                 node._saved = (
@@ -881,13 +887,9 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
-    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = seq = next_sequence_nr()
-    if not seq & GUARD_MASK:
-        large_graph_guard(node)
-    node._params = tuple(params)
-    if ANOMALY[0]:
-        remember_creation(node)
+    node_cls = op.node_cls
+    params = tuple(params)
+    @NEW_NODE
     edges: list[tuple[Any, int]] = []
     wanted: frozenset[int] | set[int] = frozenset()
     variadic = op.variadic
@@ -909,13 +911,9 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
         )
     n_outputs = len(outputs)
     if n_outputs == 1:
-        o = outputs[0]
-        data = o._data
-        node._shape = data.shape
-        node._dtype = dtype = data.dtype
-        if dtype.kind in "fc":
-            o._requires_grad = True
-            o._grad_fn = node
+        result = outputs[0]
+        out = result._data
+        @ATTACH_OUTPUT
     else:
         node.num_outputs = n_outputs
         node._shape = node._dtype = None
@@ -941,3 +939,34 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     else:
         node._saved = ()
     return node
+'''
+
+
+def _splice(source: str, snippets: Mapping[str, str]) -> str:
+    """``source`` with each line ``@NAME`` replaced by ``snippets[NAME]`` at that line's indent."""
+    out = []
+    for line in source.splitlines(True):
+        name = line.strip()
+        if name.startswith("@") and name[1:] in snippets:
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [indent + s if s.strip() else s for s in snippets[name[1:]].splitlines(True)]
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+# Names the recording source reads from this module's globals (the save helpers are read there
+# at each call, so that ``_use_saved_tensors_hooks`` can swap them).
+_READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE)
+
+if TYPE_CHECKING:
+    def unary_path(op: Op) -> Callable[..., Tensor]: ...
+
+    def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None,
+                    defaults: tuple[Any, ...] = ()) -> Callable[..., Any]: ...
+
+    def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode: ...
+else:
+    RECORDING_SOURCE = _splice(_RECORDING_PATHS, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
+                                                  "ATTACH_OUTPUT": _ATTACH_OUTPUT})
+    _compile(RECORDING_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths (ops/op.py)>", globals(), "record")
