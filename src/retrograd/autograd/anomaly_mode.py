@@ -81,6 +81,11 @@ class detect_anomaly:
         return wrapper
 
 
+# Code that retrograd generates (ops/op.py) is compiled under file names that start with this,
+# so that a creation traceback can leave its frames out with retrograd's own.
+GENERATED_FILE_PREFIX = "<retrograd generated: "
+
+
 def remember_creation(node: Any) -> None:
     """Store the user's forward stack on the node (anomaly mode only)."""
     import os
@@ -89,7 +94,7 @@ def remember_creation(node: Any) -> None:
     stack = traceback.extract_stack()
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     while stack and (stack[-1].filename.startswith(package)  # retrograd's own frames, innermost,
-                     or stack[-1].filename.endswith(" backward>")):  # and generated applies
+                     or stack[-1].filename.startswith(GENERATED_FILE_PREFIX)):  # and generated code
         stack.pop()
     node.metadata["traceback_"] = traceback.format_list(stack)
     parent = _RUNNING.node

@@ -21,15 +21,17 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import inspect
+import linecache
+import os
 import warnings
 from _thread import RLock
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._dtype import get_default_dtype, result_type
-from ..autograd.anomaly_mode import ANOMALY, remember_creation
+from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
@@ -53,6 +55,7 @@ from ..autograd.graph_hooks import (
     on_hooks_change,
 )
 from ..tensor import Tensor
+from .declaration import Declaration
 from .saved_attrs import check_saved_names, saved_properties
 
 _make = Tensor._make
@@ -66,6 +69,35 @@ NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op f
 SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
 
 
+# What each kind of rule argument reads from the node at backward time: the one definition of
+# their meaning. The generated ``apply`` writes these expressions inline; the generic loop
+# (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
+# reading of a saved input is its inlined unpack in ``_generate_apply`` (``self.saved(i)``
+# without the call).
+ARG_EXPRESSIONS = {
+    SAVED: "self.saved({i})",
+    PARAM: "self._params[{i}]",
+    SHAPE: "self._input_meta[{i}][0]",
+    DTYPE: "self._input_meta[{i}][1]",
+    NEEDS: "tuple(nxt is not None for nxt, _ in self.next_functions)",
+    SHAPES: "tuple(m[0] for m in self._input_meta)",
+    SAVED_ALL: "saved_all(self)",
+}
+
+# ``RETROGRAD_GENERIC_BACKWARD=1`` (read once, at import): every node class runs the generic rule
+# loop below instead of its generated ``apply``, to tell a fault of the generator from one of a
+# rule. Results are the same either way (tests/ops/test_op_core.py runs opdb entries under it).
+GENERIC_BACKWARD = os.environ.get("RETROGRAD_GENERIC_BACKWARD", "") not in ("", "0")
+
+
+def saved_all(node: Node) -> tuple[Any, ...]:
+    """A variadic op's saved inputs, all of them unpacked."""
+    saved = node._saved
+    if saved is FREED:
+        raise RuntimeError(FREED_MESSAGE)
+    return tuple(unpack_saved(v, node) for v in saved[: len(node.next_functions)])
+
+
 class OpNode(Node):
     """A node recorded by an ``Op``; its class (``MulBackward0``...) is made once per op."""
 
@@ -75,53 +107,51 @@ class OpNode(Node):
     _input_meta: tuple[Any, ...]  # (shape, dtype) per edge; recorded only for ops whose rules read it
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
-        """Ops with one output and a rule per input get a generated ``apply`` instead, made on
-        the first backward through the op (``_generate_apply``; made lazily so that importing
-        the op table compiles nothing); this one serves joint rules and several outputs."""
+        """The generic rule loop: joint rules, several outputs, and every op under
+        ``RETROGRAD_GENERIC_BACKWARD=1``. One-output ops with a rule per input otherwise get a
+        generated ``apply`` in their node class, made with the class (``_generate_apply``)."""
         op = self._op
-        if op.joint_rule is None and op.n_outputs == 1:
-            generated = op.generated_apply()
-            return generated(self, grad_outputs)  # type: ignore[no-any-return]
         if op.n_outputs == 1 and self.num_outputs == 1:
             grad: Any = grad_outputs[0]
         else:
             grad = tuple(
                 g if g is not None else _zeros_for_output(self, k) for k, g in enumerate(grad_outputs)
             )
-        if op.joint_rule is not None:
-            grads = tuple(op.joint_rule(grad, *[self._resolve(a) for a in op.joint_args]))
+        getters = op.arg_getters
+        joint = op.joint_rule
+        if joint is not None:
+            grads = tuple(joint(grad, *getters[0](self)))
             return tuple(g if nxt is not None else None for g, (nxt, _) in zip(grads, self.next_functions))
-        out: list[Tensor | None] = []
-        rule: Any
-        for (nxt, _), (rule, specs) in zip(self.next_functions, op.edge_rules):
-            if nxt is None:
-                out.append(None)
-            elif not specs:
-                out.append(rule(grad))
-            elif len(specs) == 1:
-                out.append(rule(grad, self._resolve(specs[0])))
-            else:
-                out.append(rule(grad, *[self._resolve(a) for a in specs]))
-        return tuple(out)
+        return tuple(
+            None if nxt is None else rule(grad, *get(self))  # type: ignore[misc]  # (edges have rules)
+            for (nxt, _), (rule, _), get in zip(self.next_functions, op.edge_rules, getters)
+        )
 
-    def _resolve(self, spec: tuple[int, int]) -> Any:
-        kind, index = spec
-        if kind == SAVED:
-            return self.saved(index)
-        if kind == PARAM:
-            return self._params[index]
-        if kind == SHAPE:
-            return self._input_meta[index][0]
-        if kind == DTYPE:
-            return self._input_meta[index][1]
-        if kind == SHAPES:
-            return tuple(m[0] for m in self._input_meta)
-        if kind == SAVED_ALL:
-            saved = self._saved
-            if saved is FREED:
-                raise RuntimeError(FREED_MESSAGE)
-            return tuple(unpack_saved(v, self) for v in saved[: len(self.next_functions)])
-        return tuple(nxt is not None for nxt, _ in self.next_functions)  # NEEDS
+
+def _where(rule: Any) -> str:
+    """``file:line`` of a rule's definition, the path from the package root when inside it."""
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return repr(rule)
+    path = code.co_filename.replace(os.sep, "/")
+    cut = path.rfind("/retrograd/")
+    return f"{path[cut + 1:] if cut >= 0 else path}:{code.co_firstlineno}"
+
+
+def _compile(source: str, filename: str, namespace: dict[str, Any], name: str) -> Any:
+    """Compile generated source and register it with ``linecache`` (as ``torch.fx`` does), so
+    that tracebacks, ``inspect.getsource`` and pdb show its lines."""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    return namespace[name]
+
+
+def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Callable[[Node], tuple[Any, ...]]:
+    """One rule's arguments as a function of the node, made from ``ARG_EXPRESSIONS``."""
+    items = "".join(ARG_EXPRESSIONS[kind].format(i=index) + ", " for kind, index in specs)
+    source = f"def args(self):  # arguments of {label} of op {op.name!r}\n    return ({items})\n"
+    filename = f"{GENERATED_FILE_PREFIX}{op.node_name} arguments of {label}>"
+    return _compile(source, filename, {"saved_all": saved_all}, "args")  # type: ignore[no-any-return]
 
 
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
@@ -129,69 +159,78 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
 
     Every rule argument becomes a direct read (a saved slot, a param, a shape) instead of a
     lookup at backward time; an edge whose input was not tracked gets ``None`` without calling
-    its rule. The source is kept on the op (``op.backward_source``) so it can be read::
+    its rule, and a saved input is unpacked only if an edge whose rule reads it is present
+    (nothing is saved for the others). The source is registered with ``linecache`` under a name
+    that says the node class and op, and each rule call names the rule's own file:line, so a
+    failing rule's traceback reads::
 
-        def apply(self, grad_outputs):
-            grad = grad_outputs[0]
-            edges = self.next_functions
-            saved = self._saved
-            if saved is FREED: raise RuntimeError(FREED_MESSAGE)
-            saved0 = saved[0]
-            if type(saved0) is tuple:  # an input saved as (tensor, version)
-                if saved0[0]._version_counter.value != saved0[1]: unpack_input(saved0, self)  # raises
-                saved0 = saved0[0]
-            elif type(saved0) is PackedSaved:  # saved under saved_tensors_hooks
-                saved0 = saved0.unpack(self)
-            saved1 = ...  # the same
-            return (rule0(grad, saved1) if edges[0][0] is not None else None,
-                    rule1(grad, saved0) if edges[1][0] is not None else None)
+        File "<retrograd generated: MulBackward0.apply for op 'mul'>", line 12, in apply
+          g1 = rule1(grad, saved0)  # rule for 'other' at retrograd/ops/elementwise.py:40
+
+    ``op.backward_source`` shows the whole source.
     """
     namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "unpack_input": unpack_input,
-                                 "PackedSaved": PackedSaved}
-    uses_saved = False
-    input_slots: list[int] = []
-    calls = []
+                                 "PackedSaved": PackedSaved, "saved_all": saved_all}
     n_inputs = op.n_inputs
-    for e, (rule, specs) in enumerate(op.edge_rules):
+    edge_rules = op.edge_rules
+    n_edges = len(edge_rules)
+    readers: dict[int, list[int]] = {}  # saved input slot -> the edges whose rules read it
+    calls = []
+    for e, (rule, specs) in enumerate(edge_rules):
         namespace[f"rule{e}"] = rule
         args = ["grad"]
         for kind, index in specs:
-            if kind == SAVED:
-                uses_saved = True
-                if index >= n_inputs:  # an output: always a SavedTensor
-                    args.append(f"saved[{index}].unpack(self)")
-                else:
-                    if index not in input_slots:
-                        input_slots.append(index)
-                    args.append(f"saved{index}")
-            elif kind == PARAM:
-                args.append(f"self._params[{index}]")
-            elif kind == SHAPE:
-                args.append(f"self._input_meta[{index}][0]")
-            elif kind == DTYPE:
-                args.append(f"self._input_meta[{index}][1]")
-            elif kind == NEEDS:
-                args.append("tuple(nxt is not None for nxt, _ in edges)")
-            else:  # SHAPES / SAVED_ALL belong to variadic ops, which have a joint rule
+            if kind == SAVED and index < n_inputs:
+                readers.setdefault(index, [])
+                if e not in readers[index]:
+                    readers[index].append(e)
+                args.append(f"saved{index}")
+            elif kind in (SHAPES, SAVED_ALL):  # variadic ops have a joint rule
                 raise AssertionError(f"{op.name}: unexpected rule argument kind {kind}")
-        call = f"rule{e}({', '.join(args)})"
-        calls.append(call if len(op.edge_rules) == 1 else f"{call} if edges[{e}][0] is not None else None")
-    lines = ["def apply(self, grad_outputs):", "    grad = grad_outputs[0]"]
-    if len(op.edge_rules) > 1 or any(kind == NEEDS for _, specs in op.edge_rules for kind, _ in specs):
+            elif kind == SAVED:  # an output: always a SavedTensor (or PackedSaved)
+                args.append(f"saved[{index}].unpack(self)")
+            else:
+                args.append(ARG_EXPRESSIONS[kind].format(i=index).replace("self.next_functions", "edges"))
+        where = f"  # rule for {op.inputs[op.diff_inputs[e]]!r} at {_where(rule)}"
+        calls.append((f"rule{e}({', '.join(args)})", where))
+    lines = ["def apply(self, grad_outputs):",
+             f"    # {op.node_name}.apply, generated from the backward rules of op {op.name!r}"
+             " (ops/op.py, _generate_apply)",
+             "    grad = grad_outputs[0]"]
+    if n_edges > 1 or any(kind == NEEDS for _, specs in edge_rules for kind, _ in specs):
         lines.append("    edges = self.next_functions")
-    if uses_saved:
+    if any(kind == SAVED for _, specs in edge_rules for kind, _ in specs):
         lines += ["    saved = self._saved", "    if saved is FREED: raise RuntimeError(FREED_MESSAGE)"]
-    for k in sorted(input_slots):
-        lines += [f"    saved{k} = saved[{k}]",
-                  f"    if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
-                  f"        if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
-                  f"        saved{k} = saved{k}[0]",
-                  f"    elif type(saved{k}) is PackedSaved:  # saved under saved_tensors_hooks",
-                  f"        saved{k} = saved{k}.unpack(self)"]
-    lines.append(f"    return ({', '.join(calls)},)" if len(calls) == 1 else "    return (" + ",\n            ".join(calls) + ")")
+    def unpack(k: int, indent: str) -> list[str]:  # the inlined form of ``self.saved(k)``
+        return [f"{indent}saved{k} = saved[{k}]",
+                f"{indent}if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
+                f"{indent}    if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
+                f"{indent}    saved{k} = saved{k}[0]",
+                f"{indent}elif type(saved{k}) is PackedSaved:  # saved under saved_tensors_hooks",
+                f"{indent}    saved{k} = saved{k}.unpack(self)"]
+
+    # A slot read by every edge is unpacked first; one read by a single edge, in that edge's
+    # branch; one read by some edges, under a test that one of them is present.
+    for k in sorted(readers):
+        if len(readers[k]) == n_edges:
+            lines += unpack(k, "    ")
+        elif len(readers[k]) > 1:
+            lines.append("    if " + " or ".join(f"edges[{e}][0] is not None" for e in readers[k]) + ":")
+            lines += unpack(k, "        ")
+    if n_edges == 1:
+        call, where = calls[0]
+        lines.append(f"    return ({call},){where}")
+    else:
+        lines.append("    " + " = ".join(f"g{e}" for e in range(n_edges)) + " = None")
+        for e, (call, where) in enumerate(calls):
+            lines.append(f"    if edges[{e}][0] is not None:")
+            for k in sorted(readers):
+                if readers[k] == [e] and n_edges > 1:
+                    lines += unpack(k, "        ")
+            lines.append(f"        g{e} = {call}{where}")
+        lines.append(f"    return ({', '.join(f'g{e}' for e in range(n_edges))})")
     source = "\n".join(lines) + "\n"
-    exec(compile(source, f"<{op.name} backward>", "exec"), namespace)  # noqa: S102
-    return source, namespace["apply"]
+    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{op.node_name}.apply for op {op.name!r}>", namespace, "apply")
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
@@ -221,6 +260,15 @@ class Op:
         saved: Sequence[str] | Mapping[str, str] | None = None,
         variants: Sequence[str] = (),
     ) -> None:
+        # The entry as written, validated (``ops/declaration.py``); everything below is the
+        # plan derived from it.
+        self.declaration = Declaration(
+            name, forward, node=node, inputs=inputs, params=params, grads=grads, dtype=dtype,  # type: ignore[arg-type]
+            view=view, outputs=outputs,
+            differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
+            saved=saved, variants=variants)  # type: ignore[arg-type]
+        inputs, params = self.declaration.inputs, self.declaration.params
+        self.variants = self.declaration.variants  # (function, method, inplace) forms
         self.name = name
         self.variants = tuple(variants)  # public forms, bound by ops/variants.py
         self.forward = forward
@@ -302,6 +350,7 @@ class Op:
     # no closures: the node class (``MulBackward0``), and the op's own call paths ``op.unary(x)``
     # / ``op.binary(a, b, *params)`` that Tensor methods use.
     node_cls: type[OpNode] | None
+    arg_getters: tuple[Callable[[Node], tuple[Any, ...]], ...]  # the generic loop's, one per rule
     unary: Callable[..., Any]
     binary: Callable[..., Any]
 
@@ -315,10 +364,7 @@ class Op:
     def _make(self, name: str) -> Any:
         value: Any
         if name == "node_cls":
-            value = None
-            if self.differentiable:
-                value = type(self.node_name, (OpNode,), {"__slots__": (), "_op": self, **saved_properties(self)})
-                value.__module__ = "retrograd.autograd.graph"
+            value = self._make_node_class() if self.differentiable else None
         elif name == "unary":
             value = unary_path(self)
         else:
@@ -367,25 +413,37 @@ class Op:
     def __call__(self, *args: Any) -> Any:
         return apply(self, args)
 
-    def generated_apply(self) -> Callable[..., Any]:
-        """The node class's straight-line ``apply`` (one-output ops with a rule per input),
-        generated and installed on first use."""
-        generated = self.node_cls.__dict__.get("apply")  # type: ignore[union-attr]
-        if generated is None:
+    def _make_node_class(self) -> type[OpNode]:
+        """The node class (``MulBackward0``), with its ``apply`` installed now: the generated
+        one for one-output ops with a rule per input, else (and under
+        ``RETROGRAD_GENERIC_BACKWARD=1``) ``OpNode.apply``, the generic loop, whose argument
+        getters are made here too."""
+        body: dict[str, Any] = {"__slots__": (), "_op": self, **saved_properties(self)}
+        if self.joint_rule is None and self.n_outputs == 1:
             self._backward_source, generated = _generate_apply(self)
-            self.node_cls.apply = generated  # type: ignore[union-attr,method-assign]
-        return generated  # type: ignore[no-any-return]
+            if not GENERIC_BACKWARD:
+                body["apply"] = generated
+        if "apply" not in body:
+            if self.joint_rule is not None:
+                self.arg_getters = (_arg_getter(self, self.joint_args, "the joint rule"),)
+            else:
+                self.arg_getters = tuple(_arg_getter(self, specs, f"the rule for {self.inputs[i]!r}")
+                                         for i, (_, specs) in zip(self.diff_inputs, self.edge_rules))
+        node_cls = type(self.node_name, (OpNode,), body)
+        node_cls.__module__ = "retrograd.autograd.graph"
+        return node_cls
 
     @property
     def backward_source(self) -> str | None:
-        """The source of the generated ``apply``, to read what backward does for this op.
+        """The source of the generated ``apply``, to read what backward does for this op
+        (``None`` for ops that run the generic loop: joint rules, several outputs).
 
         >>> from retrograd.ops.elementwise import tanh
-        >>> print(tanh.backward_source.splitlines()[-1].strip())
-        return (rule0(grad, saved[1].unpack(self)),)
+        >>> print(tanh.backward_source.splitlines()[-1].strip())  # doctest: +ELLIPSIS
+        return (rule0(grad, saved[1].unpack(self)),)  # rule for 'self' at retrograd/ops/elementwise.py:...
         """
-        if self.differentiable and self.joint_rule is None and self.n_outputs == 1:
-            self.generated_apply()
+        if self.differentiable:
+            self.node_cls  # noqa: B018 - made with the class
         return self._backward_source
 
     def operator(self, coerce: Callable[[Any], Any], *defaults: Any) -> Callable[..., Any]:
@@ -615,82 +673,6 @@ def _edge(x: Tensor) -> tuple[Any, int]:
     return (fn, x._output_nr)
 
 
-def unary_path(op: Op) -> Callable[..., Tensor]:
-    """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
-    ``x.tanh()``, ``x.sum(dim)``, ``x.t()``.
-
-    The op's constants are bound once, so a call reads no table; a node is recorded inline with
-    only what this op's rule needs saved. Anything unusual takes ``apply_generic``.
-    """
-    if not op.unary_fast:
-        return lambda x, *params: apply_generic(op, (x, *params))
-    forward = op.forward
-    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
-    to_float = op.dtype_rule == "float_unary"
-    keep_input, keep_result = op.unary_saves
-    uses_meta = op.uses_meta
-    is_view = op.view
-
-    def unary(x: Tensor, *params: Any) -> Tensor:
-        data = x._data
-        if to_float and data.dtype.kind not in "fc":
-            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
-        try:
-            out = forward(data, *params) if params else forward(data)
-        except ValueError:
-            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
-        except RuntimeWarning:
-            out = quiet(forward, data, *params)
-        if type(out) is not _ndarray:
-            out = _asarray(out)
-        result = _new(Tensor)
-        result._data = out
-        result._requires_grad = False
-        result._grad_fn = None
-        if is_view:  # shares the input's memory, root base and version counter
-            base = x._base
-            result._base = x if base is None else base
-            counter = x._version_counter
-            if counter is None:
-                counter = x._counter()
-            result._version_counter = counter
-            result._view_version = counter.value
-            if x._is_inference:  # a view is an inference tensor if and only if its base is
-                result._is_inference = True
-            if not STATE.grad_enabled:
-                mark_view_mode((result,))
-            elif x._creation_meta is not None:
-                result._creation_meta = x._creation_meta
-        if INFERENCE_CONTEXTS[0] and STATE.inference:
-            if not is_view:
-                result._is_inference = True
-        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
-            node = _new(node_cls)
-            node._sequence_nr = seq = next_sequence_nr()
-            if not seq & GUARD_MASK:
-                large_graph_guard(node)
-            if params:  # (unset otherwise: only rules that read a param look)
-                node._params = params
-            fn = x._grad_fn
-            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
-            if ANOMALY[0]:
-                remember_creation(node)
-            if uses_meta:
-                node._input_meta = ((data.shape, data.dtype),)
-            node._shape = out.shape
-            node._dtype = dtype = out.dtype
-            if dtype.kind in "fc":
-                result._requires_grad = True
-                result._grad_fn = node
-            if keep_input or keep_result:
-                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
-            else:
-                node._saved = ()
-        return result
-
-    return unary
-
-
 # Python numbers reaching a NumPy-arithmetic forward as 0-d arrays of the tensor's dtype: NumPy
 # runs such an operand at about half the cost of a Python scalar (the same values: a Python
 # number meets a float tensor in the tensor's dtype either way). Made once per (value, dtype).
@@ -719,6 +701,104 @@ def array_scalars(forward: Callable[..., Any]) -> Callable[..., Any]:
     a Python number may reach it as a 0-d array (``scalar_array``)."""
     forward.array_scalars = True  # type: ignore[attr-defined]
     return forward
+
+
+# -- The recording paths ---------------------------------------------------------------------
+# Recording a node is written once. The steps every path shares (wrap the forward's array in a
+# fresh tensor, make the node, attach it to its output) are the snippets below, spliced where
+# ``@NAME`` stands into the three paths (the closures ``unary_path`` and ``binary_path`` make, and
+# ``record``), which are compiled from this one source at import. A shared helper function would
+# cost every op a Python call; spliced text costs none. The source is registered with
+# ``linecache`` (``_compile``), so tracebacks and debuggers show its lines, and anomaly mode's
+# creation tracebacks leave its frames out as they do retrograd's own.
+
+_WRAP_RESULT = """\
+if type(out) is not _ndarray:  # ufuncs return NumPy scalars for 0-d inputs
+    out = _asarray(out)
+result = _new(Tensor)
+result._data = out
+result._requires_grad = False
+result._grad_fn = None
+"""
+
+_NEW_NODE = """\
+node = _new(node_cls)
+node._sequence_nr = seq = next_sequence_nr()
+if not seq & GUARD_MASK:
+    large_graph_guard(node)
+if params:  # (unset otherwise: only rules that read a param look)
+    node._params = params
+if ANOMALY[0]:
+    remember_creation(node)
+"""
+
+_ATTACH_OUTPUT = """\
+node._shape = out.shape
+node._dtype = dtype = out.dtype
+if dtype.kind in "fc":  # an integer or bool output never requires grad
+    result._requires_grad = True
+    result._grad_fn = node
+"""
+
+_RECORDING_PATHS = '''\
+def unary_path(op: Op) -> Callable[..., Tensor]:
+    """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
+    ``x.tanh()``, ``x.sum(dim)``, ``x.t()``.
+
+    The op's constants are bound once, so a call reads no table; a node is recorded inline with
+    only what this op's rule needs saved. Anything unusual takes ``apply_generic``.
+    """
+    if not op.unary_fast:
+        return lambda x, *params: apply_generic(op, (x, *params))
+    forward = op.forward
+    node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
+    to_float = op.dtype_rule == "float_unary"
+    keep_input, keep_result = op.unary_saves
+    uses_meta = op.uses_meta
+    is_view = op.view
+
+    def unary(x: Tensor, *params: Any) -> Tensor:
+        data = x._data
+        if to_float and data.dtype.kind not in "fc":
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
+        try:
+            out = forward(data, *params) if params else forward(data)
+        except ValueError:
+            return apply_generic(op, (x, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
+        except RuntimeWarning:
+            out = quiet(forward, data, *params)
+        @WRAP_RESULT
+        if is_view:  # shares the input's memory, root base and version counter
+            base = x._base
+            result._base = x if base is None else base
+            counter = x._version_counter
+            if counter is None:
+                counter = x._counter()
+            result._version_counter = counter
+            result._view_version = counter.value
+            if x._is_inference:  # a view is an inference tensor if and only if its base is
+                result._is_inference = True
+            if not STATE.grad_enabled:
+                mark_view_mode((result,))
+            elif x._creation_meta is not None:
+                result._creation_meta = x._creation_meta
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            if not is_view:
+                result._is_inference = True
+        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            @NEW_NODE
+            fn = x._grad_fn
+            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
+            if uses_meta:
+                node._input_meta = ((data.shape, data.dtype),)
+            @ATTACH_OUTPUT
+            if keep_input or keep_result:
+                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
+            else:
+                node._saved = ()
+        return result
+
+    return unary
 
 
 def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tuple[Any, ...] = ()) -> Callable[..., Any]:
@@ -777,24 +857,12 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             return apply_generic(op, (a, b, *params))  # type: ignore[no-any-return]  # raises PyTorch's error
         except RuntimeWarning:
             out = quiet(forward, ad, bd, *params)
-        if type(out) is not _ndarray:
-            out = _asarray(out)
-        result = _new(Tensor)
-        result._data = out
-        result._requires_grad = False
-        result._grad_fn = None
+        @WRAP_RESULT
         a_tracked = a._requires_grad
         if INFERENCE_CONTEXTS[0] and STATE.inference:
             result._is_inference = True
         elif (a_tracked or b_tracked) and STATE.grad_enabled:  # (inference mode turns grad mode off)
-            node = _new(node_cls)
-            node._sequence_nr = seq = next_sequence_nr()
-            if not seq & GUARD_MASK:
-                large_graph_guard(node)
-            if params:  # (unset otherwise: only rules that read a param look)
-                node._params = params
-            if ANOMALY[0]:
-                remember_creation(node)
+            @NEW_NODE
             if uses_meta:
                 node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype) if isinstance(b, Tensor) else None)
             if a_tracked:
@@ -803,11 +871,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             else:
                 edge_a = NO_EDGE
             node.next_functions = (edge_a, _edge(b) if b_tracked else NO_EDGE)
-            node._shape = out.shape
-            node._dtype = dtype = out.dtype
-            if dtype.kind in "fc":
-                result._requires_grad = True
-                result._grad_fn = node
+            @ATTACH_OUTPUT
             save_a, save_b, save_result = save_plans[a_tracked + 2 * b_tracked]
             if save_a or save_b or save_result:
                 node._saved = (
@@ -824,13 +888,9 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
 
 def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode:
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
-    node: OpNode = _new(op.node_cls)  # type: ignore[arg-type]
-    node._sequence_nr = seq = next_sequence_nr()
-    if not seq & GUARD_MASK:
-        large_graph_guard(node)
-    node._params = tuple(params)
-    if ANOMALY[0]:
-        remember_creation(node)
+    node_cls = op.node_cls
+    params = tuple(params)
+    @NEW_NODE
     edges: list[tuple[Any, int]] = []
     wanted: frozenset[int] | set[int] = frozenset()
     variadic = op.variadic
@@ -852,13 +912,9 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
         )
     n_outputs = len(outputs)
     if n_outputs == 1:
-        o = outputs[0]
-        data = o._data
-        node._shape = data.shape
-        node._dtype = dtype = data.dtype
-        if dtype.kind in "fc":
-            o._requires_grad = True
-            o._grad_fn = node
+        result = outputs[0]
+        out = result._data
+        @ATTACH_OUTPUT
     else:
         node.num_outputs = n_outputs
         node._shape = node._dtype = None
@@ -884,3 +940,34 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     else:
         node._saved = ()
     return node
+'''
+
+
+def _splice(source: str, snippets: Mapping[str, str]) -> str:
+    """``source`` with each line ``@NAME`` replaced by ``snippets[NAME]`` at that line's indent."""
+    out = []
+    for line in source.splitlines(True):
+        name = line.strip()
+        if name.startswith("@") and name[1:] in snippets:
+            indent = line[: len(line) - len(line.lstrip())]
+            out += [indent + s if s.strip() else s for s in snippets[name[1:]].splitlines(True)]
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+# Names the recording source reads from this module's globals (the save helpers are read there
+# at each call, so that ``_use_saved_tensors_hooks`` can swap them).
+_READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE)
+
+if TYPE_CHECKING:
+    def unary_path(op: Op) -> Callable[..., Tensor]: ...
+
+    def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None,
+                    defaults: tuple[Any, ...] = ()) -> Callable[..., Any]: ...
+
+    def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode: ...
+else:
+    RECORDING_SOURCE = _splice(_RECORDING_PATHS, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
+                                                  "ATTACH_OUTPUT": _ATTACH_OUTPUT})
+    _compile(RECORDING_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths (ops/op.py)>", globals(), "record")

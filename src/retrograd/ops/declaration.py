@@ -1,0 +1,105 @@
+"""What an ``Op`` entry declares, checked when the entry is made.
+
+An ``Op`` (``ops/op.py``) is two things: this frozen ``Declaration`` (the entry as written) and
+the run plan the dispatcher derives from it (save plans, fast-path flags, call paths, node
+class). A misspelt option fails here, at import of the op table, with the valid choices named,
+instead of silently taking a slow or wrong path at run time:
+
+>>> from retrograd.ops.declaration import Declaration
+>>> Declaration("exp", abs, dtype="promte")
+Traceback (most recent call last):
+...
+ValueError: Op 'exp': dtype='promte' is not one of 'float', 'float_unary', 'promote', 'promote+params', 'promote_values', 'same'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# How an op's output dtype follows its inputs (``ops/op.py``, ``_cast_arrays``):
+DTYPE_RULES = frozenset({
+    "same",            # no cast: the forward sees the inputs' own dtypes
+    "float_unary",     # integers become the default float
+    "promote",         # PyTorch's type promotion over the inputs
+    "promote+params",  # the same, scalar params counting too
+    "promote_values",  # promotion over all inputs but the first (``where``'s condition)
+    "float",           # promotion, then integers become the default float
+})
+
+# The public forms of an op (PyTorch's ``variants:``): ``retrograd.<name>``, ``Tensor.<name>``,
+# ``Tensor.<name>_``.
+VARIANTS = frozenset({"function", "method", "inplace"})
+
+# Rule parameter names with a fixed meaning, which no input or param may take. (An input may be
+# called ``result``, as ``tanh_backward``'s is: a rule's ``result`` then means that input.)
+RESERVED_NAMES = frozenset({"needs"})
+
+
+def _choices(options: frozenset[str]) -> str:
+    return ", ".join(repr(o) for o in sorted(options))
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One op-table entry as declared: validated on creation, never changed afterwards.
+
+    >>> import numpy as np
+    >>> Declaration("mul", np.multiply, inputs=("self", "other"), dtype="promote").inputs
+    ('self', 'other')
+    """
+
+    name: str
+    forward: Callable[..., Any]
+    node: str | None = None
+    inputs: tuple[str, ...] = ("self",)
+    params: tuple[str, ...] = ()
+    grads: Sequence[Callable[..., Any] | None] | Callable[..., Any] | None = None
+    dtype: str = "same"
+    view: bool = False
+    outputs: int = 1
+    differentiable_outputs: tuple[bool, ...] | None = None
+    saved: Sequence[str] | Mapping[str, str] | None = None
+    variants: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Op name must be a non-empty string, got {name!r}")
+        where = f"Op {name!r}"
+        if not callable(self.forward):
+            raise TypeError(f"{where}: forward must be callable, got {type(self.forward).__name__}")
+        if self.dtype not in DTYPE_RULES:
+            raise ValueError(f"{where}: dtype={self.dtype!r} is not one of {_choices(DTYPE_RULES)}")
+        # Sequences given as lists or a bare string are normalised (a bare string is one name).
+        for field in ("inputs", "params", "variants"):
+            value = getattr(self, field)
+            object.__setattr__(self, field, (value,) if isinstance(value, str) else tuple(value))
+        for variant in self.variants:
+            if variant not in VARIANTS:
+                raise ValueError(f"{where}: variants has {variant!r}, which is not one of {_choices(VARIANTS)}")
+        if len(set(self.variants)) != len(self.variants):
+            raise ValueError(f"{where}: variants {self.variants} repeats a form")
+        if not self.inputs:
+            raise ValueError(f"{where}: an op takes at least one input")
+        names = [self.inputs[0][1:] if len(self.inputs) == 1 and self.inputs[0].startswith("*") else n
+                 for n in self.inputs] + list(self.params)
+        for n in names:
+            if not isinstance(n, str) or not n.isidentifier():
+                raise ValueError(f"{where}: input and param names must be identifiers, got {n!r}")
+            if n in RESERVED_NAMES:
+                raise ValueError(f"{where}: {n!r} means something else to a backward rule; rename the input")
+        if len(set(names)) != len(names):
+            raise ValueError(f"{where}: input and param names must be distinct, got {tuple(names)}")
+        if self.node is not None and (not isinstance(self.node, str) or not self.node.isidentifier()):
+            raise ValueError(f"{where}: node must be a class name, got {self.node!r}")
+        if type(self.view) is not bool:
+            raise TypeError(f"{where}: view must be True or False, got {self.view!r}")
+        if type(self.outputs) is not int or self.outputs == 0 or self.outputs < -1:
+            raise ValueError(f"{where}: outputs must be a positive count or -1 (any), got {self.outputs!r}")
+        if self.differentiable_outputs is not None:
+            flags = tuple(self.differentiable_outputs)
+            object.__setattr__(self, "differentiable_outputs", flags)
+            if self.outputs > 0 and len(flags) != self.outputs:
+                raise ValueError(f"{where}: differentiable_outputs has {len(flags)} flags for {self.outputs} outputs")
