@@ -81,6 +81,8 @@ class Declaration:
                 raise ValueError(f"{where}: variants has {variant!r}, which is not one of {_choices(VARIANTS)}")
         if len(set(self.variants)) != len(self.variants):
             raise ValueError(f"{where}: variants {self.variants} repeats a form")
+        if "inplace" in self.variants and "method" not in self.variants:
+            raise ValueError(f"{where}: an 'inplace' variant needs the 'method' variant")
         if not self.inputs:
             raise ValueError(f"{where}: an op takes at least one input")
         names = [self.inputs[0][1:] if len(self.inputs) == 1 and self.inputs[0].startswith("*") else n

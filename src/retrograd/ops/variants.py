@@ -29,14 +29,13 @@ from typing import Any
 from .op import Op, apply
 
 FUNCTION, METHOD, INPLACE = "function", "method", "inplace"
-KINDS = frozenset({FUNCTION, METHOD, INPLACE})
 # The topics whose entries are public at ``import retrograd`` (ops/__init__ imports them).
 TOPICS = ("elementwise", "reduce", "shape", "indexing")
 
 
 def declared(modules: Iterable[Any] | None = None) -> list[Op]:
     """The entries of ``modules`` (default: the eagerly imported topics) that declare variants,
-    each checked: known kinds, ``inplace`` only beside ``method``, one entry per public name.
+    checked for one entry per public name.
 
     >>> from retrograd.ops import variants
     >>> "erf" in [op.name for op in variants.declared()]
@@ -51,11 +50,7 @@ def declared(modules: Iterable[Any] | None = None) -> list[Op]:
         for value in vars(module).values():
             if not isinstance(value, Op) or not getattr(value, "variants", ()):
                 continue
-            unknown = set(value.variants) - KINDS
-            if unknown:
-                raise ValueError(f"{value.name}: unknown variants {sorted(unknown)} (expected {sorted(KINDS)})")
-            if INPLACE in value.variants and METHOD not in value.variants:
-                raise ValueError(f"{value.name}: an 'inplace' variant needs the 'method' variant")
+            # (each entry's own variants were checked when it was declared: ops/declaration.py)
             other = entries.setdefault(value.name, value)
             if other is not value:
                 raise ValueError(f"{value.name}: two entries declare variants under one public name")
