@@ -59,6 +59,7 @@ from ._functions import (
     where,
 )
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
+from .autograd.warn_state import is_warn_always_enabled, set_warn_always
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -133,4 +134,4 @@ __all__ = [
     "randperm", "return_types", "save", "load", "seed", "set_default_dtype", "set_grad_enabled", "short", "stack", "tensor",
     "uint8", "where", "zeros", "zeros_like",
 ]
-__all__ += ["set_printoptions"]
+__all__ += ["set_printoptions", "is_warn_always_enabled", "set_warn_always"]

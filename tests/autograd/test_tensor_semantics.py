@@ -206,3 +206,25 @@ def test_backward_create_graph_warns(torch: Any) -> None:
         assert torch_text.startswith(ours)  # PyTorch appends where in its C++ it was triggered
     finally:
         torch.set_warn_always(previous)
+
+
+def test_create_graph_warning_is_once_per_process_unless_warn_always(torch: Any, monkeypatch: Any) -> None:
+    from retrograd.autograd import warn_state
+
+    def count(lib: Any) -> int:
+        x = lib.ones(2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # whatever the filters say
+            for _ in range(3):
+                (x * x).sum().backward(create_graph=True)
+        return sum("create_graph=True will create a reference cycle" in str(w.message) for w in caught)
+
+    monkeypatch.setattr(warn_state, "_WARNED", set())  # a fresh process, as far as this warning goes
+    assert count(retrograd) == 1
+    assert count(retrograd) == 0
+    for lib in (retrograd, torch):
+        lib.set_warn_always(True)
+        try:
+            assert count(lib) == 3
+        finally:
+            lib.set_warn_always(False)

@@ -105,8 +105,12 @@ def _public(module: Any) -> set[str]:
             and not isinstance(getattr(module, n), types.ModuleType)}
 
 
+# Names added on purpose since the list was written.
+FUNCTIONS_ADDED = frozenset({"is_warn_always_enabled", "set_warn_always"})
+
+
 def test_public_functions_unchanged() -> None:
-    assert _public(rg) == FUNCTIONS_BEFORE
+    assert _public(rg) == FUNCTIONS_BEFORE | FUNCTIONS_ADDED
 
 
 def test_tensor_methods_unchanged() -> None:

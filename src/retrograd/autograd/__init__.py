@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from .grad_mode import (
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
+from .warn_state import warn_once
 
 __all__ = [
     "Function", "FunctionCtx", "functional", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
@@ -110,8 +110,7 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
-        # PyTorch warns once per process; Python's warning filters dedupe the same way by default.
-        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
+        warn_once(CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)  # (PyTorch's TORCH_WARN_ONCE)
     input_list = None
     if inputs is not None:
         input_list = _tensors(inputs, "inputs")
