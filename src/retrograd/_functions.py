@@ -1,5 +1,9 @@
 """The ``retrograd.<op>(tensor, ...)`` functions: PyTorch's functional spellings of the Tensor
-methods, plus a few that take several tensors (``cat``, ``stack``, ``where``, ``allclose``)."""
+methods, plus a few that take several tensors (``cat``, ``stack``, ``where``, ``allclose``).
+
+First the name tuples (one per topic) and the entries' declared ``function`` variants, then the
+hand-written functions, one block per topic: elementwise, reductions, shape and linear algebra,
+predicates. ``__all__`` is derived last."""
 
 from __future__ import annotations
 
@@ -72,9 +76,7 @@ for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS
 del _name
 
 
-# -- elementwise functions that take several tensors or a number first ------------------------
-
-
+# -- elementwise functions over several tensors or with a number first (pow ... where) --------
 def _other(name: str, value: Any) -> Tensor:
     from .ops.elementwise import require_tensor
 
@@ -204,6 +206,42 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
 def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     """Elementwise ``min(input, max)``; ``max`` may be a tensor."""
     return _t(input).clamp_max(max)
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise maximum; tied elements share the gradient.
+
+    >>> import retrograd as rg
+    >>> rg.maximum(rg.tensor([1., 5.]), rg.tensor([3., 2.])).tolist()
+    [3.0, 5.0]
+    """
+    from .ops import maximum as _maximum
+
+    return _maximum(_t(input), _operand(other))  # type: ignore[no-any-return]
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Elementwise minimum; tied elements share the gradient.
+
+    >>> import retrograd as rg
+    >>> rg.minimum(rg.tensor([1., 5.]), rg.tensor([3., 2.])).tolist()
+    [1.0, 2.0]
+    """
+    from .ops import minimum as _minimum
+
+    return _minimum(_t(input), _operand(other))  # type: ignore[no-any-return]
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """``input`` where ``condition`` holds, else ``other`` (broadcast; numbers allowed).
+
+    >>> import retrograd as rg
+    >>> rg.where(rg.tensor([True, False]), 1.0, 0.0).tolist()
+    [1.0, 0.0]
+    """
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(condition._data))
+    return apply(_where_op, (condition, _operand(input), _operand(other)))
 
 
 # -- reductions with several outputs or no method ---------------------------------------------
@@ -395,42 +433,6 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return _linalg.matmul(_t(input), _t(other))
 
 
-def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise maximum; tied elements share the gradient.
-
-    >>> import retrograd as rg
-    >>> rg.maximum(rg.tensor([1., 5.]), rg.tensor([3., 2.])).tolist()
-    [3.0, 5.0]
-    """
-    from .ops import maximum as _maximum
-
-    return _maximum(_t(input), _operand(other))  # type: ignore[no-any-return]
-
-
-def minimum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise minimum; tied elements share the gradient.
-
-    >>> import retrograd as rg
-    >>> rg.minimum(rg.tensor([1., 5.]), rg.tensor([3., 2.])).tolist()
-    [1.0, 2.0]
-    """
-    from .ops import minimum as _minimum
-
-    return _minimum(_t(input), _operand(other))  # type: ignore[no-any-return]
-
-
-def where(condition: Tensor, input: Any = None, other: Any = None) -> Any:  # noqa: A002
-    """``input`` where ``condition`` holds, else ``other`` (broadcast; numbers allowed).
-
-    >>> import retrograd as rg
-    >>> rg.where(rg.tensor([True, False]), 1.0, 0.0).tolist()
-    [1.0, 0.0]
-    """
-    if input is None and other is None:
-        return tuple(Tensor._make(i) for i in np.nonzero(condition._data))
-    return apply(_where_op, (condition, _operand(input), _operand(other)))
-
-
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing dim.
 
@@ -468,6 +470,7 @@ def _check_tensor_list(tensors: Sequence[Any], name: str) -> None:
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
 
 
+# -- predicates and closeness: is_tensor, equal, allclose, isclose, isnan, isinf, isfinite ----
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a retrograd Tensor.
 

@@ -3,6 +3,10 @@
 Methods are thin delegations to the op table in ``retrograd.ops``; the autograd state is:
 ``requires_grad``, ``grad``, ``grad_fn`` and ``output_nr`` (which output of the node this is),
 the version counter shared with views and detached aliases, and, for views, the root ``_base``.
+
+The class has one block per topic: metadata, autograd state, conversion, arithmetic and
+elementwise math, in-place, reductions, shape and indexing, linear algebra and nn. The op table
+is bound at the bottom of the module (operators, hot call paths and declared ``variants``).
 """
 
 from __future__ import annotations
@@ -469,7 +473,7 @@ class Tensor:
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
-    # -- conversion -----------------------------------------------------------------------------
+    # -- conversion ---------------------------------------------------------------------------
     def numpy(self, *, force: builtins.bool = False) -> np.ndarray:
         """The underlying array (shared, not copied).
 
@@ -645,7 +649,7 @@ class Tensor:
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
-    # -- arithmetic -----------------------------------------------------------------------------
+    # -- arithmetic and elementwise math ------------------------------------------------------
     # ``+ - * /`` are the ops' own call paths (``Op.operator``), set after the class; see the end.
     if TYPE_CHECKING:
         def __add__(self, other: Any) -> Any: ...
@@ -874,280 +878,6 @@ class Tensor:
     def logical_or(self, other: Tensor) -> Tensor:
         return _apply(_E.logical_or, (self, other))
 
-    # -- in-place -------------------------------------------------------------------------------
-    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply_inplace(_E.add, (self, _operand(other), alpha))
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply_inplace(_E.sub, (self, _operand(other), alpha))
-
-    def mul_(self, other: Any) -> Tensor:
-        return _apply_inplace(_E.mul, (self, _operand(other)))
-
-    def div_(self, other: Any) -> Tensor:
-        return _apply_inplace(_E.div, (self, _operand(other)))
-
-    def pow_(self, exponent: Any) -> Tensor:
-        exponent = _operand(exponent)
-        if isinstance(exponent, Tensor):
-            return _apply_inplace(_E.pow_tensor, (self, exponent))
-        return _apply_inplace(_E.pow_scalar, (self, exponent))
-
-    def neg_(self) -> Tensor:
-        return _apply_inplace(_E.neg, (self,))
-
-    def abs_(self) -> Tensor:
-        return _apply_inplace(_E.abs, (self,))
-
-    def exp_(self) -> Tensor:
-        return _apply_inplace(_E.exp, (self,))
-
-    def log_(self) -> Tensor:
-        return _apply_inplace(_E.log, (self,))
-
-    def sqrt_(self) -> Tensor:
-        return _apply_inplace(_E.sqrt, (self,))
-
-    def sin_(self) -> Tensor:
-        return _apply_inplace(_E.sin, (self,))
-
-    def cos_(self) -> Tensor:
-        return _apply_inplace(_E.cos, (self,))
-
-    def tanh_(self) -> Tensor:
-        return _apply_inplace(_E.tanh, (self,))
-
-    def sigmoid_(self) -> Tensor:
-        return _apply_inplace(_E.sigmoid, (self,))
-
-    def relu_(self) -> Tensor:
-        return _apply_inplace(_E.relu, (self,))
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return _apply_inplace(_E.clamp_tensor, (self, min, max))
-        return _apply_inplace(_E.clamp, (self, min, max))
-
-    clip_ = clamp_
-
-    def zero_(self) -> Tensor:
-        return _apply_inplace(_E.zero, (self,))
-
-    def fill_(self, value: Any) -> Tensor:
-        if isinstance(value, Tensor):  # a differentiable value: FillBackward3
-            return _apply_inplace(_E.fill_tensor, (self, _zero_dim_value(value, FILL_VALUE_ERROR)))
-        return _apply_inplace(_E.fill, (self, _scalar_value(value)))
-
-    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
-        if not isinstance(src, Tensor):
-            src = _as_tensor_like(src, self)
-        return _apply_inplace(_E.copy, (self, src))
-
-    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
-        if isinstance(value, Tensor):
-            return _apply_inplace(_E.masked_fill_tensor,
-                                  (self, mask, _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)))
-        return _apply_inplace(_E.masked_fill, (self, mask, _scalar_value(value)))
-
-    # -- reductions -----------------------------------------------------------------------------
-    def sum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
-        np_dtype = to_dtype(dtype).np if dtype is not None else None
-        if dim is None:
-            return _apply(_R.sum_all, (self, np_dtype))
-        return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
-
-    def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
-        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
-            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
-                               f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
-        x = self if dtype is None else self.to(dtype)
-        if dim is None:
-            return _apply(_R.mean_all, (x,))
-        return _apply(_R.mean_dim, (x, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
-        if dim is None:
-            return _apply(_R.max_all, (self,))
-        if isinstance(dim, Tensor):
-            return _ops.maximum(self, dim)
-        values, indices = _apply(_R.max_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
-        return _ops.return_types.max(values, indices)
-
-    def min(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
-        if dim is None:
-            return _apply(_R.min_all, (self,))
-        if isinstance(dim, Tensor):
-            return _ops.minimum(self, dim)
-        values, indices = _apply(_R.min_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
-        return _ops.return_types.min(values, indices)
-
-    def argmax(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
-        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
-        return _apply(_R.argmax, (self, d, keepdim))
-
-    def argmin(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
-        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
-        return _apply(_R.argmin, (self, d, keepdim))
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
-        ord_ = _R.norm_order(p, dim)
-        dims = _R.normalize_dims(dim, self._data.ndim)
-        if dtype is not None:
-            return _apply(_R.vector_norm_dtype, (self, ord_, dims, keepdim, _R.norm_dtype(self, dtype)))
-        return _apply(_R.vector_norm, (self, ord_, dims, keepdim))
-
-    def sum_to_size(self, *size: Any) -> Tensor:
-        shape = _sizes(size)
-        if shape == self._data.shape:
-            return self
-        return _apply(_R.sum_to_size, (self, shape))
-
-    # -- shape ----------------------------------------------------------------------------------
-    def view(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):
-            raise NotImplementedError("view(dtype) is not supported")
-        return _apply(_S.view, (self, _sizes(shape)))
-
-    def view_as(self, other: Tensor) -> Tensor:
-        return self.view(other._data.shape)
-
-    def reshape(self, *shape: Any) -> Tensor:
-        target = _sizes(shape)
-        if _S.can_view(self._data, target):
-            return _apply(_S.view, (self, target))
-        return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        return self.reshape(other._data.shape)
-
-    def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
-        ndim = self._data.ndim
-        if ndim == 0:
-            return self.reshape(1)
-        start = _R.normalize_dim(start_dim, ndim)
-        end = _R.normalize_dim(end_dim, ndim)
-        if start > end:
-            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-        if start == end:
-            return self
-        shape = self._data.shape
-        return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
-
-    def ravel(self) -> Tensor:
-        return self.contiguous().view(-1)
-
-    def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
-        ndim = self._data.ndim
-        return _apply(_S.transpose, (self, _R.normalize_dim(dim0, ndim), _R.normalize_dim(dim1, ndim)))
-
-    swapaxes = transpose
-    swapdims = transpose
-
-    def t(self) -> Tensor:
-        return _apply(_S.t, (self,))
-
-    @property
-    def T(self) -> Tensor:
-        if self._data.ndim <= 1:
-            return self
-        return _apply(_S.permute, (self, tuple(range(self._data.ndim - 1, -1, -1))))
-
-    @property
-    def mT(self) -> Tensor:
-        if self._data.ndim < 2:
-            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor.")
-        return self.transpose(-2, -1)
-
-    def permute(self, *dims: Any) -> Tensor:
-        ndim = self._data.ndim
-        if len(_sizes(dims)) != ndim:
-            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
-                               f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to "
-                               f"len(dims) = {len(_sizes(dims))}")
-        return _apply(_S.permute, (self, tuple(_R.normalize_dim(d, ndim) for d in _sizes(dims))))
-
-    def squeeze(self, dim: Any = None) -> Tensor:
-        ndim = self._data.ndim
-        if dim is None:
-            return _apply(_S.squeeze_all, (self,))
-        if isinstance(dim, (tuple, list)):
-            return _apply(_S.squeeze_dims, (self, tuple(_R.normalize_dim(d, ndim) for d in dim)))
-        return _apply(_S.squeeze_dim, (self, (_R.normalize_dim(dim, ndim),)))
-
-    def unsqueeze(self, dim: builtins.int) -> Tensor:
-        return _apply(_S.unsqueeze, (self, _R.normalize_dim(dim, self._data.ndim + 1)))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        return _apply(_S.expand, (self, _sizes(sizes)))
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        return self.expand(other._data.shape)
-
-    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
-        ndim = self._data.ndim
-        if ndim == 0:
-            raise IndexError("select() cannot be applied to a 0-dim tensor.")
-        d = _R.normalize_dim(dim, ndim)
-        index = int(index)
-        size = self._data.shape[d]
-        if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
-        return _apply(_S.select, (self, d, index % size))
-
-    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
-        d = _R.normalize_dim(dim, self._data.ndim)
-        size = self._data.shape[d]
-        start = int(start)
-        if start < 0:
-            start += size
-        if not 0 <= start <= size or length < 0 or start + length > size:
-            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-        return _apply(_S.slice_op, (self, d, start, start + int(length), 1))
-
-    def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
-        return tuple(_apply(_S.unbind, (self, _R.normalize_dim(dim, self._data.ndim))))
-
-    def gather(self, dim: builtins.int, index: Any, *, sparse_grad: builtins.bool = False) -> Tensor:
-        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
-
-    def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
-        op, args = _S.scatter_args(self, dim, index, src, value, reduce)
-        return _apply(op, args)
-
-    def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
-        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
-
-    def __getitem__(self, key: Any) -> Tensor:
-        return _ops.indexing.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        _ops.indexing.setitem(self, key, value)
-
-    # -- linear algebra and nn ------------------------------------------------------------------
-    def matmul(self, other: Tensor) -> Tensor:
-        return _ops.linalg.matmul(self, other)
-
-    def mm(self, mat2: Tensor) -> Tensor:
-        return _ops.linalg.mm.binary(self, mat2)
-
-    def mv(self, vec: Tensor) -> Tensor:
-        return _ops.linalg.mv.binary(self, vec)
-
-    def dot(self, other: Tensor) -> Tensor:
-        return _ops.linalg.dot.binary(self, other)
-
-    def bmm(self, mat2: Tensor) -> Tensor:
-        return _ops.linalg.bmm.binary(self, mat2)
-
-    def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
-        x = self if dtype is None else self.to(dtype)
-        return _apply(_ops.nn.softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
-
-    def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
-        x = self if dtype is None else self.to(dtype)
-        return _apply(_ops.nn.log_softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
-
-    # -- more elementwise ops (keep this block for elementwise methods) ---------------------------
     def square(self) -> Tensor:
         x = self.to(_dtype.int64) if self._data.dtype == np.bool_ else self
         return _apply(_E.pow_scalar, (x, 2))
@@ -1335,7 +1065,134 @@ class Tensor:
 
     divide_ = true_divide_
 
-    # -- more reductions (keep this block for reduction methods) ----------------------------------
+    # -- in-place -----------------------------------------------------------------------------
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _apply_inplace(_E.add, (self, _operand(other), alpha))
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _apply_inplace(_E.sub, (self, _operand(other), alpha))
+
+    def mul_(self, other: Any) -> Tensor:
+        return _apply_inplace(_E.mul, (self, _operand(other)))
+
+    def div_(self, other: Any) -> Tensor:
+        return _apply_inplace(_E.div, (self, _operand(other)))
+
+    def pow_(self, exponent: Any) -> Tensor:
+        exponent = _operand(exponent)
+        if isinstance(exponent, Tensor):
+            return _apply_inplace(_E.pow_tensor, (self, exponent))
+        return _apply_inplace(_E.pow_scalar, (self, exponent))
+
+    def neg_(self) -> Tensor:
+        return _apply_inplace(_E.neg, (self,))
+
+    def abs_(self) -> Tensor:
+        return _apply_inplace(_E.abs, (self,))
+
+    def exp_(self) -> Tensor:
+        return _apply_inplace(_E.exp, (self,))
+
+    def log_(self) -> Tensor:
+        return _apply_inplace(_E.log, (self,))
+
+    def sqrt_(self) -> Tensor:
+        return _apply_inplace(_E.sqrt, (self,))
+
+    def sin_(self) -> Tensor:
+        return _apply_inplace(_E.sin, (self,))
+
+    def cos_(self) -> Tensor:
+        return _apply_inplace(_E.cos, (self,))
+
+    def tanh_(self) -> Tensor:
+        return _apply_inplace(_E.tanh, (self,))
+
+    def sigmoid_(self) -> Tensor:
+        return _apply_inplace(_E.sigmoid, (self,))
+
+    def relu_(self) -> Tensor:
+        return _apply_inplace(_E.relu, (self,))
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            return _apply_inplace(_E.clamp_tensor, (self, min, max))
+        return _apply_inplace(_E.clamp, (self, min, max))
+
+    clip_ = clamp_
+
+    def zero_(self) -> Tensor:
+        return _apply_inplace(_E.zero, (self,))
+
+    def fill_(self, value: Any) -> Tensor:
+        if isinstance(value, Tensor):  # a differentiable value: FillBackward3
+            return _apply_inplace(_E.fill_tensor, (self, _zero_dim_value(value, FILL_VALUE_ERROR)))
+        return _apply_inplace(_E.fill, (self, _scalar_value(value)))
+
+    def copy_(self, src: Any, non_blocking: builtins.bool = False) -> Tensor:
+        if not isinstance(src, Tensor):
+            src = _as_tensor_like(src, self)
+        return _apply_inplace(_E.copy, (self, src))
+
+    def masked_fill_(self, mask: Tensor, value: Any) -> Tensor:
+        if isinstance(value, Tensor):
+            return _apply_inplace(_E.masked_fill_tensor,
+                                  (self, mask, _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)))
+        return _apply_inplace(_E.masked_fill, (self, mask, _scalar_value(value)))
+
+    # -- reductions ---------------------------------------------------------------------------
+    def sum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else None
+        if dim is None:
+            return _apply(_R.sum_all, (self, np_dtype))
+        return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
+
+    def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
+            raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
+                               f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
+        x = self if dtype is None else self.to(dtype)
+        if dim is None:
+            return _apply(_R.mean_all, (x,))
+        return _apply(_R.mean_dim, (x, _R.normalize_dims(dim, self._data.ndim), keepdim))
+
+    def max(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+        if dim is None:
+            return _apply(_R.max_all, (self,))
+        if isinstance(dim, Tensor):
+            return _ops.maximum(self, dim)
+        values, indices = _apply(_R.max_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.max(values, indices)
+
+    def min(self, dim: Any = None, keepdim: builtins.bool = False) -> Any:
+        if dim is None:
+            return _apply(_R.min_all, (self,))
+        if isinstance(dim, Tensor):
+            return _ops.minimum(self, dim)
+        values, indices = _apply(_R.min_dim, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
+        return _ops.return_types.min(values, indices)
+
+    def argmax(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
+        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
+        return _apply(_R.argmax, (self, d, keepdim))
+
+    def argmin(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
+        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
+        return _apply(_R.argmin, (self, d, keepdim))
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, dtype: Any = None) -> Tensor:
+        ord_ = _R.norm_order(p, dim)
+        dims = _R.normalize_dims(dim, self._data.ndim)
+        if dtype is not None:
+            return _apply(_R.vector_norm_dtype, (self, ord_, dims, keepdim, _R.norm_dtype(self, dtype)))
+        return _apply(_R.vector_norm, (self, ord_, dims, keepdim))
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        shape = _sizes(size)
+        if shape == self._data.shape:
+            return self
+        return _apply(_R.sum_to_size, (self, shape))
+
     def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         if dim is None:
@@ -1450,7 +1307,127 @@ class Tensor:
         count = _apply(_R.sum_dim, (Tensor._make(~np.isnan(x._data)), dims, keepdim, None))
         return x.nansum(dim, keepdim) / count
 
-    # -- more shape and indexing ops (keep this block for shape/indexing methods) -----------------
+    # -- shape and indexing -------------------------------------------------------------------
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):
+            raise NotImplementedError("view(dtype) is not supported")
+        return _apply(_S.view, (self, _sizes(shape)))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other._data.shape)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        target = _sizes(shape)
+        if _S.can_view(self._data, target):
+            return _apply(_S.view, (self, target))
+        return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other._data.shape)
+
+    def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
+        ndim = self._data.ndim
+        if ndim == 0:
+            return self.reshape(1)
+        start = _R.normalize_dim(start_dim, ndim)
+        end = _R.normalize_dim(end_dim, ndim)
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if start == end:
+            return self
+        shape = self._data.shape
+        return self.reshape(shape[:start] + (-1,) + shape[end + 1:])
+
+    def ravel(self) -> Tensor:
+        return self.contiguous().view(-1)
+
+    def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        ndim = self._data.ndim
+        return _apply(_S.transpose, (self, _R.normalize_dim(dim0, ndim), _R.normalize_dim(dim1, ndim)))
+
+    swapaxes = transpose
+    swapdims = transpose
+
+    def t(self) -> Tensor:
+        return _apply(_S.t, (self,))
+
+    @property
+    def T(self) -> Tensor:
+        if self._data.ndim <= 1:
+            return self
+        return _apply(_S.permute, (self, tuple(range(self._data.ndim - 1, -1, -1))))
+
+    @property
+    def mT(self) -> Tensor:
+        if self._data.ndim < 2:
+            raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    def permute(self, *dims: Any) -> Tensor:
+        ndim = self._data.ndim
+        if len(_sizes(dims)) != ndim:
+            raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                               f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to "
+                               f"len(dims) = {len(_sizes(dims))}")
+        return _apply(_S.permute, (self, tuple(_R.normalize_dim(d, ndim) for d in _sizes(dims))))
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        ndim = self._data.ndim
+        if dim is None:
+            return _apply(_S.squeeze_all, (self,))
+        if isinstance(dim, (tuple, list)):
+            return _apply(_S.squeeze_dims, (self, tuple(_R.normalize_dim(d, ndim) for d in dim)))
+        return _apply(_S.squeeze_dim, (self, (_R.normalize_dim(dim, ndim),)))
+
+    def unsqueeze(self, dim: builtins.int) -> Tensor:
+        return _apply(_S.unsqueeze, (self, _R.normalize_dim(dim, self._data.ndim + 1)))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return _apply(_S.expand, (self, _sizes(sizes)))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other._data.shape)
+
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        ndim = self._data.ndim
+        if ndim == 0:
+            raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        d = _R.normalize_dim(dim, ndim)
+        index = int(index)
+        size = self._data.shape[d]
+        if not -size <= index < size:
+            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        return _apply(_S.select, (self, d, index % size))
+
+    def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        d = _R.normalize_dim(dim, self._data.ndim)
+        size = self._data.shape[d]
+        start = int(start)
+        if start < 0:
+            start += size
+        if not 0 <= start <= size or length < 0 or start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return _apply(_S.slice_op, (self, d, start, start + int(length), 1))
+
+    def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        return tuple(_apply(_S.unbind, (self, _R.normalize_dim(dim, self._data.ndim))))
+
+    def gather(self, dim: builtins.int, index: Any, *, sparse_grad: builtins.bool = False) -> Tensor:
+        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
+
+    def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
+        op, args = _S.scatter_args(self, dim, index, src, value, reduce)
+        return _apply(op, args)
+
+    def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
+        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return _ops.indexing.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _ops.indexing.setitem(self, key, value)
+
     def flip(self, *dims: Any, **kwargs: Any) -> Tensor:
         dims = _sizes(dims) if dims else _sizes((kwargs.pop("dims"),))
         return _apply(_S.flip, (self, _S.normalize_dim_list(dims, self._data.ndim)))
@@ -1581,8 +1558,30 @@ class Tensor:
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 
+    # -- linear algebra and nn ----------------------------------------------------------------
+    def matmul(self, other: Tensor) -> Tensor:
+        return _ops.linalg.matmul(self, other)
 
-    # -- more linear algebra (keep this block for linear-algebra methods) -------------------------
+    def mm(self, mat2: Tensor) -> Tensor:
+        return _ops.linalg.mm.binary(self, mat2)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        return _ops.linalg.mv.binary(self, vec)
+
+    def dot(self, other: Tensor) -> Tensor:
+        return _ops.linalg.dot.binary(self, other)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        return _ops.linalg.bmm.binary(self, mat2)
+
+    def softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
+        x = self if dtype is None else self.to(dtype)
+        return _apply(_ops.nn.softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
+
+    def log_softmax(self, dim: builtins.int, dtype: Any = None) -> Tensor:
+        x = self if dtype is None else self.to(dtype)
+        return _apply(_ops.nn.log_softmax, (x, _R.normalize_dim(dim, self._data.ndim)))
+
     def diagonal(self, offset: Any = 0, dim1: Any = 0, dim2: Any = 1) -> Tensor:
         d1, d2 = _S._check_diagonal_dims(self._data.ndim, dim1, dim2)
         return _apply(_S.diagonal, (self, int(offset), d1, d2))
@@ -1661,8 +1660,6 @@ class Tensor:
     def matrix_power(self, n: Any) -> Tensor:
         return _ops.linalg.matrix_power(self, n)
 
-
-    # -- more nn methods (keep this block for nn-related methods) ---------------------------------
     def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 

@@ -1,4 +1,8 @@
-"""Elementwise ops: arithmetic, unary math, activations, comparisons, ``where``, casts.
+"""Elementwise ops, one block per topic: shared helpers; arithmetic (add, sub, mul, div, pow, rsub,
+maximum, minimum); division with rounding, remainder, fmod; unary math (exp/log family, trig,
+hyperbolic, sigmoid, relu, sign, abs, clamp), atan2, hypot, logaddexp; erf, erfc, erfinv; rounding;
+clamp with tensor bounds, clamp_min/clamp_max, nan_to_num; lerp, addcmul, addcdiv; comparisons,
+logical and bitwise ops, ``where``; copies, casts and fills.
 
 Each entry is one ``Op``: the NumPy forward beside one backward rule per input (see op.py).
 Binary ops broadcast; the engine sums each gradient back to its input's shape.
@@ -20,6 +24,52 @@ sigmoid_backward: Op
 # An entry's public forms: ``retrograd.<name>``, ``Tensor.<name>`` and ``Tensor.<name>_`` (bound by
 # ops/variants.py).
 _ALL_FORMS = ("function", "method", "inplace")
+
+
+# -- shared helpers ---------------------------------------------------------------------------
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+_SQRT_PI = float(np.sqrt(np.pi))
+_TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
+
+
+def _const(array: np.ndarray) -> Any:
+    """A constant (non-differentiable) tensor built from data inside a backward rule."""
+    from ..tensor import Tensor
+
+    return Tensor._make(array)
+
+
+def require_tensor(name: str, value: Any, position: int) -> Any:
+    """PyTorch's TypeError for a binary op whose ``other`` must be a tensor (no Python numbers)."""
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value
+    raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def _quiet(fn: Any) -> Any:
+    """Run a NumPy function without floating-point warnings: PyTorch returns nan/inf silently."""
+
+    def forward(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
+    forward.__name__ = getattr(fn, "__name__", "forward")
+    return forward
+
+
+def _zeros_like(grad: Any) -> Any:
+    """A fresh zero gradient (PyTorch's ``zeros_like(grad)``: no NaN from ``inf * 0``)."""
+    from ..tensor import Tensor
+
+    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
+
+
+def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
+
 
 # -- arithmetic -------------------------------------------------------------------------------
 
@@ -188,8 +238,128 @@ pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
 
-# -- unary math: the hot ones (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp) -
 
+def _rsub_tensor(a: Any, b: Any, alpha: Any) -> Any:
+    return _sub(b, a, alpha)
+
+
+# ``torch.rsub(input, other, alpha)`` = ``other - alpha * input``.
+rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "other"), params=("alpha",),
+                 dtype="promote",
+                 grads=(lambda grad, alpha: -_scaled(grad, alpha),
+                        lambda grad: grad))
+
+
+def _maximum_grad(grad: Any, self: Any, other: Any) -> Any:
+    # Ties split the gradient evenly, as PyTorch does.
+    return where(self == other, grad / 2, grad).masked_fill(self < other, 0.0)
+
+
+def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
+    return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
+
+
+@array_scalars
+def _maximum(a: Any, b: Any) -> Any:
+    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
+    return np.maximum(b, a)
+
+
+@array_scalars
+def _minimum(a: Any, b: Any) -> Any:
+    return np.minimum(b, a)
+
+
+maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
+             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
+minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
+             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
+
+
+# -- division with rounding, remainder, fmod --------------------------------------------------
+def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
+    if rounding_mode == "floor":
+        if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
+            if np.any(np.asarray(b) == 0):
+                raise RuntimeError("ZeroDivisionError")
+            return np.floor_divide(a, b)
+        return np.floor(np.true_divide(a, b))
+    if rounding_mode == "trunc":
+        q = np.true_divide(a, b)
+        out = np.trunc(q)
+        integral = np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu"
+        return np.asarray(out).astype(np.result_type(a, b)) if integral else out
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
+    )
+
+
+# Rounded division is piecewise constant: zero gradient, as in PyTorch.
+div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
+                  dtype="promote", grads=(_zeros_like, _zeros_like))
+
+
+def _check_integer_divisor(a: Any, b: Any) -> None:
+    if np.asarray(a).dtype.kind in "iub":
+        b_arr = np.asarray(b)
+        if b_arr.dtype.kind in "iub" and np.any(b_arr == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _remainder(a: Any, b: Any) -> Any:
+    if np.asarray(a).dtype is _BOOL:
+        raise _not_implemented_for("remainder_cpu", _BOOL)
+    _check_integer_divisor(a, b)
+    with np.errstate(all="ignore"):
+        return np.mod(a, b)
+
+
+remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
+               grads=(lambda grad: grad,
+                      lambda grad, self, other: -grad * (self / other).floor()))
+
+
+def _fmod(a: Any, b: Any) -> Any:
+    if a.dtype is _BOOL:
+        raise _not_implemented_for("fmod_cpu", a.dtype)
+    _check_integer_divisor(a, b)
+    with np.errstate(all="ignore"):
+        return np.fmod(a, b)
+
+
+fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
+                 dtype="promote+params", grads=(lambda grad: grad,))
+fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
+          grads=(lambda grad: grad,
+                 lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
+def _remainder_scalar(x: Any, other: Any) -> Any:
+    if type(other) is int and x.dtype.kind in "iu":
+        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(x, other)
+
+
+remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
+                      params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
+
+
+def _remainder_not_implemented(grad: Any) -> Any:
+    raise RuntimeError("derivative for aten::remainder is not implemented")
+
+
+# ``remainder(number, tensor)``: PyTorch records a node that refuses to differentiate.
+def _remainder_scalar_self(x: Any, base: Any) -> Any:
+    if type(base) is int and x.dtype.kind in "iu":
+        base = wrap_int(base, x.dtype)  # PyTorch wraps the number into the integer dtype
+    return _remainder(base, x)
+
+
+remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
+                           params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
+
+
+# -- unary math -------------------------------------------------------------------------------
+# The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
+# (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", np.exp, node="ExpBackward0", dtype="float_unary",
          grads=(lambda grad, result: grad * result,))
 log = Op("log", np.log, node="LogBackward0", dtype="float_unary",
@@ -236,12 +406,6 @@ def _sigmoid(x: Any) -> Any:
 
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
              grads=(lambda grad, result: sigmoid_backward(grad, result),))
-
-def _zeros_like(grad: Any) -> Any:
-    """A fresh zero gradient (PyTorch's ``zeros_like(grad)``: no NaN from ``inf * 0``)."""
-    from ..tensor import Tensor
-
-    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -317,254 +481,8 @@ def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
 
 clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,))
 
-# -- comparisons (no gradient; bool results) --------------------------------------------------
 
-_BINARY = ("self", "other")
-eq = Op("eq", np.equal, inputs=_BINARY)
-ne = Op("ne", np.not_equal, inputs=_BINARY)
-lt = Op("lt", np.less, inputs=_BINARY)
-le = Op("le", np.less_equal, inputs=_BINARY)
-gt = Op("gt", np.greater, inputs=_BINARY)
-ge = Op("ge", np.greater_equal, inputs=_BINARY)
-logical_not = Op("logical_not", np.logical_not)
-logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"))
-logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"))
-logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"))
-bitwise_and = Op("bitwise_and", np.bitwise_and, inputs=("self", "other"))
-bitwise_or = Op("bitwise_or", np.bitwise_or, inputs=("self", "other"))
-bitwise_xor = Op("bitwise_xor", np.bitwise_xor, inputs=("self", "other"))
-bitwise_not = Op("bitwise_not", np.invert)
-
-
-def _where(condition: Any, x: Any, y: Any) -> Any:
-    if condition.dtype != np.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-                           f"{scalar_type_name(condition.dtype)}")
-    if type(x) is not np.ndarray and type(y) is not np.ndarray:
-        # Two Python numbers: PyTorch's dtype for them (a float is the default dtype, not float64).
-        return np.where(condition, x, y).astype(result_type((x, y)), copy=False)
-    return np.where(condition, x, y)
-
-
-where = Op("where", _where, node="WhereBackward0", inputs=("condition", "self", "other"), dtype="promote_values",
-           grads=(None,
-                  lambda grad, condition: where(condition, grad, 0.0),
-                  lambda grad, condition: where(condition, 0.0, grad)))
-
-# -- copies and casts -------------------------------------------------------------------------
-
-clone = Op("clone", lambda x: x.copy(), node="CloneBackward0", grads=(lambda grad: grad,))
-
-to_dtype = Op("to", lambda x, dtype: x.astype(dtype), node="ToCopyBackward0", params=("dtype",),
-              grads=(lambda grad, self_dtype: grad.to(FROM_NUMPY[self_dtype]),))
-
-# The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
-copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
-          inputs=("self", "src"),
-          grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
-                 lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
-
-fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
-          params=("value",), grads=(_zeros_like,))
-
-# ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
-# engine reduces the broadcast value's gradient to its 0-d shape).
-fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward3",
-                 inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
-
-zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
-
-masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
-                 node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
-                 grads=(lambda grad, mask: where(mask, 0.0, grad), None))
-
-# ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
-masked_fill_tensor = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
-                        node="MaskedFillBackward1", inputs=("self", "mask", "value"),
-                        grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
-
-
-def _maximum_grad(grad: Any, self: Any, other: Any) -> Any:
-    # Ties split the gradient evenly, as PyTorch does.
-    return where(self == other, grad / 2, grad).masked_fill(self < other, 0.0)
-
-
-def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
-    return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
-
-
-@array_scalars
-def _maximum(a: Any, b: Any) -> Any:
-    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
-    return np.maximum(b, a)
-
-
-@array_scalars
-def _minimum(a: Any, b: Any) -> Any:
-    return np.minimum(b, a)
-
-
-maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
-minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
-
-
-def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
-    if rounding_mode == "floor":
-        if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
-            if np.any(np.asarray(b) == 0):
-                raise RuntimeError("ZeroDivisionError")
-            return np.floor_divide(a, b)
-        return np.floor(np.true_divide(a, b))
-    if rounding_mode == "trunc":
-        q = np.true_divide(a, b)
-        out = np.trunc(q)
-        integral = np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu"
-        return np.asarray(out).astype(np.result_type(a, b)) if integral else out
-    raise RuntimeError(
-        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'"
-    )
-
-
-# Rounded division is piecewise constant: zero gradient, as in PyTorch.
-div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
-                  dtype="promote", grads=(_zeros_like, _zeros_like))
-
-
-def _check_integer_divisor(a: Any, b: Any) -> None:
-    if np.asarray(a).dtype.kind in "iub":
-        b_arr = np.asarray(b)
-        if b_arr.dtype.kind in "iub" and np.any(b_arr == 0):
-            raise RuntimeError("ZeroDivisionError")
-
-
-def _remainder(a: Any, b: Any) -> Any:
-    if np.asarray(a).dtype is _BOOL:
-        raise _not_implemented_for("remainder_cpu", _BOOL)
-    _check_integer_divisor(a, b)
-    with np.errstate(all="ignore"):
-        return np.mod(a, b)
-
-
-remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
-               grads=(lambda grad: grad,
-                      lambda grad, self, other: -grad * (self / other).floor()))
-
-def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
-
-
-def _rounding(kernel: str, fn: Any) -> Any:
-    """Rounding forwards: integers are returned as they are, bools are refused (as PyTorch)."""
-
-    def forward(x: np.ndarray) -> np.ndarray:
-        kind = x.dtype.kind
-        if kind == "b":
-            raise _not_implemented_for(kernel, x.dtype)
-        if kind in "iu":
-            return x.copy()
-        return fn(x)
-
-    return forward
-
-
-floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,),
-           variants=_ALL_FORMS)
-
-
-def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
-    if x.dtype.kind == "b":
-        raise _not_implemented_for("clamp_cpu", x.dtype)
-    out = x
-    if lo is not None:
-        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
-    if hi is not None:
-        out = np.minimum(hi, out)
-    return out
-
-
-def _clamp_self_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
-    keep = None
-    if min is not None:
-        keep = self >= min
-    if max is not None:
-        upper = self <= max
-        keep = upper if keep is None else keep & upper
-    return where(keep, grad, 0.0)
-
-
-def _clamp_min_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
-    picked = self < min
-    if max is not None:
-        picked = picked & (min <= max)
-    return where(picked, grad, 0.0)
-
-
-def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
-    picked = self > max
-    if min is not None:
-        picked = picked | (min > max)
-    return where(picked, grad, 0.0)
-
-
-clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
-                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad))
-
-# =============================================================================================
-# More elementwise ops: subtraction/division variants, unary math, rounding, erf family,
-# three-input ops (lerp, addcmul, addcdiv), clamp_min/clamp_max, nan_to_num.
-# =============================================================================================
-
-_LN2 = float(np.log(2.0))
-_LN10 = float(np.log(10.0))
-_SQRT_PI = float(np.sqrt(np.pi))
-_TWO_OVER_SQRT_PI = 2.0 / _SQRT_PI
-
-
-def _const(array: np.ndarray) -> Any:
-    """A constant (non-differentiable) tensor built from data inside a backward rule."""
-    from ..tensor import Tensor
-
-    return Tensor._make(array)
-
-
-def require_tensor(name: str, value: Any, position: int) -> Any:
-    """PyTorch's TypeError for a binary op whose ``other`` must be a tensor (no Python numbers)."""
-    from ..tensor import Tensor
-
-    if isinstance(value, Tensor):
-        return value
-    raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
-
-
-def _quiet(fn: Any) -> Any:
-    """Run a NumPy function without floating-point warnings: PyTorch returns nan/inf silently."""
-
-    def forward(*args: Any) -> Any:
-        with np.errstate(all="ignore"):
-            return fn(*args)
-
-    forward.__name__ = getattr(fn, "__name__", "forward")
-    return forward
-
-
-# -- rsub with two tensors ----------------------------------------------------------------------
-
-
-def _rsub_tensor(a: Any, b: Any, alpha: Any) -> Any:
-    return _sub(b, a, alpha)
-
-
-# ``torch.rsub(input, other, alpha)`` = ``other - alpha * input``.
-rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "other"), params=("alpha",),
-                 dtype="promote",
-                 grads=(lambda grad, alpha: -_scaled(grad, alpha),
-                        lambda grad: grad))
-
-# -- unary math: the rest (float results; exp/log family, trig, hyperbolic), atan2, hypot, logaddexp
-
-
+# The rest of unary math (float results).
 def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
     return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants)
 
@@ -647,6 +565,7 @@ logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self
 logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
                        lambda grad, self, other: grad / (exp2(self - other) + 1)))
+
 
 # -- erf, erfc, erfinv (no SciPy) --------------------------------------------------------------
 # erf(x) for |x| < 1.25: 2/sqrt(pi) * exp(-x^2) * sum_n (2x^2)^n x / (1*3*...*(2n+1)) (all terms
@@ -765,7 +684,24 @@ erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_un
 erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
             grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS)
 
-# -- rounding (zero gradient, as PyTorch) ------------------------------------------------------
+
+# -- rounding (zero gradient, as PyTorch) -----------------------------------------------------
+def _rounding(kernel: str, fn: Any) -> Any:
+    """Rounding forwards: integers are returned as they are, bools are refused (as PyTorch)."""
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        kind = x.dtype.kind
+        if kind == "b":
+            raise _not_implemented_for(kernel, x.dtype)
+        if kind in "iu":
+            return x.copy()
+        return fn(x)
+
+    return forward
+
+
+floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,),
+           variants=_ALL_FORMS)
 
 
 ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,),
@@ -797,49 +733,77 @@ frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,),
           variants=_ALL_FORMS)
 
 
-# -- fmod, remainder ---------------------------------------------------------------------------
+# -- clamp with tensor bounds, clamp_min / clamp_max, nan_to_num ------------------------------
+def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise _not_implemented_for("clamp_cpu", x.dtype)
+    out = x
+    if lo is not None:
+        out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
+    if hi is not None:
+        out = np.minimum(hi, out)
+    return out
 
 
-def _fmod(a: Any, b: Any) -> Any:
-    if a.dtype is _BOOL:
-        raise _not_implemented_for("fmod_cpu", a.dtype)
-    _check_integer_divisor(a, b)
-    with np.errstate(all="ignore"):
-        return np.fmod(a, b)
+def _clamp_self_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    keep = None
+    if min is not None:
+        keep = self >= min
+    if max is not None:
+        upper = self <= max
+        keep = upper if keep is None else keep & upper
+    return where(keep, grad, 0.0)
 
 
-fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
-                 dtype="promote+params", grads=(lambda grad: grad,))
-fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
-          grads=(lambda grad: grad,
-                 lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
-def _remainder_scalar(x: Any, other: Any) -> Any:
-    if type(other) is int and x.dtype.kind in "iu":
-        other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
-    return _remainder(x, other)
+def _clamp_min_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    picked = self < min
+    if max is not None:
+        picked = picked & (min <= max)
+    return where(picked, grad, 0.0)
 
 
-remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
-                      params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
+def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
+    picked = self > max
+    if min is not None:
+        picked = picked | (min > max)
+    return where(picked, grad, 0.0)
 
 
-def _remainder_not_implemented(grad: Any) -> Any:
-    raise RuntimeError("derivative for aten::remainder is not implemented")
+clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
+                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad))
 
 
-# ``remainder(number, tensor)``: PyTorch records a node that refuses to differentiate.
-def _remainder_scalar_self(x: Any, base: Any) -> Any:
-    if type(base) is int and x.dtype.kind in "iu":
-        base = wrap_int(base, x.dtype)  # PyTorch wraps the number into the integer dtype
-    return _remainder(base, x)
+def _clamp_one(fn: Any) -> Any:
+    def forward(x: np.ndarray, bound: Any) -> np.ndarray:
+        x = _clamp_promote(x, bound)
+        return np.asarray(fn(bound, x)).astype(x.dtype, copy=False)  # the input on a tie
+
+    return forward
 
 
-remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
-                           params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
+clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
+clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),))  # noqa: A006
+clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
+                             lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
+clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
+                             lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
 
-# -- lerp, addcmul, addcdiv --------------------------------------------------------------------
+
+def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
+    if x.dtype.kind != "f":
+        return x.copy()
+    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
+nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
+                grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
+
+
+# -- lerp, addcmul, addcdiv -------------------------------------------------------------------
 _CPP_TYPE_NAMES = {
     "float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
     "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
@@ -955,35 +919,70 @@ addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tens
                     lambda grad, tensor2, value: grad * (value / tensor2),
                     lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2)))
 
-# -- clamp_min / clamp_max, nan_to_num --------------------------------------------------------
+
+# -- comparisons (no gradient; bool results) --------------------------------------------------
+
+_BINARY = ("self", "other")
+eq = Op("eq", np.equal, inputs=_BINARY)
+ne = Op("ne", np.not_equal, inputs=_BINARY)
+lt = Op("lt", np.less, inputs=_BINARY)
+le = Op("le", np.less_equal, inputs=_BINARY)
+gt = Op("gt", np.greater, inputs=_BINARY)
+ge = Op("ge", np.greater_equal, inputs=_BINARY)
+logical_not = Op("logical_not", np.logical_not)
+logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"))
+logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"))
+logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"))
+bitwise_and = Op("bitwise_and", np.bitwise_and, inputs=("self", "other"))
+bitwise_or = Op("bitwise_or", np.bitwise_or, inputs=("self", "other"))
+bitwise_xor = Op("bitwise_xor", np.bitwise_xor, inputs=("self", "other"))
+bitwise_not = Op("bitwise_not", np.invert)
 
 
-def _clamp_one(fn: Any) -> Any:
-    def forward(x: np.ndarray, bound: Any) -> np.ndarray:
-        x = _clamp_promote(x, bound)
-        return np.asarray(fn(bound, x)).astype(x.dtype, copy=False)  # the input on a tie
-
-    return forward
-
-
-clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
-                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
-clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
-                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),))  # noqa: A006
-clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
-                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
-                             lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
-clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
-                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
-                             lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
+def _where(condition: Any, x: Any, y: Any) -> Any:
+    if condition.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{scalar_type_name(condition.dtype)}")
+    if type(x) is not np.ndarray and type(y) is not np.ndarray:
+        # Two Python numbers: PyTorch's dtype for them (a float is the default dtype, not float64).
+        return np.where(condition, x, y).astype(result_type((x, y)), copy=False)
+    return np.where(condition, x, y)
 
 
-def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
-    if x.dtype.kind != "f":
-        return x.copy()
-    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+where = Op("where", _where, node="WhereBackward0", inputs=("condition", "self", "other"), dtype="promote_values",
+           grads=(None,
+                  lambda grad, condition: where(condition, grad, 0.0),
+                  lambda grad, condition: where(condition, 0.0, grad)))
 
 
-nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
-                grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
+# -- copies and casts -------------------------------------------------------------------------
 
+clone = Op("clone", lambda x: x.copy(), node="CloneBackward0", grads=(lambda grad: grad,))
+
+to_dtype = Op("to", lambda x, dtype: x.astype(dtype), node="ToCopyBackward0", params=("dtype",),
+              grads=(lambda grad, self_dtype: grad.to(FROM_NUMPY[self_dtype]),))
+
+# The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
+copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
+          inputs=("self", "src"),
+          grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
+                 lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
+
+fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
+          params=("value",), grads=(_zeros_like,))
+
+# ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
+# engine reduces the broadcast value's gradient to its 0-d shape).
+fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward3",
+                 inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
+
+zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
+
+masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+                 node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
+                 grads=(lambda grad, mask: where(mask, 0.0, grad), None))
+
+# ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
+masked_fill_tensor = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+                        node="MaskedFillBackward1", inputs=("self", "mask", "value"),
+                        grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))

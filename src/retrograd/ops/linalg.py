@@ -1,9 +1,10 @@
-"""Linear algebra. Matrix products: ``mm``, ``mv``, ``dot``, ``bmm``, and ``matmul`` composed from
-them as PyTorch composes it (so ``grad_fn`` chains match: ``MmBackward0``, ``MvBackward0``,
-``DotBackward0``, ``UnsafeViewBackward0`` over ``MmBackward0``/``BmmBackward0`` for batched inputs).
-Then, by block: ``vdot``/``outer``/``tensordot``/``inner``/``kron``/``trace``;
-``addmm``/``addmv``/``baddbmm``; ``inv``/``det``/``slogdet``/``logdet``/``solve``; the
-factorizations ``cholesky``/``qr``/``svd``/``eigh`` and ``matrix_power``; ``einsum``."""
+"""Linear algebra, one block per topic: shared helpers; products (``mm``, ``mv``, ``dot``, ``bmm``,
+and ``matmul`` composed from them as PyTorch composes it, so ``grad_fn`` chains match:
+``MmBackward0``, ``MvBackward0``, ``DotBackward0``, ``UnsafeViewBackward0`` over
+``MmBackward0``/``BmmBackward0`` for batched inputs; ``vdot``/``outer``/``tensordot``/``inner``/
+``kron``/``trace``/``matrix_power``); ``addmm``/``addmv``/``baddbmm``;
+``inv``/``det``/``slogdet``/``logdet``/``solve``; the factorizations ``cholesky``/``qr``/``svd``/
+``eigh``; ``einsum``. Backward rules are written in retrograd ops, so they differentiate again."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .shape import _expand, index_put, unsafe_view
 from .shape import cat as _cat_op
 
 
+# -- shared helpers: dtype checks, LinAlgError, the matrix checks of torch.linalg -------------
 def _cat(a: Tensor, b: Tensor, dim: int) -> Tensor:
     return _cat_op(a, b, dim)  # type: ignore[no-any-return]
 
@@ -46,6 +48,71 @@ def _same_dtype(a: np.ndarray, b: np.ndarray, name: str) -> None:
         raise RuntimeError(message)
 
 
+class LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a matrix is singular or not positive-definite."""
+
+
+LinAlgError.__module__ = "retrograd.linalg"
+
+
+def _check_float(a: np.ndarray, name: str) -> None:
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}"
+        )
+    if a.dtype == np.float16:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
+
+
+def _check_matrix(a: np.ndarray, name: str, arg: str = "A") -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def _check_square(a: np.ndarray, name: str, arg: str = "A") -> None:
+    _check_matrix(a, name, arg)
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            f"{name}: {arg} must be batches of square matrices, but they are {a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+
+
+def _first_zero_pivot(a: np.ndarray) -> np.ndarray:
+    """Per matrix, the 1-based index of the first exactly-zero pivot of LU with partial pivoting (0: none).
+
+    Only used to word the error for a singular input (LAPACK's ``info``); the loop runs over columns.
+    """
+    n = a.shape[-1]
+    m = np.array(a, dtype=np.float64).reshape(-1, n, n)
+    info = np.zeros(m.shape[0], np.int64)
+    rows = np.arange(m.shape[0])
+    for k in range(n):
+        p = np.argmax(np.abs(m[:, k:, k]), axis=1) + k
+        top = m[rows, k].copy()
+        m[rows, k] = m[rows, p]
+        m[rows, p] = top
+        pivot = m[:, k, k]
+        zero = pivot == 0
+        info[(info == 0) & zero] = k + 1
+        factor = np.where(zero[:, None], 0.0, m[:, k + 1:, k] / np.where(zero, 1.0, pivot)[:, None])
+        m[:, k + 1:, k + 1:] -= factor[:, :, None] * m[:, k, None, k + 1:]
+    return info
+
+
+def _batch_prefix(a: np.ndarray, index: int) -> str:
+    return f"(Batch element {index}): " if a.ndim > 2 else ""
+
+
+def _raise_singular(a: np.ndarray, name: str, message: str) -> None:
+    info = _first_zero_pivot(a)
+    bad = np.flatnonzero(info)
+    b = int(bad[0]) if bad.size else 0
+    raise LinAlgError(f"{name}: {_batch_prefix(a, b)}" + message.format(int(info[b]) if bad.size else 1))
+
+
+# -- products ---------------------------------------------------------------------------------
+# mm, mv, dot, bmm, matmul (composed as PyTorch does), vdot, outer, tensordot, inner, kron,
+# trace, matrix_power.
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -182,76 +249,6 @@ def _matmul_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
         raise RuntimeError(broadcast_error([a, b])) from None
 
 
-# -- products, inverses, factorizations, einsum ----------------------------------------------
-# Products (vdot, outer, inner, tensordot, einsum, kron, addmm, addmv, baddbmm, trace), the
-# decompositions of ``torch.linalg`` (inv, det, slogdet, solve, cholesky, qr, svd, eigh) and
-# matrix norms. Backward rules are written in retrograd ops, so they differentiate again.
-
-
-class LinAlgError(RuntimeError):
-    """``torch.linalg.LinAlgError``: a matrix is singular or not positive-definite."""
-
-
-LinAlgError.__module__ = "retrograd.linalg"
-
-
-def _check_float(a: np.ndarray, name: str) -> None:
-    if a.dtype.kind not in "fc":
-        raise RuntimeError(
-            f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}"
-        )
-    if a.dtype == np.float16:
-        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got Half")
-
-
-def _check_matrix(a: np.ndarray, name: str, arg: str = "A") -> None:
-    if a.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
-
-
-def _check_square(a: np.ndarray, name: str, arg: str = "A") -> None:
-    _check_matrix(a, name, arg)
-    if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(
-            f"{name}: {arg} must be batches of square matrices, but they are {a.shape[-2]} by {a.shape[-1]} matrices"
-        )
-
-
-def _first_zero_pivot(a: np.ndarray) -> np.ndarray:
-    """Per matrix, the 1-based index of the first exactly-zero pivot of LU with partial pivoting (0: none).
-
-    Only used to word the error for a singular input (LAPACK's ``info``); the loop runs over columns.
-    """
-    n = a.shape[-1]
-    m = np.array(a, dtype=np.float64).reshape(-1, n, n)
-    info = np.zeros(m.shape[0], np.int64)
-    rows = np.arange(m.shape[0])
-    for k in range(n):
-        p = np.argmax(np.abs(m[:, k:, k]), axis=1) + k
-        top = m[rows, k].copy()
-        m[rows, k] = m[rows, p]
-        m[rows, p] = top
-        pivot = m[:, k, k]
-        zero = pivot == 0
-        info[(info == 0) & zero] = k + 1
-        factor = np.where(zero[:, None], 0.0, m[:, k + 1:, k] / np.where(zero, 1.0, pivot)[:, None])
-        m[:, k + 1:, k + 1:] -= factor[:, :, None] * m[:, k, None, k + 1:]
-    return info
-
-
-def _batch_prefix(a: np.ndarray, index: int) -> str:
-    return f"(Batch element {index}): " if a.ndim > 2 else ""
-
-
-def _raise_singular(a: np.ndarray, name: str, message: str) -> None:
-    info = _first_zero_pivot(a)
-    bad = np.flatnonzero(info)
-    b = int(bad[0]) if bad.size else 0
-    raise LinAlgError(f"{name}: {_batch_prefix(a, b)}" + message.format(int(info[b]) if bad.size else 1))
-
-
-# -- simple products --------------------------------------------------------------------------
-
 vdot = Op("vdot", _dot, node="VdotBackward0", inputs=("self", "other"),
           grads=(lambda grad, other: grad * other,
                  lambda grad, self: grad * self))
@@ -350,6 +347,35 @@ def _trace(x: np.ndarray) -> np.ndarray:
 trace = Op("trace", _trace, node="TraceBackward0",
            grads=(lambda grad, self_shape: grad * Tensor._make(np.eye(*self_shape, dtype=grad._data.dtype)),))
 
+
+def matrix_power(a: Tensor, n: int) -> Tensor:
+    """Repeated squaring, composed of ``mm``/``matmul`` as PyTorch does (``n < 0`` inverts first)."""
+    data = a._data
+    _check_square(data, "linalg.matrix_power")
+    n = int(n)
+    if n == 0:
+        eye = np.broadcast_to(np.eye(data.shape[-1], dtype=data.dtype), data.shape)
+        return a.clone().copy_(Tensor._make(eye))
+    if n < 0:
+        a = inv(a)
+        n = -n
+    if n == 1:
+        return a.clone()
+    if n == 2:
+        return matmul(a, a)
+    if n == 3:
+        return matmul(matmul(a, a), a)
+    result: Tensor | None = None
+    z = a
+    while True:
+        if n & 1:
+            result = z if result is None else matmul(result, z)
+        n >>= 1
+        if not n:
+            return result  # type: ignore[return-value]
+        z = matmul(z, z)
+
+
 # -- addmm / addmv / baddbmm ------------------------------------------------------------------
 
 
@@ -426,6 +452,7 @@ baddbmm = Op("baddbmm", _baddbmm, node="BaddbmmBackward0", inputs=("self", "batc
              grads=(lambda grad, beta: _scaled(grad, beta),
                     lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.transpose(1, 2)), alpha),
                     lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha)))
+
 
 # -- inverse, determinants, solve -------------------------------------------------------------
 
@@ -589,6 +616,7 @@ def _solve_grad(grad: Tensor, A: Tensor, result: Tensor, left: bool, needs: tupl
 
 solve = Op("linalg_solve", _solve, node="LinalgSolveExBackward0", inputs=("A", "B"), params=("left",),
            grads=_solve_grad)
+
 
 # -- factorizations ---------------------------------------------------------------------------
 
@@ -806,33 +834,6 @@ def eigh(a: Tensor, UPLO: str = "L") -> linalg_eigh:  # noqa: N803
     values, vectors = eigh_op(a, UPLO)
     return linalg_eigh(values, vectors)
 
-
-def matrix_power(a: Tensor, n: int) -> Tensor:
-    """Repeated squaring, composed of ``mm``/``matmul`` as PyTorch does (``n < 0`` inverts first)."""
-    data = a._data
-    _check_square(data, "linalg.matrix_power")
-    n = int(n)
-    if n == 0:
-        eye = np.broadcast_to(np.eye(data.shape[-1], dtype=data.dtype), data.shape)
-        return a.clone().copy_(Tensor._make(eye))
-    if n < 0:
-        a = inv(a)
-        n = -n
-    if n == 1:
-        return a.clone()
-    if n == 2:
-        return matmul(a, a)
-    if n == 3:
-        return matmul(matmul(a, a), a)
-    result: Tensor | None = None
-    z = a
-    while True:
-        if n & 1:
-            result = z if result is None else matmul(result, z)
-        n >>= 1
-        if not n:
-            return result  # type: ignore[return-value]
-        z = matmul(z, z)
 
 # -- einsum -----------------------------------------------------------------------------------
 # Operands are aligned on one label order (output labels, then contracted ones): repeated labels

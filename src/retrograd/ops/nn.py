@@ -1,4 +1,8 @@
-"""Neural-network ops: activations, normalisation layers, padding, embedding and losses.
+"""Neural-network ops, one block per topic: ``softmax``/``log_softmax``; private elementwise
+helpers under PyTorch's node names (and ``torch.norm``'s node); the linear layers' ``addmm`` and
+``_trilinear``; activations; padding; pixel and channel shuffles; ``pdist``; ``embedding``/
+``embedding_bag``; normalisation (batch, layer, group norm; instance norm's repeated affine
+parameters); losses.
 
 Dedicated rules where a composite would be unstable or where PyTorch records one node
 (``softplus``, ``log_softmax``, ``binary_cross_entropy_with_logits``, ``native_batch_norm``...);
@@ -53,6 +57,7 @@ def _in_float(fn: Any) -> Any:
     return kernel
 
 
+# -- softmax, log_softmax ---------------------------------------------------------------------
 @_in_float
 def _softmax(x: np.ndarray, dim: int) -> np.ndarray:
     _softmax_kernel(x, dim, "softmax")
@@ -108,14 +113,6 @@ safe_softmax = Op("_safe_softmax", _safe_softmax, node="SafeSoftmaxBackward0", p
                   grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
 
 
-def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
-    return np.tile(x, times)
-
-
-# ``weight.repeat(n)`` of a vector (instance_norm's per-sample affine parameters).
-repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
-                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
-
 @_in_float
 def _log_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
     return grad - np.exp(out) * np.add.reduce(grad, axis=dim, keepdims=True)
@@ -131,6 +128,7 @@ log_softmax_backward: Op = Op(
 
 log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",),
                  grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),))
+
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
 
@@ -170,6 +168,7 @@ xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dty
                   lambda grad, self, other: grad * self / other))
 
 
+# -- linear layers: addmm (linear with a bias), _trilinear (bilinear) -------------------------
 def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     from .linalg import _mm
 
@@ -214,6 +213,7 @@ def _trilinear_grad(grad: Tensor, input1: Tensor, weight: Tensor, input2: Tensor
 # ``bilinear``'s core, ``out[m, o] = sum_ij a[m, i] w[o, i, j] b[m, j]``.
 trilinear = Op("_trilinear", _trilinear, node="TrilinearBackward0", inputs=("input1", "weight", "input2"),
                grads=_trilinear_grad)
+
 
 # -- activations ------------------------------------------------------------------------------
 
@@ -499,6 +499,7 @@ def _glu_grad(grad: Tensor, self: Tensor, dim: int) -> Tensor:
 
 glu = Op("glu", _glu, node="GluBackward0", params=("dim",), grads=(_glu_grad,))
 
+
 # -- padding ----------------------------------------------------------------------------------
 
 
@@ -582,6 +583,7 @@ PAD_OPS = {(mode, dims): _make_pad_ops(kind, dims)
            for mode, kind in (("reflect", "Reflection"), ("replicate", "Replication"))
            for dims in (1, 2, 3)}
 
+
 # -- pixel and channel shuffles ---------------------------------------------------------------
 
 
@@ -627,6 +629,7 @@ def _channel_shuffle_grad(grad: Tensor, groups: int) -> Tensor:
     return apply(channel_shuffle, (grad, grad.shape[1] // groups))  # type: ignore[no-any-return]
 
 
+# -- pairwise distances: pdist ----------------------------------------------------------------
 def _pdist(x: np.ndarray, p: float) -> np.ndarray:
     i, j = np.triu_indices(x.shape[0], 1)
     return _R._vector_norm(x[i] - x[j], p, (1,), False)
@@ -645,6 +648,7 @@ def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
 
 
 pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_grad,))
+
 
 # -- embedding --------------------------------------------------------------------------------
 
@@ -748,40 +752,6 @@ embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0"
                    inputs=("weight", "per_sample_weights"),
                    params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad)
 
-
-def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per (sample, class): how often it is listed as a target (before the first -1), and target-ness."""
-    t = target.reshape(-1, x.shape[-1])
-    listed = np.cumprod(t != -1, axis=1).astype(bool)
-    counts = np.zeros(t.shape, dtype=np.int64)
-    rows = np.broadcast_to(np.arange(t.shape[0])[:, None], t.shape)
-    np.add.at(counts, (rows[listed], t[listed]), 1)
-    return counts, counts > 0
-
-
-def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
-    x2 = x.reshape(-1, x.shape[-1])
-    counts, is_target = _multilabel_parts(x, target)
-    # margins[n, j, i] = 1 - (x[j] - x[i]) for listed targets j and non-targets i
-    margins = np.maximum(1 - x2[:, :, None] + x2[:, None, :], 0) * counts[:, :, None] * ~is_target[:, None, :]
-    losses = margins.sum((1, 2)) / x2.shape[1]
-    if reduction == "none":
-        return losses.reshape(x.shape[:-1]).astype(x.dtype, copy=False)
-    return reduce_array(losses, reduction, x.dtype)
-
-
-def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
-    # Piecewise linear: constant coefficients times the incoming gradient.
-    x2 = self._data.reshape(-1, self.shape[-1])
-    counts, is_target = _multilabel_parts(self._data, target)
-    active = (1 - x2[:, :, None] + x2[:, None, :] > 0) * counts[:, :, None] * ~is_target[:, None, :]
-    coeff = (active.sum(1) - active.sum(2)) / x2.shape[1]  # +1 per active pair for i, -1 for j
-    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, x2.shape[0])
-    return (g * _make(coeff.astype(self._data.dtype))).reshape(self.shape)
-
-
-multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
-                            params=("target", "reduction"), grads=(_multilabel_margin_grad,))
 
 # -- normalisation ----------------------------------------------------------------------------
 
@@ -965,6 +935,16 @@ native_group_norm = Op(
     "native_group_norm", _group_norm, node="NativeGroupNormBackward0", inputs=("self", "weight", "bias"),
     params=("num_groups", "eps"),
     grads=_group_norm_grad)
+
+
+def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
+    return np.tile(x, times)
+
+
+# ``weight.repeat(n)`` of a vector (instance_norm's per-sample affine parameters).
+repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
+                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
+
 
 # -- losses -----------------------------------------------------------------------------------
 
@@ -1236,3 +1216,38 @@ def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, m
 
 multi_margin_loss = Op("multi_margin_loss", _multi_margin_loss, node="MultiMarginLossBackward0",
                        params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,))
+
+
+def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per (sample, class): how often it is listed as a target (before the first -1), and target-ness."""
+    t = target.reshape(-1, x.shape[-1])
+    listed = np.cumprod(t != -1, axis=1).astype(bool)
+    counts = np.zeros(t.shape, dtype=np.int64)
+    rows = np.broadcast_to(np.arange(t.shape[0])[:, None], t.shape)
+    np.add.at(counts, (rows[listed], t[listed]), 1)
+    return counts, counts > 0
+
+
+def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+    x2 = x.reshape(-1, x.shape[-1])
+    counts, is_target = _multilabel_parts(x, target)
+    # margins[n, j, i] = 1 - (x[j] - x[i]) for listed targets j and non-targets i
+    margins = np.maximum(1 - x2[:, :, None] + x2[:, None, :], 0) * counts[:, :, None] * ~is_target[:, None, :]
+    losses = margins.sum((1, 2)) / x2.shape[1]
+    if reduction == "none":
+        return losses.reshape(x.shape[:-1]).astype(x.dtype, copy=False)
+    return reduce_array(losses, reduction, x.dtype)
+
+
+def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+    # Piecewise linear: constant coefficients times the incoming gradient.
+    x2 = self._data.reshape(-1, self.shape[-1])
+    counts, is_target = _multilabel_parts(self._data, target)
+    active = (1 - x2[:, :, None] + x2[:, None, :] > 0) * counts[:, :, None] * ~is_target[:, None, :]
+    coeff = (active.sum(1) - active.sum(2)) / x2.shape[1]  # +1 per active pair for i, -1 for j
+    g = grad.reshape(-1, 1) if reduction == "none" else _reduced(grad, reduction, x2.shape[0])
+    return (g * _make(coeff.astype(self._data.dtype))).reshape(self.shape)
+
+
+multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
+                            params=("target", "reduction"), grads=(_multilabel_margin_grad,))

@@ -1,9 +1,10 @@
-"""Reductions, by block: ``sum``/``mean``; ``max``/``min`` (all and per dim), ``argmax``/``argmin``;
-vector norms (``vector_norm``, ``norm``'s dtype form, ``dist``: the rules for every order are in the
-last block); ``sum_to_size`` (how the engine reduces a broadcast gradient); a private ``flip`` for
-reversed cumulative rules; ``cumsum``/``cumprod``; ``prod``; ``var``/``std`` and their ``_mean``
-pairs; ``amax``/``amin``; ``sort``/``argsort``/``topk``/``kthvalue``/``median``/``nanmedian``/``mode``;
-``logsumexp``; ``all``/``any``/``count_nonzero``/``nansum``."""
+"""Reductions, one block per topic: ``sum``/``mean``; ``sum_to_size`` (how the engine reduces a
+broadcast gradient); ``prod``; ``max``/``min`` (all and per dim), ``argmax``/``argmin``,
+``amax``/``amin``; ``var``/``std`` and their ``_mean`` pairs; ``logsumexp``; norms
+(``vector_norm`` with PyTorch's rules for every order, ``norm``'s dtype form, ``dist``); a private
+``flip`` for reversed cumulative rules; ``cumsum``/``cumprod``;
+``sort``/``argsort``/``topk``/``kthvalue``/``median``/``nanmedian``/``mode``;
+``all``/``any``/``count_nonzero``/``nansum``."""
 
 from __future__ import annotations
 
@@ -67,6 +68,20 @@ def expand_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] |
 
 def _axis(dims: tuple[int, ...] | None) -> Any:
     return dims if dims is None else tuple(dims)
+
+
+def _const(array: np.ndarray) -> Tensor:
+    """A constant tensor made from data inside a backward rule (no gradient flows into it)."""
+    return _make(array)
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
+    return _make(np.zeros(shape, dtype))
+
+
+def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
+    if x.ndim and x.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
 # -- sum, mean --------------------------------------------------------------------------------
@@ -154,7 +169,87 @@ mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
               grads=(lambda grad, self_shape, dim, keepdim:
                      expand_reduced(grad, self_shape, dim, keepdim) / _count(self_shape, dim),))
 
-# -- max / min --------------------------------------------------------------------------------
+
+# -- sum_to_size: how the engine reduces a broadcast gradient ---------------------------------
+
+
+def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    lead = x.ndim - len(shape)
+    if lead > 0 and x.shape[lead:] == shape:  # the common case: summing leading dims away (a bias)
+        return np.add.reduce(x, axis=0 if lead == 1 else tuple(range(lead)))  # type: ignore[no-any-return]
+    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:], strict=False)):
+        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(x.shape)}")
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
+    )
+    if axes:
+        x = np.add.reduce(x, axis=axes, keepdims=True)
+    return x.reshape(shape)
+
+
+sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
+                 grads=(lambda grad, self_shape: grad.expand(self_shape),))
+
+
+# -- prod -------------------------------------------------------------------------------------
+
+
+def _prod(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.int64
+    return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
+    """``out[k] = prod_{i < k} x[i]`` along ``dim`` (no division: exact with zeros)."""
+    n = x._data.shape[dim]
+    ones_shape = list(x._data.shape)
+    ones_shape[dim] = 1
+    ones = _const(np.ones(ones_shape, x._data.dtype))
+    if n == 1:
+        return ones
+    return cumprod(_S.cat(ones, x.narrow(dim, 0, n - 1), dim), dim, None)
+
+
+def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """Gradient of prod along ``dim`` (grad and result keep the reduced dim)."""
+    x = self._data
+    if x.size == 0:
+        return grad.expand(x.shape) * 0
+    if result._data.dtype != x.dtype:
+        result, grad = result.to(FROM_NUMPY[x.dtype]), grad.to(FROM_NUMPY[x.dtype])
+    if not (x == 0).any():
+        return grad * result / self
+    # The product of all the others, without dividing: left and right exclusive products.
+    left = _exclusive_cumprod(self, dim)
+    right = flip(_exclusive_cumprod(flip(self, (dim,)), dim), (dim,))
+    return grad * (left * right)
+
+
+def _prod_all_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    shape = self._data.shape
+    if not shape:
+        return grad
+    flat = self.reshape(-1)
+    return prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(shape)
+
+
+def _prod_dim_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
+    shape = self._data.shape
+    if not shape:
+        return grad
+    if not keepdim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    return prod_backward(grad, self, result, dim)
+
+
+prod_all = Op("prod", lambda x, dtype: _prod(x, None, False, dtype), node="ProdBackward0", params=("dtype",),
+              grads=(_prod_all_grad,))
+prod_dim = Op("prod", lambda x, dim, keepdim, dtype: _prod(x, dim, keepdim, dtype), node="ProdBackward1",
+              params=("dim", "keepdim", "dtype"), grads=(_prod_dim_grad,))
+
+
+# -- max / min, argmax / argmin, amax / amin --------------------------------------------------
 
 
 def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
@@ -258,219 +353,33 @@ def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.nd
     return np.asarray(fn(x, axis=dim, keepdims=keepdim))
 
 
-# -- norms ------------------------------------------------------------------------------------
-
-
-def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndarray:  # noqa: A002
-    if x.dtype.kind not in "fc":
-        raise RuntimeError(
-            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(x.dtype)}"
-        )
-    axis = _axis(dims)
-    # PyTorch's opmath type: a half norm is computed in float (its squares overflow half at 256).
-    a = np.abs(x.astype(np.float32) if x.dtype == _HALF else x)
-    if ord == 2:
-        out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
-    elif ord == np.inf:
-        out = np.max(a, axis=axis, keepdims=keepdim)
-    elif ord == -np.inf:
-        out = np.min(a, axis=axis, keepdims=keepdim)
-    elif ord == 0:
-        out = np.sum(a != 0, axis=axis, keepdims=keepdim)
-    elif ord == 1:
-        out = np.sum(a, axis=axis, keepdims=keepdim)
-    else:
-        out = np.sum(a**ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
-    return np.asarray(out, dtype=x.dtype)
-
-
-vector_norm = Op("linalg_vector_norm", _vector_norm, node="LinalgVectorNormBackward0",
-                 params=("ord", "dim", "keepdim"),
-                 grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
-                        vector_norm_backward(grad, self, result, ord, dim, keepdim),))
-
-# -- sum_to_size: how the engine reduces a broadcast gradient ---------------------------------
-
-
-def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    lead = x.ndim - len(shape)
-    if lead > 0 and x.shape[lead:] == shape:  # the common case: summing leading dims away (a bias)
-        return np.add.reduce(x, axis=0 if lead == 1 else tuple(range(lead)))  # type: ignore[no-any-return]
-    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:], strict=False)):
-        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(x.shape)}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-    )
-    if axes:
-        x = np.add.reduce(x, axis=axes, keepdims=True)
-    return x.reshape(shape)
-
-
-sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
-                 grads=(lambda grad, self_shape: grad.expand(self_shape),))
-
-
-# =============================================================================================
-# More reductions: prod, var/std (and with mean), amax/amin, sort/topk/kthvalue/median/mode,
-# logsumexp, cumsum/cumprod, all/any/count_nonzero, dist, nansum.
-# =============================================================================================
-
-
-def _const(array: np.ndarray) -> Tensor:
-    """A constant tensor made from data inside a backward rule (no gradient flows into it)."""
-    return _make(array)
-
-
-def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
-    return _make(np.zeros(shape, dtype))
-
-
-def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
-    if x.ndim and x.shape[dim] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
-
-
-# -- flip (private: reversed cumulative sums and products in backward rules) ------------------
-
-flip: Op = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
-          grads=(lambda grad, dims: flip(grad, dims),))
-
-
-def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
-    """``out[k] = sum_{j >= k} x[j]`` along ``dim``."""
-    return flip(cumsum(flip(x, (dim,)), dim, None), (dim,))
-
-
-# -- cumsum, cumprod --------------------------------------------------------------------------
-
-
-# PyTorch's CPU cumsum/cumprod carry the running value in ``at::acc_type<T, false>``: float for
-# half, double for float (the input is first cast to the output dtype).
-_CUMULATIVE_ACC: dict[np.dtype, np.dtype] = {_HALF: np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
-
-
-def _cumulative(fn: Any) -> Any:
-    def forward(x: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = np.int64
-        if x.ndim == 0:
-            return x.astype(dtype) if dtype is not None else x.copy()
-        out = x.dtype if dtype is None else np.dtype(dtype)
-        acc = _CUMULATIVE_ACC.get(out)
-        if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
-            work = x.astype(out, copy=False).astype(acc)
-            fn(work, axis=dim, out=work)
-            return work.astype(out)
-        return np.asarray(fn(x, axis=dim, dtype=dtype))
+def _extreme(fn: Any, name: str) -> Any:
+    def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+        if dims is None and x.size == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        for d in dims if dims is not None else range(x.ndim):
+            if x.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return np.asarray(fn(x, axis=dims, keepdims=keepdim))
 
     return forward
 
 
-def _cumsum_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int) -> Tensor:
-    if not self_shape or self_shape[dim] <= 1:
-        return grad
-    return _reverse_cumsum(grad, dim)
-
-
-cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"), saved=("dim",),
-            grads=(_cumsum_grad,))
-
-
-def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
-    """d/dx_k of sum_j grad_j cumprod(x)_j = sum_{j>=k} grad_j prod_{i<=j, i!=k} x_i.
-
-    Without zeros this is reverse_cumsum(grad * out) / x. With zeros, division is wrong, and so
-    is any shortcut that drops terms that are zero now but whose derivative is not (double
-    backward needs them): the products are formed explicitly, O(n^2) per slice, as PyTorch does.
-    """
-    x = self._data
-    if x.ndim == 0 or x.shape[dim] == 0:
-        return grad
-    if result._data.dtype != x.dtype:
-        result = result.to(FROM_NUMPY[x.dtype])
-    if not (x == 0).any():
-        return _reverse_cumsum(grad * result, dim) / self
-    n = x.shape[dim]
-    xs, gs = self.transpose(dim, -1), grad.transpose(dim, -1)  # (..., n)
-    k, i = np.arange(n)[:, None], np.arange(n)[None, :]
-    # between[..., k, j] = prod_{k < i <= j} x_i: a cumprod of x with the entries i <= k set to 1.
-    between = cumprod(_E.where(_const(i > k), xs.unsqueeze(-2), 1.0), xs.dim(), None)
-    terms = _const(i >= k)
-    first_order = not STATE.grad_enabled
-    if first_order:
-        # First order only (as PyTorch's O(n) path): a product that holds a zero contributes
-        # exactly 0, even for an inf/NaN upstream gradient. Double backward keeps such terms:
-        # their derivative in the zero itself is not 0.
-        terms = _const(terms._data & (between._data != 0))
-    after = _E.where(terms, between * gs.unsqueeze(-2), 0.0).sum(-1)  # sum over j >= k
-    out = (_exclusive_cumprod(xs, xs.dim() - 1) * after).transpose(dim, -1)
-    if first_order:
-        # Past the first zero every product holds it: the gradient is exactly 0 there.
-        seen = np.cumsum(x == 0, axis=dim)
-        past_first = (seen > 1) | ((seen == 1) & (x != 0))
-        out = _E.where(_const(past_first), 0.0, out)
-    return out
-
-
-cumprod = Op("cumprod", _cumulative(np.cumprod), node="CumprodBackward0", params=("dim", "dtype"),
-             grads=(_cumprod_grad,))
-
-# -- prod -------------------------------------------------------------------------------------
-
-
-def _prod(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
-    if dtype is None and x.dtype.kind in "biu":
-        dtype = np.int64
-    return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
-
-
-def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
-    """``out[k] = prod_{i < k} x[i]`` along ``dim`` (no division: exact with zeros)."""
-    n = x._data.shape[dim]
-    ones_shape = list(x._data.shape)
-    ones_shape[dim] = 1
-    ones = _const(np.ones(ones_shape, x._data.dtype))
-    if n == 1:
-        return ones
-    return cumprod(_S.cat(ones, x.narrow(dim, 0, n - 1), dim), dim, None)
-
-
-def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
-    """Gradient of prod along ``dim`` (grad and result keep the reduced dim)."""
-    x = self._data
-    if x.size == 0:
-        return grad.expand(x.shape) * 0
-    if result._data.dtype != x.dtype:
-        result, grad = result.to(FROM_NUMPY[x.dtype]), grad.to(FROM_NUMPY[x.dtype])
-    if not (x == 0).any():
-        return grad * result / self
-    # The product of all the others, without dividing: left and right exclusive products.
-    left = _exclusive_cumprod(self, dim)
-    right = flip(_exclusive_cumprod(flip(self, (dim,)), dim), (dim,))
-    return grad * (left * right)
-
-
-def _prod_all_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+def _extreme_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    """amax/amin: tied elements share the gradient evenly (PyTorch's rule)."""
     shape = self._data.shape
-    if not shape:
-        return grad
-    flat = self.reshape(-1)
-    return prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(shape)
+    grad = expand_reduced(grad, shape, dim, keepdim)
+    mask = self == expand_reduced(result, shape, dim, keepdim)
+    count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
+    return grad / count * mask
 
 
-def _prod_dim_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim: bool) -> Tensor:
-    shape = self._data.shape
-    if not shape:
-        return grad
-    if not keepdim:
-        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    return prod_backward(grad, self, result, dim)
+amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
+amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
 
-
-prod_all = Op("prod", lambda x, dtype: _prod(x, None, False, dtype), node="ProdBackward0", params=("dtype",),
-              grads=(_prod_all_grad,))
-prod_dim = Op("prod", lambda x, dim, keepdim, dtype: _prod(x, dim, keepdim, dtype), node="ProdBackward1",
-              params=("dim", "keepdim", "dtype"), grads=(_prod_dim_grad,))
 
 # -- var, std, var_mean, std_mean -------------------------------------------------------------
 
@@ -575,35 +484,247 @@ var_mean = Op("var_mean", _var_mean, node="VarMeanBackward0", params=("dim", "co
 std_mean = Op("std_mean", _std_mean, node="StdMeanBackward0", params=("dim", "correction", "keepdim"), outputs=2,
               grads=_std_mean_grad)
 
-# -- amax, amin -------------------------------------------------------------------------------
+
+# -- logsumexp --------------------------------------------------------------------------------
 
 
-def _extreme(fn: Any, name: str) -> Any:
-    def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
-        if dims is None and x.size == 0:
-            raise RuntimeError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
-        for d in dims if dims is not None else range(x.ndim):
-            if x.shape[d] == 0:
-                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
-        return np.asarray(fn(x, axis=dims, keepdims=keepdim))
+def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
+    if x.size == 0:
+        return np.asarray(np.log(np.sum(np.exp(x), axis=dims, keepdims=keepdim)), x.dtype)
+    shift = np.max(x, axis=dims, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype, copy=False)
+    with np.errstate(divide="ignore"):
+        e = np.exp(x - shift)
+        # As PyTorch: the exponentials are summed in the accumulate type (float for half).
+        total = _half_reduce(np.add.reduce, e, dims, True) if x.dtype == _HALF else np.sum(e, axis=dims, keepdims=True)
+        out = np.log(total) + shift
+    if not keepdim:
+        out = out.reshape(_reduced_shape(x.shape, dims))
+    return np.asarray(out, x.dtype)
+
+
+def _reduced_shape(shape: tuple[int, ...], dims: Any) -> tuple[int, ...]:
+    if dims is None:
+        return ()
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    shape = self._data.shape
+    return expand_reduced(grad, shape, dim, keepdim) * (self - expand_reduced(result, shape, dim, keepdim)).exp()
+
+
+logsumexp = Op("logsumexp", _logsumexp, node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
+               grads=(_logsumexp_grad,))
+
+
+# -- norms: vector_norm (PyTorch's rules for every order), norm's dtype form, dist ------------
+def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndarray:  # noqa: A002
+    if x.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(x.dtype)}"
+        )
+    axis = _axis(dims)
+    # PyTorch's opmath type: a half norm is computed in float (its squares overflow half at 256).
+    a = np.abs(x.astype(np.float32) if x.dtype == _HALF else x)
+    if ord == 2:
+        out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
+    elif ord == np.inf:
+        out = np.max(a, axis=axis, keepdims=keepdim)
+    elif ord == -np.inf:
+        out = np.min(a, axis=axis, keepdims=keepdim)
+    elif ord == 0:
+        out = np.sum(a != 0, axis=axis, keepdims=keepdim)
+    elif ord == 1:
+        out = np.sum(a, axis=axis, keepdims=keepdim)
+    else:
+        out = np.sum(a**ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(out, dtype=x.dtype)
+
+
+vector_norm = Op("linalg_vector_norm", _vector_norm, node="LinalgVectorNormBackward0",
+                 params=("ord", "dim", "keepdim"),
+                 grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
+                        vector_norm_backward(grad, self, result, ord, dim, keepdim),))
+
+
+def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Any,  # noqa: A002
+                         keepdim: bool) -> Tensor:
+    """Gradient of ``linalg.vector_norm`` for any order, as PyTorch defines it at zeros and ties."""
+    shape = tuple(self._data.shape)
+    if not keepdim and shape:
+        kshape = _keepdim_shape(shape, dim)
+        grad, result = grad.reshape(kshape), result.reshape(kshape)
+    if ord == 0:
+        return None  # type: ignore[return-value]  # PyTorch: no gradient (the input's .grad stays None)
+    if ord == 1:
+        return grad * self.sign()
+    if ord == 2:
+        # PyTorch masks x / norm, not the gradient: an inf or NaN gradient at a zero norm gives NaN.
+        # (The divisor is 1 at a zero norm only to keep NumPy from warning about 0 / 0.)
+        zero = result == 0
+        return grad * (self / _E.where(zero, 1.0, result)).masked_fill(zero, 0.0)
+    if ord in (np.inf, -np.inf):
+        a = self.abs()
+        mask = (a == result) | _const(np.isnan(a._data))
+        count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
+        return self.sign() * (grad / count * mask)
+    if ord < 1:
+        scaled = (self.sign() * self.abs() ** (ord - 1)).masked_fill(self == 0, 0.0)
+        return scaled * grad * result ** (1 - ord)
+    if ord < 2:
+        scaled = self.sign() * self.abs() ** (ord - 1)
+    else:
+        scaled = self * self.abs() ** (ord - 2)
+    return scaled * (grad / result ** (ord - 1)).masked_fill(result == 0, 0.0)
+
+
+def norm_order(p: Any, dim: Any) -> float:
+    """``Tensor.norm``'s ``p`` as a vector-norm order: numbers, inf, and 'fro' over at most two dims."""
+    if p is None:
+        return 2.0
+    if isinstance(p, str):
+        dims = () if dim is None else (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+        if p == "fro" and len(dims) <= 2:
+            return 2.0
+        if p in ("fro", "nuc"):
+            if p == "nuc" and len(dims) in (0, 2):
+                raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not supported by retrograd")
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    return float(p)
+
+
+def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
+    """``norm(..., dtype=)``: the dtype to compute in; a narrowing cast is refused as PyTorch does."""
+    from .._dtype import to_dtype
+
+    target = to_dtype(dtype).np
+    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
+            f"without narrowing to the specified dtype ({scalar_type_name(target)})"
+        )
+    return target
+
+
+# With ``dtype=``: the input is cast inside the op (one node, as PyTorch); the engine casts the
+# gradient back to the input's dtype.
+vector_norm_dtype = Op(
+    "linalg_vector_norm",
+    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
+    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
+    grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
+           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
+
+
+def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
+    if a.dtype.kind == "b":
+        raise RuntimeError(_E.BOOL_SUB_ERROR)
+    if a.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
+        )
+    return _vector_norm(np.subtract(a, b), p, None, False)
+
+
+def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: float) -> tuple[Tensor, Tensor]:
+    if p == 0:
+        zeros = _zeros(result._data.shape, result._data.dtype)
+        return zeros, zeros
+    g = vector_norm_backward(grad, self - other, result, p, None, False)
+    return g, -g
+
+
+dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
+          grads=_dist_grad)
+
+
+# -- flip (private: reversed cumulative sums and products in backward rules) ------------------
+
+flip: Op = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
+          grads=(lambda grad, dims: flip(grad, dims),))
+
+
+def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
+    """``out[k] = sum_{j >= k} x[j]`` along ``dim``."""
+    return flip(cumsum(flip(x, (dim,)), dim, None), (dim,))
+
+
+# -- cumsum, cumprod --------------------------------------------------------------------------
+
+
+# PyTorch's CPU cumsum/cumprod carry the running value in ``at::acc_type<T, false>``: float for
+# half, double for float (the input is first cast to the output dtype).
+_CUMULATIVE_ACC: dict[np.dtype, np.dtype] = {_HALF: np.dtype(np.float32), np.dtype(np.float32): np.dtype(np.float64)}
+
+
+def _cumulative(fn: Any) -> Any:
+    def forward(x: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        if x.ndim == 0:
+            return x.astype(dtype) if dtype is not None else x.copy()
+        out = x.dtype if dtype is None else np.dtype(dtype)
+        acc = _CUMULATIVE_ACC.get(out)
+        if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
+            work = x.astype(out, copy=False).astype(acc)
+            fn(work, axis=dim, out=work)
+            return work.astype(out)
+        return np.asarray(fn(x, axis=dim, dtype=dtype))
 
     return forward
 
 
-def _extreme_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    """amax/amin: tied elements share the gradient evenly (PyTorch's rule)."""
-    shape = self._data.shape
-    grad = expand_reduced(grad, shape, dim, keepdim)
-    mask = self == expand_reduced(result, shape, dim, keepdim)
-    count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
-    return grad / count * mask
+def _cumsum_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int) -> Tensor:
+    if not self_shape or self_shape[dim] <= 1:
+        return grad
+    return _reverse_cumsum(grad, dim)
 
 
-amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
-amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
+cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"), saved=("dim",),
+            grads=(_cumsum_grad,))
+
+
+def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """d/dx_k of sum_j grad_j cumprod(x)_j = sum_{j>=k} grad_j prod_{i<=j, i!=k} x_i.
+
+    Without zeros this is reverse_cumsum(grad * out) / x. With zeros, division is wrong, and so
+    is any shortcut that drops terms that are zero now but whose derivative is not (double
+    backward needs them): the products are formed explicitly, O(n^2) per slice, as PyTorch does.
+    """
+    x = self._data
+    if x.ndim == 0 or x.shape[dim] == 0:
+        return grad
+    if result._data.dtype != x.dtype:
+        result = result.to(FROM_NUMPY[x.dtype])
+    if not (x == 0).any():
+        return _reverse_cumsum(grad * result, dim) / self
+    n = x.shape[dim]
+    xs, gs = self.transpose(dim, -1), grad.transpose(dim, -1)  # (..., n)
+    k, i = np.arange(n)[:, None], np.arange(n)[None, :]
+    # between[..., k, j] = prod_{k < i <= j} x_i: a cumprod of x with the entries i <= k set to 1.
+    between = cumprod(_E.where(_const(i > k), xs.unsqueeze(-2), 1.0), xs.dim(), None)
+    terms = _const(i >= k)
+    first_order = not STATE.grad_enabled
+    if first_order:
+        # First order only (as PyTorch's O(n) path): a product that holds a zero contributes
+        # exactly 0, even for an inf/NaN upstream gradient. Double backward keeps such terms:
+        # their derivative in the zero itself is not 0.
+        terms = _const(terms._data & (between._data != 0))
+    after = _E.where(terms, between * gs.unsqueeze(-2), 0.0).sum(-1)  # sum over j >= k
+    out = (_exclusive_cumprod(xs, xs.dim() - 1) * after).transpose(dim, -1)
+    if first_order:
+        # Past the first zero every product holds it: the gradient is exactly 0 there.
+        seen = np.cumsum(x == 0, axis=dim)
+        past_first = (seen > 1) | ((seen == 1) & (x != 0))
+        out = _E.where(_const(past_first), 0.0, out)
+    return out
+
+
+cumprod = Op("cumprod", _cumulative(np.cumprod), node="CumprodBackward0", params=("dim", "dtype"),
+             grads=(_cumprod_grad,))
+
 
 # -- sort, argsort, topk, kthvalue, median, mode -----------------------------------------------
 
@@ -784,37 +905,6 @@ def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarra
 mode = Op("mode", _mode, node="ModeBackward0", params=("dim", "keepdim"), outputs=2,
           differentiable_outputs=(True, False), grads=_selecting_grad)
 
-# -- logsumexp --------------------------------------------------------------------------------
-
-
-def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
-    if x.size == 0:
-        return np.asarray(np.log(np.sum(np.exp(x), axis=dims, keepdims=keepdim)), x.dtype)
-    shift = np.max(x, axis=dims, keepdims=True)
-    shift = np.where(np.isfinite(shift), shift, 0).astype(x.dtype, copy=False)
-    with np.errstate(divide="ignore"):
-        e = np.exp(x - shift)
-        # As PyTorch: the exponentials are summed in the accumulate type (float for half).
-        total = _half_reduce(np.add.reduce, e, dims, True) if x.dtype == _HALF else np.sum(e, axis=dims, keepdims=True)
-        out = np.log(total) + shift
-    if not keepdim:
-        out = out.reshape(_reduced_shape(x.shape, dims))
-    return np.asarray(out, x.dtype)
-
-
-def _reduced_shape(shape: tuple[int, ...], dims: Any) -> tuple[int, ...]:
-    if dims is None:
-        return ()
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
-
-
-def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim: bool) -> Tensor:
-    shape = self._data.shape
-    return expand_reduced(grad, shape, dim, keepdim) * (self - expand_reduced(result, shape, dim, keepdim)).exp()
-
-
-logsumexp = Op("logsumexp", _logsumexp, node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
-               grads=(_logsumexp_grad,))
 
 # -- all, any, count_nonzero, nansum -----------------------------------------------------------
 
@@ -844,97 +934,3 @@ def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 nansum = Op("nansum", _nansum, node="NansumBackward0", params=("dim", "keepdim", "dtype"),
             grads=(lambda grad, self, dim, keepdim:
                    expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),))
-
-# -- norms: PyTorch's rules for every order, dist ----------------------------------------------
-
-
-def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Any,  # noqa: A002
-                         keepdim: bool) -> Tensor:
-    """Gradient of ``linalg.vector_norm`` for any order, as PyTorch defines it at zeros and ties."""
-    shape = tuple(self._data.shape)
-    if not keepdim and shape:
-        kshape = _keepdim_shape(shape, dim)
-        grad, result = grad.reshape(kshape), result.reshape(kshape)
-    if ord == 0:
-        return None  # type: ignore[return-value]  # PyTorch: no gradient (the input's .grad stays None)
-    if ord == 1:
-        return grad * self.sign()
-    if ord == 2:
-        # PyTorch masks x / norm, not the gradient: an inf or NaN gradient at a zero norm gives NaN.
-        # (The divisor is 1 at a zero norm only to keep NumPy from warning about 0 / 0.)
-        zero = result == 0
-        return grad * (self / _E.where(zero, 1.0, result)).masked_fill(zero, 0.0)
-    if ord in (np.inf, -np.inf):
-        a = self.abs()
-        mask = (a == result) | _const(np.isnan(a._data))
-        count = mask.sum() if dim is None else mask.sum(dim, keepdim=True)
-        return self.sign() * (grad / count * mask)
-    if ord < 1:
-        scaled = (self.sign() * self.abs() ** (ord - 1)).masked_fill(self == 0, 0.0)
-        return scaled * grad * result ** (1 - ord)
-    if ord < 2:
-        scaled = self.sign() * self.abs() ** (ord - 1)
-    else:
-        scaled = self * self.abs() ** (ord - 2)
-    return scaled * (grad / result ** (ord - 1)).masked_fill(result == 0, 0.0)
-
-
-def norm_order(p: Any, dim: Any) -> float:
-    """``Tensor.norm``'s ``p`` as a vector-norm order: numbers, inf, and 'fro' over at most two dims."""
-    if p is None:
-        return 2.0
-    if isinstance(p, str):
-        dims = () if dim is None else (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
-        if p == "fro" and len(dims) <= 2:
-            return 2.0
-        if p in ("fro", "nuc"):
-            if p == "nuc" and len(dims) in (0, 2):
-                raise NotImplementedError("norm(p='nuc') (the nuclear norm) is not supported by retrograd")
-            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
-        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
-    return float(p)
-
-
-def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
-    """``norm(..., dtype=)``: the dtype to compute in; a narrowing cast is refused as PyTorch does."""
-    from .._dtype import to_dtype
-
-    target = to_dtype(dtype).np
-    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
-        raise RuntimeError(
-            f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
-            f"without narrowing to the specified dtype ({scalar_type_name(target)})"
-        )
-    return target
-
-
-# With ``dtype=``: the input is cast inside the op (one node, as PyTorch); the engine casts the
-# gradient back to the input's dtype.
-vector_norm_dtype = Op(
-    "linalg_vector_norm",
-    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
-    node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
-    grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
-           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
-
-
-def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
-    if a.dtype.kind == "b":
-        raise RuntimeError(_E.BOOL_SUB_ERROR)
-    if a.dtype.kind not in "fc":
-        raise RuntimeError(
-            f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
-        )
-    return _vector_norm(np.subtract(a, b), p, None, False)
-
-
-def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: float) -> tuple[Tensor, Tensor]:
-    if p == 0:
-        zeros = _zeros(result._data.shape, result._data.dtype)
-        return zeros, zeros
-    g = vector_norm_backward(grad, self - other, result, p, None, False)
-    return g, -g
-
-
-dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
-          grads=_dist_grad)

@@ -1,5 +1,10 @@
-"""Shape ops and indexing: views (``view``, ``transpose``, ``permute``, ``expand``, ``select``,
-slicing...), ``cat``/``stack``/``unbind``, advanced indexing, ``gather``/``scatter``.
+"""Shape ops and indexing, one block per topic: helpers; views (``view``, ``transpose``,
+``permute``, ``squeeze``, ``expand``, ``movedim``, ``unflatten``...); basic indexing (``select``,
+slicing); advanced indexing (``index``, ``index_put``, ``index_select``/``index_add``,
+``masked_select``, ``take``, ``take_along_dim``); ``gather``/``scatter``; joining and splitting
+(``cat``/``stack``/``unbind``, ``split``/``chunk``, ``tensor_split``); ``flip``/``roll``/``repeat``/
+``repeat_interleave``; diagonals and triangles; ``block_diag``. Composites (several ops, as PyTorch
+composes them) sit in their topic's block, built from the ops above them.
 
 View ops (``view=True``) return NumPy views: the output shares memory and version counter with
 its input, and records the root ``_base`` (see "Views" in docs/architecture.md).
@@ -52,6 +57,24 @@ def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     return shape
 
 
+def normalize_dim_list(dims: Sequence[int], ndim: int) -> tuple[int, ...]:
+    """Wrap each dim; PyTorch's error when one repeats."""
+    out: list[int] = []
+    for d in dims:
+        n = normalize_dim(int(d), ndim)
+        if n in out:
+            raise RuntimeError(f"dim {n} appears multiple times in the list of dims")
+        out.append(n)
+    return tuple(out)
+
+
+def _index_array(index: Any) -> np.ndarray:
+    return index._data if isinstance(index, Tensor) else np.asarray(index)
+
+
+# -- views ------------------------------------------------------------------------------------
+# view, reshape, transpose, permute, squeeze, unsqueeze, expand, alias; the composites movedim,
+# unflatten, and broadcast_shapes.
 def _view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     shape = infer_size(shape, x.size)
     out = x.view()
@@ -174,6 +197,74 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 expand = Op("expand", _expand, node="ExpandBackward0", params=("size",), view=True,
             grads=(lambda grad, self_shape: grad.sum_to_size(self_shape),))
 
+
+alias = Op("alias", lambda x: x.view(), node="AliasBackward0", view=True, grads=(lambda grad: grad,))
+
+
+def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    ndim = x._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({_shape_str(src)} dims) should contain the same "
+            f"number of dims as destination ({_shape_str(dst)} dims)"
+        )
+    src = [normalize_dim(int(d), ndim) for d in src]
+    dst = [normalize_dim(int(d), ndim) for d in dst]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({_shape_str(src)})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({_shape_str(dst)})")
+    order = [-1] * max(ndim, 1)
+    for s, d in zip(src, dst, strict=True):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src)
+    perm = tuple(o if o != -1 else next(rest) for o in order)[:ndim]
+    return apply(permute, (x, perm))  # type: ignore[no-any-return]
+
+
+def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    ndim = x._data.ndim
+    d = normalize_dim(dim, ndim)
+    sizes = [int(s) for s in sizes]
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = x._data.shape[d] if ndim else 1
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = int(np.prod([s for s in sizes if s != -1]))
+    fits = (size % known == 0) if -1 in sizes and known else known == size
+    if not fits:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {_shape_str(sizes)} don't multiply up to the size of dim {dim} "
+            f"({size}) in the input tensor"
+        )
+    shape = x._data.shape[:d] + tuple(sizes) + x._data.shape[d + 1:]
+    return apply(view, (x, shape))  # type: ignore[no-any-return]
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """PyTorch's ``broadcast_shapes`` (ints count as 1-d shapes), with its error message."""
+    result: list[int] = []
+    for i, shape in enumerate(shapes):
+        dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(s) for s in shape]
+        if len(dims) > len(result):
+            result = [1] * (len(dims) - len(result)) + result
+        for k in range(1, len(dims) + 1):
+            have, new = result[-k], dims[-k]
+            if new == have or new == 1:
+                continue
+            if have == 1:
+                result[-k] = new
+                continue
+            raise RuntimeError(
+                f"Attempting to broadcast a dimension of length {new} at {-k}! Mismatching argument at index {i} had "
+                f"{tuple(dims)}; but expected shape should be broadcastable to {_shape_str(result)}"
+            )
+    return tuple(result)
+
+
 # -- basic indexing: select and slice (views) -------------------------------------------------
 
 
@@ -226,9 +317,8 @@ slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "s
               grads=(lambda grad, self_shape, dim, start, stop, step:
                      slice_backward(grad, self_shape, dim, start, stop, step),))
 
-# -- advanced indexing ------------------------------------------------------------------------
 
-
+# -- advanced indexing, index_select / index_add, masked_select, take, take_along_dim ---------
 def _index(x: np.ndarray, key: Any) -> np.ndarray:
     try:
         return np.asarray(x[key])
@@ -290,6 +380,169 @@ put_positions = Op("put_positions", _put_positions, node="AsStridedScatterBackwa
                    grads=(lambda grad, src_shape, src_dtype, positions:
                           put_positions(grad, _zeros_const(src_shape, src_dtype), positions),
                           lambda grad, positions: take_positions(grad, positions)))
+
+
+def _check_index_vector(index: np.ndarray, name: str) -> None:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+
+
+def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    _check_index_vector(index, "index_select")
+    size = x.shape[dim] if x.ndim else 1
+    if index.size:
+        bad = (index < 0) | (index >= size)
+        if bad.any():
+            if dim == 0:  # PyTorch's kernel along the first dim words it differently
+                raise IndexError("index out of range in self")
+            raise RuntimeError(
+                f"INDICES element is out of DATA bounds, id={int(index[bad].flat[0])} axis_dim={size}"
+            )
+    if x.ndim == 0:
+        if index.size != 1:
+            raise IndexError("index_select(): Index to scalar can have only 1 value, got "
+                             f"{index.size} value(s)")
+        return x.copy()
+    return np.take(x, index.reshape(-1), axis=dim)
+
+
+def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alpha: Any) -> np.ndarray:
+    _check_index_vector(index, "index_add")
+    if src.dtype != x.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({scalar_type_name(x.dtype)}) and source ({scalar_type_name(src.dtype)}) must "
+            "have the same scalar type"
+        )
+    xs, ss = x.shape or (1,), src.shape or (1,)
+    idx = index.reshape(-1)
+    if src.ndim and len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss, strict=False)) if d != dim):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = "
+            f"{_shape_str(x.shape)} source.shape = {_shape_str(src.shape)}"
+        )
+    if idx.size != ss[dim]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): ({ss[dim]}), "
+            f"for dim: {dim}"
+        )
+    if idx.size:
+        bad = (idx < 0) | (idx >= xs[dim])
+        if bad.any():
+            raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} with size {xs[dim]}")
+    out = x.copy()
+    values = src.reshape(ss) if alpha == 1 else (src * alpha).astype(x.dtype).reshape(ss)
+    key: Any = (slice(None),) * dim + (idx,)
+    np.add.at(out.reshape(xs), key, values)
+    return out
+
+
+index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
+               params=("dim", "index", "alpha"),
+               grads=(lambda grad: grad,
+                      lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
+                          grad, source_shape, dim, index, alpha)))
+
+
+def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray,
+                           alpha: Any) -> Tensor:
+    g = index_select(grad, dim, index).reshape(source_shape)
+    return g if alpha == 1 else g * alpha
+
+
+index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
+                  grads=(lambda grad, self_shape, dim, index: index_add(
+                      _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
+                          _index_select_shape(self_shape, dim, index)), dim, index, 1),))
+
+
+def _index_select_shape(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[int, ...]:
+    if not shape:
+        return ()
+    return shape[:dim] + (index.size,) + shape[dim + 1:]
+
+
+def _mask_shape(shape: tuple[int, ...], mask: np.ndarray) -> tuple[int, ...]:
+    try:
+        return tuple(np.broadcast_shapes(shape, mask.shape))
+    except ValueError:
+        raise RuntimeError(broadcast_error([mask.shape, shape])) from None
+
+
+def _masked_select(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = _mask_shape(x.shape, mask)
+    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
+
+
+def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: np.ndarray) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    out[np.broadcast_to(mask, shape)] = grad
+    return out
+
+
+masked_select_backward: Op = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
+                            params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),))
+
+masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
+                   grads=(lambda grad, self_shape, mask: masked_select_backward(
+                       grad, _mask_shape(self_shape, mask), mask),))
+
+
+def _take(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    if index.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
+    n = x.size
+    if index.size:
+        bad = (index < -n) | (index >= n)
+        if bad.any():
+            raise IndexError(
+                f"out of range: tried to access index {int(index[bad].flat[0])} on a tensor of {n} elements."
+            )
+    return x.reshape(-1)[index]
+
+
+def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    np.add.at(out.reshape(-1), index, grad)
+    return out
+
+
+take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
+                   grads=(lambda grad, index: take(grad, index),))
+take: Op = Op("take", _take, node="TakeBackward0", params=("index",),
+          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),))
+
+
+def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
+    idx = indices._data
+    if dim is None:
+        return apply(gather, (x.reshape(-1), 0, idx.reshape(-1)))  # type: ignore[no-any-return]
+    ndim = x._data.ndim
+    d = normalize_dim(dim, ndim)
+    if idx.ndim != ndim:
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
+            f"{ndim} dimensions for input, and {idx.ndim} dimensions for indices"
+        )
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {scalar_type_name(idx.dtype)}"
+        )
+    shape_x, shape_i = list(x._data.shape), list(idx.shape)
+    shape_x[d] = shape_i[d] = 1
+    try:
+        common = list(np.broadcast_shapes(tuple(shape_x), tuple(shape_i)))
+    except ValueError:
+        raise RuntimeError(broadcast_error([x._data.shape, idx.shape])) from None
+    target_x = common.copy()
+    target_x[d] = x._data.shape[d]
+    target_i = common.copy()
+    target_i[d] = idx.shape[d]
+    return apply(gather, (x.expand(*target_x), d, np.broadcast_to(idx, target_i)))  # type: ignore[no-any-return]
+
 
 # -- gather / scatter -------------------------------------------------------------------------
 
@@ -432,9 +685,32 @@ scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0"
                  grads=(lambda grad: grad,
                         lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)))
 
-# -- joining and splitting --------------------------------------------------------------------
+
+SCATTER_REDUCE_WARNING = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future PyTorch "
+    "release. Use torch.scatter_reduce instead for more reduction options."
+)
 
 
+def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce: Any) -> tuple[Op, tuple[Any, ...]]:
+    """Which scatter op and arguments ``x.scatter(dim, index, src | value, reduce=)`` runs."""
+    d = normalize_dim(dim, x._data.ndim)
+    idx = _index_array(index)
+    source = src if src is not None else value
+    if isinstance(source, Tensor):
+        if reduce is None:
+            return scatter, (x, source, d, idx)
+        import warnings
+
+        warnings.warn(SCATTER_REDUCE_WARNING, UserWarning, stacklevel=3)
+        return scatter_reduce_legacy, (x, source, d, idx, reduce)
+    number = source.item() if isinstance(source, np.generic) else source
+    if reduce is None:
+        return scatter_value, (x, d, idx, number)
+    return scatter_value_reduce_legacy, (x, d, idx, number, reduce)
+
+
+# -- joining and splitting: cat, stack, unbind, split / chunk (several views), tensor_split ---
 def _cat(*arrays_and_dim: Any) -> np.ndarray:
     *arrays, dim = arrays_and_dim
     if not arrays:
@@ -512,76 +788,6 @@ def _unbind_grad(grads: tuple[Tensor, ...], dim: int) -> tuple[Tensor]:
 
 unbind = Op("unbind", _unbind, node="UnbindBackward0", params=("dim",), outputs=-1, view=True, grads=_unbind_grad)
 
-alias = Op("alias", lambda x: x.view(), node="AliasBackward0", view=True, grads=(lambda grad: grad,))
-
-# -- reordering, splitting, selecting, diagonals (the ops behind the composites) -------------
-# flip, roll, repeat; split/chunk (multi-output views); index_select/index_add, masked_select,
-# take; diagonal/diag_embed/tril/triu; block_diag. Composites (movedim, tensor_split, meshgrid,
-# repeat_interleave, take_along_dim...) are built from these in the Tensor methods and functions.
-
-
-def normalize_dim_list(dims: Sequence[int], ndim: int) -> tuple[int, ...]:
-    """Wrap each dim; PyTorch's error when one repeats."""
-    out: list[int] = []
-    for d in dims:
-        n = normalize_dim(int(d), ndim)
-        if n in out:
-            raise RuntimeError(f"dim {n} appears multiple times in the list of dims")
-        out.append(n)
-    return tuple(out)
-
-
-def _flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
-    if not dims or x.ndim == 0:
-        return x.copy()
-    return np.flip(x, axis=dims).copy()
-
-
-flip: Op = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),))
-
-
-def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> np.ndarray:
-    if dims is None:
-        return np.roll(x, shifts[0])
-    if x.ndim == 0:
-        return x.copy()
-    return np.roll(x, shifts, axis=dims)
-
-
-roll: Op = Op("roll", _roll, node="RollBackward0", params=("shifts", "dims"),
-          grads=(lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims),))
-
-
-def _padded_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
-    return (1,) * (n - len(shape)) + tuple(shape)
-
-
-def _repeat(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
-    if len(repeats) < x.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
-    padded = _padded_shape(x.shape, len(repeats))
-    target = [p * r for p, r in zip(padded, repeats, strict=True)]
-    for t in target:
-        if t < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {_shape_str(target)}")
-    return np.tile(x.reshape(padded), repeats)
-
-
-def _repeat_grad(grad: Tensor, self_shape: tuple[int, ...], repeats: tuple[int, ...]) -> Tensor:
-    padded = _padded_shape(self_shape, len(repeats))
-    if not repeats:
-        return grad
-    split: list[int] = []
-    for r, s in zip(repeats, padded, strict=True):
-        split += [r, s]
-    summed = grad.reshape(split).sum(tuple(range(0, 2 * len(repeats), 2)))
-    return summed.reshape(self_shape)
-
-
-repeat: Op = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,))
-
-# -- split / chunk: several views of the input ------------------------------------------------
-
 
 def _split_bounds(size: int, split_size: int) -> list[tuple[int, int]]:
     if size == 0:
@@ -638,144 +844,142 @@ split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWith
                       params=("split_sizes", "dim"), outputs=-1, view=True,
                       grads=lambda grads, dim: _split_grad(grads, dim))
 
-# -- index_select / index_add -----------------------------------------------------------------
+
+def chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if size == 0:  # PyTorch returns ``chunks`` empty pieces
+        return tuple(apply(split_with_sizes, (x, (0,) * chunks, d)))
+    return tuple(apply(split, (x, -(-size // chunks), d)))
 
 
-def _check_index_vector(index: np.ndarray, name: str) -> None:
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"{name}(): Expected dtype int32 or int64 for index")
-    if index.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector")
-
-
-def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
-    _check_index_vector(index, "index_select")
-    size = x.shape[dim] if x.ndim else 1
-    if index.size:
-        bad = (index < 0) | (index >= size)
-        if bad.any():
-            if dim == 0:  # PyTorch's kernel along the first dim words it differently
-                raise IndexError("index out of range in self")
+def tensor_split(x: Tensor, indices_or_sections: Any, dim: int) -> tuple[Tensor, ...]:
+    d = normalize_dim(dim, x._data.ndim)
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        data = spec._data
+        if data.dtype != np.int64:
             raise RuntimeError(
-                f"INDICES element is out of DATA bounds, id={int(index[bad].flat[0])} axis_dim={size}"
+                f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                f"{scalar_type_name(data.dtype)}"
             )
-    if x.ndim == 0:
-        if index.size != 1:
-            raise IndexError("index_select(): Index to scalar can have only 1 value, got "
-                             f"{index.size} value(s)")
+        if data.ndim > 1:
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional "
+                f"tensor, but got a tensor with {data.ndim} dims"
+            )
+        spec = int(data) if data.ndim == 0 else [int(i) for i in data]
+    if isinstance(spec, (float, bool)) or not isinstance(spec, (int, np.integer, list, tuple)):
+        raise TypeError(
+            f"tensor_split() received an invalid combination of arguments - got (Tensor, {type(spec).__name__})"
+        )
+    size = x._data.shape[d]
+    if isinstance(spec, (int, np.integer)):
+        n = int(spec)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        base, extra = divmod(size, n)
+        lengths = [base + 1] * extra + [base] * (n - extra)
+        bounds, start = [], 0
+        for length in lengths:
+            bounds.append((start, start + length))
+            start += length
+    else:
+        cuts = [0] + [min(max(int(i) if int(i) >= 0 else int(i) + size, 0), size) for i in spec] + [size]
+        bounds = [(cuts[i], max(cuts[i], cuts[i + 1])) for i in range(len(cuts) - 1)]
+    return tuple(apply(slice_op, (x, d, start, stop, 1)) for start, stop in bounds)
+
+
+# -- reordering and repeating: flip, roll, repeat, repeat_interleave --------------------------
+def _flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    if not dims or x.ndim == 0:
         return x.copy()
-    return np.take(x, index.reshape(-1), axis=dim)
+    return np.flip(x, axis=dims).copy()
 
 
-def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alpha: Any) -> np.ndarray:
-    _check_index_vector(index, "index_add")
-    if src.dtype != x.dtype:
-        raise RuntimeError(
-            f"index_add_(): self ({scalar_type_name(x.dtype)}) and source ({scalar_type_name(src.dtype)}) must "
-            "have the same scalar type"
-        )
-    xs, ss = x.shape or (1,), src.shape or (1,)
-    idx = index.reshape(-1)
-    if src.ndim and len(ss) != len(xs) or any(a != b for d, (a, b) in enumerate(zip(xs, ss, strict=False)) if d != dim):
-        raise RuntimeError(
-            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = "
-            f"{_shape_str(x.shape)} source.shape = {_shape_str(src.shape)}"
-        )
-    if idx.size != ss[dim]:
-        raise RuntimeError(
-            f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): ({ss[dim]}), "
-            f"for dim: {dim}"
-        )
-    if idx.size:
-        bad = (idx < 0) | (idx >= xs[dim])
-        if bad.any():
-            raise RuntimeError(f"index {int(idx[bad][0])} is out of bounds for dimension {dim} with size {xs[dim]}")
-    out = x.copy()
-    values = src.reshape(ss) if alpha == 1 else (src * alpha).astype(x.dtype).reshape(ss)
-    key: Any = (slice(None),) * dim + (idx,)
-    np.add.at(out.reshape(xs), key, values)
-    return out
+flip: Op = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),))
 
 
-index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
-               params=("dim", "index", "alpha"),
-               grads=(lambda grad: grad,
-                      lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
-                          grad, source_shape, dim, index, alpha)))
+def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> np.ndarray:
+    if dims is None:
+        return np.roll(x, shifts[0])
+    if x.ndim == 0:
+        return x.copy()
+    return np.roll(x, shifts, axis=dims)
 
 
-def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray,
-                           alpha: Any) -> Tensor:
-    g = index_select(grad, dim, index).reshape(source_shape)
-    return g if alpha == 1 else g * alpha
+roll: Op = Op("roll", _roll, node="RollBackward0", params=("shifts", "dims"),
+          grads=(lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims),))
 
 
-index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
-                  grads=(lambda grad, self_shape, dim, index: index_add(
-                      _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
-                          _index_select_shape(self_shape, dim, index)), dim, index, 1),))
+def _padded_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
+    return (1,) * (n - len(shape)) + tuple(shape)
 
 
-def _index_select_shape(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[int, ...]:
-    if not shape:
-        return ()
-    return shape[:dim] + (index.size,) + shape[dim + 1:]
+def _repeat(x: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    if len(repeats) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = _padded_shape(x.shape, len(repeats))
+    target = [p * r for p, r in zip(padded, repeats, strict=True)]
+    for t in target:
+        if t < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {t}: {_shape_str(target)}")
+    return np.tile(x.reshape(padded), repeats)
 
 
-# -- masked_select / take ---------------------------------------------------------------------
+def _repeat_grad(grad: Tensor, self_shape: tuple[int, ...], repeats: tuple[int, ...]) -> Tensor:
+    padded = _padded_shape(self_shape, len(repeats))
+    if not repeats:
+        return grad
+    split: list[int] = []
+    for r, s in zip(repeats, padded, strict=True):
+        split += [r, s]
+    summed = grad.reshape(split).sum(tuple(range(0, 2 * len(repeats), 2)))
+    return summed.reshape(self_shape)
 
 
-def _mask_shape(shape: tuple[int, ...], mask: np.ndarray) -> tuple[int, ...]:
-    try:
-        return tuple(np.broadcast_shapes(shape, mask.shape))
-    except ValueError:
-        raise RuntimeError(broadcast_error([mask.shape, shape])) from None
+repeat: Op = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,))
 
 
-def _masked_select(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    if mask.dtype != np.bool_:
-        raise RuntimeError("masked_select: expected BoolTensor for mask")
-    shape = _mask_shape(x.shape, mask)
-    return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
-
-
-def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: np.ndarray) -> np.ndarray:
-    out = np.zeros(shape, grad.dtype)
-    out[np.broadcast_to(mask, shape)] = grad
-    return out
-
-
-masked_select_backward: Op = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
-                            params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),))
-
-masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
-                   grads=(lambda grad, self_shape, mask: masked_select_backward(
-                       grad, _mask_shape(self_shape, mask), mask),))
-
-
-def _take(x: np.ndarray, index: np.ndarray) -> np.ndarray:
-    if index.dtype != np.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
-    n = x.size
-    if index.size:
-        bad = (index < -n) | (index >= n)
-        if bad.any():
-            raise IndexError(
-                f"out of range: tried to access index {int(index[bad].flat[0])} on a tensor of {n} elements."
+def repeat_interleave(x: Tensor, repeats: Any, dim: int | None, output_size: int | None) -> Tensor:
+    if dim is None:
+        x = x.flatten()
+        dim = 0
+    d = normalize_dim(dim, x._data.ndim)
+    if isinstance(repeats, Tensor) and repeats._data.size != 1 or isinstance(repeats, (list, tuple)):
+        reps = _index_array(repeats)
+        if reps.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        size = x._data.shape[d] if x._data.ndim else 1
+        if reps.shape[0] != size:
+            raise RuntimeError(
+                "repeats must have the same size as input along dim, but got repeats.size(0) = "
+                f"{reps.shape[0]} and input.size({d}) = {size}"
             )
-    return x.reshape(-1)[index]
+        if reps.size and reps.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        index = np.repeat(np.arange(size, dtype=np.int64), reps)
+        if output_size is not None and output_size != index.size:
+            raise RuntimeError("allocated size does not match required size")
+        return apply(index_select, (x, d, index))  # type: ignore[no-any-return]
+    if isinstance(repeats, Tensor):
+        if repeats._data.dtype.kind not in "iu":
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        index = np.repeat(np.arange(x._data.shape[d] if x._data.ndim else 1, dtype=np.int64),
+                          int(repeats._data.reshape(())))
+        return apply(index_select, (x, d, index))  # type: ignore[no-any-return]
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if x._data.ndim == 0:
+        x = x.reshape(1)
+    shape = list(x._data.shape)
+    expanded = x.unsqueeze(d + 1).expand(*shape[:d + 1], r, *shape[d + 1:])
+    shape[d] *= r
+    return expanded.clone().view(shape)
 
-
-def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) -> np.ndarray:
-    out = np.zeros(shape, grad.dtype)
-    np.add.at(out.reshape(-1), index, grad)
-    return out
-
-
-take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
-                   grads=(lambda grad, index: take(grad, index),))
-take: Op = Op("take", _take, node="TakeBackward0", params=("index",),
-          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),))
 
 # -- diagonals and triangles ------------------------------------------------------------------
 
@@ -860,6 +1064,7 @@ tril: Op = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
 triu: Op = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
           grads=(lambda grad, diagonal: triu(grad, diagonal),))
 
+
 # -- block_diag -------------------------------------------------------------------------------
 
 
@@ -896,210 +1101,3 @@ def _block_diag_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...]) 
 
 block_diag: Op = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
                 grads=_block_diag_grad)
-
-# -- composites (several ops, as PyTorch composes them) ---------------------------------------
-
-
-def _index_array(index: Any) -> np.ndarray:
-    return index._data if isinstance(index, Tensor) else np.asarray(index)
-
-
-def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
-    ndim = x._data.ndim
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    if len(src) != len(dst):
-        raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({_shape_str(src)} dims) should contain the same "
-            f"number of dims as destination ({_shape_str(dst)} dims)"
-        )
-    src = [normalize_dim(int(d), ndim) for d in src]
-    dst = [normalize_dim(int(d), ndim) for d in dst]
-    if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({_shape_str(src)})")
-    if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({_shape_str(dst)})")
-    order = [-1] * max(ndim, 1)
-    for s, d in zip(src, dst, strict=True):
-        order[d] = s
-    rest = iter(d for d in range(ndim) if d not in src)
-    perm = tuple(o if o != -1 else next(rest) for o in order)[:ndim]
-    return apply(permute, (x, perm))  # type: ignore[no-any-return]
-
-
-def unflatten(x: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
-    ndim = x._data.ndim
-    d = normalize_dim(dim, ndim)
-    sizes = [int(s) for s in sizes]
-    if not sizes:
-        raise RuntimeError("unflatten: sizes must be non-empty")
-    size = x._data.shape[d] if ndim else 1
-    if sizes.count(-1) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = int(np.prod([s for s in sizes if s != -1]))
-    fits = (size % known == 0) if -1 in sizes and known else known == size
-    if not fits:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {_shape_str(sizes)} don't multiply up to the size of dim {dim} "
-            f"({size}) in the input tensor"
-        )
-    shape = x._data.shape[:d] + tuple(sizes) + x._data.shape[d + 1:]
-    return apply(view, (x, shape))  # type: ignore[no-any-return]
-
-
-def chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = normalize_dim(dim, x._data.ndim)
-    size = x._data.shape[d]
-    if size == 0:  # PyTorch returns ``chunks`` empty pieces
-        return tuple(apply(split_with_sizes, (x, (0,) * chunks, d)))
-    return tuple(apply(split, (x, -(-size // chunks), d)))
-
-
-def tensor_split(x: Tensor, indices_or_sections: Any, dim: int) -> tuple[Tensor, ...]:
-    d = normalize_dim(dim, x._data.ndim)
-    spec = indices_or_sections
-    if isinstance(spec, Tensor):
-        data = spec._data
-        if data.dtype != np.int64:
-            raise RuntimeError(
-                f"tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
-                f"{scalar_type_name(data.dtype)}"
-            )
-        if data.ndim > 1:
-            raise RuntimeError(
-                "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or one-dimensional "
-                f"tensor, but got a tensor with {data.ndim} dims"
-            )
-        spec = int(data) if data.ndim == 0 else [int(i) for i in data]
-    if isinstance(spec, (float, bool)) or not isinstance(spec, (int, np.integer, list, tuple)):
-        raise TypeError(
-            f"tensor_split() received an invalid combination of arguments - got (Tensor, {type(spec).__name__})"
-        )
-    size = x._data.shape[d]
-    if isinstance(spec, (int, np.integer)):
-        n = int(spec)
-        if n <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
-        base, extra = divmod(size, n)
-        lengths = [base + 1] * extra + [base] * (n - extra)
-        bounds, start = [], 0
-        for length in lengths:
-            bounds.append((start, start + length))
-            start += length
-    else:
-        cuts = [0] + [min(max(int(i) if int(i) >= 0 else int(i) + size, 0), size) for i in spec] + [size]
-        bounds = [(cuts[i], max(cuts[i], cuts[i + 1])) for i in range(len(cuts) - 1)]
-    return tuple(apply(slice_op, (x, d, start, stop, 1)) for start, stop in bounds)
-
-
-def repeat_interleave(x: Tensor, repeats: Any, dim: int | None, output_size: int | None) -> Tensor:
-    if dim is None:
-        x = x.flatten()
-        dim = 0
-    d = normalize_dim(dim, x._data.ndim)
-    if isinstance(repeats, Tensor) and repeats._data.size != 1 or isinstance(repeats, (list, tuple)):
-        reps = _index_array(repeats)
-        if reps.ndim != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        size = x._data.shape[d] if x._data.ndim else 1
-        if reps.shape[0] != size:
-            raise RuntimeError(
-                "repeats must have the same size as input along dim, but got repeats.size(0) = "
-                f"{reps.shape[0]} and input.size({d}) = {size}"
-            )
-        if reps.size and reps.min() < 0:
-            raise RuntimeError("repeats can not be negative")
-        index = np.repeat(np.arange(size, dtype=np.int64), reps)
-        if output_size is not None and output_size != index.size:
-            raise RuntimeError("allocated size does not match required size")
-        return apply(index_select, (x, d, index))  # type: ignore[no-any-return]
-    if isinstance(repeats, Tensor):
-        if repeats._data.dtype.kind not in "iu":
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        index = np.repeat(np.arange(x._data.shape[d] if x._data.ndim else 1, dtype=np.int64),
-                          int(repeats._data.reshape(())))
-        return apply(index_select, (x, d, index))  # type: ignore[no-any-return]
-    r = int(repeats)
-    if r < 0:
-        raise RuntimeError("Repeats must be non-negative")
-    if x._data.ndim == 0:
-        x = x.reshape(1)
-    shape = list(x._data.shape)
-    expanded = x.unsqueeze(d + 1).expand(*shape[:d + 1], r, *shape[d + 1:])
-    shape[d] *= r
-    return expanded.clone().view(shape)
-
-
-def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
-    idx = indices._data
-    if dim is None:
-        return apply(gather, (x.reshape(-1), 0, idx.reshape(-1)))  # type: ignore[no-any-return]
-    ndim = x._data.ndim
-    d = normalize_dim(dim, ndim)
-    if idx.ndim != ndim:
-        raise RuntimeError(
-            "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
-            f"{ndim} dimensions for input, and {idx.ndim} dimensions for indices"
-        )
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"torch.take_along_dim(): dtype of indices should be Long but got {scalar_type_name(idx.dtype)}"
-        )
-    shape_x, shape_i = list(x._data.shape), list(idx.shape)
-    shape_x[d] = shape_i[d] = 1
-    try:
-        common = list(np.broadcast_shapes(tuple(shape_x), tuple(shape_i)))
-    except ValueError:
-        raise RuntimeError(broadcast_error([x._data.shape, idx.shape])) from None
-    target_x = common.copy()
-    target_x[d] = x._data.shape[d]
-    target_i = common.copy()
-    target_i[d] = idx.shape[d]
-    return apply(gather, (x.expand(*target_x), d, np.broadcast_to(idx, target_i)))  # type: ignore[no-any-return]
-
-
-def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """PyTorch's ``broadcast_shapes`` (ints count as 1-d shapes), with its error message."""
-    result: list[int] = []
-    for i, shape in enumerate(shapes):
-        dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(s) for s in shape]
-        if len(dims) > len(result):
-            result = [1] * (len(dims) - len(result)) + result
-        for k in range(1, len(dims) + 1):
-            have, new = result[-k], dims[-k]
-            if new == have or new == 1:
-                continue
-            if have == 1:
-                result[-k] = new
-                continue
-            raise RuntimeError(
-                f"Attempting to broadcast a dimension of length {new} at {-k}! Mismatching argument at index {i} had "
-                f"{tuple(dims)}; but expected shape should be broadcastable to {_shape_str(result)}"
-            )
-    return tuple(result)
-
-
-SCATTER_REDUCE_WARNING = (
-    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future PyTorch "
-    "release. Use torch.scatter_reduce instead for more reduction options."
-)
-
-
-def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce: Any) -> tuple[Op, tuple[Any, ...]]:
-    """Which scatter op and arguments ``x.scatter(dim, index, src | value, reduce=)`` runs."""
-    d = normalize_dim(dim, x._data.ndim)
-    idx = _index_array(index)
-    source = src if src is not None else value
-    if isinstance(source, Tensor):
-        if reduce is None:
-            return scatter, (x, source, d, idx)
-        import warnings
-
-        warnings.warn(SCATTER_REDUCE_WARNING, UserWarning, stacklevel=3)
-        return scatter_reduce_legacy, (x, source, d, idx, reduce)
-    number = source.item() if isinstance(source, np.generic) else source
-    if reduce is None:
-        return scatter_value, (x, d, idx, number)
-    return scatter_value_reduce_legacy, (x, d, idx, number, reduce)
