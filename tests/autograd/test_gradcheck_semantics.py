@@ -7,36 +7,12 @@ or raises (exception type and message) must agree.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
 
 import retrograd
-
-
-def L(t: Any) -> Any:  # noqa: N802
-    return None if t is None else [round(float(v), 5) for v in t.detach().reshape(-1).tolist()]
-
-
-def outcome(fn: Any) -> Any:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok"
-
-
-def run(scenario: Any, lib: Any) -> Any:
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = scenario(lib)
-        # PyTorch's C++ warnings end with where in its sources they were raised
-        messages = [str(w.message).split(" (Triggered internally at")[0] for w in caught if w.category is UserWarning]
-        return "ok", repr(result), messages
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
+from scenarios import run
 
 
 def x64(torch, n=3):

@@ -13,31 +13,7 @@ from typing import Any
 import pytest
 
 import retrograd
-
-
-def L(t: Any) -> Any:  # noqa: N802
-    return None if t is None else [round(float(v), 5) for v in t.detach().reshape(-1).tolist()]
-
-
-def outcome(fn: Any) -> Any:
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
-    return "ok"
-
-
-def run(scenario: Any, lib: Any) -> Any:
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = scenario(lib)
-        # PyTorch's C++ warnings end with where in its sources they were raised
-        messages = [str(w.message).split(" (Triggered internally at")[0] for w in caught if w.category is UserWarning]
-        return "ok", repr(result), messages
-    except Exception as e:  # noqa: BLE001
-        # retrograd may add where a saved tensor was modified: an extension, not part of the contract
-        return type(e).__name__, str(e).split(" [retrograd]")[0]
+from scenarios import L, outcome, run
 
 
 def s_second_backward(torch):
