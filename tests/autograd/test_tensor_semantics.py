@@ -160,6 +160,7 @@ def test_backward_create_graph_warns(torch: Any) -> None:
     # PyTorch warns once per process unless warn_always is on; its own test turns it on.
     previous = torch.is_warn_always_enabled()
     torch.set_warn_always(True)
+    retrograd.set_warn_always(True)
     try:
         for lib in (retrograd, torch):
             b = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
@@ -182,6 +183,7 @@ def test_backward_create_graph_warns(torch: Any) -> None:
         assert torch_text.startswith(ours)  # PyTorch appends where in its C++ it was triggered
     finally:
         torch.set_warn_always(previous)
+        retrograd.set_warn_always(False)
 
 
 def test_create_graph_warning_is_once_per_process_unless_warn_always(torch: Any, monkeypatch: Any) -> None:
