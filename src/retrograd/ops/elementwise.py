@@ -426,7 +426,7 @@ def _threshold_backward(grad: Any, out: Any) -> Any:
     # Selects rather than multiplies by a 0/1 mask: an inf or NaN upstream gradient stays out of
     # the zeroed positions, and a NaN output passes its gradient (``nan <= 0`` is false), as in
     # PyTorch's threshold_backward.
-    return np.where(out <= 0, np.zeros((), grad.dtype), grad)
+    return np.where(out <= 0, np.zeros(grad.shape, grad.dtype), grad)
 
 
 # PyTorch's fused relu backward: grad where the output is not <= 0, in one pass. Its second input
