@@ -98,7 +98,6 @@ from .factories import (
     zeros_like,
 )
 from .ops import return_types
-from .serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -112,14 +111,21 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.
 
 FloatTensor = Tensor
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization")
 
 
 def __getattr__(name: str) -> Any:
-    # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``.
+    # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``
+    # (``save``/``load`` bring zipfile and pickle).
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in ("save", "load"):
+        return getattr(importlib.import_module(".serialization", __name__), name)
     raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "save", "load"])
 
 
 __all__ = [

@@ -15,13 +15,21 @@ the mode, and the caller's mode holds between steps:
 from __future__ import annotations
 
 import functools
-import inspect
 import warnings
 from _thread import _local, allocate_lock  # threading's own primitives, without importing threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+_CO_GENERATOR = 0x20  # code.co_flags bit of a generator function (inspect.CO_GENERATOR)
+
+
+def _is_generator_function(func: Any) -> bool:
+    """``inspect.isgeneratorfunction`` without importing inspect (it costs milliseconds at import)."""
+    code = getattr(func, "__code__", None)
+    return code is not None and bool(code.co_flags & _CO_GENERATOR)
 
 
 class _ModeState(_local):
@@ -69,11 +77,11 @@ class _DecoratorContextManager:
         return self.__class__()
 
     def __call__(self, func: F) -> F:
-        if inspect.isclass(func):
+        if isinstance(func, type):
             warnings.warn(CLASS_DECORATION_WARNING, FutureWarning, stacklevel=2)
             cls = func
             func = lambda *args, **kwargs: cls(*args, **kwargs)  # type: ignore[assignment]  # noqa: E731
-        if inspect.isgeneratorfunction(func):
+        if _is_generator_function(func):
             return _wrap_generator(self.clone, func)
 
         @functools.wraps(func)

@@ -20,7 +20,6 @@ rewriting, CopySlices for views).
 
 from __future__ import annotations
 
-import inspect
 import linecache
 import os
 import warnings
@@ -377,6 +376,8 @@ class Op:
         if code is not None:  # much cheaper than inspect.signature, and there are hundreds of rules
             names = list(code.co_varnames[1:code.co_argcount])  # the first receives the gradient
         else:
+            import inspect
+
             names = list(inspect.signature(rule).parameters)[1:]
         specs = []
         for arg in names:
