@@ -139,17 +139,22 @@ def mlp_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
 
     def run() -> float:
         t0 = time.perf_counter()
-        loss = mlp_loss(F, params, x, y)
-        grads = lib.autograd.grad(loss, params, create_graph=True)
-        dot = (grads[0] * vector[0]).sum()
-        for g, v in zip(grads[1:], vector[1:]):
-            dot = dot + (g * v).sum()
-        hvp = lib.autograd.grad(dot, params)
-        elapsed = time.perf_counter() - t0
-        assert len(hvp) == len(params)
-        return elapsed
+        hessian_vector_product(lib, mlp_loss(F, params, x, y), params, vector)
+        return time.perf_counter() - t0
 
     return run
+
+
+def hessian_vector_product(lib: Any, loss: Any, params: list[Any], vector: list[Any]) -> tuple[Any, ...]:
+    """The Hessian of ``loss`` w.r.t. ``params`` times ``vector``: grad with create_graph, dot with
+    the vector, grad again."""
+    grads = lib.autograd.grad(loss, params, create_graph=True)
+    dot = (grads[0] * vector[0]).sum()
+    for g, v in zip(grads[1:], vector[1:]):
+        dot = dot + (g * v).sum()
+    hvp = lib.autograd.grad(dot, params)
+    assert len(hvp) == len(params)
+    return tuple(hvp)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,14 +288,7 @@ def module_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
 
     def run() -> float:
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x), y)
-        grads = lib.autograd.grad(loss, params, create_graph=True)
-        dot = (grads[0] * vector[0]).sum()
-        for g, v in zip(grads[1:], vector[1:]):
-            dot = dot + (g * v).sum()
-        hvp = lib.autograd.grad(dot, params)
-        elapsed = time.perf_counter() - t0
-        assert len(hvp) == len(params)
-        return elapsed
+        hessian_vector_product(lib, F.cross_entropy(model(x), y), params, vector)
+        return time.perf_counter() - t0
 
     return run
