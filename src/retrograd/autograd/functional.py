@@ -70,6 +70,17 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     return detached, _unwrap(grads if create_graph else tuple(g.detach() for g in grads), inputs)
 
 
+def _vjp_graph(func: Callable[..., Any], inputs: Any, create_graph: bool) -> tuple[Any, ...]:
+    """The double-vjp trick's first half (call under ``enable_grad``): the inputs, ``func``'s output
+    (as given and as a tuple), a dummy cotangent per output that requires grad, and the vjps of
+    those dummies, built with a graph so that ``J v`` is their gradient w.r.t. the dummies."""
+    ins = _prepare(inputs, create_graph)
+    out = func(*ins)
+    outs = _as_tuple(out)
+    dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
+    return ins, out, outs, dummies, _grads(out, ins, dummies, create_graph=True)
+
+
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
     """``(func(inputs), J v)`` by the double-vjp trick.
 
@@ -79,11 +90,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     tensor([2., 4.])
     """
     with enable_grad():
-        ins = _prepare(inputs, create_graph)
-        out = func(*ins)
-        outs = _as_tuple(out)
-        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
-        vjps = _grads(out, ins, dummies, create_graph=True)
+        ins, out, outs, dummies, vjps = _vjp_graph(func, inputs, create_graph)
         tangents = _as_tuple(v) if v is not None else tuple(_zeros_like(t) + 1 for t in ins)
         pairs = [(g, t) for g, t in zip(vjps, tangents) if g.requires_grad]
         if pairs:
@@ -136,11 +143,7 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
     from ..tensor import Tensor
 
     with enable_grad():
-        ins = _prepare(inputs, False)
-        out = func(*ins)
-        outs = _as_tuple(out)
-        dummies = tuple(_zeros_like(o).requires_grad_() for o in outs)
-        vjps = _grads(out, ins, dummies, create_graph=True)
+        ins, out, outs, dummies, vjps = _vjp_graph(func, inputs, False)
         columns: list[list[list[Any]]] = [[[] for _ in ins] for _ in outs]  # [output][input] -> columns
         for k, (t, g) in enumerate(zip(ins, vjps)):
             for j in range(t.numel()):
