@@ -107,13 +107,7 @@ def mlp_step_numpy(sizes: tuple[int, ...], batch: int) -> Runner:
             if i < n_layers - 1:
                 np.maximum(h, 0, out=h)
                 acts.append(h)
-        shifted = h - h.max(axis=1, keepdims=True)
-        exp = np.exp(shifted)
-        total = exp.sum(axis=1, keepdims=True)
-        loss = -(shifted[rows, y] - np.log(total[:, 0])).mean()
-        g = exp / total  # d loss / d logits = (softmax - onehot) / batch
-        g[rows, y] -= 1
-        g /= batch
+        loss, g = cross_entropy_and_grad(h, rows, y)
         for i in reversed(range(n_layers)):
             w, b = params[2 * i], params[2 * i + 1]
             grad_w = acts[i].T @ g
@@ -128,6 +122,18 @@ def mlp_step_numpy(sizes: tuple[int, ...], batch: int) -> Runner:
         return elapsed
 
     return run
+
+
+def cross_entropy_and_grad(logits: np.ndarray, rows: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+    """The NumPy floor's mean cross-entropy and its gradient w.r.t. the logits: (softmax - onehot) / batch."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    exp = np.exp(shifted)
+    total = exp.sum(axis=1, keepdims=True)
+    loss = float(-(shifted[rows, y] - np.log(total[:, 0])).mean())
+    g = exp / total
+    g[rows, y] -= 1
+    g /= len(logits)
+    return loss, g
 
 
 def mlp_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
@@ -254,13 +260,7 @@ def module_step_numpy(sizes: tuple[int, ...], batch: int, optimizer: str) -> Run
             if i < n_layers - 1:
                 np.maximum(h, 0, out=h)
                 acts.append(h)
-        shifted = h - h.max(axis=1, keepdims=True)
-        exp = np.exp(shifted)
-        total = exp.sum(axis=1, keepdims=True)
-        loss = -(shifted[rows, y] - np.log(total[:, 0])).mean()
-        g = exp / total
-        g[rows, y] -= 1
-        g /= batch
+        loss, g = cross_entropy_and_grad(h, rows, y)
         grads: list[np.ndarray] = [g] * len(params)
         for i in reversed(range(n_layers)):
             grads[2 * i] = g.T @ acts[i]
