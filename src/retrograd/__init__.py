@@ -111,7 +111,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.
 
 FloatTensor = Tensor
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug")
 
 
 def __getattr__(name: str) -> Any:

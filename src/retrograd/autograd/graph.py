@@ -391,6 +391,12 @@ class _FreedMarker(tuple):  # type: ignore[type-arg]
 FREED: tuple[Any, ...] = _FreedMarker()
 
 
+def is_released(node: Any) -> bool:
+    """Whether backward has released ``node``'s saved tensors (a second backward through it raises).
+    Drawing and debugging tools ask this, never the marker itself."""
+    return isinstance(getattr(node, "_saved", None), _FreedMarker)
+
+
 class RemovableHandle:
     """Returned by ``register_hook``-style calls; ``remove()`` unregisters the hook."""
 
