@@ -170,8 +170,8 @@ def test_beat4_fresh_graph_and_accumulated_grads() -> None:
     forward, params = mlp(rg)
     beats = capture_lifecycle(forward, params=params)
     one, two, four = beats[0], beats[1], beats[3]
-    # a new graph; only the leaves' AccumulateGrad nodes are the same objects (a leaf keeps its
-    # accumulator while it is alive, as in PyTorch)
+    # a new graph; only the leaves' AccumulateGrad nodes are the same objects (a leaf's accumulator
+    # is shared by the live graphs that use it, as in PyTorch, and the first graph is still alive)
     fresh = {n.id for n in four.nodes if n.op != "AccumulateGrad"}
     assert len(fresh) == 6 and fresh.isdisjoint(n.id for n in one.nodes)
     assert {n.id for n in four.nodes if n.op == "AccumulateGrad"} == {n.id for n in one.nodes if n.op == "AccumulateGrad"}
@@ -215,6 +215,29 @@ def test_hooks_are_gone_afterwards() -> None:
         assert (fn._post_hooks or []) == ([mine._hook] if fn is loss.grad_fn else [])
     assert "_hooked" not in vars(nodes[1]) and not nodes[1]._hooked
     mine.remove()
+
+
+def test_hooks_are_gone_when_backward_raises() -> None:
+    w = rg.tensor([1.0, 2.0], requires_grad=True)
+    loss = w.exp()  # not a scalar, and no gradient given: beat 2's backward raises
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        capture_lifecycle(loss)
+    assert not loss.grad_fn._pre_hooks and not loss.grad_fn._post_hooks and "_hooked" not in vars(loss.grad_fn)
+    beats = capture_lifecycle(loss, gradient=rg.ones(2))  # with a gradient it runs
+    assert beats[1].leaves[0].grad.preview == "[2.718, 7.389]"
+
+
+def test_beats_keep_no_graph_alive() -> None:
+    import gc
+    import weakref
+
+    forward, params = mlp(rg)
+    loss = forward()
+    root = weakref.ref(loss.grad_fn)
+    beats = capture_lifecycle(loss, params=params, retain_graph=True)  # a kept graph, saved tensors and all
+    del loss
+    gc.collect()
+    assert root() is None and len(beats) == 3
 
 
 def test_graph_with_nothing_saved_runs_twice() -> None:
@@ -285,10 +308,10 @@ def test_drawing_retain_graph() -> None:
 def test_loss_tensor_with_and_without_forward() -> None:
     forward, params = mlp(rg)
     three = clusters(make_dot_lifecycle(forward(), params=params).source)
-    assert "pass a forward function" in three["cluster_d"]
+    assert "pass forward=" in three["cluster_d"]
     forward, params = mlp(rg)
     four = clusters(make_dot_lifecycle(forward(), params=params, forward=forward).source)
-    assert "pass a forward function" not in four["cluster_d"] and "AccumulateGrad" in four["cluster_d"]
+    assert "pass forward=" not in four["cluster_d"] and "AccumulateGrad" in four["cluster_d"]
     assert params["W2"].grad.norm().item() == pytest.approx(2 * np.linalg.norm(grads_of_one_backward(rg)["W2"]),
                                                             rel=1e-6)
 

@@ -515,7 +515,7 @@ def _grad_text(g: TensorInfo | None) -> str:
     return f"‖g‖={g.norm:.3g}" if g.norm is not None else g.preview
 
 
-def _draw_beat(dot: Any, beat: Beat, prefix: str) -> None:
+def _draw_beat(dot: Any, beat: Beat, prefix: str, previous: Beat | None) -> None:
     with dot.subgraph(name=f"cluster_{prefix}") as sub:
         sub.attr(label=beat.title + "\n" + beat.note, fontname="monospace", fontsize="12", style="rounded",
                  color="grey60", labeljust="l")
@@ -548,7 +548,11 @@ def _draw_beat(dot: Any, beat: Beat, prefix: str) -> None:
                 if leaf.grad_accumulated is not None:
                     text += "\n after its backward: " + _grad_text(leaf.grad_accumulated)
             elif leaf.grad is not None:
-                text += f"\n .grad set: {_grad_text(leaf.grad)}\n {leaf.grad.preview}"
+                before = None
+                if previous is not None:
+                    before = next((p.grad for p in previous.leaves if p.id == leaf.id), None)
+                how = "set" if before is None else "unchanged" if before == leaf.grad else "accumulated"
+                text += f"\n .grad {how}: {_grad_text(leaf.grad)}\n {leaf.grad.preview}"
             else:
                 text += "\n .grad None"
             lines.node(nid(leaf.id), text, fillcolor="lightblue")
@@ -568,8 +572,10 @@ def _draw_missing_beat(dot: Any) -> None:
     with dot.subgraph(name="cluster_d") as sub:
         sub.attr(label="4. new forward: a fresh graph", fontname="monospace", fontsize="12", style="rounded",
                  color="grey60", labeljust="l")
-        _Lines(sub.body).node("d_note", "pass a forward function to draw this beat:\n"
-                              "make_dot_lifecycle(lambda: model(x).sum())\n(a loss tensor can be built only once)",
+        _Lines(sub.body).node("d_note", "a loss tensor cannot be built again: pass forward=\n"
+                              "(a function that builds the loss) to draw this beat,\n"
+                              "or a function in place of the loss:\n"
+                              "make_dot_lifecycle(lambda: model(x).sum())",
                               shape="note", fillcolor="white")
 
 
@@ -633,8 +639,8 @@ def make_dot_lifecycle(loss: Any, params: dict[str, Any] | Iterable[tuple[str, A
         raise TypeError("make_dot_lifecycle: loss must be a loss tensor or a function of no arguments returning one")
     dot = _digraph(node_attr=dict(_NODE_ATTR), graph_attr=dict(size="12,12", rankdir="TB", newrank="true"))
     _draw_legend(dot)
-    for beat, prefix in zip(beats, "abcd", strict=False):
-        _draw_beat(dot, beat, prefix)
+    for i, (beat, prefix) in enumerate(zip(beats, "abcd", strict=False)):
+        _draw_beat(dot, beat, prefix, beats[i - 1] if i else None)
     if len(beats) == 3:
         _draw_missing_beat(dot)
     resize_graph(dot)
