@@ -17,6 +17,7 @@ from retrograd.autograd.graph import is_released
 pytest.importorskip("graphviz")
 
 from retrograd.viz import capture_lifecycle, make_dot, make_dot_lifecycle  # noqa: E402
+from retrograd.viz.lifecycle import preview  # noqa: E402
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.2, -0.3], [-0.7, 0.9, 1.1], [0.1, 0.4, -2.0]], dtype=np.float32)
 W1 = np.array([[0.3, -0.2, 0.5, 0.1, -0.4], [0.7, 0.6, -0.1, 0.2, 0.3], [-0.5, 0.4, 0.2, -0.3, 0.8]],
@@ -164,6 +165,28 @@ def test_beat3_error_is_the_real_error(torch: Any) -> None:
                                                              (three.output.node, three.error_node)]
     # the failed pass changed no .grad
     assert [leaf.grad for leaf in three.leaves] == [leaf.grad for leaf in beats[1].leaves]
+
+
+def test_beat3_failing_pass_still_reaches_some_leaves(torch: Any) -> None:
+    # the root's other branch (a.sum(), recorded last, so run first) saved nothing: a's gradient
+    # is accumulated again before exp's freed tensor stops the pass, in PyTorch as here
+    def run(lib: Any) -> tuple[Any, Any, Any]:
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([1.0, 2.0], requires_grad=True)
+        return a, b, b.exp().sum() + a.sum()
+
+    ta, tb, t_loss = run(torch)
+    t_loss.backward()
+    with pytest.raises(RuntimeError):
+        t_loss.backward()
+    a, b, loss = run(rg)
+    beats = capture_lifecycle(loss, params={"a": a, "b": b})
+    three = beats[2]
+    assert three.error is not None and three.node(three.error_node).op == "ExpBackward0"
+    assert three.leaf("a").grad.preview == preview(ta.grad.numpy()) == "[2, 2]"
+    assert three.leaf("b").grad == beats[1].leaf("b").grad
+    assert three.leaf("b").grad.norm == pytest.approx(float(tb.grad.norm()))
+    assert "a reached before the error" in three.note
 
 
 def test_beat4_fresh_graph_and_accumulated_grads() -> None:

@@ -486,6 +486,10 @@ def _word(beats: list[Beat]) -> None:
     if three.error is not None:
         three.title = "3. backward() again: RuntimeError"
         three.note = "the graph was consumed: holding the loss does not bring it back"
+        before = {leaf.id: leaf.grad for leaf in two.leaves}
+        changed = [leaf.name or leaf.id for leaf in three.leaves if leaf.grad != before.get(leaf.id)]
+        if changed:  # leaves the pass reached before it failed got their gradient again
+            three.note += f"\n(yet {', '.join(changed)} reached before the error: .grad added again)"
     elif three.retained:
         three.title = "3. backward() again: runs, .grad accumulates (2×)"
         three.note = "retain_graph=True kept the saved tensors"
