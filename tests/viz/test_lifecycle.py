@@ -72,6 +72,11 @@ def test_beat1_graph_and_saved_bytes_hand_counted() -> None:
     mm1 = next(n for n in one.nodes if n.op == "MmBackward0" and n.saved[0].shape == (4, 3))
     assert mm1.saved[0].preview == "[0.5, -1, 2, 1.5, …]"
     assert (mm1.shape, mm1.dtype) == ((4, 5), "float32")
+    # x @ W1: x needs no gradient (no edge), W1 comes through its AccumulateGrad
+    assert [(i.node is None, i.shape, i.dtype) for i in mm1.inputs] == [(True, None, None), (False, (3, 5), "float32")]
+    assert one.node(mm1.inputs[1].node).leaf == one.leaf("W1").id
+    mm2 = next(n for n in one.nodes if n.op == "MmBackward0" and n is not mm1)
+    assert [(one.node(i.node).op, i.shape) for i in mm2.inputs] == [("ReluBackward0", (4, 5)), ("AccumulateGrad", (5, 1))]
     assert {leaf.name: (leaf.shape, leaf.grad) for leaf in one.leaves} == {
         "W1": ((3, 5), None), "b1": ((5,), None), "W2": ((5, 1), None)}
     assert one.output.value.shape == () and one.output.node == next(n.id for n in one.nodes if n.op == "MeanBackward0")

@@ -28,7 +28,7 @@ from ..autograd.graph import is_released
 from ..tensor import Tensor
 from . import _NODE_ATTR, FREED_VALUE, RELEASED_STYLE, _digraph, _is_tensor, _Lines, resize_graph, saved_attributes
 
-__all__ = ["Beat", "Edge", "LeafInfo", "NodeInfo", "OutputInfo", "SavedInfo", "TensorInfo", "capture_lifecycle",
+__all__ = ["Beat", "Edge", "InputInfo", "LeafInfo", "NodeInfo", "OutputInfo", "SavedInfo", "TensorInfo", "capture_lifecycle",
            "make_dot_lifecycle"]
 
 PREVIEW_VALUES = 4  # values shown in a preview before "…"
@@ -63,12 +63,22 @@ class SavedInfo:
 
 
 @dataclass
+class InputInfo:
+    """One differentiable input of a node, as its ``next_functions`` edge sees it: the node that
+    made it (None for an input that needs no gradient) and its shape and dtype (None if unknown)."""
+
+    node: str | None
+    shape: tuple[int, ...] | None
+    dtype: str | None
+
+
+@dataclass
 class NodeInfo:
     """A backward node: its id, op name (``MulBackward0``, ``AccumulateGrad``), forward output
     shape and dtype, whether backward released it, what it saved, its non-tensor arguments
     (``attrs``), and ``grad``: the gradient of each of its outputs that flowed into it during this
     beat's backward (None: no backward reached it in this beat). ``leaf`` names an
-    ``AccumulateGrad``'s leaf."""
+    ``AccumulateGrad``'s leaf; ``inputs`` its inputs, one per ``next_functions`` edge."""
 
     id: str
     op: str
@@ -79,6 +89,7 @@ class NodeInfo:
     attrs: dict[str, str] = field(default_factory=dict)
     grad: list[TensorInfo | None] | None = None
     leaf: str | None = None
+    inputs: list[InputInfo] = field(default_factory=list)
 
     @property
     def saved_bytes(self) -> int:
@@ -372,9 +383,13 @@ class _Capture:
                     nxt = fn.next_functions[i][0] if i < len(fn.next_functions) else None
                     if g is not None and nxt is not None:
                         gradient.append(Edge(ident, self.node_id(nxt, graph), "gradient", i, g))
-            for i, (nxt, _) in enumerate(getattr(fn, "next_functions", ())):
+            for i, (nxt, nr) in enumerate(getattr(fn, "next_functions", ())):
                 if nxt is not None:
                     forward.append(Edge(self.node_id(nxt, graph), ident, "forward", i))
+                    shp, dt = _output_meta(nxt, nr)
+                    info.inputs.append(InputInfo(self.node_id(nxt, graph), shp, dt))
+                else:
+                    info.inputs.append(InputInfo(None, None, None))
             variable = getattr(fn, "variable", None)
             if variable is not None:
                 leaf = self.leaf_id(variable)
@@ -396,6 +411,17 @@ class _Capture:
         return Beat(index, kind, title, note, retained, infos, leaves, output, forward, gradient,
                     None if flow is None or flow.error is None else str(flow.error), error_node,
                     sum(held.values()), sum(n for a, n in freed.items() if a not in held))
+
+
+def _output_meta(fn: Any, nr: int) -> tuple[tuple[int, ...] | None, str | None]:
+    """The shape and dtype of output ``nr`` of ``fn`` (None, None when the node does not say)."""
+    shape, dtype = getattr(fn, "_shape", None), getattr(fn, "_dtype", None)
+    if shape is None:
+        meta = getattr(fn, "_output_meta", ())
+        if nr >= len(meta):
+            return None, None
+        shape, dtype = meta[nr]
+    return tuple(int(s) for s in shape), None if dtype is None else str(np.dtype(dtype))
 
 
 def _bytes(n: int) -> str:
