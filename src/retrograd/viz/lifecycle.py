@@ -386,8 +386,8 @@ class _Capture:
             for i, (nxt, nr) in enumerate(getattr(fn, "next_functions", ())):
                 if nxt is not None:
                     forward.append(Edge(self.node_id(nxt, graph), ident, "forward", i))
-                    shp, dt = _output_meta(nxt, nr)
-                    info.inputs.append(InputInfo(self.node_id(nxt, graph), shp, dt))
+                    in_shape, in_dtype = _output_meta(nxt, nr)
+                    info.inputs.append(InputInfo(self.node_id(nxt, graph), in_shape, in_dtype))
                 else:
                     info.inputs.append(InputInfo(None, None, None))
             variable = getattr(fn, "variable", None)
