@@ -16,7 +16,7 @@ from typing import Any
 from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved
 from ..tensor import Tensor
 
-__all__ = ["make_dot", "make_dot_lifecycle", "resize_graph"]
+__all__ = ["explore", "make_dot", "make_dot_lifecycle", "resize_graph"]
 
 SAVED_PREFIX = "_saved_"
 _NODE_ATTR = dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1", height="0.2",
@@ -366,3 +366,6 @@ def make_dot_lifecycle(loss: Tensor, params: dict[str, Any] | None = None, gradi
     dot.edge("b_out", "b_note", style="invis")
     resize_graph(dot)
     return dot
+
+
+from .explore import explore  # noqa: E402  (it builds on the helpers above)

@@ -1,0 +1,323 @@
+"""``retrograd.viz.explore``: one self-contained HTML page to click through a graph.
+
+``explore(root_or_forward, path)`` lays the graph out with Graphviz (its SVG, inlined), and
+writes one HTML file with everything inlined (no network, no CDN): click a node to see its op,
+its inputs' shapes and dtypes, the tensors it saved for backward (bytes and a preview) and the
+gradient that flowed through it; step through the beats of the graph's life with the buttons,
+the slider or the arrow keys.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import re
+from typing import Any
+
+import numpy as np
+
+from ..autograd.graph import is_released
+from ..tensor import Tensor
+from . import FREED_VALUE, _digraph, _is_tensor, _Lines, saved_attributes
+
+__all__ = ["explore"]
+
+PREVIEW_ITEMS = 6  # values shown in a preview (the panel says how many there are in all)
+
+
+# -- what the page shows: plain JSON-able records -------------------------------------------------
+
+
+def _dtype_name(np_dtype: Any) -> str:
+    from .._dtype import from_numpy_dtype
+
+    try:
+        return str(from_numpy_dtype(np.dtype(np_dtype)))
+    except TypeError:
+        return str(np_dtype)
+
+
+def _shape(shape: Any) -> list[int]:
+    return [int(v) for v in shape]
+
+
+def _shape_text(shape: list[int]) -> str:
+    return "(" + ", ".join(str(v) for v in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _preview(array: Any) -> str:
+    """The first few values of ``array``, flattened, with an ellipsis when there are more."""
+    flat = np.asarray(array).reshape(-1)
+    head = flat[:PREVIEW_ITEMS]
+    if head.dtype.kind == "f":
+        text = ", ".join(_num(float(v)) for v in head)
+    else:
+        text = ", ".join(str(v.item()) for v in head)
+    return "[" + text + (", …" if flat.size > PREVIEW_ITEMS else "") + "]"
+
+
+def _num(v: float) -> str:
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return f"{v:.4g}"
+
+
+def _tensor_record(array: Any) -> dict[str, Any]:
+    array = np.asarray(array)
+    record: dict[str, Any] = {"shape": _shape(array.shape), "dtype": _dtype_name(array.dtype),
+                              "bytes": int(array.nbytes), "preview": _preview(array)}
+    if array.dtype.kind in "fc" and array.size:
+        record["norm"] = _num(float(np.linalg.norm(array.astype(np.float64).reshape(-1))))
+    return record
+
+
+def _array(value: Any) -> Any:
+    return value._data if isinstance(value, Tensor) else np.asarray(value.detach().cpu().numpy())
+
+
+def _output_meta(fn: Any, output_nr: int) -> tuple[list[int], str] | None:
+    """The shape and dtype of ``fn``'s forward output number ``output_nr``, from the graph."""
+    variable = getattr(fn, "variable", None)
+    if variable is not None:
+        return _shape(variable.shape), _dtype_name(_array(variable).dtype)
+    shape, dtype = getattr(fn, "_shape", None), getattr(fn, "_dtype", None)
+    if shape is None:
+        meta = getattr(fn, "_output_meta", ())
+        if output_nr >= len(meta):
+            return None
+        shape, dtype = meta[output_nr]
+    return _shape(shape), _dtype_name(dtype)
+
+
+class _Graph:
+    """One walk over a graph of backward nodes: page ids (``n0``, ``n1``... in walk order, so two
+    graphs built by the same forward get the same ids), the edges, and the leaves and output."""
+
+    def __init__(self, root: Any, output: Any, params: dict[int, str], max_nodes: int) -> None:
+        self.fns: list[Any] = []
+        self.ids: dict[int, str] = {}
+        self.edges: list[tuple[str, str, int]] = []  # (from, to, input number): forward direction
+        stack = [root]
+        while stack:  # depth first, explicit stack: a deep graph must not reach the recursion limit
+            fn = stack.pop()
+            if id(fn) in self.ids:
+                continue
+            if len(self.fns) >= max_nodes:
+                raise ValueError(
+                    f"explore: the graph has more than max_nodes={max_nodes} nodes; a page that large is "
+                    "unreadable (and slow to lay out): pass a larger max_nodes, or use "
+                    "retrograd.debug.print_graph(root) for the text form")
+            self.ids[id(fn)] = f"n{len(self.fns)}"
+            self.fns.append(fn)
+            for nxt, _ in reversed(getattr(fn, "next_functions", ())):
+                if nxt is not None and id(nxt) not in self.ids:
+                    stack.append(nxt)
+        for fn in self.fns:
+            for k, (nxt, _) in enumerate(getattr(fn, "next_functions", ())):
+                if nxt is not None:
+                    self.edges.append((self.ids[id(nxt)], self.ids[id(fn)], k))
+        self.leaves: dict[str, Any] = {}  # "l3" -> the leaf tensor under AccumulateGrad "n3"
+        for fn in self.fns:
+            variable = getattr(fn, "variable", None)
+            if variable is not None:
+                self.leaves["l" + self.ids[id(fn)][1:]] = variable
+        self.root = root
+        self.output = output
+        self.params = params
+
+    def structure(self) -> list[Any]:
+        """What the layout depends on: two graphs with equal structures share one drawing."""
+        nodes = [(type(fn).__name__, _output_meta(fn, 0), bool(saved_attributes(fn))) for fn in self.fns]
+        leaves = sorted((k, self.params.get(id(v), "")) for k, v in self.leaves.items())
+        return [nodes, self.edges, leaves, _shape(self.output.shape) if self.output is not None else None]
+
+
+def _snapshot(graph: _Graph, grads: dict[int, Any], saved_bytes: dict[tuple[int, str], dict[str, Any]],
+              faded: bool | None = None) -> dict[str, Any]:
+    """The records of every node, leaf and edge of ``graph`` as it is now.
+
+    ``grads`` maps a node's id to the gradient that flowed into it (its output's gradient);
+    ``saved_bytes`` remembers each saved tensor's record so that a freed one still shows what
+    it held; ``faded``, when given, overrides ``is_released`` for the whole graph.
+    """
+    nodes: dict[str, Any] = {}
+    for fn in graph.fns:
+        ident = graph.ids[id(fn)]
+        inputs = []
+        for nxt, nr in getattr(fn, "next_functions", ()):
+            if nxt is None:
+                inputs.append({"op": None})
+                continue
+            meta = _output_meta(nxt, nr)
+            entry: dict[str, Any] = {"op": type(nxt).__name__, "node": graph.ids[id(nxt)]}
+            if meta is not None:
+                entry["shape"], entry["dtype"] = meta
+            variable = getattr(nxt, "variable", None)
+            if variable is not None:
+                entry["leaf"] = graph.params.get(id(variable), "")
+            inputs.append(entry)
+        saved = []
+        for name, value in saved_attributes(fn).items():
+            key = (id(fn), name)
+            if value is FREED_VALUE:
+                record = dict(saved_bytes.get(key, {}), name=name, freed=True)
+                record.pop("preview", None)
+            elif _is_tensor(value):
+                record = dict(_tensor_record(_array(value)), name=name, freed=False)
+                saved_bytes[key] = record
+            else:
+                continue
+            saved.append(record)
+        meta = _output_meta(fn, 0)
+        released = is_released(fn) if faded is None else faded
+        total = sum(int(s.get("bytes", 0)) for s in saved)
+        node: dict[str, Any] = {
+            "kind": "node", "op": type(fn).__name__, "inputs": inputs, "saved": saved, "released": released,
+            "grad": _tensor_record(grads[id(fn)]) if id(fn) in grads else None,
+            "line": (("freed " if released and any(s["freed"] for s in saved) else "saved ") + _bytes(total))
+            if saved else None,
+        }
+        if meta is not None:
+            node["shape"], node["dtype"] = meta
+        nodes[ident] = node
+    for key, variable in graph.leaves.items():
+        grad = variable.grad
+        nodes[key] = {
+            "kind": "leaf", "name": graph.params.get(id(variable), ""), "shape": _shape(variable.shape),
+            "dtype": _dtype_name(_array(variable).dtype), "requires_grad": bool(variable.requires_grad),
+            "value": _tensor_record(_array(variable)),
+            "grad": _tensor_record(_array(grad)) if grad is not None else None,
+            "line": ".grad " + ("set" if grad is not None else "None"),
+        }
+    if graph.output is not None:
+        out = graph.output
+        nodes["out"] = {"kind": "output", "name": graph.params.get(id(out), ""), "shape": _shape(out.shape),
+                        "dtype": _dtype_name(_array(out).dtype), "value": _tensor_record(_array(out))}
+    return {"nodes": nodes}
+
+
+def _bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / (1024 * 1024):.1f} MB"
+
+
+# -- the drawing --------------------------------------------------------------------------------
+
+
+def _label(record: dict[str, Any]) -> str:
+    kind = record["kind"]
+    meta = f"{_shape_text(record['shape'])} {record['dtype'].replace('torch.', '')}" if "shape" in record else ""
+    if kind == "node":
+        lines = [record["op"], meta] + ([record["line"]] if record.get("line") else [])
+    elif kind == "leaf":
+        lines = [record["name"] or "leaf", meta, record["line"]]
+    else:
+        lines = [record["name"] or "output", meta]
+    return "\n".join(line for line in lines if line)
+
+
+def _svg(graph: _Graph, first: dict[str, Any], prefix: str) -> str:
+    """Graphviz's SVG of ``graph`` (laid out from its first snapshot ``first``), made ready to
+    inline in HTML: no XML prolog, doctype, comments, namespaces or tooltips, and every node's
+    and edge's element carrying the page id (``<g id="{prefix}n3" class="node">``)."""
+    dot = _digraph(graph_attr=dict(rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35",
+                                   fontname="monospace"),
+                   node_attr=dict(shape="box", style="rounded,filled", fontname="monospace", fontsize="11",
+                                  margin="0.12,0.05", height="0.3", penwidth="1.2"),
+                   edge_attr=dict(arrowsize="0.7", penwidth="1.2", color="#555555"))
+    lines = _Lines(dot.body)
+    colors = {"node": "#e4e4e4", "leaf": "#add8e6", "output": "#caff70"}
+    nodes = first["nodes"]
+    for ident, record in nodes.items():
+        lines.node(ident, _label(record), id=prefix + ident, fillcolor=colors[record["kind"]], **{"class": record["kind"]})
+    k = 0
+    for key in nodes:
+        if key.startswith("l"):  # a leaf feeds its AccumulateGrad
+            lines.edge(key, "n" + key[1:], id=f"{prefix}e{k}")
+            k += 1
+    for a, b, _ in graph.edges:
+        lines.edge(a, b, id=f"{prefix}e{k}")
+        k += 1
+    if "out" in nodes:
+        lines.edge("n0", "out", id=f"{prefix}e{k}")
+    svg = dot.pipe(format="svg", encoding="utf-8")
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+    svg = re.sub(r"<title>.*?</title>\n?", "", svg)
+    return svg.strip()
+
+
+def _edge_ids(graph: _Graph, nodes: dict[str, Any]) -> list[tuple[str, str]]:
+    """(from, to) for each edge id ``e{k}`` of the drawing, in the order ``_svg`` numbered them."""
+    pairs = [(key, "n" + key[1:]) for key in nodes if key.startswith("l")]
+    pairs += [(a, b) for a, b, _ in graph.edges]
+    if "out" in nodes:
+        pairs.append(("n0", "out"))
+    return pairs
+
+
+# -- the page -----------------------------------------------------------------------------------
+
+
+def _json_for_script(value: Any) -> str:
+    # inside <script>, "</" could close the element early, and U+2028/9 break older parsers
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _page(title: str, svgs: list[str], beats: list[dict[str, Any]]) -> str:
+    from ._explore_page import CSS, JS, TEMPLATE
+
+    drawings = "\n".join(f'<div class="drawing" data-graph="{i}" hidden>{svg}</div>' for i, svg in enumerate(svgs))
+    return (TEMPLATE.replace("{{TITLE}}", html.escape(title))
+            .replace("{{CSS}}", CSS)
+            .replace("{{DRAWINGS}}", drawings)
+            .replace("{{DATA}}", _json_for_script({"title": title, "beats": beats}))
+            .replace("{{JS}}", JS))
+
+
+def explore(root_or_forward: Any, path: str | os.PathLike[str], params: dict[str, Any] | None = None,
+            title: str | None = None, max_nodes: int = 400) -> str:
+    """Write an explorable page of a graph to ``path`` (one HTML file, everything inlined).
+
+    ``root_or_forward`` is a tensor with a ``grad_fn``: the page shows its graph as it is now
+    (faded where backward has released it). Click a node for its op, its inputs' shapes and
+    dtypes, its saved tensors (bytes, a preview) and, for leaves, their ``.grad``. ``params``
+    names leaves (a ``{name: tensor}`` dict, as ``make_dot``'s). Returns the path written.
+
+    >>> import os, tempfile, retrograd as rg
+    >>> w = rg.ones(3, requires_grad=True)
+    >>> page = explore((w * w).sum(), os.path.join(tempfile.mkdtemp(), 'graph.html'), params={'w': w})
+    >>> text = open(page, encoding='utf-8').read()
+    >>> 'MulBackward0' in text and 'http://' not in text
+    True
+    """
+    if not _is_tensor(root_or_forward) or root_or_forward.grad_fn is None:
+        raise TypeError("explore: expected a tensor with a grad_fn (built with grad mode on)")
+    names = {id(v): k for k, v in (params or {}).items()}
+    graph = _Graph(root_or_forward.grad_fn, root_or_forward, names, max_nodes)
+    snap = _snapshot(graph, {}, {})
+    released = any(n.get("released") for n in snap["nodes"].values())
+    snap.update(n=1, title="after backward" if released else "after forward", graph=0, error=None,
+                caption=("backward has run: the faded nodes released their saved tensors" if released else
+                         "the graph as the forward pass built it: each node holds what its backward needs"),
+                edges=_edge_states(graph, snap["nodes"]))
+    text = _page(title or "retrograd graph", [_svg(graph, snap, "g0")], [snap])
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return os.fspath(path)
+
+
+def _edge_states(graph: _Graph, nodes: dict[str, Any]) -> list[str]:
+    """Per drawn edge, in the drawing's order: "grad" (dashed, pointing back) where a gradient
+    flowed back along it in this beat's backward, else "fwd" (solid: the forward pass).
+    A gradient crossing edge a -> b arrives at a (at b's AccumulateGrad when a is a leaf)."""
+    out = []
+    for a, b in _edge_ids(graph, nodes):
+        reached = nodes[b] if nodes[a]["kind"] == "leaf" else nodes[a]
+        out.append("grad" if reached.get("kind") == "node" and reached.get("grad") is not None else "fwd")
+    return out
