@@ -20,6 +20,7 @@ TEMPLATE = """<!DOCTYPE html>
     <button type="button" id="next" title="next beat (right arrow)" aria-label="next beat">&#9654;</button>
     <input type="range" id="beat-slider" min="1" max="1" step="1" value="1" aria-label="beat">
   </nav>
+  <button type="button" id="fit" aria-pressed="true" title="fit the drawing to the window, or show it at its own size">fit to window</button>
 </header>
 <div id="status">
   <div id="caption"></div>
@@ -67,9 +68,11 @@ header { display: flex; align-items: center; gap: 16px; padding: 8px 16px; backg
          border-bottom: 1px solid #ddd; flex-wrap: wrap; }
 h1 { font-size: 16px; margin: 0; font-weight: 600; }
 nav { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; }
-nav button { font: inherit; padding: 4px 10px; border: 1px solid #bbb; border-radius: 6px; background: #f4f4f4;
+nav button, #fit { font: inherit; padding: 4px 10px; border: 1px solid #bbb; border-radius: 6px; background: #f4f4f4;
              cursor: pointer; }
-nav button:hover { background: #e9e9e9; }
+nav button:hover, #fit:hover { background: #e9e9e9; }
+#fit { margin-left: auto; }
+#fit[aria-pressed="true"] { background: #dbe9ff; border-color: #8bb4f0; color: #174ea6; }
 nav button[aria-pressed="true"] { background: var(--accent); border-color: var(--accent); color: #fff; }
 nav button:disabled { opacity: .4; cursor: default; }
 #beat-slider { width: 110px; }
@@ -78,8 +81,10 @@ nav button:disabled { opacity: .4; cursor: default; }
 #error { margin: 8px 0 0; padding: 8px 12px; background: #fdecea; border: 1px solid #f5b7b1; border-radius: 6px;
          color: #922b21; white-space: pre-wrap; font: 12px/1.4 ui-monospace, monospace; }
 main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) var(--panel); min-height: 0; }
-#view { overflow: auto; padding: 12px; }
-.drawing svg { max-width: 100%; height: auto; display: block; margin: 0 auto; }
+#view { overflow: auto; padding: 12px; display: flex; min-height: 0; }
+.drawing { flex: 1; min-height: 0; display: flex; justify-content: center; align-items: flex-start; }
+.drawing svg { max-width: 100%; max-height: 100%; width: auto; height: auto; display: block; }
+#view.actual .drawing svg { max-width: none; max-height: none; }
 #panel { border-left: 1px solid #ddd; background: #fff; overflow: auto; padding: 12px 14px;
          display: flex; flex-direction: column; justify-content: space-between; gap: 16px; }
 #panel h2 { font: 600 16px ui-monospace, monospace; margin: 0 0 2px; word-break: break-all; }
@@ -89,13 +94,14 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) var(--panel
 #panel .badge { display: inline-block; font-size: 11px; padding: 1px 6px; border-radius: 9px; margin-left: 4px;
                 background: #eee; color: #444; vertical-align: middle; }
 #panel .badge.freed { background: #f0f0f0; color: #888; border: 1px dashed #aaa; }
+#panel .badge.raised { background: #fdecea; color: #922b21; border: 1px solid #f5b7b1; }
 #panel .badge.held { background: #ffe0b2; color: #8a4b00; }
 #panel table { border-collapse: collapse; width: 100%; font-size: 12px; }
 #panel th { text-align: left; color: #666; font-weight: 500; border-bottom: 1px solid #e5e5e5; padding: 2px 4px; }
 #panel td { border-bottom: 1px solid #f0f0f0; padding: 3px 4px; vertical-align: top; font-family: ui-monospace, monospace; }
 #panel td.freed { color: #999; }
 #panel .preview { font: 12px ui-monospace, monospace; background: #f6f8fa; border-radius: 4px; padding: 4px 6px;
-                  word-break: break-all; margin: 2px 0; }
+                  overflow-wrap: anywhere; margin: 2px 0; }
 #legend { font-size: 12px; color: #555; border-top: 1px solid #eee; padding-top: 8px;
           display: grid; grid-template-columns: 1fr 1fr; gap: 3px 10px; }
 #legend div { display: flex; align-items: center; gap: 6px; }
@@ -112,6 +118,7 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) var(--panel
 .drawing g.node path, .drawing g.node polygon { transition: fill .25s, stroke .25s; }
 .drawing g.node.released path, .drawing g.node.released polygon { fill: #f6f6f6; stroke: #b5b5b5; stroke-dasharray: 4 3; }
 .drawing g.node.released text { fill: #9b9b9b; }
+.drawing g.node.raised path, .drawing g.node.raised polygon { stroke: var(--grad); stroke-width: 2.5; stroke-dasharray: none; }
 .drawing g.node.selected path, .drawing g.node.selected polygon { stroke: var(--accent); stroke-width: 3; stroke-dasharray: none; }
 .drawing g.edge.grad path { stroke: var(--grad); stroke-dasharray: 6 4; marker-start: url(#grad-arrow); }
 .drawing g.edge.grad polygon { display: none; }
@@ -191,8 +198,13 @@ JS = r"""
     if (rec.kind === "node") {
       var sub = el("div", "sub", "output " + shapeText(rec.shape) + " " + dtypeText(rec.dtype));
       if (rec.released) { sub.appendChild(el("span", "badge freed", "released")); }
+      if (rec.raised) { sub.appendChild(el("span", "badge raised", "raised here")); }
       else if (rec.saved && rec.saved.length) { sub.appendChild(el("span", "badge held", "holds saved tensors")); }
       panel.appendChild(sub);
+      if (rec.raised) {
+        panel.appendChild(el("p", "sub", "The second backward reached this node and raised: the tensors its " +
+          "backward needs were freed by the first one."));
+      }
       panel.appendChild(el("h3", null, "inputs"));
       if (!rec.inputs.length) {
         panel.appendChild(el("p", "hint", "none: this node adds the incoming gradient into its leaf's .grad"));
@@ -252,6 +264,7 @@ JS = r"""
       var rec = beat.nodes[id], g = document.getElementById(prefix + id);
       if (!g) { return; }
       g.classList.toggle("released", !!rec.released);
+      g.classList.toggle("raised", !!rec.raised);
       var texts = g.querySelectorAll("text");
       if (rec.line && texts.length) { texts[texts.length - 1].textContent = rec.line; }
     });
@@ -293,6 +306,12 @@ JS = r"""
     if (ev.key === "ArrowRight") { show(current + 1); ev.preventDefault(); }
     else if (ev.key === "ArrowLeft") { show(current - 1); ev.preventDefault(); }
     else if (ev.key === "Escape") { select(null); }
+  });
+  var fit = document.getElementById("fit");
+  fit.addEventListener("click", function () {
+    var on = fit.getAttribute("aria-pressed") !== "true";
+    fit.setAttribute("aria-pressed", on ? "true" : "false");
+    view.classList.toggle("actual", !on);
   });
   show(0);
 })();

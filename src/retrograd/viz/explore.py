@@ -182,9 +182,9 @@ def _snapshot(graph: _Graph, grads: dict[int, Any], saved_bytes: dict[tuple[int,
         if meta is not None:
             node["shape"], node["dtype"] = meta
         nodes[ident] = node
-    for key, variable in graph.leaves.items():
+    for leaf_id, variable in graph.leaves.items():
         grad = variable.grad
-        nodes[key] = {
+        nodes[leaf_id] = {
             "kind": "leaf", "name": graph.params.get(id(variable), ""), "shape": _shape(variable.shape),
             "dtype": _dtype_name(_array(variable).dtype), "requires_grad": bool(variable.requires_grad),
             "value": _tensor_record(_array(variable)),
@@ -280,33 +280,164 @@ def _page(title: str, svgs: list[str], beats: list[dict[str, Any]]) -> str:
             .replace("{{JS}}", JS))
 
 
-def explore(root_or_forward: Any, path: str | os.PathLike[str], params: dict[str, Any] | None = None,
-            title: str | None = None, max_nodes: int = 400) -> str:
-    """Write an explorable page of a graph to ``path`` (one HTML file, everything inlined).
+BEAT_TEXT = {
+    1: ("after forward", "the forward pass built the graph: each node holds the tensors its backward needs"),
+    2: ("after backward", "gradients flowed back (dashed) into the leaves' .grad; faded nodes released their saved tensors"),
+    3: ("backward again", "a second backward() through the released graph raises"),
+    4: ("new forward", "a fresh graph, nothing to do with the first; the leaves kept their accumulated .grad"),
+}
 
-    ``root_or_forward`` is a tensor with a ``grad_fn``: the page shows its graph as it is now
-    (faded where backward has released it). Click a node for its op, its inputs' shapes and
-    dtypes, its saved tensors (bytes, a preview) and, for leaves, their ``.grad``. ``params``
-    names leaves (a ``{name: tensor}`` dict, as ``make_dot``'s). Returns the path written.
+
+def _beat(n: int, graph: _Graph, snap: dict[str, Any], svg_index: int, backward: bool,
+          error: str | None = None, title: str | None = None, caption: str | None = None) -> dict[str, Any]:
+    default_title, default_caption = BEAT_TEXT[n]
+    snap.update(n=n, title=title or default_title, caption=caption or default_caption, graph=svg_index,
+                error=error, backward=backward, edges=_edge_states(graph, snap["nodes"]))
+    return snap
+
+
+def _run_backward(loss: Any, graph: _Graph, gradient: Any, retain_graph: bool
+                  ) -> tuple[dict[int, Any], str | None, set[int]]:
+    """Run ``loss.backward`` with hooks on every node of ``graph``: returns the gradient that
+    flowed into each node (of its first output), the error text if it raised, and the nodes
+    that it entered but did not finish (where it raised)."""
+    grads: dict[int, Any] = {}
+    entered: set[int] = set()
+    done: set[int] = set()
+    handles = []
+    for fn in graph.fns:
+        def pre(grad_outputs: Any, key: int = id(fn)) -> None:
+            entered.add(key)
+
+        def post(grad_inputs: Any, grad_outputs: Any, key: int = id(fn)) -> None:
+            done.add(key)
+            g = grad_outputs[0] if grad_outputs else None
+            if g is not None:
+                grads[key] = _array(g).copy()
+        handles += [fn.register_prehook(pre), fn.register_hook(post)]
+    error = None
+    try:
+        loss.backward(gradient, retain_graph=retain_graph)
+    except RuntimeError as exc:
+        error = f"RuntimeError: {exc}"
+    finally:
+        for handle in handles:
+            handle.remove()
+    return grads, error, entered - done
+
+
+def _own_beats(forward: Any, names: dict[int, str], gradient: Any, retain_graph: bool,
+               max_nodes: int) -> tuple[list[_Graph], list[dict[str, Any]]]:
+    """The four beats, captured here from the public graph API: forward, backward (with hooks
+    recording the gradients), a second backward, and a second forward."""
+    loss = _forward_output(forward)
+    graph = _Graph(loss.grad_fn, loss, names, max_nodes)
+    saved: dict[tuple[int, str], dict[str, Any]] = {}
+    first = _snapshot(graph, {}, saved)
+    grads, error, _ = _run_backward(loss, graph, gradient, retain_graph)
+    if error is not None:
+        raise RuntimeError(f"explore: the first backward() failed: {error}")
+    second = _snapshot(graph, grads, saved)
+    grads3, error3, raised = _run_backward(loss, graph, gradient, False)
+    third = _snapshot(graph, grads3, saved)
+    for fn in graph.fns:
+        if id(fn) in raised:
+            third["nodes"][graph.ids[id(fn)]]["raised"] = True
+    loss4 = _forward_output(forward)
+    graph4 = _Graph(loss4.grad_fn, loss4, names, max_nodes)
+    fourth = _snapshot(graph4, {}, {})
+    title3 = caption3 = None
+    if error3 is None:
+        title3 = "backward again"
+        caption3 = ("the graph was retained (retain_graph=True), so a second backward() ran: the leaves' .grad "
+                    "now holds the sum of both" if retain_graph else
+                    "no node had released saved tensors, so a second backward() ran and accumulated again")
+    beats = [_beat(1, graph, first, 0, False),
+             _beat(2, graph, second, 0, True, caption=None if not retain_graph else
+                   "gradients flowed back (dashed) into the leaves' .grad; retain_graph=True kept every saved tensor"),
+             _beat(3, graph, third, 0, True, error3, title3, caption3),
+             _beat(4, graph4, fourth, 1, False)]
+    if error3 is not None:  # the panel shows what flowed in the backward that ran; the edges, how far this one got
+        for key, node in third["nodes"].items():
+            if node["kind"] == "node":
+                node["grad"] = second["nodes"][key]["grad"]
+    return [graph, graph4], beats
+
+
+def _forward_output(forward: Any) -> Any:
+    out = forward()
+    if not _is_tensor(out) or out.grad_fn is None:
+        raise TypeError("explore: forward() must return a tensor with a grad_fn (built with grad mode on), "
+                        f"got {type(out).__name__}")
+    return out
+
+
+def _svgs(graphs: list[_Graph], beats: list[dict[str, Any]]) -> list[str]:
+    """One drawing per distinct graph structure: a new forward that builds the same graph is
+    drawn once and shared, so stepping the beats keeps every node where it was."""
+    svgs: list[str] = []
+    keys: list[str] = []
+    index_of: dict[int, int] = {}
+    for g, graph in enumerate(graphs):
+        key = json.dumps(graph.structure())
+        if key not in keys:
+            first = next(b for b in beats if b["graph"] == g)
+            keys.append(key)
+            svgs.append(_svg(graph, first, f"g{len(svgs)}"))
+        index_of[g] = keys.index(key)
+    for beat in beats:
+        beat["graph"] = index_of[beat["graph"]]
+    return svgs
+
+
+def explore(root_or_forward: Any, path: str | os.PathLike[str], params: dict[str, Any] | None = None,
+            gradient: Any = None, retain_graph: bool = False, title: str | None = None,
+            max_nodes: int = 400) -> str:
+    """Write an explorable page of a graph to ``path`` (one HTML file, everything inlined: it
+    works offline) and return the path.
+
+    Click a node for its op, its output's and inputs' shapes and dtypes, the tensors it saved for
+    backward (bytes, a preview), and the gradient that flowed through it; click a leaf for its
+    value and ``.grad``. ``params`` names leaves (a ``{name: tensor}`` dict, as ``make_dot``'s).
+
+    ``root_or_forward`` is either
+
+    - a function of no arguments that runs a forward pass and returns its output (a loss): the
+      page steps through the four beats of a graph's life (buttons, slider, arrow keys):
+      1. after forward; 2. after ``backward(gradient, retain_graph=retain_graph)``, released
+      nodes faded and gradient edges dashed; 3. a second ``backward()``, with the
+      ``RuntimeError`` it raises; 4. a new forward (``forward()`` called again): a fresh graph
+      while the leaves keep their accumulated ``.grad``. This runs those passes, so the leaves'
+      ``.grad`` is set afterwards, as after a training step without ``zero_grad()``;
+    - a tensor with a ``grad_fn``: one beat, its graph as it is now (faded where a backward has
+      released it); nothing is run.
+
+    ``max_nodes`` bounds the graph (a larger one raises ``ValueError``: use
+    ``retrograd.debug.print_graph`` for those).
 
     >>> import os, tempfile, retrograd as rg
     >>> w = rg.ones(3, requires_grad=True)
-    >>> page = explore((w * w).sum(), os.path.join(tempfile.mkdtemp(), 'graph.html'), params={'w': w})
+    >>> page = explore(lambda: (w * w).sum(), os.path.join(tempfile.mkdtemp(), 'graph.html'), params={'w': w})
     >>> text = open(page, encoding='utf-8').read()
-    >>> 'MulBackward0' in text and 'http://' not in text
+    >>> 'MulBackward0' in text and 'Trying to backward through the graph a second time' in text
     True
+    >>> w.grad
+    tensor([2., 2., 2.])
     """
-    if not _is_tensor(root_or_forward) or root_or_forward.grad_fn is None:
-        raise TypeError("explore: expected a tensor with a grad_fn (built with grad mode on)")
     names = {id(v): k for k, v in (params or {}).items()}
-    graph = _Graph(root_or_forward.grad_fn, root_or_forward, names, max_nodes)
-    snap = _snapshot(graph, {}, {})
-    released = any(n.get("released") for n in snap["nodes"].values())
-    snap.update(n=1, title="after backward" if released else "after forward", graph=0, error=None,
-                caption=("backward has run: the faded nodes released their saved tensors" if released else
-                         "the graph as the forward pass built it: each node holds what its backward needs"),
-                edges=_edge_states(graph, snap["nodes"]))
-    text = _page(title or "retrograd graph", [_svg(graph, snap, "g0")], [snap])
+    if callable(root_or_forward) and not _is_tensor(root_or_forward):
+        graphs, beats = _own_beats(root_or_forward, names, gradient, retain_graph, max_nodes)
+    elif _is_tensor(root_or_forward) and root_or_forward.grad_fn is not None:
+        graph = _Graph(root_or_forward.grad_fn, root_or_forward, names, max_nodes)
+        snap = _snapshot(graph, {}, {})
+        released = any(n.get("released") for n in snap["nodes"].values())
+        graphs = [graph]
+        beats = [_beat(2 if released else 1, graph, snap, 0, released,
+                       caption="a backward has run: faded nodes released their saved tensors" if released else None)]
+    else:
+        raise TypeError("explore: expected a tensor with a grad_fn, or a function that runs a forward pass "
+                        f"and returns one; got {type(root_or_forward).__name__}")
+    text = _page(title or "retrograd graph", _svgs(graphs, beats), beats)
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return os.fspath(path)
