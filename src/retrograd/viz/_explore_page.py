@@ -31,7 +31,7 @@ TEMPLATE = """<!DOCTYPE html>
 {{DRAWINGS}}
   </section>
   <aside id="panel">
-    <div id="panel-body"><p class="hint">Click a node to see what it holds.</p></div>
+    <div id="panel-body"></div>
     <div id="legend">
       <div><span class="swatch node"></span>backward node</div>
       <div><span class="swatch leaf"></span>leaf tensor</div>
@@ -187,19 +187,40 @@ JS = r"""
     return box;
   }
 
+  function renderSummary(beat) {
+    var n = 0, held = 0, freed = 0, leaves = 0, withGrad = 0;
+    Object.keys(beat.nodes).forEach(function (id) {
+      var rec = beat.nodes[id];
+      if (rec.kind === "node") {
+        n += 1;
+        (rec.saved || []).forEach(function (s) { if (s.freed) { freed += s.bytes || 0; } else { held += s.bytes || 0; } });
+      } else if (rec.kind === "leaf") {
+        leaves += 1;
+        if (rec.grad) { withGrad += 1; }
+      }
+    });
+    panel.appendChild(el("h2", null, beats.length > 1 ? "beat " + beat.n + ": " + beat.title : beat.title));
+    panel.appendChild(el("p", "sub", beat.caption));
+    panel.appendChild(table(["graph", ""], [
+      ["backward nodes", n], ["saved tensors held", bytesText(held)], ["saved tensors freed", bytesText(freed)],
+      ["leaves with .grad", withGrad + " of " + leaves]]));
+    panel.appendChild(el("p", "hint", "Click a node to see its op, inputs, saved tensors and gradient."));
+  }
+
   function renderPanel(id) {
     var beat = beats[current];
     var rec = beat.nodes[id];
     panel.textContent = "";
     panel.setAttribute("data-node", id || "");
-    if (!rec) { panel.appendChild(el("p", "hint", "Click a node to see what it holds.")); return; }
+    if (!rec) { renderSummary(beat); return; }
     var title = el("h2", null, rec.kind === "node" ? rec.op : (rec.name || (rec.kind === "leaf" ? "leaf tensor" : "output")));
     panel.appendChild(title);
     if (rec.kind === "node") {
-      var sub = el("div", "sub", "output " + shapeText(rec.shape) + " " + dtypeText(rec.dtype));
+      var sub = el("div", "sub", (rec.leaf !== undefined ? "into the .grad of leaf " + (rec.leaf || "") + " " : "output ") +
+        shapeText(rec.shape) + " " + dtypeText(rec.dtype));
       if (rec.released) { sub.appendChild(el("span", "badge freed", "released")); }
       if (rec.raised) { sub.appendChild(el("span", "badge raised", "raised here")); }
-      else if (rec.saved && rec.saved.length) { sub.appendChild(el("span", "badge held", "holds saved tensors")); }
+      if (!rec.released && rec.saved && rec.saved.length) { sub.appendChild(el("span", "badge held", "holds saved tensors")); }
       panel.appendChild(sub);
       if (rec.raised) {
         panel.appendChild(el("p", "sub", "The second backward reached this node and raised: the tensors its " +

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.graph import is_released
+from ..autograd.graph import is_released, peek_saved
 from ..tensor import Tensor
 from . import FREED_VALUE, _digraph, _is_tensor, _Lines, saved_attributes
 
@@ -91,6 +91,21 @@ def _output_meta(fn: Any, output_nr: int) -> tuple[list[int], str] | None:
     return _shape(shape), _dtype_name(dtype)
 
 
+def _saved_values(fn: Any) -> dict[str, Any]:
+    """What ``fn`` saved for backward, by name (``FREED_VALUE`` once released): an op's named
+    slots, or a custom ``autograd.Function``'s ``save_for_backward`` tensors (``saved[i]``;
+    once released their number is unknown, so one ``saved`` entry stands for them)."""
+    attrs = saved_attributes(fn)
+    if attrs or getattr(fn, "_op", None) is not None:
+        return attrs
+    if is_released(fn):
+        return {"saved": FREED_VALUE}
+    saved = getattr(fn, "_saved", None)
+    if not isinstance(saved, tuple):
+        return {}
+    return {f"saved[{i}]": peek_saved(v) for i, v in enumerate(saved) if v is not None}
+
+
 class _Graph:
     """One walk over a graph of backward nodes: page ids (``n0``, ``n1``... in walk order, so two
     graphs built by the same forward get the same ids), the edges, and the leaves and output."""
@@ -129,7 +144,7 @@ class _Graph:
 
     def structure(self) -> list[Any]:
         """What the layout depends on: two graphs with equal structures share one drawing."""
-        nodes = [(type(fn).__name__, _output_meta(fn, 0), bool(saved_attributes(fn))) for fn in self.fns]
+        nodes = [(type(fn).__name__, _output_meta(fn, 0), bool(_saved_values(fn))) for fn in self.fns]
         leaves = sorted((k, self.params.get(id(v), "")) for k, v in self.leaves.items())
         return [nodes, self.edges, leaves, _shape(self.output.shape) if self.output is not None else None]
 
@@ -159,7 +174,10 @@ def _snapshot(graph: _Graph, grads: dict[int, Any], saved_bytes: dict[tuple[int,
                 entry["leaf"] = graph.params.get(id(variable), "")
             inputs.append(entry)
         saved = []
-        for name, value in saved_attributes(fn).items():
+        values = _saved_values(fn)
+        if values == {"saved": FREED_VALUE}:  # a released Function: the names it had, if seen before
+            values = {name: FREED_VALUE for (ident_, name) in saved_bytes if ident_ == id(fn)} or values
+        for name, value in values.items():
             key = (id(fn), name)
             if value is FREED_VALUE:
                 record = dict(saved_bytes.get(key, {}), name=name, freed=True)
@@ -181,6 +199,9 @@ def _snapshot(graph: _Graph, grads: dict[int, Any], saved_bytes: dict[tuple[int,
         }
         if meta is not None:
             node["shape"], node["dtype"] = meta
+        variable = getattr(fn, "variable", None)
+        if variable is not None:
+            node["leaf"] = graph.params.get(id(variable), "")
         nodes[ident] = node
     for leaf_id, variable in graph.leaves.items():
         grad = variable.grad
