@@ -116,8 +116,8 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) var(--panel
 .drawing g.node:hover path, .drawing g.node:hover polygon { stroke-width: 2.2; }
 .drawing g.node text { transition: fill .25s; }
 .drawing g.node path, .drawing g.node polygon { transition: fill .25s, stroke .25s; }
-.drawing g.node.released path, .drawing g.node.released polygon { fill: #f6f6f6; stroke: #b5b5b5; stroke-dasharray: 4 3; }
-.drawing g.node.released text { fill: #9b9b9b; }
+.drawing g.node.released path, .drawing g.node.released polygon { fill: #f3f3f3; stroke: #a8a8a8; stroke-dasharray: 4 3; }
+.drawing g.node.released text { fill: #858585; }
 .drawing g.node.raised path, .drawing g.node.raised polygon { stroke: var(--grad); stroke-width: 2.5; stroke-dasharray: none; }
 .drawing g.node.selected path, .drawing g.node.selected polygon { stroke: var(--accent); stroke-width: 3; stroke-dasharray: none; }
 .drawing g.edge.grad path { stroke: var(--grad); stroke-dasharray: 6 4; marker-start: url(#grad-arrow); }

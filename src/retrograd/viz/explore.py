@@ -244,7 +244,7 @@ def _svg(graph: _Graph, first: dict[str, Any], prefix: str) -> str:
     """Graphviz's SVG of ``graph`` (laid out from its first snapshot ``first``), made ready to
     inline in HTML: no XML prolog, doctype, comments, namespaces or tooltips, and every node's
     and edge's element carrying the page id (``<g id="{prefix}n3" class="node">``)."""
-    dot = _digraph(graph_attr=dict(rankdir="TB", bgcolor="transparent", nodesep="0.3", ranksep="0.35",
+    dot = _digraph(graph_attr=dict(rankdir="TB", bgcolor="transparent", nodesep="0.25", ranksep="0.28",
                                    fontname="monospace"),
                    node_attr=dict(shape="box", style="rounded,filled", fontname="monospace", fontsize="11",
                                   margin="0.12,0.05", height="0.3", penwidth="1.2"),
