@@ -2,7 +2,9 @@
 
 ``make_dot`` is torchviz's ``make_dot`` for retrograd (same arguments, same picture: one grey box
 per backward node, light-blue leaves under their ``AccumulateGrad``, the output in green, saved
-tensors in orange). ``make_dot_lifecycle`` draws a graph before and after its backward pass.
+tensors in orange; nodes released by a backward pass faded, with a dashed border).
+``make_dot_lifecycle`` draws the four beats of a graph's life side by side (built, freed by
+backward, a second backward failing, a new forward), from the data ``capture_lifecycle`` returns.
 
 Both need the ``graphviz`` Python package (``pip install retrograd[viz]``); rendering images
 also needs the Graphviz binaries, but building the ``Digraph`` (and reading ``.source``) does not.
@@ -10,15 +12,16 @@ also needs the Graphviz binaries, but building the ``Digraph`` (and reading ``.s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved
+from ..autograd.graph import FREED, is_released, peek_saved
 from ..tensor import Tensor
 
-__all__ = ["explore", "make_dot", "make_dot_lifecycle", "resize_graph"]
+__all__ = ["capture_lifecycle", "explore", "make_dot", "make_dot_lifecycle", "resize_graph"]
 
 SAVED_PREFIX = "_saved_"
+# A node whose saved tensors backward released (and saved tensors freed): faded, dashed border.
+RELEASED_STYLE: dict[str, str] = dict(fillcolor="grey92", fontcolor="grey55", color="grey70", style="filled,dashed")
 _NODE_ATTR = dict(style="filled", shape="box", align="left", fontsize="10", ranksep="0.1", height="0.2",
                   fontname="monospace")
 
@@ -228,7 +231,10 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
             keep.append(variable)
             lines.node(str(id(variable)), var_name(variable), fillcolor="lightblue")
             lines.edge(str(id(variable)), str(id(fn)))
-        lines.node(str(id(fn)), _fn_label(fn, show_attrs, max_attr_chars))
+        if is_released(fn):  # backward freed what it saved: drawn faded
+            lines.node(str(id(fn)), _fn_label(fn, show_attrs, max_attr_chars), **RELEASED_STYLE)
+        else:
+            lines.node(str(id(fn)), _fn_label(fn, show_attrs, max_attr_chars))
         return getattr(fn, "next_functions", ())
 
     def add_base_tensor(v: Any, color: str = "darkolivegreen1") -> None:
@@ -254,118 +260,7 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
     return dot
 
 
-# -- the lifecycle drawing -------------------------------------------------------------------
-
-
-@dataclass
-class _Snapshot:
-    nodes: list[tuple[int, str]] = field(default_factory=list)  # (id, name)
-    edges: list[tuple[int, int]] = field(default_factory=list)  # (from id, to id): gradient flow
-    saved: dict[int, list[tuple[str, str, bool]]] = field(default_factory=dict)  # id -> (name, shape, freed)
-    leaves: dict[int, tuple[str, bool]] = field(default_factory=dict)  # AccumulateGrad id -> (label, has grad)
-
-
-def _snapshot(root: Any, param_map: dict[int, str], shapes: dict[tuple[int, str], str]) -> _Snapshot:
-    snap = _Snapshot()
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen.add(id(fn))
-        snap.nodes.append((id(fn), type(fn).__name__))
-        variable = getattr(fn, "variable", None)
-        if variable is not None:
-            label = f"{param_map.get(id(variable), '')}\n {_size_to_str(variable.shape)}"
-            grad = variable._grad if isinstance(variable, Tensor) else variable.grad
-            snap.leaves[id(fn)] = (label, grad is not None)
-        items = []
-        for name, val in saved_attributes(fn).items():
-            freed = val is FREED_VALUE
-            if freed or _is_tensor(val):
-                key = (id(fn), name)
-                if not freed:
-                    shapes[key] = _size_to_str(val.shape)
-                items.append((name, shapes.get(key, "(?)"), freed))
-        if items:
-            snap.saved[id(fn)] = items
-        for nxt, _ in reversed(getattr(fn, "next_functions", ())):
-            if nxt is not None:
-                snap.edges.append((id(nxt), id(fn)))
-                stack.append(nxt)
-    return snap
-
-
-def _draw_snapshot(dot: Any, snap: _Snapshot, prefix: str, title: str, out_label: str, out_id: str) -> None:
-    with dot.subgraph(name=f"cluster_{prefix}") as sub:
-        sub.attr(label=title, fontname="monospace", fontsize="11", style="rounded", color="grey60")
-        lines = _Lines(sub.body)
-        lines.node(out_id, out_label, fillcolor="darkolivegreen1")
-        for ident, name in snap.nodes:
-            lines.node(f"{prefix}{ident}", name)
-            leaf = snap.leaves.get(ident)
-            if leaf is not None:
-                label, has_grad = leaf
-                text = label + ("\n .grad set" if has_grad else "")
-                lines.node(f"{prefix}v{ident}", text, fillcolor="lightblue")
-                lines.edge(f"{prefix}v{ident}", f"{prefix}{ident}")
-            for name, shape, freed in snap.saved.get(ident, ()):
-                sid = f"{prefix}s{ident}_{name}"
-                if freed:
-                    lines.node(sid, f"{name}\n {shape}\n[freed]", fillcolor="grey92", fontcolor="grey55",
-                             color="grey70", style="filled,dashed")
-                    lines.edge(f"{prefix}{ident}", sid, dir="none", color="grey70", style="dashed")
-                else:
-                    lines.node(sid, f"{name}\n {shape}", fillcolor="orange")
-                    lines.edge(f"{prefix}{ident}", sid, dir="none")
-        for a, b in snap.edges:
-            lines.edge(f"{prefix}{a}", f"{prefix}{b}")
-
-
-def make_dot_lifecycle(loss: Tensor, params: dict[str, Any] | None = None, gradient: Any = None,
-                       retain_graph: bool | None = None) -> Any:
-    """Draw ``loss``'s graph before and after its backward pass, side by side, and run that pass.
-
-    Panel 1 ("after forward") is the graph as the forward pass built it: backward nodes (grey),
-    leaves (light blue) under their ``AccumulateGrad``, and every tensor a node saved for backward
-    (orange). This function then calls ``loss.backward(gradient, retain_graph=retain_graph)``
-    itself, so the caller's leaves get their ``.grad`` as with a plain ``backward()``.
-    Panel 2 ("after backward") is the same graph afterwards: the saved tensors have been freed
-    (shown greyed out and dashed, marked ``[freed]``), leaves say ``.grad set``, and a note says
-    that a second ``backward()`` through this graph would raise. With ``retain_graph=True`` the
-    saved tensors stay orange in panel 2 and the note says the graph may be reused.
-
-    ``params`` names leaves as in ``make_dot``. Returns a ``graphviz.Digraph``.
-
-    >>> import retrograd as rg
-    >>> w = rg.ones(3, requires_grad=True)
-    >>> dot = make_dot_lifecycle((w * w).exp().sum(), params={'w': w})
-    >>> '[freed]' in dot.source, w.grad is not None
-    (True, True)
-    """
-    if not _is_tensor(loss) or loss.grad_fn is None:
-        raise RuntimeError("make_dot_lifecycle: loss must be a tensor with a grad_fn (built with grad mode on)")
-    param_map = {id(v): k for k, v in (params or {}).items()}
-    shapes: dict[tuple[int, str], str] = {}
-    root = loss.grad_fn
-    before = _snapshot(root, param_map, shapes)
-    loss.backward(gradient, retain_graph=retain_graph)
-    after = _snapshot(root, param_map, shapes)
-
-    dot = _digraph(node_attr=dict(_NODE_ATTR), graph_attr=dict(size="12,12", rankdir="TB", compound="true"))
-    out_label = f"{param_map.get(id(loss), '')}\n {_size_to_str(loss.shape)}"
-    _draw_snapshot(dot, before, "a", "1. after forward: graph built, saved tensors held", out_label, "a_out")
-    _draw_snapshot(dot, after, "b", "2. after backward: saved tensors freed, .grad filled", out_label, "b_out")
-    dot.edge(f"a{id(root)}", "a_out")
-    dot.edge(f"b{id(root)}", "b_out")
-    freed = any(f for items in after.saved.values() for _, _, f in items)
-    note = ("a second backward() would raise:\n" + FREED_MESSAGE[:80] + "...") if freed else \
-        "graph retained: backward() may run again"
-    dot.node("b_note", note, shape="note", fillcolor="lightyellow")
-    dot.edge("b_out", "b_note", style="invis")
-    resize_graph(dot)
-    return dot
-
+# -- the lifecycle drawing: four beats, in .lifecycle (which uses the helpers above) -------------
 
 from .explore import explore  # noqa: E402  (it builds on the helpers above)
+from .lifecycle import capture_lifecycle, make_dot_lifecycle  # noqa: E402
