@@ -79,6 +79,10 @@ def test_file_is_self_contained(tmp_path: Path) -> None:
     assert "<?xml" not in text and "<!DOCTYPE svg" not in text
 
 
+def floats(preview: str) -> Any:
+    return np.array(json.loads(preview.replace(", …", "")), dtype=np.float64)
+
+
 def test_beats_data_against_the_graph_and_hand_derived_gradients(tmp_path: Path) -> None:
     m = Model()
     beats = page_data(explore(m, tmp_path / "g.html", params=m.params()))["beats"]
@@ -87,47 +91,56 @@ def test_beats_data_against_the_graph_and_hand_derived_gradients(tmp_path: Path)
     nodes1 = [r for r in one["nodes"].values() if r["kind"] == "node"]
     assert sorted(r["op"] for r in nodes1) == sorted(
         ["SumBackward0", "TanhBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad", "AccumulateGrad"])
+    assert len(nodes1) == len(walk(m().grad_fn))
     mul = next(r for r in nodes1 if r["op"] == "MulBackward0")
     # mul saved both float32 (3,) inputs: 12 bytes each, with their values as the preview
     assert {s["name"]: (s["bytes"], s["shape"], s["dtype"], s["freed"]) for s in mul["saved"]} == {
-        "self": (12, [3], "torch.float32", False), "other": (12, [3], "torch.float32", False)}
+        "self": (12, [3], "float32", False), "other": (12, [3], "float32", False)}
     assert [s["preview"] for s in mul["saved"]] == ["[1, 2, 3]", "[0.5, -1, 0.25]"]
-    assert [(i["op"], i["shape"], i["leaf"]) for i in mul["inputs"]] == [
-        ("AccumulateGrad", [3], "x"), ("AccumulateGrad", [3], "w")]
+    assert [(i["op"], i["shape"], i["dtype"], i["leaf"]) for i in mul["inputs"]] == [
+        ("AccumulateGrad", [3], "float32", "x"), ("AccumulateGrad", [3], "float32", "w")]
+    assert (mul["shape"], mul["dtype"]) == ([3], "float32")
     add = next(r for r in nodes1 if r["op"] == "AddBackward0")
     assert add["inputs"][1] == {"op": None}  # b does not require grad: no edge
-    assert not any(r["released"] for r in nodes1) and all(r["grad"] is None for r in nodes1)
+    assert not any(r["released"] for r in nodes1) and all(r["grads"] is None for r in nodes1)
+    assert set(one["edges"]) == {"fwd"}
 
-    # beat 2: the gradient into mul's output is 1 - tanh(u)^2; mul and tanh (which saved
-    # tensors) are released, their bytes still reported
+    # beat 2: the gradient into mul's output is 1 - tanh(u)^2, and mul sent w * that to x;
+    # mul and tanh (which saved tensors) are released, their bytes still reported
     mul2 = next(r for r in two["nodes"].values() if r.get("op") == "MulBackward0")
-    got = np.array(json.loads(mul2["grad"]["preview"]), dtype=np.float64)
-    np.testing.assert_allclose(got, m.dtanh(), rtol=1e-3)
+    np.testing.assert_allclose(floats(mul2["grads"][0]["preview"]), m.dtanh(), rtol=1e-3)
+    np.testing.assert_allclose(floats(mul2["inputs"][0]["grad"]["preview"]), m.dtanh() * m.w.detach().numpy(),
+                               rtol=1e-3)
     released = sorted(r["op"] for r in two["nodes"].values() if r.get("released"))
     assert released == ["MulBackward0", "TanhBackward0"]
     assert [(s["bytes"], s["freed"]) for s in mul2["saved"]] == [(12, True), (12, True)]
-    assert "grad" in two["edges"] and "grad" not in one["edges"]
+    # every drawn edge carried a gradient back (b's input has no edge)
+    assert set(two["edges"]) == {"grad"}
     leaf_x = next(r for r in two["nodes"].values() if r["kind"] == "leaf" and r["name"] == "x")
-    np.testing.assert_allclose(json.loads(leaf_x["grad"]["preview"]), m.dtanh() * m.w.detach().numpy(), rtol=1e-3)
+    np.testing.assert_allclose(floats(leaf_x["grad"]["preview"]), m.dtanh() * m.w.detach().numpy(), rtol=1e-3)
 
-    # beat 3: the second backward raises PyTorch's error at a released node
+    # beat 3: the second backward raises PyTorch's error at a released node (the first one
+    # backward reaches: tanh), having crossed only the edges above it
     assert three["error"] == "RuntimeError: " + FREED_MESSAGE
-    assert [r["op"] for r in three["nodes"].values() if r.get("raised")] in (["TanhBackward0"], ["MulBackward0"])
+    assert [r["op"] for r in three["nodes"].values() if r.get("raised")] == ["TanhBackward0"]
+    assert 0 < three["edges"].count("grad") < len(three["edges"])
 
     # beat 4: a fresh graph, nothing released, the leaves keep the first backward's .grad
     assert not any(r.get("released") for r in four["nodes"].values())
     x4 = next(r for r in four["nodes"].values() if r["kind"] == "leaf" and r["name"] == "x")
     assert x4["grad"]["preview"] == leaf_x["grad"]["preview"]
-    np.testing.assert_allclose(m.x.grad.numpy(), m.dtanh() * m.w.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(floats(x4["grad_accumulated"]["preview"]), 2 * floats(x4["grad"]["preview"]), rtol=1e-3)
+    # the leaves hold the sum of the two backward passes that ran
+    np.testing.assert_allclose(m.x.grad.numpy(), 2 * m.dtanh() * m.w.detach().numpy(), rtol=1e-6)
 
 
 def test_retain_graph_lets_the_second_backward_run(tmp_path: Path) -> None:
     m = Model()
     beats = page_data(explore(m, tmp_path / "g.html", params=m.params(), retain_graph=True))["beats"]
     assert beats[2]["error"] is None
-    assert not any(r.get("released") for r in beats[1]["nodes"].values())
-    # the second backward accumulated into .grad: twice the gradient
-    np.testing.assert_allclose(m.x.grad.numpy(), 2 * m.dtanh() * m.w.detach().numpy(), rtol=1e-6)
+    assert not any(r.get("released") for b in beats for r in b["nodes"].values())
+    # beats 2, 3 and the fresh graph's backward accumulated into .grad: three times the gradient
+    np.testing.assert_allclose(m.x.grad.numpy(), 3 * m.dtanh() * m.w.detach().numpy(), rtol=1e-6)
 
 
 def test_a_tensor_gives_one_beat_and_runs_nothing(tmp_path: Path) -> None:
@@ -140,6 +153,68 @@ def test_a_tensor_gives_one_beat_and_runs_nothing(tmp_path: Path) -> None:
     beats = page_data(explore(loss, tmp_path / "g.html"))["beats"]
     assert beats[0]["title"] == "after backward"
     assert sorted(r["op"] for r in beats[0]["nodes"].values() if r.get("released")) == ["MulBackward0", "TanhBackward0"]
+
+
+class Twice(rg.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, t: Any) -> Any:
+        ctx.save_for_backward(t)
+        return t * 2
+
+    @staticmethod
+    def backward(ctx: Any, g: Any) -> Any:
+        return g * 2
+
+
+def test_shared_subgraphs_multi_output_nodes_and_functions(tmp_path: Path) -> None:
+    x = rg.tensor([[1.0, -2.0], [3.0, 4.0], [0.5, 6.0]], requires_grad=True)
+
+    def forward() -> Any:
+        a, b = x.unbind(1)  # one node, two outputs
+        top, _ = x.max(dim=1)
+        shared = a * b  # used twice
+        return (shared + shared.exp()).sum() + top.sum() + Twice.apply(x).sum()
+
+    beats = page_data(explore(forward, tmp_path / "g.html", params={"x": x}))["beats"]
+    one = beats[0]["nodes"]
+    # the same nodes as the graph has, each once, every input edge with the shape it carries
+    assert len([r for r in one.values() if r["kind"] == "node"]) == len(walk(forward().grad_fn))
+    mul = next(r for r in one.values() if r.get("op") == "MulBackward0")
+    assert [(i["op"], i["shape"]) for i in mul["inputs"]] == [("UnbindBackward0", [3]), ("UnbindBackward0", [3])]
+    twice = next(r for r in one.values() if r.get("op") == "TwiceBackward")
+    assert [(s["name"], s["bytes"], s["freed"]) for s in twice["saved"]] == [("saved[0]", 24, False)]
+    twice2 = next(r for r in beats[1]["nodes"].values() if r.get("op") == "TwiceBackward")
+    assert twice2["released"] and [(s["bytes"], s["freed"]) for s in twice2["saved"]] == [(24, True)]
+    unbind = next(r for r in beats[1]["nodes"].values() if r.get("op") == "UnbindBackward0")
+    assert len(unbind["grads"]) == 2  # one gradient per output
+    np.testing.assert_allclose(x.grad.numpy(), 2 * torch_free_grad(x.detach().numpy()), rtol=1e-5)
+
+
+def torch_free_grad(x: Any) -> Any:
+    """The gradient of the forward above, by hand."""
+    a, b = x[:, 0], x[:, 1]
+    d = 1 + np.exp(a * b)
+    g = np.zeros_like(x)
+    g[:, 0] = d * b
+    g[:, 1] = d * a
+    g[np.arange(3), x.argmax(1)] += 1
+    return g + 2
+
+
+def test_a_forward_that_builds_another_graph_gets_its_own_drawing(tmp_path: Path) -> None:
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    calls = []
+
+    def forward() -> Any:
+        calls.append(1)
+        return (x * x).sum() if len(calls) == 1 else x.exp().mean()
+
+    path = explore(forward, tmp_path / "g.html")
+    beats = page_data(path)["beats"]
+    assert [b["graph"] for b in beats] == [0, 0, 0, 1]
+    assert Path(path).read_text(encoding="utf-8").count('class="drawing"') == 2
+    assert sorted(r["op"] for r in beats[3]["nodes"].values() if r["kind"] == "node") == [
+        "AccumulateGrad", "ExpBackward0", "MeanBackward0"]
 
 
 def test_bad_input(tmp_path: Path) -> None:
@@ -260,9 +335,11 @@ def test_in_browser(driver: Any, page: tuple[str, Model, list[Any]]) -> None:
     (leaf_x,) = [e for e in driver.find_elements(By.CSS_SELECTOR, visible + 'g[data-kind="leaf"]')
                  if e.find_element(By.TAG_NAME, "text").text == "x"]
     leaf_x.click()
-    # it kept the first backward's .grad: the panel's last preview is that gradient
-    shown = json.loads(panel.find_elements(By.CSS_SELECTOR, ".preview")[-1].text)
-    np.testing.assert_allclose(shown, m.dtanh() * m.w.detach().numpy(), rtol=1e-3)
+    # it kept the first backward's .grad, and shows what this graph's backward accumulates on it
+    value, kept, accumulated = (floats(p.text) for p in panel.find_elements(By.CSS_SELECTOR, ".preview"))
+    np.testing.assert_allclose(value, m.x.detach().numpy(), rtol=1e-3)
+    np.testing.assert_allclose(kept, m.dtanh() * m.w.detach().numpy(), rtol=1e-3)
+    np.testing.assert_allclose(accumulated, 2 * kept, rtol=1e-3)
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_LEFT)
     assert js("return document.body.dataset.beat") == "3"
     assert driver.get_log("browser") == []

@@ -199,7 +199,7 @@ JS = r"""
         if (rec.grad) { withGrad += 1; }
       }
     });
-    panel.appendChild(el("h2", null, beats.length > 1 ? "beat " + beat.n + ": " + beat.title : beat.title));
+    panel.appendChild(el("h2", null, beats.length > 1 ? "beat " + beat.n + ": " + beat.label : beat.title));
     panel.appendChild(el("p", "sub", beat.caption));
     panel.appendChild(table(["graph", ""], [
       ["backward nodes", n], ["saved tensors held", bytesText(held)], ["saved tensors freed", bytesText(freed)],
@@ -226,14 +226,23 @@ JS = r"""
         panel.appendChild(el("p", "sub", "The second backward reached this node and raised: the tensors its " +
           "backward needs were freed by the first one."));
       }
+      var attrs = Object.keys(rec.attrs || {});
+      if (attrs.length) {
+        panel.appendChild(el("h3", null, "arguments"));
+        panel.appendChild(table(["name", "value"], attrs.map(function (k) { return [k, rec.attrs[k]]; })));
+      }
       panel.appendChild(el("h3", null, "inputs"));
       if (!rec.inputs.length) {
         panel.appendChild(el("p", "hint", "none: this node adds the incoming gradient into its leaf's .grad"));
       } else {
-        panel.appendChild(table(["#", "from", "shape", "dtype"], rec.inputs.map(function (inp, k) {
-          if (!inp.op) { return [k, { text: "(no gradient: does not require grad)", cls: "freed" }, "", ""]; }
+        var sentAny = rec.inputs.some(function (inp) { return inp.grad; });
+        var head = ["#", "from", "shape", "dtype"].concat(sentAny ? ["grad sent"] : []);
+        panel.appendChild(table(head, rec.inputs.map(function (inp, k) {
+          if (!inp.op) { return [k, { text: "(needs no gradient)", cls: "freed" }, "", ""].concat(sentAny ? [""] : []); }
           var from = inp.op + (inp.leaf ? " (" + inp.leaf + ")" : "");
-          return [k, from, shapeText(inp.shape), dtypeText(inp.dtype)];
+          var row = [k, from, shapeText(inp.shape), dtypeText(inp.dtype)];
+          if (sentAny) { row.push(inp.grad ? "norm " + (inp.grad.norm === null ? "?" : inp.grad.norm) : "-"); }
+          return row;
         })));
       }
       panel.appendChild(el("h3", null, "saved for backward"));
@@ -252,13 +261,24 @@ JS = r"""
         });
         panel.appendChild(el("div", "sub", (rec.released ? "freed by backward: " : "held: ") + bytesText(total)));
       }
-      panel.appendChild(tensorBlock("gradient that flowed in", rec.grad,
-        beat.backward ? "none: backward did not reach this node" : "none yet: backward has not run on this graph"));
+      var gradTitle = "gradient that flowed in" + (beat.grads_note ? " (" + beat.grads_note + ")" : "");
+      if (!rec.grads || !rec.grads.length) {
+        panel.appendChild(tensorBlock(gradTitle, null,
+          beat.backward ? "none: backward did not reach this node" : "none yet: backward has not run on this graph"));
+      } else {
+        rec.grads.forEach(function (g, k) {
+          panel.appendChild(tensorBlock(rec.grads.length > 1 ? gradTitle + ", output " + k : gradTitle, g,
+            "none for this output"));
+        });
+      }
     } else if (rec.kind === "leaf") {
       panel.appendChild(el("div", "sub", shapeText(rec.shape) + " " + dtypeText(rec.dtype) +
         (rec.requires_grad ? "  requires_grad=True" : "")));
       panel.appendChild(tensorBlock("value", rec.value, ""));
       panel.appendChild(tensorBlock(".grad", rec.grad, "None: no backward has reached this leaf yet"));
+      if (rec.grad_accumulated) {
+        panel.appendChild(tensorBlock(".grad once this graph's backward runs too (accumulated)", rec.grad_accumulated, ""));
+      }
     } else {
       panel.appendChild(el("div", "sub", shapeText(rec.shape) + " " + dtypeText(rec.dtype)));
       panel.appendChild(tensorBlock("value", rec.value, ""));
@@ -293,8 +313,10 @@ JS = r"""
       var e = document.getElementById(prefix + "e" + k);
       if (e) { e.classList.toggle("grad", state === "grad"); }
     });
-    document.getElementById("caption").textContent = beats.length > 1 ?
-      beat.n + ". " + beat.title + ": " + beat.caption : beat.title + ": " + beat.caption;
+    var caption = document.getElementById("caption");
+    caption.textContent = "";
+    caption.appendChild(el("strong", null, beat.title));
+    caption.appendChild(document.createTextNode(" \u2014 " + beat.caption));
     var err = document.getElementById("error");
     err.hidden = !beat.error;
     err.textContent = beat.error || "";
@@ -307,7 +329,7 @@ JS = r"""
   }
 
   beats.forEach(function (beat, k) {
-    var b = el("button", null, beat.n + " " + beat.title);
+    var b = el("button", null, beat.n + " " + beat.label);
     b.type = "button";
     b.setAttribute("data-beat", String(beat.n));
     b.addEventListener("click", function () { show(k); });
