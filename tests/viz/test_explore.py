@@ -344,3 +344,13 @@ def test_in_browser(driver: Any, page: tuple[str, Model, list[Any]]) -> None:
     assert js("return document.body.dataset.beat") == "3"
     assert driver.get_log("browser") == []
     assert time.perf_counter() - start < 20
+
+
+def test_the_example_writes_its_page(tmp_path: Path) -> None:
+    import runpy
+
+    example = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "explore_graph.py"))
+    beats = page_data(example["write_page"](str(tmp_path / "mlp.html")))["beats"]
+    assert [b["label"] for b in beats] == ["after forward", "after backward", "backward again", "new forward"]
+    assert sorted(r["op"] for r in beats[1]["nodes"].values() if r.get("released")) == [
+        "AddmmBackward0", "AddmmBackward0", "PowBackward0", "ReluBackward0"]
