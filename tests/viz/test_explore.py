@@ -153,6 +153,8 @@ def test_a_tensor_gives_one_beat_and_runs_nothing(tmp_path: Path) -> None:
     beats = page_data(explore(loss, tmp_path / "g.html"))["beats"]
     assert beats[0]["title"] == "after backward"
     assert sorted(r["op"] for r in beats[0]["nodes"].values() if r.get("released")) == ["MulBackward0", "TanhBackward0"]
+    mul = next(r for r in beats[0]["nodes"].values() if r.get("op") == "MulBackward0")
+    assert mul["line"] == "freed" and all(s["freed"] and s["bytes"] is None for s in mul["saved"])
 
 
 class Twice(rg.autograd.Function):

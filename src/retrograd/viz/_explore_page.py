@@ -263,7 +263,7 @@ JS = r"""
       }
       var gradTitle = "gradient that flowed in" + (beat.grads_note ? " (" + beat.grads_note + ")" : "");
       if (!rec.grads || !rec.grads.length) {
-        panel.appendChild(tensorBlock(gradTitle, null,
+        panel.appendChild(tensorBlock(gradTitle, null, beat.no_grads ? beat.no_grads :
           beat.backward ? "none: backward did not reach this node" : "none yet: backward has not run on this graph"));
       } else {
         rec.grads.forEach(function (g, k) {

@@ -176,8 +176,10 @@ def _line(record: dict[str, Any]) -> str | None:
     saved = record.get("saved")
     if record["kind"] != "node" or not saved:
         return None
-    total = sum(int(s.get("bytes") or 0) for s in saved)
-    return ("freed " if all(s["freed"] for s in saved) else "saved ") + _bytes(total)
+    word = "freed" if all(s["freed"] for s in saved) else "saved"
+    if any(s.get("bytes") is None for s in saved):  # freed before explore saw them: sizes unknown
+        return word
+    return f"{word} {_bytes(sum(int(s['bytes']) for s in saved))}"
 
 
 def _bytes(n: int) -> str:
@@ -221,6 +223,7 @@ def _current_beat(graph: _Graph) -> dict[str, Any]:
             "caption": ("a backward has run: the faded nodes released their saved tensors" if released else
                         "the graph as the forward pass built it: each node holds the tensors its backward needs"),
             "error": None, "backward": released, "nodes": nodes, "graph": 0,
+            "no_grads": "not recorded: explore(tensor) runs nothing; give explore a forward function to see them",
             "edges": ["fwd"] * len(graph.edges)}
     for record in nodes.values():
         record["line"] = _line(record)
