@@ -104,6 +104,7 @@ def test_beats_data_against_the_graph_and_hand_derived_gradients(tmp_path: Path)
     assert add["inputs"][1] == {"op": None}  # b does not require grad: no edge
     assert not any(r["released"] for r in nodes1) and all(r["grads"] is None for r in nodes1)
     assert set(one["edges"]) == {"fwd"}
+    assert (one["held"], one["freed"]) == (36, 0)  # x, w and tanh's result: 3 float32 (3,) arrays
 
     # beat 2: the gradient into mul's output is 1 - tanh(u)^2, and mul sent w * that to x;
     # mul and tanh (which saved tensors) are released, their bytes still reported
@@ -114,6 +115,7 @@ def test_beats_data_against_the_graph_and_hand_derived_gradients(tmp_path: Path)
     released = sorted(r["op"] for r in two["nodes"].values() if r.get("released"))
     assert released == ["MulBackward0", "TanhBackward0"]
     assert [(s["bytes"], s["freed"]) for s in mul2["saved"]] == [(12, True), (12, True)]
+    assert (two["held"], two["freed"]) == (0, 36)
     # every drawn edge carried a gradient back (b's input has no edge)
     assert set(two["edges"]) == {"grad"}
     leaf_x = next(r for r in two["nodes"].values() if r["kind"] == "leaf" and r["name"] == "x")
@@ -148,6 +150,7 @@ def test_a_tensor_gives_one_beat_and_runs_nothing(tmp_path: Path) -> None:
     loss = m()
     beats = page_data(explore(loss, tmp_path / "g.html", params=m.params()))["beats"]
     assert len(beats) == 1 and beats[0]["title"] == "after forward"
+    assert beats[0]["held"] == 36
     assert m.x.grad is None
     loss.backward()
     beats = page_data(explore(loss, tmp_path / "g.html"))["beats"]
@@ -344,6 +347,11 @@ def test_in_browser(driver: Any, page: tuple[str, Model, list[Any]]) -> None:
     np.testing.assert_allclose(accumulated, 2 * kept, rtol=1e-3)
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_LEFT)
     assert js("return document.body.dataset.beat") == "3"
+    # keyboard only: focus a node and press Enter
+    js("arguments[0].focus()", element("TanhBackward0"))
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    assert panel.find_element(By.TAG_NAME, "h2").text == "TanhBackward0"
+    assert "raised here" in panel.text
     assert driver.get_log("browser") == []
     assert time.perf_counter() - start < 20
 
@@ -356,3 +364,7 @@ def test_the_example_writes_its_page(tmp_path: Path) -> None:
     assert [b["label"] for b in beats] == ["after forward", "after backward", "backward again", "new forward"]
     assert sorted(r["op"] for r in beats[1]["nodes"].values() if r.get("released")) == [
         "AddmmBackward0", "AddmmBackward0", "PowBackward0", "ReluBackward0"]
+    # ReLU's output (5 x 4 float32 = 80 B) is saved by ReluBackward0 and by the next addmm: the
+    # per-node figures count it twice, the beat's total once
+    per_node = sum(s["bytes"] for r in beats[0]["nodes"].values() for s in r.get("saved", ()))
+    assert per_node - beats[0]["held"] == 80

@@ -112,7 +112,8 @@ main { flex: 1; display: grid; grid-template-columns: minmax(0, 1fr) var(--panel
 .fwd-line { stroke: #555; stroke-width: 1.5; }
 .grad-line { stroke: var(--grad); stroke-width: 1.5; stroke-dasharray: 5 3; }
 /* the drawing: Graphviz's SVG, restyled per beat by class */
-.drawing g.node { cursor: pointer; }
+.drawing g.node { cursor: pointer; outline: none; }
+.drawing g.node:focus-visible path, .drawing g.node:focus-visible polygon { stroke: var(--accent); stroke-width: 2.2; }
 .drawing g.node:hover path, .drawing g.node:hover polygon { stroke-width: 2.2; }
 .drawing g.node text { transition: fill .25s; }
 .drawing g.node path, .drawing g.node polygon { transition: fill .25s, stroke .25s; }
@@ -141,7 +142,14 @@ JS = r"""
   drawings.forEach(function (d) {
     d.querySelectorAll("g.node").forEach(function (g) {
       var m = /^g\d+(.+)$/.exec(g.id);
-      if (m) { g.setAttribute("data-node", m[1]); g.setAttribute("data-kind", g.getAttribute("class").split(" ")[1] || "node"); }
+      if (m) {
+        g.setAttribute("data-node", m[1]);
+        g.setAttribute("data-kind", g.getAttribute("class").split(" ")[1] || "node");
+        g.setAttribute("tabindex", "0");  // Tab reaches every node; Enter or Space selects it
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", Array.prototype.map.call(g.querySelectorAll("text"), function (t) {
+          return t.textContent; }).join(" "));
+      }
     });
   });
 
@@ -201,8 +209,12 @@ JS = r"""
     });
     panel.appendChild(el("h2", null, beats.length > 1 ? "beat " + beat.n + ": " + beat.label : beat.title));
     panel.appendChild(el("p", "sub", beat.caption));
+    // the beat's totals count an array saved by several nodes once (the per-node figures do not)
+    if (typeof beat.held === "number") { held = beat.held; }
+    if (typeof beat.freed === "number") { freed = beat.freed; }
     panel.appendChild(table(["graph", ""], [
-      ["backward nodes", n], ["saved tensors held", bytesText(held)], ["saved tensors freed", bytesText(freed)],
+      ["backward nodes", n], ["saved tensors held", bytesText(held)],
+      ["saved tensors freed", beat.freed === null ? "unknown" : bytesText(freed)],
       ["leaves with .grad", withGrad + " of " + leaves]]));
     panel.appendChild(el("p", "hint", "Click a node to see its op, inputs, saved tensors and gradient."));
   }
@@ -349,6 +361,10 @@ JS = r"""
     if (ev.key === "ArrowRight") { show(current + 1); ev.preventDefault(); }
     else if (ev.key === "ArrowLeft") { show(current - 1); ev.preventDefault(); }
     else if (ev.key === "Escape") { select(null); }
+    else if ((ev.key === "Enter" || ev.key === " ") && ev.target.getAttribute && ev.target.getAttribute("data-node")) {
+      select(ev.target.getAttribute("data-node"));
+      ev.preventDefault();
+    }
   });
   var fit = document.getElementById("fit");
   fit.addEventListener("click", function () {

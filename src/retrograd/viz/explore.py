@@ -202,6 +202,7 @@ def _output_record(graph: _Graph, value: TensorInfo) -> dict[str, Any]:
 def _current_beat(graph: _Graph) -> dict[str, Any]:
     """The graph as it is now, read from its nodes (``explore`` of a tensor: nothing is run)."""
     nodes: dict[str, Any] = {}
+    held: dict[int, int] = {}  # storage -> bytes: an array saved by several nodes counts once
     for fn in graph.fns:
         record = graph.static(fn)
         saved, attrs = [], {}
@@ -209,7 +210,12 @@ def _current_beat(graph: _Graph) -> dict[str, Any]:
             if value is FREED_VALUE:
                 saved.append({"name": name, "shape": None, "dtype": None, "bytes": None, "preview": "", "freed": True})
             elif _is_tensor(value):
-                saved.append(dict(_record(tensor_info(_array(value))) or {}, name=name, freed=False))
+                array = _array(value)
+                base = array
+                while isinstance(base.base, np.ndarray):
+                    base = base.base
+                held[id(base)] = max(held.get(id(base), 0), int(array.nbytes))
+                saved.append(dict(_record(tensor_info(array)) or {}, name=name, freed=False))
             elif value is not None:
                 attrs[name] = str(value)
         record.update(saved=saved, attrs=attrs, released=is_released(fn), raised=False, grads=None)
@@ -222,7 +228,8 @@ def _current_beat(graph: _Graph) -> dict[str, Any]:
             "title": "after backward" if released else "after forward",
             "caption": ("a backward has run: the faded nodes released their saved tensors" if released else
                         "the graph as the forward pass built it: each node holds the tensors its backward needs"),
-            "error": None, "backward": released, "nodes": nodes, "graph": 0,
+            "error": None, "backward": released, "nodes": nodes, "graph": 0, "held": sum(held.values()),
+            "freed": None,
             "no_grads": "not recorded: explore(tensor) runs nothing; give explore a forward function to see them",
             "edges": ["fwd"] * len(graph.edges)}
     for record in nodes.values():
@@ -304,6 +311,7 @@ def _lifecycle_beat(beat: Beat, graph: _Graph, grads_shown: dict[str, Any] | Non
     return {"n": beat.index, "label": BEAT_LABELS.get(beat.kind, beat.kind), "title": beat.title,
             "caption": beat.note, "error": None if beat.error is None else f"RuntimeError: {beat.error}",
             "backward": beat.kind in ("backward", "second_backward"), "nodes": nodes,
+            "held": beat.saved_bytes, "freed": beat.freed_bytes,
             "edges": ["grad" if pair in flowed else "fwd" for pair in graph.edges]}
 
 
