@@ -17,7 +17,7 @@ from typing import Any
 from ..autograd.graph import FREED, is_released, peek_saved
 from ..tensor import Tensor
 
-__all__ = ["capture_lifecycle", "make_dot", "make_dot_lifecycle", "resize_graph"]
+__all__ = ["capture_lifecycle", "explore", "make_dot", "make_dot_lifecycle", "resize_graph"]
 
 SAVED_PREFIX = "_saved_"
 # A node whose saved tensors backward released (and saved tensors freed): faded, dashed border.
@@ -262,4 +262,5 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
 
 # -- the lifecycle drawing: four beats, in .lifecycle (which uses the helpers above) -------------
 
+from .explore import explore  # noqa: E402  (it builds on the helpers above)
 from .lifecycle import capture_lifecycle, make_dot_lifecycle  # noqa: E402
