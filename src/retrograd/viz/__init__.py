@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved
+from ..autograd.graph import FREED_MESSAGE, is_released, peek_saved
 from ..tensor import Tensor
 
 __all__ = ["make_dot", "make_dot_lifecycle", "resize_graph"]
@@ -104,7 +104,7 @@ def saved_attributes(fn: Any) -> dict[str, Any]:
     attrs = {}
     saved = fn._saved
     n_inputs = len(fn.next_functions) if op.variadic else op.n_inputs
-    if saved is FREED:
+    if is_released(fn):
         slots = sorted(set().union(*op.saves_for)) if op.saves_for else []
         for i in slots:
             attrs[_slot_name(op, i, n_inputs)] = FREED_VALUE
