@@ -262,5 +262,7 @@ ROUND_TRIPS: deque[tuple[str, tuple[str, int] | None, Any, Any]] = deque(maxlen=
 
 
 def note_round_trip(what: str, source: Any, value: Any) -> None:
-    """Remember that ``source.<what>`` handed ``value`` out of autograd (sites flag on only)."""
-    ROUND_TRIPS.append((what, user_site(), weakref.ref(source), value))
+    """Remember that ``source.<what>`` handed ``value`` out of autograd (sites flag on only). An
+    array (``numpy()``: the tensor's own memory) is held weakly, so the notes keep no storage alive."""
+    held = weakref.ref(value) if type(value).__name__ == "ndarray" else value
+    ROUND_TRIPS.append((what, user_site(), weakref.ref(source), held))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd import anomaly_mode as _anomaly
-from ..autograd.anomaly_mode import ANOMALY, ROUND_TRIPS, SITE_RECORDERS, Origin, grad_mode_name, input_ref, user_site
+from ..autograd.anomaly_mode import ROUND_TRIPS, SITE_RECORDERS, Origin, grad_mode_name, input_ref, user_site
 from ..autograd.graph import AccumulateGrad, Node, is_released, peek_saved
 from ..ops import op as _op
 from ..tensor import Tensor
@@ -185,7 +186,9 @@ def _graph(root: Tensor) -> tuple[list[Node], dict[Node, list[Node]]]:
         start = ref() if ref is not None else None
     if start is None:
         return [], {}
-    order, parents, stack = [start], {start: []}, [start]
+    order: list[Node] = [start]
+    parents: dict[Node, list[Node]] = {start: []}
+    stack = [start]
     while stack:
         fn = stack.pop()
         for nxt, _ in fn.next_functions:
@@ -281,6 +284,10 @@ def _round_trip(t: Tensor) -> tuple[str, tuple[str, int] | None, Any] | None:
     """The latest recorded ``.item()``/``.numpy()``/``.tolist()`` whose value ``t`` was built from."""
     data = t._data
     for what, site, source, value in reversed(ROUND_TRIPS):
+        if isinstance(value, weakref.ref):  # a numpy() array, held weakly
+            value = value()
+            if value is None:
+                continue
         try:
             if isinstance(value, np.ndarray):
                 same = np.shares_memory(data, value) or (value.shape == data.shape and np.array_equal(value, data))
