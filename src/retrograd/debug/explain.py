@@ -155,10 +155,8 @@ _SITE_CAUSES = {"no_grad", "detach", "data", "round_trip", "tensor_copy", "requi
 
 
 def _describe(t: Tensor) -> str:
-    from .._dtype import scalar_type_name
-
     kind = "leaf" if t._grad_fn is None else f"non-leaf ({t._grad_fn.name()})"
-    return f"{kind} tensor of shape {list(t._data.shape)} and dtype torch.{scalar_type_name(t._data.dtype).lower()}"
+    return f"{kind} tensor of shape {list(t._data.shape)} and dtype {t.dtype}"
 
 
 def _fmt(site: tuple[str, int] | None) -> str | None:
@@ -314,7 +312,7 @@ def explain_grad(tensor: Tensor, root: Tensor | None = None) -> Explanation:
     'backward_not_run'
     >>> loss.backward()
     >>> print(explain_grad(w, root=loss))  # doctest: +ELLIPSIS
-    leaf tensor of shape [3] and dtype torch.float: nothing wrong: its gradient is ...
+    leaf tensor of shape [3] and dtype torch.float32: nothing wrong: its gradient is ...
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"explain_grad() expects a Tensor, got {type(tensor).__name__}")
@@ -425,7 +423,8 @@ def _untracked(tensor: Tensor, desc: str, root: Tensor | None) -> Explanation:
             e.details.append("its source " + ("required grad" if source[3] else "did not require grad either"))
         return e
     if isinstance(o, Origin) and o.kind == "factory":
-        trip = _round_trip(tensor)
+        # Only factories that take data can rebuild a value (zeros() equal to an item() is chance).
+        trip = _round_trip(tensor) if o.detail in ("tensor", "as_tensor", "from_numpy") else None
         if trip is not None:
             what, trip_site, source = trip
             e = Explanation(desc, "round_trip", f"it was built ({o.detail}) from a value that left autograd through "
