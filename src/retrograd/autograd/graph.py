@@ -391,7 +391,13 @@ class _FreedMarker(tuple):  # type: ignore[type-arg]
     ``()``: code tests ``not saved and type(saved) is FREED_TYPE``, which costs a non-empty
     tuple one truth test."""
 
-    site: str | None = None
+    where: tuple[str, int] | None = None  # (file, line), formatted only when asked for
+
+    @property
+    def site(self) -> str | None:
+        """``file:line`` of the backward call that released the node, if known."""
+        where = self.where
+        return f"{where[0]}:{where[1]}" if where is not None else None
 
 
 FREED_TYPE = _FreedMarker
@@ -407,9 +413,7 @@ def released_marker() -> tuple[Any, ...]:
     True
     """
     marker = _FreedMarker()
-    site = user_site()
-    if site is not None:
-        marker.site = f"{site[0]}:{site[1]}"
+    marker.where = user_site()
     return marker
 
 
