@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
+from .autograd.anomaly_mode import ANOMALY, note_origin
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -17,6 +18,8 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(data)
     if STATE.inference:
         t._is_inference = True
+    if ANOMALY[0]:  # creation sites are recorded (record_sites, anomaly mode)
+        t._origin = note_origin("factory")
     if requires_grad:
         if data.dtype.kind not in "fc":  # the factories' wording differs from requires_grad_()'s
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -218,7 +221,10 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
             raise
     if dtype is not None:
         arr = arr.astype(to_dtype(dtype).np, copy=False)
-    return _finish(arr, requires_grad)
+    out = _finish(arr, requires_grad)
+    if isinstance(data, Tensor) and not requires_grad:  # a copy that leaves the source's graph behind
+        out._origin = note_origin("tensor_copy", data) if ANOMALY[0] else "tensor_copy"
+    return out
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

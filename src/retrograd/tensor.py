@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _dtype
 from ._dtype import FROM_NUMPY, dtype, get_default_dtype, to_dtype
+from .autograd.anomaly_mode import ANOMALY, note_origin, note_round_trip
 from .autograd.grad_mode import STATE
 from .autograd.graph import RemovableHandle, VersionCounter, new_counter
 
@@ -161,6 +162,12 @@ class Tensor:
     # CreationMeta): None, "no_grad", "inference", "custom" (output of a custom Function) or
     # "multi" (one of several view outputs); a view of such a view inherits it.
     _creation_meta: str | None = None
+    # How an untracked tensor was cut from a graph, for ``retrograd.debug.explain_grad``: "detach",
+    # "data" or "tensor_copy", or an ``Origin`` with the user's file:line while creation sites are
+    # recorded (anomaly mode, ``record_sites()``). ``_grad_reset``: (origin or None, version of the
+    # zeroed grad or None) after ``zero_grad()``.
+    _origin: Any = None
+    _grad_reset: Any = None
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.
@@ -442,6 +449,7 @@ class Tensor:
         """
         out = Tensor._make(self._data)
         out._version_counter = self._counter()
+        out._origin = note_origin("detach", self) if ANOMALY[0] else "detach"
         if self._is_inference:
             out._is_inference = True
             if not STATE.inference:  # as in PyTorch, such an alias tracks versions again
@@ -459,6 +467,7 @@ class Tensor:
     @property
     def data(self) -> Tensor:
         out = Tensor._make(self._data)
+        out._origin = note_origin("data", self) if ANOMALY[0] else "data"
         if self._is_inference:
             out._is_inference = True
             if not STATE.inference:  # as with detach(): such an alias tracks versions again
@@ -483,6 +492,8 @@ class Tensor:
         """
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if ANOMALY[0]:
+            note_round_trip("numpy()", self, self._data)
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -504,10 +515,16 @@ class Tensor:
         """
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        value = self._data.reshape(()).item()
+        if ANOMALY[0]:
+            note_round_trip("item()", self, value)
+        return value
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        value = self._data.tolist()
+        if ANOMALY[0]:
+            note_round_trip("tolist()", self, value)
+        return value
 
     def __float__(self) -> builtins.float:
         return float(self.item())

@@ -123,7 +123,7 @@ def test_beats_data_against_the_graph_and_hand_derived_gradients(tmp_path: Path)
 
     # beat 3: the second backward raises PyTorch's error at a released node (the first one
     # backward reaches: tanh), having crossed only the edges above it
-    assert three["error"] == "RuntimeError: " + FREED_MESSAGE
+    assert three["error"].startswith("RuntimeError: " + FREED_MESSAGE)  # then where the first backward ran
     assert [r["op"] for r in three["nodes"].values() if r.get("raised")] == ["TanhBackward0"]
     assert 0 < three["edges"].count("grad") < len(three["edges"])
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, run_node
 from .grad_mode import STATE
-from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, FREED, AccumulateGrad, Node
+from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, AccumulateGrad, Node, released_marker
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -206,7 +206,10 @@ def run_backward(
     following_grads: list[Any] = []
     grads: Any
     release = not retain_graph
-    anomaly = ANOMALY[0]
+    # One marker per backward call, naming its caller: a second backward through a node it
+    # released says where this one ran.
+    freed = released_marker() if release else ()
+    anomaly = ANOMALY[2]  # (ANOMALY[0] is also on while creation sites are only recorded)
 
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
@@ -247,9 +250,9 @@ def run_backward(
                         outputs = check_hook_tuple(hook, outputs, result)
             if release and fn._saved:
                 if fn._custom_release:
-                    fn.release()
+                    fn.release(freed)
                 else:
-                    fn._saved = FREED  # Node.release, inline
+                    fn._saved = freed  # Node.release, inline
 
             for (nxt, nr), g in zip(fn.next_functions, outputs):
                 if nxt is None or (visit is not None and nxt not in visit):

@@ -28,7 +28,7 @@ import numpy as np
 
 from .engine import gradient_edge
 from .grad_mode import STATE, no_grad
-from .graph import FREED, FREED_MESSAGE, Node, SavedTensor, save_input, unpack_saved
+from .graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_saved
 
 
 class FunctionCtx:
@@ -74,8 +74,8 @@ class BackwardFunction(Node, FunctionCtx):
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         saved = self._saved
-        if saved is FREED:
-            raise RuntimeError(FREED_MESSAGE)
+        if not saved and type(saved) is FREED_TYPE:
+            raise RuntimeError(freed_message(saved))
         return tuple(unpack_saved(value, self) for value in saved)
 
     def apply(self, grad_outputs: list[Any]) -> tuple[Any, ...]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .anomaly_mode import ANOMALY, remember_creation
+from .anomaly_mode import ANOMALY, remember_creation, user_site
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Ten
     message = (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {counter.value}; expected version {version} "
-        "instead. " + (ANOMALY_ON_HINT if ANOMALY[0] else ANOMALY_OFF_HINT)
+        "instead. " + (ANOMALY_ON_HINT if ANOMALY[2] else ANOMALY_OFF_HINT)
     )
     sites = [site for v, site in (counter.sites or ()) if v > version]
     if sites:
@@ -385,10 +385,44 @@ def unpack_saved(value: Any, node: Node) -> Any:
 
 
 class _FreedMarker(tuple):  # type: ignore[type-arg]
-    """The saved tuple of a node whose saved tensors were released after backward."""
+    """The saved tuple of a node whose saved tensors were released after backward. Each backward
+    call makes one (``released_marker``) that names the user's line that called it (``site``),
+    so that a second backward through the graph can say where the first one ran. Empty, like
+    ``()``: code tests ``not saved and type(saved) is FREED_TYPE``, which costs a non-empty
+    tuple one truth test."""
+
+    where: tuple[str, int] | None = None  # (file, line), formatted only when asked for
+
+    @property
+    def site(self) -> str | None:
+        """``file:line`` of the backward call that released the node, if known."""
+        where = self.where
+        return f"{where[0]}:{where[1]}" if where is not None else None
 
 
-FREED: tuple[Any, ...] = _FreedMarker()
+FREED_TYPE = _FreedMarker
+FREED: tuple[Any, ...] = _FreedMarker()  # released where no backward call is known (Node.release's default)
+
+
+def released_marker() -> tuple[Any, ...]:
+    """The marker one backward call puts in the nodes it releases: made once per call, naming the
+    innermost caller outside retrograd (the user's ``backward()`` or ``autograd.grad`` line).
+
+    >>> from retrograd.autograd.graph import released_marker
+    >>> released_marker().site.endswith(":1")  # the line of this doctest
+    True
+    """
+    marker = _FreedMarker()
+    marker.where = user_site()
+    return marker
+
+
+def freed_message(saved: Any) -> str:
+    """PyTorch's message for using a released graph, then where the backward that freed it ran."""
+    site = getattr(saved, "site", None)
+    if site is None:
+        return FREED_MESSAGE
+    return FREED_MESSAGE + f" [retrograd] The graph was freed by the backward call at {site}."
 
 
 def is_released(node: Any) -> bool:
@@ -464,16 +498,17 @@ class Node:
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         raise NotImplementedError
 
-    def release(self) -> None:
-        """Free saved tensors after backward (unless the graph is retained). The engine calls
-        it only when ``_saved`` is not empty."""
+    def release(self, freed: tuple[Any, ...] = FREED) -> None:
+        """Free saved tensors after backward (unless the graph is retained), putting ``freed``
+        (the backward call's marker) in their place. The engine calls it only when ``_saved``
+        is not empty."""
         if self._saved:
-            self._saved = FREED
+            self._saved = freed
 
     def saved(self, index: int) -> Any:
         saved = self._saved
-        if saved is FREED:
-            raise RuntimeError(FREED_MESSAGE)
+        if not saved and type(saved) is FREED_TYPE:
+            raise RuntimeError(freed_message(saved))
         return unpack_saved(saved[index], self)
 
     # -- PyTorch's public Node API ---------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 from .._dtype import _category, scalar_type_name
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import Node
+from ..autograd.graph import FREED, Node
 from ..tensor import Tensor
 from .op import Op, apply, forward_arrays, record
 from .shape import put_positions, take_positions
@@ -363,9 +363,9 @@ class CopySlices(Node):
             return tuple(rest[:k]) + (base_grad,) + tuple(rest[k:])
         return (base_grad,) + tuple(fn_grads[1:])
 
-    def release(self) -> None:
-        self.fn.release()
-        super().release()
+    def release(self, freed: tuple[Any, ...] = FREED) -> None:
+        self.fn.release(freed)
+        super().release(freed)
 
     def name(self) -> str:
         """PyTorch's C++ name for this node (its Python class name stays ``CopySlices``).

@@ -34,11 +34,11 @@ from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_cre
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
-    FREED,
-    FREED_MESSAGE,
+    FREED_TYPE,
     GUARD_EVERY,
     Node,
     SavedTensor,
+    freed_message,
     large_graph_guard,
     next_sequence_nr,
     save_input,
@@ -92,8 +92,8 @@ GENERIC_BACKWARD = os.environ.get("RETROGRAD_GENERIC_BACKWARD", "") not in ("", 
 def saved_all(node: Node) -> tuple[Any, ...]:
     """A variadic op's saved inputs, all of them unpacked."""
     saved = node._saved
-    if saved is FREED:
-        raise RuntimeError(FREED_MESSAGE)
+    if not saved and type(saved) is FREED_TYPE:
+        raise RuntimeError(freed_message(saved))
     return tuple(unpack_saved(v, node) for v in saved[: len(node.next_functions)])
 
 
@@ -168,7 +168,7 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
 
     ``op.backward_source`` shows the whole source.
     """
-    namespace: dict[str, Any] = {"FREED": FREED, "FREED_MESSAGE": FREED_MESSAGE, "unpack_input": unpack_input,
+    namespace: dict[str, Any] = {"FREED_TYPE": FREED_TYPE, "freed_message": freed_message, "unpack_input": unpack_input,
                                  "PackedSaved": PackedSaved, "saved_all": saved_all}
     n_inputs = op.n_inputs
     edge_rules = op.edge_rules
@@ -199,7 +199,7 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     if n_edges > 1 or any(kind == NEEDS for _, specs in edge_rules for kind, _ in specs):
         lines.append("    edges = self.next_functions")
     if any(kind == SAVED for _, specs in edge_rules for kind, _ in specs):
-        lines += ["    saved = self._saved", "    if saved is FREED: raise RuntimeError(FREED_MESSAGE)"]
+        lines += ["    saved = self._saved", "    if not saved and type(saved) is FREED_TYPE: raise RuntimeError(freed_message(saved))"]
     def unpack(k: int, indent: str) -> list[str]:  # the inlined form of ``self.saved(k)``
         return [f"{indent}saved{k} = saved[{k}]",
                 f"{indent}if type(saved{k}) is tuple:  # an input saved as (tensor, version)",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..autograd.graph import FREED, FREED_MESSAGE, peek_saved, unpack_saved
+from ..autograd.graph import FREED_MESSAGE, FREED_TYPE, peek_saved, unpack_saved
 from ..tensor import Tensor
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _shape_getter(edge: int, slot: int, reduce: Callable[[tuple[int, ...]], Any]
 def _slot_getter(slot: int) -> Callable[[Any], Any]:
     def get(node: Any) -> Any:
         saved = node._saved
-        if saved is FREED:
+        if type(saved) is FREED_TYPE:
             if not _was_saved(node, slot):  # PyTorch: what was never saved reads None even now
                 return None
             raise RuntimeError(FREED_MESSAGE)
@@ -154,7 +154,7 @@ def _input_shape(node: Any, edge: int, slot: int) -> tuple[int, ...] | None:
     producer, nr = node.next_functions[edge]
     if producer is None:
         saved = node._saved
-        value = saved[slot] if saved is not FREED and slot < len(saved) else None
+        value = saved[slot] if type(saved) is not FREED_TYPE and slot < len(saved) else None
         return tuple(peek_saved(value).shape) if value is not None else None
     shape = producer._shape
     if shape is None:

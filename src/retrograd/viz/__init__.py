@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..autograd.graph import FREED, is_released, peek_saved
+from ..autograd.graph import is_released, peek_saved
 from ..tensor import Tensor
 
 __all__ = ["capture_lifecycle", "explore", "make_dot", "make_dot_lifecycle", "resize_graph"]
@@ -107,7 +107,7 @@ def saved_attributes(fn: Any) -> dict[str, Any]:
     attrs = {}
     saved = fn._saved
     n_inputs = len(fn.next_functions) if op.variadic else op.n_inputs
-    if saved is FREED:
+    if is_released(fn):
         slots = sorted(set().union(*op.saves_for)) if op.saves_for else []
         for i in slots:
             attrs[_slot_name(op, i, n_inputs)] = FREED_VALUE

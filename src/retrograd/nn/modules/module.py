@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...autograd.anomaly_mode import ANOMALY, note_origin
 from ...autograd.grad_mode import no_grad
 from ...factories import as_tensor
 from ...tensor import Tensor, device
@@ -862,9 +863,11 @@ def _zero_grad(p: Tensor, set_to_none: bool) -> None:
         return
     if set_to_none:
         p._grad = None
+        p._grad_reset = (note_origin("zero_grad") if ANOMALY[0] else None, None)  # for debug.explain_grad
         return
     if grad._grad_fn is not None:
         grad.detach_()
     else:
         grad.requires_grad_(False)
     grad.zero_()
+    p._grad_reset = (note_origin("zero_grad") if ANOMALY[0] else None, grad._counter().value)
