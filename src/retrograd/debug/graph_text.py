@@ -338,11 +338,11 @@ class _Run:
             self.first, self.prefix = number, prefix
         self.last = number  # (a run's numbers are consecutive: a chained node's input is numbered next)
         tally[name] = tally.get(name, 0) + 1
-        saved = getattr(node, "_saved", ())
-        if saved:
-            if is_released(node):
-                self.released += 1
-            else:
+        if is_released(node):  # (the released marker is an empty tuple)
+            self.released += 1
+        else:
+            saved = getattr(node, "_saved", ())
+            if saved:
                 self.saved_bytes += _saved_nbytes(saved)
         if len(group) > 1 and len(self.reads) < 4:
             for event in group[1:]:
