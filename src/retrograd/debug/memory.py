@@ -28,7 +28,7 @@ from .graph_text import NODE, array_of, format_bytes, param_names, root_nodes, s
 __all__ = ["MemoryReport", "memory_report"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SavedEntry:
     """One tensor a node holds: its slot name (``self``, ``other``, ``result``...), shape,
     dtype, its own bytes, and its storage (an index into ``MemoryReport.storages``)."""
@@ -40,7 +40,7 @@ class SavedEntry:
     storage: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StorageEntry:
     """One block of memory the graph refers to, counted once however many tensors share it.
 
@@ -59,7 +59,7 @@ class StorageEntry:
     kept_by: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NodeEntry:
     """A node that holds memory: ``number`` as ``print_graph`` numbers it, its saved tensors,
     the arrays it keeps besides them (``kept``), the bytes of its distinct storages
@@ -208,14 +208,94 @@ class _Found:
         self.released = 0
         self.leaves: list[Any] = []
 
+    def _add(self, obj: Any) -> int:
+        i = len(self.objs)
+        self.index[id(obj)] = i
+        self.objs.append(obj)
+        self.internal.append(0)
+        self.edges.append([])
+        self.owner.append(-1)
+        self.size.append(0)
+        return i
+
+    def intern(self, value: Any) -> int:
+        """Add ``value`` and what it leads to (a tensor's array and view base, an array's
+        ``.base``, a container's items), counting the references among them; return its index."""
+        index, objs, internal, edges = self.index, self.objs, self.internal, self.edges
+        first = index.get(id(value))
+        if first is not None:
+            return first
+        first = self._add(value)
+        order = [first]
+        stack = [first]
+        while stack:
+            i = stack.pop()
+            obj = objs[i]
+            children: list[Any]
+            if isinstance(obj, Tensor):
+                children = [obj._data] if obj._base is None else [obj._data, obj._base]
+            elif isinstance(obj, (tuple, list)):
+                children = [v for v in obj if isinstance(v, (Tensor, np.ndarray, tuple, list))]
+            else:
+                base = getattr(obj, "base", None)  # an array's owner (or as_strided's helper object)
+                children = [base] if base is not None and not isinstance(base, (bytes, str)) else []
+            for child in children:
+                j = index.get(id(child))
+                if j is None:
+                    j = self._add(child)
+                    stack.append(j)
+                    order.append(j)
+                internal[j] += 1
+                edges[i].append(j)
+        del obj, children
+        for i in reversed(order):  # (children before parents) each array's storage owner
+            self._set_owner(i)
+        return first
+
+    def _set_owner(self, i: int) -> None:
+        """Follow ``i``'s chain (tensor -> its array -> ``.base`` ...) to the object that owns
+        the memory, and note that owner on each object of the chain."""
+        objs, owner, index = self.objs, self.owner, self.index
+        chain = []
+        while owner[i] < 0:
+            obj = objs[i]
+            if isinstance(obj, (tuple, list)):
+                return
+            chain.append(i)
+            if isinstance(obj, Tensor):
+                i = index[id(obj._data)]
+                continue
+            base = getattr(obj, "base", None)
+            j = index.get(id(base)) if base is not None else None
+            if j is None:  # the owner
+                owner[i] = i
+                if isinstance(obj, np.ndarray):
+                    self.size[i] = int(obj.nbytes)
+                else:
+                    try:
+                        self.size[i] = memoryview(obj).nbytes
+                    except TypeError:  # (then the largest array over it, below)
+                        pass
+                break
+            i = j
+        o = owner[i]
+        if not isinstance(objs[o], np.ndarray):  # a buffer that is no array: its largest array
+            for k in chain:
+                if isinstance(objs[k], np.ndarray):
+                    self.size[o] = max(self.size[o], int(objs[k].nbytes))
+        for k in chain:
+            owner[k] = o
+
 
 _KIND_ORDER = {"intermediate": 0, "input": 1, "leaf": 2, "parameter": 3}
 
 
 def _collect(nodes: list[Any]) -> _Found:
-    found = _Found()
     from ..autograd.graph import is_released
 
+    found = _Found()
+    index, internal, owner = found.index, found.internal, found.owner
+    rows = found.rows
     for kind, node, number, _, _, _, _ in walk(nodes):
         if kind != NODE:
             continue
@@ -223,21 +303,46 @@ def _collect(nodes: list[Any]) -> _Found:
         variable = getattr(node, "variable", None)
         if variable is not None:
             found.leaves.append(variable)
+        saved: list[tuple[str, tuple[int, ...], str, int, int]] = []
         if is_released(node):
             found.released += 1
-        saved = []
-        for name, value in saved_values(node):
-            if array_of(value) is None and not isinstance(value, (tuple, list)):
-                continue
-            i = _intern(found, value)
-            found.internal[i] += 1  # the node's saved slot: the reference release drops
-            saved.extend(_entries(found, name, value, i))
-        kept = []
-        for name, value in _kept_values(node):
-            kept.extend(_entries(found, name, value, _intern(found, value)))
-        if saved or kept:
-            found.rows.append((number, type(node).__name__, saved, kept))
+        else:
+            for name, value in saved_values(node):
+                if isinstance(value, Tensor):
+                    array = value._data
+                elif isinstance(value, np.ndarray):
+                    array = value
+                elif isinstance(value, (tuple, list)):  # what a pack hook returned
+                    i = found.intern(value)
+                    internal[i] += 1
+                    saved.extend(_entries(found, name, value))
+                    continue
+                else:
+                    continue
+                j = index.get(id(value))
+                i = found.intern(value) if j is None else j
+                internal[i] += 1  # the node's saved slot: the reference release drops
+                saved.append((name, array.shape, _dtype_name(array.dtype), array.nbytes, owner[i]))
+        kept = _kept_values(node)
+        if kept:
+            kept_entries = []
+            for name, value in kept:
+                found.intern(value)
+                kept_entries.extend(_entries(found, name, value))
+            rows.append((number, type(node).__name__, saved, kept_entries))
+        elif saved:
+            rows.append((number, type(node).__name__, saved, []))
     return found
+
+
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
 
 
 def _kept_values(node: Any) -> list[tuple[str, Any]]:
@@ -246,9 +351,11 @@ def _kept_values(node: Any) -> list[tuple[str, Any]]:
     out = []
     op = getattr(node, "_op", None)
     if op is not None:
-        for name, value in zip(op.params, getattr(node, "_params", ()), strict=False):
-            if array_of(value) is not None:
-                out.append((str(name), value))
+        params = getattr(node, "_params", None)
+        if params:
+            for name, value in zip(op.params, params, strict=False):
+                if array_of(value) is not None:
+                    out.append((str(name), value))
     elif getattr(node, "_n_forward_args", None) is not None:  # a custom Function's ctx
         for name, value in vars(node).items():
             if not name.startswith("_") and array_of(value) is not None:
@@ -256,91 +363,18 @@ def _kept_values(node: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _entries(found: _Found, name: str, value: Any, i: int) -> list[tuple[str, tuple[int, ...], str, int, int]]:
-    """(name, shape, dtype, nbytes, owner) for the arrays in a saved value (a tuple of tensors
-    from a pack hook gives several)."""
+def _entries(found: _Found, name: str, value: Any) -> list[tuple[str, tuple[int, ...], str, int, int]]:
+    """(name, shape, dtype, nbytes, owner) for each array in an interned value (a tensor, an
+    array, or a container of them, as a pack hook may return)."""
     values = list(enumerate(value)) if isinstance(value, (tuple, list)) else [(None, value)]
     out = []
     for k, v in values:
         array = array_of(v)
         if array is None:
             continue
-        j = i if k is None else found.index[id(v)]
         label = name if k is None else f"{name}[{k}]"
-        out.append((label, tuple(int(s) for s in array.shape), array.dtype.name, int(array.nbytes), found.owner[j]))
+        out.append((label, array.shape, _dtype_name(array.dtype), array.nbytes, found.owner[found.index[id(v)]]))
     return out
-
-
-def _intern(found: _Found, value: Any) -> int:
-    """Add ``value`` and what it leads to (a tensor's array and view base, an array's ``.base``,
-    a container's items), counting the references among them; return ``value``'s index."""
-    index = found.index
-    first = index.get(id(value))
-    if first is not None:
-        return first
-    objs, internal, edges = found.objs, found.internal, found.edges
-
-    def add(obj: Any) -> int:
-        index[id(obj)] = len(objs)
-        objs.append(obj)
-        internal.append(0)
-        edges.append([])
-        found.owner.append(-1)
-        found.size.append(0)
-        return len(objs) - 1
-
-    first = add(value)
-    order = [first]
-    stack = [first]
-    while stack:
-        i = stack.pop()
-        obj = objs[i]
-        children: list[Any]
-        if isinstance(obj, Tensor):
-            children = [obj._data]
-            if obj._base is not None:
-                children.append(obj._base)
-        elif isinstance(obj, (tuple, list)):
-            children = [v for v in obj if isinstance(v, (Tensor, np.ndarray, tuple, list))]
-        else:
-            base = getattr(obj, "base", None)  # an array's owner (or as_strided's helper object)
-            children = [base] if base is not None and not isinstance(base, (bytes, str)) else []
-        for child in children:
-            j = index.get(id(child))
-            if j is None:
-                j = add(child)
-                stack.append(j)
-                order.append(j)
-            internal[j] += 1
-            edges[i].append(j)
-    del obj
-    for i in reversed(order):  # (children before parents) each array's storage owner
-        _set_owner(found, i)
-    return first
-
-
-def _set_owner(found: _Found, i: int) -> None:
-    obj = found.objs[i]
-    if isinstance(obj, Tensor):
-        found.owner[i] = found.owner[found.index[id(obj._data)]]
-        return
-    if isinstance(obj, (tuple, list)):
-        return
-    base = getattr(obj, "base", None)
-    if base is not None and id(base) in found.index:
-        found.owner[i] = found.owner[found.index[id(base)]]
-        if isinstance(obj, np.ndarray):
-            owner = found.owner[i]
-            found.size[owner] = max(found.size[owner], int(obj.nbytes))  # (a buffer that is no array)
-        return
-    found.owner[i] = i
-    if isinstance(obj, np.ndarray):
-        found.size[i] = int(obj.nbytes)
-    else:
-        try:
-            found.size[i] = memoryview(obj).nbytes
-        except TypeError:
-            pass
 
 
 def _refcounts(objs: list[Any]) -> list[int]:
@@ -448,17 +482,19 @@ def _build(found: _Found, live: list[bool], tensors: list[Any]) -> MemoryReport:
         StorageEntry(found.size[o], found.kind.get(o, "intermediate"), found.label.get(o, ""),
                      bool(saved_by[k]) and not live[o], tuple(saved_by[k]), tuple(kept_by[k]))
         for k, o in enumerate(owners))
-    counted: set[int] = set()
+    sizes = [s.nbytes for s in storages]
+    alone = [s.nbytes if s.graph_only else 0 for s in storages]
+    counted = [False] * len(storages)
     entries = []
     for number, name, saved_entries, kept_entries in rows:
         mine = {e.storage for e in saved_entries}
-        new = mine - counted
-        counted |= new
-        entries.append(NodeEntry(
-            number, name, tuple(saved_entries), tuple(kept_entries),
-            saved_bytes=sum(storages[k].nbytes for k in mine),
-            counted_bytes=sum(storages[k].nbytes for k in new),
-            graph_only_bytes=sum(storages[k].nbytes for k in mine if storages[k].graph_only)))
+        first = 0
+        for k in mine:
+            if not counted[k]:
+                counted[k] = True
+                first += sizes[k]
+        entries.append(NodeEntry(number, name, tuple(saved_entries), tuple(kept_entries),
+                                 sum([sizes[k] for k in mine]), first, sum([alone[k] for k in mine])))
     total = sum(s.nbytes for s in storages if s.saved_by)
     freed = sum(s.nbytes for s in storages if s.graph_only)
     return MemoryReport(
