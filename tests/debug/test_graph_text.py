@@ -169,3 +169,24 @@ def test_a_million_node_chain_prints_in_seconds() -> None:
     assert "… 999,996 × MulBackward0 …" in text and "#1,000,002 AccumulateGrad · leaf x" in text
     assert len(text.splitlines()) == 7
     assert elapsed < 10.0, elapsed
+
+
+def test_several_outputs_and_packed_values_are_described() -> None:
+    x = rg.randn(4, 5, dtype=rg.float64, requires_grad=True)
+    values, _ = x.max(1)
+    text = quiet(values.sum())
+    assert "MaxBackward0 → (4,) float64, (4,) int64" in text and "result1=(4,) int64 32 B" in text
+    unpacked: list[int] = []
+    with rg.autograd.graph.saved_tensors_hooks(lambda t: (t.detach(),), lambda p: unpacked.append(1) or p[0]):
+        loss = x.exp().sum()
+    assert "result=packed[(4, 5) float64 160 B]" in quiet(loss) and not unpacked
+
+
+def test_the_debug_tools_load_only_when_used() -> None:
+    import subprocess
+
+    code = ("import sys, retrograd, retrograd.debug; "
+            "assert not any(m.startswith('retrograd.debug.') for m in sys.modules), sorted(sys.modules); "
+            "retrograd.debug.print_graph; assert 'retrograd.debug.graph_text' in sys.modules; "
+            "assert 'retrograd.debug.memory' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -199,3 +199,48 @@ def test_deep_graph_is_walked_without_recursion() -> None:
     # each tanh saves its result (32 bytes); the mul by a number saves no tensor
     assert report.total_bytes == 32 * (sys.getrecursionlimit() + 2000)
     assert report.freed_on_release == report.total_bytes
+
+
+def test_values_packed_by_saved_tensors_hooks_are_counted_without_unpacking() -> None:
+    calls: list[str] = []
+
+    def pack(t: Any) -> Any:
+        calls.append("pack")
+        return (t.detach().clone(), "tag")  # a copy: the graph alone holds it
+
+    def unpack(packed: Any) -> Any:
+        calls.append("unpack")
+        return packed[0]
+
+    x = rg.randn(100, dtype=rg.float64, requires_grad=True)
+    with rg.autograd.graph.saved_tensors_hooks(pack, unpack):
+        loss = (x.exp() * x).sum()
+    report = memory_report(loss)
+    assert calls == ["pack"] * 3
+    assert report.total_bytes == 3 * 800 and report.freed_on_release == 3 * 800
+    assert {s.name for e in report.nodes for s in e.saved} == {"self[0]", "other[0]", "result[0]"}
+
+
+def test_custom_function_saved_tensors_and_ctx_attributes() -> None:
+    class Cube(rg.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            ctx.save_for_backward(a)
+            ctx.twice = a * 2  # kept by the node: not a saved tensor, not freed by backward
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (a,) = ctx.saved_tensors
+            return 3 * a * a * g
+
+    x = rg.randn(100, dtype=rg.float64, requires_grad=True)
+    loss = Cube.apply(x).sum()
+    report = memory_report(loss)
+    (entry,) = report.nodes
+    assert entry.name == "CubeBackward"
+    assert [(s.name, s.nbytes) for s in entry.saved] == [("saved_tensors[0]", 800)]
+    assert [(s.name, s.nbytes) for s in entry.kept] == [("twice", 800)]
+    assert report.storages[entry.saved[0].storage].kind == "leaf"  # no params given: x is a leaf
+    assert report.total_bytes == 800 and report.freed_on_release == 0 and report.kept_bytes == 800
+    assert report.param_bytes == 800  # without params, the graph's leaves

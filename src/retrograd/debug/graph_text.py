@@ -152,6 +152,9 @@ def _shape_dtype(shape: Any, dtype: Any) -> str:
 
 def _describe(value: Any, names: Mapping[int, str]) -> str:
     array = array_of(value)
+    if array is None and isinstance(value, (tuple, list)):  # what a saved_tensors_hooks pack returned
+        inner = [_describe(v, names) for v in value if array_of(v) is not None]
+        return f"packed[{', '.join(inner)}]"
     if array is None:
         if isinstance(value, (bool, int, float, complex)):
             return repr(value)
@@ -246,7 +249,10 @@ def param_names(params: Any) -> dict[int, str]:
         return {}
     items = params.items() if isinstance(params, Mapping) else params
     names: dict[int, str] = {}
-    for name, tensor in items:
+    for item in items:
+        if isinstance(item, Tensor):  # (a bare tensor: no name)
+            continue
+        name, tensor = item
         if not isinstance(tensor, Tensor):
             raise TypeError(f"params must map names to tensors, got {type(tensor).__name__} for {name!r}")
         names[id(tensor)] = str(name)

@@ -168,9 +168,9 @@ def memory_report(root: Any, params: Any = None) -> MemoryReport:
     names = param_names(named)
     nodes, _ = root_nodes(root)
     found = _collect(nodes)
+    _mark_kinds(found, names, tensors or [])
     if tensors is None:
         tensors = found.leaves
-    _mark_kinds(found, names, tensors)
     live = _live(found.objs, found.internal, found.edges)
     found.objs.clear()  # (the only references to the saved values this function took)
     return _build(found, live, tensors)
