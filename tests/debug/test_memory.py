@@ -125,6 +125,10 @@ def test_report_prints_a_table() -> None:
     text = str(memory_report(loss, params={"w": w}))
     assert "ExpBackward0" in text and "MulBackward0" in text
     assert "3.9 KiB" in text and "parameter w" in text and "freed on release" in text
+    report = memory_report(loss, params={"w": w})
+    assert repr(report).startswith("MemoryReport(") and "total_bytes=8000" in repr(report)
+    assert len(repr(report)) < 300  # totals only, however many nodes
+    assert [e.name for e in report.top(1)] == ["MulBackward0"]  # saves 2 storages, exp 1
 
 
 def traced(action: Callable[[], Any]) -> int:

@@ -212,9 +212,11 @@ def _saved_nbytes(saved: tuple[Any, ...]) -> int:
         elif kind is SavedTensor:
             total += slot.data.nbytes
         elif kind is PackedSaved or isinstance(slot, (Tensor, np.ndarray)):  # (not a number or None)
-            array = array_of(slot.packed if kind is PackedSaved else slot)
-            if array is not None:
-                total += array.nbytes
+            value = slot.packed if kind is PackedSaved else slot
+            for v in value if isinstance(value, (tuple, list)) else (value,):
+                array = array_of(v)
+                if array is not None:
+                    total += array.nbytes
     return total
 
 
@@ -243,10 +245,12 @@ class _Full(Exception):
 
 
 def param_names(params: Any) -> dict[int, str]:
-    """``{id(tensor): name}`` from ``params``: a ``{name: tensor}`` mapping or ``(name, tensor)``
-    pairs (``model.named_parameters()``)."""
+    """``{id(tensor): name}`` from ``params``: a ``{name: tensor}`` mapping, ``(name, tensor)``
+    pairs (``model.named_parameters()``) or a module."""
     if params is None:
         return {}
+    if hasattr(params, "named_parameters"):  # a Module
+        params = params.named_parameters()
     items = params.items() if isinstance(params, Mapping) else params
     names: dict[int, str] = {}
     for item in items:
@@ -296,7 +300,7 @@ def print_graph(root: Any, file: IO[str] | None = None, params: Any = None, *, c
     than ``collapse`` chained nodes shows its first and last two and one line for the rest
     (``… 9,996 × MulBackward0 …``). Output stops after ``max_lines`` lines (None: no limit).
 
-    The walk is iterative: any depth works, and a million-node chain prints in about a second.
+    The walk is iterative: any depth works, and a million-node chain prints in seconds.
     Writes to ``file`` (default ``sys.stdout``).
 
     >>> import retrograd as rg

@@ -15,6 +15,7 @@ to. A storage none of those reaches is owned by the graph alone: exactly what re
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ class NodeEntry:
     graph_only_bytes: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class MemoryReport:
     """What ``memory_report`` found; plain data, printable as a table.
 
@@ -101,7 +102,7 @@ class MemoryReport:
 
     def top(self, n: int = 5) -> list[NodeEntry]:
         """The ``n`` nodes that hold the most bytes (their distinct storages)."""
-        return sorted(self.nodes, key=lambda e: (-e.saved_bytes, e.number))[:n]
+        return heapq.nsmallest(n, self.nodes, key=lambda e: (-e.saved_bytes, e.number))
 
     def table(self, rows: int = 10) -> str:
         """The report as text: the ``rows`` largest nodes, then the totals."""
@@ -111,7 +112,7 @@ class MemoryReport:
         if top:
             cells = [("node", "saved tensors", "bytes", "graph only")]
             for e in top:
-                saved = ", ".join(self._describe(s) for s in e.saved + e.kept)
+                saved = ", ".join([self._describe(s) for s in e.saved] + [self._describe(s, True) for s in e.kept])
                 cells.append((f"#{e.number:,} {e.name}", saved, format_bytes(e.saved_bytes),
                               format_bytes(e.graph_only_bytes)))
             widths = [min(max(len(c[i]) for c in cells), 72) for i in range(4)]
@@ -129,9 +130,9 @@ class MemoryReport:
         out.append(f"parameters: {format_bytes(self.param_bytes)}   gradients: {format_bytes(self.grad_bytes)}")
         return "\n".join(out)
 
-    def _describe(self, s: SavedEntry) -> str:
+    def _describe(self, s: SavedEntry, kept: bool = False) -> str:
         storage = self.storages[s.storage]
-        text = f"{s.name} {s.shape} {s.dtype}"
+        text = f"{s.name} {s.shape} {s.dtype}" + (" [kept]" if kept else "")
         if storage.label:
             text += f" ({storage.kind} {storage.label})"
         elif storage.kind != "intermediate":
@@ -142,6 +143,12 @@ class MemoryReport:
 
     def __str__(self) -> str:
         return self.table()
+
+    def __repr__(self) -> str:  # (the rows can be a million: the totals only)
+        return (f"MemoryReport(node_count={self.node_count}, nodes=<{len(self.nodes)} holding tensors>, "
+                f"total_bytes={self.total_bytes}, freed_on_release={self.freed_on_release}, "
+                f"shared_bytes={self.shared_bytes}, kept_bytes={self.kept_bytes}, "
+                f"param_bytes={self.param_bytes}, grad_bytes={self.grad_bytes})")
 
 
 def memory_report(root: Any, params: Any = None) -> MemoryReport:
