@@ -186,3 +186,12 @@ def test_without_hypothesis_says_what_to_install(monkeypatch: Any) -> None:
     monkeypatch.setitem(sys.modules, "hypothesis", None)
     with pytest.raises(ImportError, match=r"pip install retrograd\[debug\].*pip install hypothesis"):
         check_op(Cube, X)
+
+
+def test_the_module_is_callable_as_the_function() -> None:
+    import importlib
+
+    import retrograd.debug
+
+    importlib.import_module("retrograd.debug.check_op")  # binds the package attribute to the module
+    assert retrograd.debug.check_op(lambda x: x * 3, rg.tensor([1.0, 2.0]), max_examples=3).passed

@@ -129,6 +129,20 @@ def test_watching_changes_no_gradient() -> None:
         assert np.array_equal(a.numpy(), p.grad.numpy())
 
 
+def test_figures_of_huge_nan_and_inf_gradients() -> None:
+    from retrograd.debug.watch import _stats
+
+    huge = np.array([3e300, -4e300, 0.0])
+    assert _stats([huge])["norm"] == pytest.approx(5e300)  # no overflow in the squares
+    assert _stats([huge])["max_abs"] == 4e300 and _stats([huge])["zero_fraction"] == pytest.approx(1 / 3)
+    mixed = np.array([np.nan, -np.inf, 2.0, 0.0], dtype=np.float32)
+    got = _stats([mixed])
+    assert (got["nan"], got["inf"], got["max_abs"], got["zero_fraction"]) == (1, 1, np.inf, 0.25)
+    assert np.isnan(got["norm"])
+    assert _stats([np.array([-np.inf, 1.0])])["norm"] == np.inf
+    assert _stats([np.array([3.0]), np.array([[4.0]])])["norm"] == pytest.approx(5.0)  # together
+
+
 # -- the first non-finite gradient and the where trap ------------------------------------------
 
 def _where_sqrt(lib: Any, x: Any) -> Any:

@@ -68,7 +68,7 @@ def _short_op(name: str) -> str:
 def _stats(arrays: Iterable[Any]) -> dict[str, Any]:
     """Norm, largest magnitude, NaN/inf counts and fraction of zeros over ``arrays`` together."""
     numel = nan = inf = zeros = 0
-    squares = 0.0
+    norm = 0.0
     max_abs = 0.0
     for a in arrays:
         size = a.size
@@ -76,18 +76,36 @@ def _stats(arrays: Iterable[Any]) -> dict[str, Any]:
         if size == 0:
             continue
         mag = np.abs(a)  # (complex: the magnitude)
-        nan_mask = np.isnan(mag)
-        n_nan = int(np.count_nonzero(nan_mask))
-        nan += n_nan
-        inf += int(np.count_nonzero(np.isinf(mag)))
         zeros += size - int(np.count_nonzero(mag))
-        with np.errstate(over="ignore", invalid="ignore"):
-            squares += float(np.sum(np.square(mag, dtype=np.float64)))
-        if n_nan < size:
-            largest = float(np.max(mag[~nan_mask]) if n_nan else np.max(mag))
-            max_abs = max(max_abs, largest)
-    return {"norm": math.sqrt(squares) if squares == squares else math.nan, "max_abs": max_abs, "nan": nan,
-            "inf": inf, "zero_fraction": zeros / numel if numel else 0.0, "numel": numel}
+        flat = mag.reshape(-1).astype(np.float64, copy=False)
+        largest = float(flat.max())  # NaN if any is
+        if largest < 1e140:  # the common case: no NaN, inf or overflow, nothing more to count
+            part = math.sqrt(float(np.dot(flat, flat)))
+        else:
+            nan_mask = np.isnan(flat)
+            n_nan = int(np.count_nonzero(nan_mask))
+            n_inf = int(np.count_nonzero(np.isinf(flat)))
+            nan, inf = nan + n_nan, inf + n_inf
+            finite = flat[~nan_mask] if n_nan else flat
+            largest = float(finite.max()) if finite.size else 0.0
+            if n_nan:
+                part = math.nan
+            elif n_inf:
+                part = math.inf
+            else:  # huge but finite: scaled, so that the squares do not overflow
+                scaled = finite / largest
+                part = largest * math.sqrt(float(np.dot(scaled, scaled)))
+        norm = math.hypot(norm, part) if norm == norm and part == part else math.nan
+        max_abs = max(max_abs, largest)
+    return {"norm": norm, "max_abs": max_abs, "nan": nan, "inf": inf,
+            "zero_fraction": zeros / numel if numel else 0.0, "numel": numel}
+
+
+def _any_nonfinite(arrays: list[Any]) -> bool:
+    return any(a.size and a.dtype.kind in "fc" and not np.isfinite(a).all() for a in arrays)
+
+
+_FINITE = {"nan": 0, "inf": 0}
 
 
 def _site_text(frames: Any) -> str | None:
@@ -346,7 +364,7 @@ class Watch:
         incoming = [g._data for g in grad_outputs if g is not None]
         produced = [g._data for g in grad_inputs if g is not None]
         stats = _stats(incoming)
-        made = _stats(produced)
+        made = _stats(produced) if _any_nonfinite(produced) else _FINITE
         is_acc = type(fn) is AccumulateGrad
         name = fn.name()
         if is_acc:  # named after its leaf when watched
@@ -458,11 +476,11 @@ class Watch:
         out = []
         for module, members in by_module.items():
             numel = sum(r["numel"] for r in members)
-            squares = sum(r["norm"] ** 2 for r in members)
+            norms = [r["norm"] for r in members]
             merged = {"kind": "layer", "backward": self._backwards, "name": module or "(top level)",
                       "module_type": self._module_types.get(module, ""),
-                      "parameters": [r["name"] for r in members], "norm": math.sqrt(squares) if squares == squares
-                      else math.nan, "max_abs": max(r["max_abs"] for r in members),
+                      "parameters": [r["name"] for r in members], "norm": math.nan if any(n != n for n in norms)
+                      else math.hypot(*norms), "max_abs": max(r["max_abs"] for r in members),
                       "nan": sum(r["nan"] for r in members), "inf": sum(r["inf"] for r in members),
                       "zero_fraction": (sum(r["zero_fraction"] * r["numel"] for r in members) / numel) if numel else 0.0,
                       "numel": numel}
