@@ -338,6 +338,21 @@ def test_nothing_is_left_on_the_graph_or_the_engine() -> None:
     assert len(w.records) == n and mine == [1, 1]
 
 
+def test_nested_watches_both_record_and_leave_nothing() -> None:
+    x = rg.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    loss = (y * 3).sum()
+    with watch([x]) as outer:
+        with watch() as inner:
+            loss.backward()
+    names = ["SumBackward0", "MulBackward0", "ExpBackward0"]
+    assert [r["name"] for r in _nodes(outer)] == names + ["AccumulateGrad (tensor0)"]
+    assert [r["name"] for r in _nodes(inner)] == names + ["AccumulateGrad"]
+    assert [r["norm"] for r in _nodes(outer)] == [r["norm"] for r in _nodes(inner)]
+    for fn in (loss.grad_fn, y.grad_fn):
+        assert "_hooked" not in fn.__dict__ and "_post_hooks" not in fn.__dict__
+
+
 def test_two_backward_passes_and_autograd_grad() -> None:
     x = rg.tensor([1.0, 2.0], requires_grad=True)
     loss = (x * x).sum()

@@ -229,7 +229,7 @@ class _Pass:
         self.root_norm = _stats(g._data for g in root_grads if isinstance(g, Tensor))["norm"]
         self.nodes: list[Any] = []
         self.parents: dict[Any, list[Any]] = {}
-        self.handles: list[tuple[Any, Any, bool]] = []
+        self.handles: list[tuple[Any, Any]] = []
         # watched non-leaf tensors: (node, output_nr) -> name
         self.outputs: dict[tuple[Any, int], str] = {}
         for name, t in owner._tensors:
@@ -251,24 +251,21 @@ class _Pass:
     def _hook(self, fn: Any) -> None:
         index = len(self.nodes)
         self.nodes.append(fn)
-        own = fn.__dict__
-        was_hooked = "_hooked" in own  # (else the class's default)
-        had_list = "_post_hooks" in own
 
         def hook(grad_inputs: tuple[Any, ...], grad_outputs: tuple[Any, ...]) -> None:
             self.owner._on_node(self, index, grad_inputs, grad_outputs)
 
-        self.handles.append((fn, fn.register_hook(hook), was_hooked or had_list))
+        self.handles.append((fn, fn.register_hook(hook)))
 
     def finish(self) -> None:
         if self not in self.owner._passes:  # (finished already, by the watch's exit)
             return
-        for fn, handle, had_own in self.handles:
+        for fn, handle in self.handles:
             handle.remove()
             own = fn.__dict__
-            # Put the node back as it was unless something else registered since.
-            if not had_own and not own.get("_post_hooks") and not fn._pre_hooks and fn._tensor_hooks is None \
-                    and fn._retained is None:
+            # A node left with no hook of any kind goes back to the class defaults, so the engine
+            # skips it again (another open watch's or the user's hooks keep it hooked).
+            if not own.get("_post_hooks") and not fn._pre_hooks and fn._tensor_hooks is None and fn._retained is None:
                 own.pop("_post_hooks", None)
                 own.pop("_hooked", None)
         self.handles = []
