@@ -93,6 +93,35 @@ def test_a_correct_op_passes_every_check() -> None:
     assert "passed" in str(report)
 
 
+def test_large_values_are_judged_at_the_precision_finite_differences_have() -> None:
+    # f = 1e8 + 0.35: central differences with eps=1e-6 resolve df/dx[1] = 0.7 only to about
+    # ulp(1e8) / eps ~ 1e-2, far above atol=1e-5; a correct op must not fail for that
+    def dot(x: Any, y: Any) -> Any:
+        return (x * y).sum()
+
+    report = check_op(dot, rg.tensor([1e4, 0.5]), rg.tensor([1e4, 0.7]), max_examples=5)
+    assert report.passed, report
+
+    class DotOnePercentOff(rg.autograd.Function):  # ...while a backward 1% off is still caught there
+        @staticmethod
+        def forward(ctx: Any, x: Any, y: Any) -> Any:
+            ctx.save_for_backward(x, y)
+            return (x * y).sum()
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            x, y = ctx.saved_tensors
+            return g * y * 1.01, g * x
+
+    report = check_op(DotOnePercentOff, rg.tensor([1e4, 0.5]), rg.tensor([1e4, 0.7]), max_examples=5)
+    assert not report.passed and report.failure.check == "gradcheck"
+
+
+def test_a_correct_matmul_passes() -> None:
+    a, b = rg.tensor([[0.5, -1.0], [2.0, 0.25]]), rg.tensor([[1.5], [-0.5]])
+    assert check_op(lambda x, y: x @ y, a, b, max_examples=8).passed
+
+
 def test_a_correct_function_passes_as_class_or_apply() -> None:
     assert check_op(Cube, X, max_examples=10).passed
     assert check_op(Cube.apply, X, max_examples=10, gradgrad=False).passed
