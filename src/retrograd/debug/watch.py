@@ -201,7 +201,7 @@ class NonFinite:
         lines.append(f"  created at {self.site}" if self.site else f"  {HOW_TO_RECORD_SITES}")
         for name, r in self.input_ranges.items():
             extra = "".join(f", {r[k]} {k}" for k in ("nan", "inf") if r[k])
-            lines.append(f"  saved {name}: shape {tuple(r['shape'])}, range [{_fmt(r['min'])}, {_fmt(r['max'])}]{extra}")
+            lines.append(f"  {name if name.startswith('saved[') else 'saved ' + name}: shape {tuple(r['shape'])}, range [{_fmt(r['min'])}, {_fmt(r['max'])}]{extra}")
         if not self.incoming_finite:
             lines.append("  the gradient it received was already non-finite (the gradient passed to backward, or a "
                          "hook, made it)")
@@ -215,7 +215,9 @@ class NonFinite:
             lines.append(f"  cause: a zero gradient met an infinite derivative of {self.op} (0 × inf = NaN): the "
                          "forward evaluated it outside its domain; keep its inputs inside it")
         else:
-            lines.append(f"  cause: {self.op}'s backward overflowed or met NaN/inf in what it saved (see the ranges)")
+            lines.append(f"  cause: {self.op}'s backward made NaN/inf from a finite gradient: its derivative is infinite "
+                         "or undefined at these inputs, or overflowed (see the saved ranges: a zero divisor, log or "
+                         "sqrt at 0, a huge value)")
         return "\n".join(lines)
 
 
