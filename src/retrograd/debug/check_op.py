@@ -160,7 +160,7 @@ def check_op(
       input 0: shape (), float64: -0.5
     """
     try:
-        from hypothesis import HealthCheck, Phase, given, reject, settings
+        from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
         from hypothesis import strategies as st
         from hypothesis.errors import Unsatisfiable
     except ImportError as exc:
@@ -282,7 +282,7 @@ def check_op(
     run = given(cases())(body)
     run = settings(max_examples=max_examples, derandomize=derandomize, database=None, deadline=None,
                    phases=(Phase.explicit, Phase.generate, Phase.shrink), report_multiple_bugs=False,
-                   suppress_health_check=list(HealthCheck), print_blob=False)(run)
+                   suppress_health_check=list(HealthCheck), print_blob=False, verbosity=Verbosity.quiet)(run)
     try:
         run()
     except _Failed:
