@@ -212,6 +212,19 @@ def test_the_where_trap_is_recognised_and_its_fix_is_given(torch: Any, make: Any
     assert safe_values  # (the masked input is finite everywhere)
 
 
+def test_the_where_trap_through_pow_and_division() -> None:
+    x = rg.tensor([0.0, 2.0], requires_grad=True)
+    y = rg.tensor([1.0, 3.0], requires_grad=True)
+    with watch() as w:
+        rg.where(x > 0, x ** 0.5, 0.0).sum().backward()
+    assert (w.first_nonfinite.name, w.first_nonfinite.where_trap) == ("PowBackward0", True)
+    assert "where(x > 0, x, 1) ** p" in w.first_nonfinite.fix
+    with watch() as w:
+        rg.where(x != 0, y / x, 0.0).sum().backward()
+    assert (w.first_nonfinite.name, w.first_nonfinite.where_trap) == ("DivBackward0", True)
+    assert "y / where(x != 0, x, 1)" in w.first_nonfinite.fix
+
+
 def test_log_where_input_range_is_the_forward_input() -> None:
     x = rg.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     loss = _where_log(rg, x).sum()
