@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 Edge = tuple[Node, int]
 
+# Open ``retrograd.debug.watch`` contexts: ``start(root_nodes, root_grads)`` returns a ``finish()``
+# to call when the pass ends. Read once per backward call, never per node: a watch registers
+# node hooks on the graph for the pass, so nothing here costs anything while none is open.
+BACKWARD_WATCHERS: list[Any] = []
+
 
 def gradient_edge(tensor: Tensor) -> Edge | None:
     """The edge a gradient for ``tensor`` flows into: its grad_fn output, or its AccumulateGrad."""
@@ -211,6 +216,8 @@ def run_backward(
     freed = released_marker() if release else ()
     anomaly = ANOMALY[2]  # (ANOMALY[0] is also on while creation sites are only recorded)
 
+    finishes = [start(root_nodes, root_grads) for start in BACKWARD_WATCHERS] if BACKWARD_WATCHERS else None
+
     previous_mode = STATE.grad_enabled
     STATE.grad_enabled = create_graph
     # The graph holds no reference cycles and everything backward allocates is freed by
@@ -302,6 +309,9 @@ def run_backward(
     finally:
         STATE.grad_enabled = previous_mode
         COLLECTOR_GUARD.release()
+        if finishes:
+            for finish in finishes:
+                finish()
     return captured
 
 
