@@ -71,3 +71,22 @@ def test_writer_matches_graphviz_statements() -> None:
     reference.node("n")
     lines.node("n")
     assert ours.source == reference.source
+
+
+@pytest.mark.parametrize("draw", [make_dot, make_dot_lifecycle])
+def test_drawing_leaves_no_cycle_that_keeps_the_graph(draw: Any) -> None:
+    # The graph must go by reference counting once the caller drops it (the large-graph guard
+    # makes full collections rare while a big graph lives); a closure or a caught exception's
+    # traceback referring back to the walker kept it alive.
+    import gc
+    import weakref
+
+    x, loss = chain(50)
+    node = weakref.ref(loss.grad_fn.next_functions[0][0])
+    gc.disable()
+    try:
+        assert "MulBackward0" in draw(loss).source
+        del x, loss
+        assert node() is None
+    finally:
+        gc.enable()

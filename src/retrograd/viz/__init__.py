@@ -256,6 +256,10 @@ def make_dot(var: Any, params: dict[str, Any] | None = None, show_attrs: bool = 
             add_base_tensor(v)
     else:
         add_base_tensor(var)
+    # The nested walkers refer to each other through their closure cells, a reference cycle;
+    # emptying ``keep`` lets the graph go by reference counting instead of waiting for a full
+    # collection (which the large-graph guard makes rarer while the graph is alive).
+    keep.clear()
     resize_graph(dot)
     return dot
 

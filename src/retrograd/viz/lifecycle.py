@@ -331,7 +331,9 @@ class _Capture:
             except RuntimeError as exc:
                 if not catch:
                     raise
-                flow.error = exc
+                # without its traceback: the frames it holds refer back to ``flow`` (a cycle
+                # that would keep the whole graph alive until a full collection)
+                flow.error = exc.with_traceback(None)
         finally:
             for remove in removers:
                 remove()
