@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
+from .autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -210,15 +211,25 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         try:
             if dtype is None:
                 inferred = _infer_leaf_dtype(plain)
-                arr = np.array(plain, dtype=_infer_np_dtype(plain) if inferred is None else inferred)
+                arr = _quiet_array(plain, _infer_np_dtype(plain) if inferred is None else inferred)
             else:
                 arr = np.array(plain)
         except (ValueError, TypeError, OverflowError, RuntimeError):
             _check_nested(plain)  # PyTorch's error where it has one
             raise
     if dtype is not None:
-        arr = arr.astype(to_dtype(dtype).np, copy=False)
+        arr = _quiet_array(arr, to_dtype(dtype).np)
     return _finish(arr, requires_grad)
+
+
+def _quiet_array(data: Any, dtype: Any) -> np.ndarray:
+    """``data`` as an array of ``dtype`` (no copy of an array already of it); a number beyond the
+    dtype's range becomes inf, as in PyTorch, without NumPy's overflow warning."""
+    token = ignore_fp_errors()
+    try:
+        return data.astype(dtype, copy=False) if isinstance(data, np.ndarray) else np.array(data, dtype=dtype)
+    finally:
+        restore_fp_errors(token)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

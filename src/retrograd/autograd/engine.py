@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, run_node
+from .fp_errors import ignore_fp_errors, restore_fp_errors
 from .grad_mode import STATE
 from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, FREED, AccumulateGrad, Node
 
@@ -214,6 +215,9 @@ def run_backward(
     # reference counting; full collections would only rescan the (possibly huge) graph. They are
     # made rare, not switched off: the collector is the whole process's, other threads use it.
     COLLECTOR_GUARD.hold()
+    # The rules meet inf and nan at boundaries (the gradient of log at 0): NumPy's reports are
+    # off for the whole pass, once per backward call rather than per node (autograd/fp_errors.py).
+    fp_token = ignore_fp_errors()
     try:
         while True:
             if following is not None:
@@ -297,6 +301,7 @@ def run_backward(
             # when it is stored (Tensor._accumulate_grad keeps it without a copy then).
             outputs = g = grads = data = None  # type: ignore[assignment]
     finally:
+        restore_fp_errors(fp_token)
         STATE.grad_enabled = previous_mode
         COLLECTOR_GUARD.release()
     return captured

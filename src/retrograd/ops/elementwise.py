@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
+from ..autograd.fp_errors import quiet_forward
 from .op import Op, array_scalars, wrap_int
 
 where: Op  # defined below; rules refer to it
@@ -49,15 +50,9 @@ def require_tensor(name: str, value: Any, position: int) -> Any:
     raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
-def _quiet(fn: Any) -> Any:
-    """Run a NumPy function without floating-point warnings: PyTorch returns nan/inf silently."""
-
-    def forward(*args: Any) -> Any:
-        with np.errstate(all="ignore"):
-            return fn(*args)
-
-    forward.__name__ = getattr(fn, "__name__", "forward")
-    return forward
+# A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
+# with this wrapper: NumPy's warnings off for that call only, as PyTorch computes them silently.
+_quiet = quiet_forward
 
 
 def _zeros_like(grad: Any) -> Any:
@@ -140,13 +135,13 @@ mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtyp
                 lambda grad, self: grad * self))
 mul.inplace_ufunc = np.multiply
 
-div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
+div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
                 lambda grad, self, other: -grad * self / (other * other)))
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,))
 
-reciprocal = Op("reciprocal", lambda x: np.reciprocal(x), node="ReciprocalBackward0", dtype="float_unary",
+reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
                 grads=(lambda grad, result: -grad * result * result,))
 
 
@@ -226,14 +221,14 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
     return grad * (result * float(np.log(base)))
 
 
-pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
+pow_scalar = Op("pow", _quiet(_pow_scalar), node="PowBackward0", params=("exponent",),
                 grads=(_pow_scalar_grad,))
 
-pow_tensor = Op("pow", _pow_tensor, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
+pow_tensor = Op("pow", _quiet(_pow_tensor), node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
                 grads=(_pow_self_grad, _pow_exponent_grad))
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
-pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
+pow_scalar_base = Op("pow", _quiet(_pow_scalar_base), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
@@ -295,7 +290,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 
 
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
-div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
+div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
                   dtype="promote", grads=(_zeros_like, _zeros_like))
 
 
@@ -360,11 +355,11 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # -- unary math -------------------------------------------------------------------------------
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
-exp = Op("exp", np.exp, node="ExpBackward0", dtype="float_unary",
+exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
          grads=(lambda grad, result: grad * result,))
-log = Op("log", np.log, node="LogBackward0", dtype="float_unary",
+log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad / self,))
-sqrt = Op("sqrt", np.sqrt, node="SqrtBackward0", dtype="float_unary",
+sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
           grads=(lambda grad, result: grad / (2 * result),))
 sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad * self.cos(),))

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, scalar_type_name
+from ..autograd.fp_errors import quiet_forward
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import elementwise as _E
@@ -125,6 +126,8 @@ def _check_mean_dtype(x: np.ndarray) -> None:
 
 def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     _check_mean_dtype(x)
+    if not x.size:  # NaN for each empty slice, without NumPy's "Mean of empty slice" warning
+        return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)
     if _needs_cascade(x, dims):
         return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
@@ -450,16 +453,12 @@ std = Op("std", _std, node="StdBackward0", params=("dim", "correction", "keepdim
 
 def _var_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     v = _var(x, dims, correction, keepdim, "var_mean")
-    with np.errstate(all="ignore"):
-        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
-    return v, m
+    return v, _mean(x, dims, keepdim)
 
 
 def _std_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     v = _var(x, dims, correction, keepdim, "std_mean", sqrt=True)
-    with np.errstate(all="ignore"):
-        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
-    return v, m
+    return v, _mean(x, dims, keepdim)
 
 
 def _mean_backward(grad: Tensor, shape: tuple[int, ...], dims: Any, keepdim: bool) -> Tensor:
@@ -514,7 +513,7 @@ def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdi
     return expand_reduced(grad, shape, dim, keepdim) * (self - expand_reduced(result, shape, dim, keepdim)).exp()
 
 
-logsumexp = Op("logsumexp", _logsumexp, node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
+logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
                grads=(_logsumexp_grad,))
 
 
@@ -542,7 +541,7 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
     return np.asarray(out, dtype=x.dtype)
 
 
-vector_norm = Op("linalg_vector_norm", _vector_norm, node="LinalgVectorNormBackward0",
+vector_norm = Op("linalg_vector_norm", quiet_forward(_vector_norm), node="LinalgVectorNormBackward0",
                  params=("ord", "dim", "keepdim"),
                  grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
                         vector_norm_backward(grad, self, result, ord, dim, keepdim),))
@@ -612,7 +611,7 @@ def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
 # gradient back to the input's dtype.
 vector_norm_dtype = Op(
     "linalg_vector_norm",
-    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
+    quiet_forward(lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim)),  # noqa: A006
     node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
     grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
            vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
@@ -636,7 +635,7 @@ def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: flo
     return g, -g
 
 
-dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
+dist = Op("dist", quiet_forward(_dist), node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
           grads=_dist_grad)
 
 
