@@ -281,6 +281,9 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_FLAG_ERROR)
             return self
+        if not requires_grad and self._base is not None and self._creation_meta in ("no_grad", "inference") \
+                and self._base._requires_grad:
+            return self  # a view made in no_grad mode requires grad while its base does, as in PyTorch
         if requires_grad:
             if self._data.dtype.kind not in "fc":
                 raise RuntimeError(FLOAT_ONLY_ERROR)

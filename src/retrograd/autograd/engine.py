@@ -35,7 +35,16 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
         return (fn, tensor._output_nr)
     if not tensor._requires_grad:
         return None
+    if tensor._base is not None and tensor._creation_meta in GRADLESS_VIEWS:
+        return NO_GRADIENT_EDGE
     return (grad_accumulator(tensor), 0)
+
+
+# A view made in no_grad or inference mode of a base that requires grad requires grad too (its
+# later ops record a graph), but it has no grad_fn and no AccumulateGrad of its own: a gradient
+# for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
+GRADLESS_VIEWS = ("no_grad", "inference")
+NO_GRADIENT_EDGE: tuple[None, int] = (None, 0)
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
@@ -149,7 +158,7 @@ def run_backward(
     root_edges: list[Edge] = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)
-        if edge is None:
+        if edge is None or edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(edge)
 
@@ -164,7 +173,8 @@ def run_backward(
             edge = gradient_edge(t)
             if edge is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            captures.setdefault(edge[0], []).append((edge[1], i))
+            if edge[0] is not None:  # (a view made in no_grad mode: no gradient reaches it)
+                captures.setdefault(edge[0], []).append((edge[1], i))
 
     buffers: dict[Node, list[Tensor | None]] = {}
     g: Any

@@ -654,8 +654,11 @@ def mark_view_mode(views: Sequence[Tensor]) -> None:
     on is refused, as in PyTorch (``ops/inplace.check_inplace``)."""
     meta = "inference" if STATE.inference else "no_grad"
     for v in views:
-        if not v._base._is_inference:  # type: ignore[union-attr]
+        base = v._base
+        if not base._is_inference:  # type: ignore[union-attr]
             v._creation_meta = meta
+            if base._requires_grad:  # type: ignore[union-attr]
+                v._requires_grad = True  # as PyTorch's view of such a base (engine.GRADLESS_VIEWS)
 
 
 def inherit_view_meta(source: Tensor, views: Sequence[Tensor], multi: bool) -> None:

@@ -1,0 +1,76 @@
+"""Small differences from PyTorch 2.13 (issue 8, second part), each compared with real PyTorch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import outcome
+
+import retrograd as rg
+
+LIBS = ("retrograd", "torch")
+
+
+def _lib(name: str, torch: Any) -> Any:
+    return rg if name == "retrograd" else torch
+
+
+def _grads_of(lib: Any, fn: Any) -> Any:
+    """What ``fn(lib)`` returns, as plain values (tensors as lists, exceptions as (type, message))."""
+    try:
+        value = fn(lib)
+    except Exception as e:  # noqa: BLE001
+        return (type(e).__name__, str(e))
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "detach") and hasattr(value, "tolist"):
+        return value.detach().tolist()
+    return value
+
+
+# -- views made under no_grad of a base that requires grad -------------------------------------
+
+
+def _no_grad_views(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 2  # a non-leaf base
+    with lib.no_grad():
+        views = {"slice": x[1:], "view": x.view(3), "unsqueeze": x.unsqueeze(0), "expand": x.expand(2, 3),
+                 "split": x.split(1)[0], "unbind": x.unbind(0)[1], "nonleaf": b[:2], "of_view": x[1:][:1]}
+        not_views = {"detach": x.detach(), "op": x * 2}
+    with lib.inference_mode():
+        inference = x[:1]
+    out: dict[str, Any] = {}
+    for name, v in {**views, "inference": inference}.items():
+        out[name] = (v.requires_grad, v.is_leaf, v.grad_fn is None)
+    for name, v in not_views.items():
+        out[name] = v.requires_grad
+    # Their later ops record a graph, but no gradient flows into the base or the view.
+    v = views["slice"]
+    y = v * 3 + x[1:] ** 2
+    out["graph"] = (y.requires_grad, type(y.grad_fn).__name__)
+    y.sum().backward()
+    out["x.grad"] = x.grad.tolist()
+    out["v.grad"] = v.grad
+    out["next_functions"] = [fn is None for fn, _ in (v * 2).grad_fn.next_functions]
+    out["grad_unused"] = outcome(lambda: lib.autograd.grad((v * v).sum(), x))
+    out["grad_allow_unused"] = lib.autograd.grad((v * v).sum(), [x, v], allow_unused=True)[0] is None
+    out["grad_wrt_view"] = outcome(lambda: lib.autograd.grad((v * v).sum(), v))
+    out["backward_of_view"] = outcome(lambda: v.backward(lib.ones(2)))
+    out["retain_grad"] = outcome(lambda: v.retain_grad())
+    out["requires_grad_false"] = v.requires_grad_(False).requires_grad
+    out["inplace"] = outcome(lambda: v.mul_(2))
+    z = lib.tensor([1.0, 2.0])
+    with lib.no_grad():
+        out["base_without_grad"] = z[:1].requires_grad
+    return out
+
+
+def test_views_made_under_no_grad_require_grad_as_in_pytorch(torch: Any) -> None:
+    assert _no_grad_views(rg) == _no_grad_views(torch)
