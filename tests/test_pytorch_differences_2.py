@@ -74,3 +74,24 @@ def _no_grad_views(lib: Any) -> dict[str, Any]:
 
 def test_views_made_under_no_grad_require_grad_as_in_pytorch(torch: Any) -> None:
     assert _no_grad_views(rg) == _no_grad_views(torch)
+
+
+# -- subtraction with a bool operand ------------------------------------------------------------
+
+BOOL_SUB_CASES = [
+    "b - x", "x - b", "b - i", "i - b", "b - b", "b - 1", "b - 1.0", "1 - b", "1.0 - b", "True - b", "b - True",
+    "x - True", "True - x", "i - True", "lib.sub(b, x)", "lib.sub(x, b)", "lib.subtract(b, x)", "lib.rsub(b, x)",
+    "lib.rsub(x, b)", "lib.rsub(b, 1)", "lib.rsub(x, True)", "b.sub(1)", "b.sub(x, alpha=2)", "x.sub(b, alpha=2)",
+    "lib.sub(b, b, alpha=True)", "x - lib.tensor(True)", "b - lib.tensor(1.0)", "b.sub_(1)", "x.clone().sub_(b)",
+    "x.clone().sub_(True)", "b.clone().sub_(b)", "lib.tensor(True) - lib.tensor(2.0)", "xg - b", "b - xg",
+]
+
+
+@pytest.mark.parametrize("expr", BOOL_SUB_CASES)
+def test_subtraction_with_a_bool_operand(expr: str, torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        b, x, i = lib.tensor([True, False]), lib.tensor([1.0, 2.0]), lib.tensor([1, 2])
+        xg = lib.tensor([1.0, 2.0], requires_grad=True)  # noqa: F841 - used by the expressions
+        return eval(expr, {"lib": lib, "b": b, "x": x, "i": i, "xg": xg})
+
+    assert _grads_of(rg, run) == _grads_of(torch, run)

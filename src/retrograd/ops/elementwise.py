@@ -82,6 +82,8 @@ def _add(a: Any, b: Any, alpha: Any) -> Any:
 BOOL_SUB_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
 INTEGRAL_ALPHA_ERROR = "For integral input tensors, argument alpha must not be a floating point number."
+BOOL_SUB_ONE_ERROR = ("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                      "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 _BOOL = np.dtype(np.bool_)
@@ -126,9 +128,27 @@ sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("al
                 lambda grad, alpha: -_scaled(grad, alpha)))
 sub.inplace_ufunc = np.subtract
 
+def _check_bool_sub(inputs: Any, params: Any) -> None:
+    """PyTorch's refusal of a subtraction with a bool operand, seen before promotion (a Python bool
+    counts: PyTorch wraps it as a bool tensor). Same-dtype operands never get here: two bool
+    tensors are refused by the forward."""
+    a, b = (*inputs, *params)[:2]  # (self, other) of sub and rsub, whether ``other`` is an input or a param
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool or b_bool:
+        raise RuntimeError(BOOL_SUB_ERROR if a_bool and b_bool else BOOL_SUB_ONE_ERROR)
+
+
+def _is_bool(value: Any) -> bool:
+    data = getattr(value, "_data", value)
+    return type(value) is bool or type(data) is np.ndarray and data.dtype is _BOOL
+
+
+sub.check_operands = _check_bool_sub
+
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
           grads=(lambda grad, alpha: -_scaled(grad, alpha),))
+rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
@@ -243,6 +263,7 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
                  dtype="promote",
                  grads=(lambda grad, alpha: -_scaled(grad, alpha),
                         lambda grad: grad))
+rsub_tensor.check_operands = _check_bool_sub
 
 
 def _maximum_grad(grad: Any, self: Any, other: Any) -> Any:

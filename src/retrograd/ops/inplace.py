@@ -187,7 +187,7 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
             operand = np.multiply(operand, alpha)
     try:
         ufunc(data, operand, out=data)
-    except ValueError:
+    except (ValueError, TypeError):  # (NumPy refuses bool - bool: the general path raises PyTorch's error)
         return False
     except RuntimeWarning:  # a filter made NumPy's inf/nan warning an error: raised after the write
         pass

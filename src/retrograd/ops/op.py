@@ -337,6 +337,9 @@ class Op:
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.n_args = self.n_inputs + len(self.params)  # what a call passes (variadic ops: any)
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
+        # ``check_operands(inputs, params)``: refuses operands by their dtypes before promotion
+        # (``bool - x``); run only where promotion is needed (``_cast_arrays``), off the hot paths.
+        self.check_operands: Callable[[Sequence[Any], Sequence[Any]], None] | None = None
         self.node_name = node or f"{name.capitalize()}Backward0"
         self._backward_source: str | None = None
         # PyTorch's saved-attribute names for the node (``_saved_self``...), when they are not
@@ -478,6 +481,8 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
                 return
         elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":
             return
+    if op.check_operands is not None:
+        op.check_operands(inputs, params)
     operands = tuple(inputs[first:]) + (tuple(params) if rule == "promote+params" else ())
     target = result_type(operands)
     if rule == "float" and target.kind not in "fc":
