@@ -95,3 +95,29 @@ def test_subtraction_with_a_bool_operand(expr: str, torch: Any) -> None:
         return eval(expr, {"lib": lib, "b": b, "x": x, "i": i, "xg": xg})
 
     assert _grads_of(rg, run) == _grads_of(torch, run)
+
+
+# -- Python ints beyond int64 / uint64 ----------------------------------------------------------
+
+BIG_INT_CASES = [
+    "x + 2**64", "x + 2**63", "x - 2**64", "x * 2**64", "x / 2**64", "2**64 + x", "2**64 - x", "x + (-2**63 - 1)",
+    "x + (2**63 - 1)", "lib.add(x, 2**64)", "x.clone().add_(2**64)", "x.clone().mul_(-2**70)", "x ** 2**64",
+    "x + 2**70", "x + (-2**70)", "x == 2**64", "x < 2**64", "i + 2**64", "i + 2**63", "i * 2**63",
+    "i + (-2**63 - 1)", "b + 2**64", "lib.full((2,), 2**64)", "x.clone().fill_(2**64)", "x.clamp(max=2**64)",
+    "x.clamp(min=-2**64)", "x.masked_fill(x > 0, 2**64)", "lib.where(x > 0, x, 2**64)", "lib.rsub(x, 2**64)",
+    "lib.tensor([1, 2**63])", "lib.tensor([1.0, 2**63])", "lib.tensor([2**64])", "lib.tensor(2**63)",
+    "lib.tensor([1, -2**63])", "lib.tensor([1, -2**63 - 1])", "lib.tensor([1.5, 2**64])",
+    "lib.tensor([[1], [2**63]])", "lib.tensor([1, 2**63], dtype=lib.float32)",
+    "lib.tensor([1, 2**64], dtype=lib.float32)", "lib.tensor([1, 2**63], dtype=lib.int64)",
+    "lib.tensor([1, 2**63], dtype=lib.int32)", "lib.tensor([[1, 2], [3, -2**63 - 1]], dtype=lib.int64)",
+    "lib.tensor([1, 2**63], dtype=lib.float64)", "lib.tensor([1.5, 2.0], dtype=lib.int64)",
+]
+
+
+@pytest.mark.parametrize("expr", BIG_INT_CASES)
+def test_python_ints_beyond_int64_as_in_pytorch(expr: str, torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        x, i, b = lib.tensor([1.0, -2.0]), lib.tensor([1, 2]), lib.tensor([True, False])
+        return eval(expr, {"lib": lib, "x": x, "i": i, "b": b})
+
+    assert _grads_of(rg, run) == _grads_of(torch, run)

@@ -214,12 +214,26 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
                 arr = _quiet_array(plain, _infer_np_dtype(plain) if inferred is None else inferred)
             else:
                 arr = np.array(plain)
+                if arr.dtype.kind in "fuO" and to_dtype(dtype).np.kind in "iu":
+                    _check_int64_items(plain)
         except (ValueError, TypeError, OverflowError, RuntimeError):
             _check_nested(plain)  # PyTorch's error where it has one
             raise
     if dtype is not None:
         arr = _quiet_array(arr, to_dtype(dtype).np)
     return _finish(arr, requires_grad)
+
+
+def _check_int64_items(plain: Any) -> None:
+    """PyTorch's ValueError for a Python int beyond int64 in data for an integer dtype (walked
+    without recursion: only when NumPy did not make the data an int64 array)."""
+    stack = [plain]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif type(item) is int and not -(1 << 63) <= item < 1 << 63:
+            raise ValueError("Overflow when unpacking long long")
 
 
 def _quiet_array(data: Any, dtype: Any) -> np.ndarray:
@@ -319,6 +333,11 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     if isinstance(size, (tuple, list)):
         _check_int_items("full", size, 1)
     _check_number("full", fill_value)
+    if type(fill_value) is int:
+        from .ops.op import check_int_scalar
+
+        if not -(1 << 63) <= fill_value < 1 << 64:
+            check_int_scalar(fill_value)  # PyTorch's OverflowError
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))

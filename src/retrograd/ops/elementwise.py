@@ -16,7 +16,7 @@ import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
-from .op import Op, array_scalars, wrap_int
+from .op import INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, check_int_scalar, wrap_int
 
 where: Op  # defined below; rules refer to it
 tanh_backward: Op
@@ -53,6 +53,15 @@ def require_tensor(name: str, value: Any, position: int) -> Any:
 # A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
 # with this wrapper: NumPy's warnings off for that call only, as PyTorch computes them silently.
 _quiet = quiet_forward
+
+
+def _check_int_scalars(*values: Any) -> Any:
+    """PyTorch's OverflowError for a Python int number operand outside int64/uint64 (a fill value,
+    a bound); returns the first value."""
+    for v in values:
+        if type(v) is int and not INT_SCALAR_MIN <= v < INT_SCALAR_END:
+            check_int_scalar(v)
+    return values[0]
 
 
 def _zeros_like(grad: Any) -> Any:
@@ -178,6 +187,8 @@ def _check_int_param(value: Any, dtype: np.dtype) -> None:
 
 
 def _pow_scalar(x: Any, exponent: Any) -> Any:
+    if type(exponent) is int and not INT_SCALAR_MIN <= exponent < INT_SCALAR_END:
+        check_int_scalar(exponent)  # raises
     if x.dtype.kind in "biu":
         if type(exponent) is float:
             x = x.astype(get_default_dtype().np)
@@ -477,6 +488,7 @@ def _clamp_promote(x: Any, *bounds: Any) -> Any:
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_int_scalars(lo, hi)
     x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
@@ -984,7 +996,7 @@ copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), 
           grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
                  lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
 
-fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
+fill = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward2",
           params=("value",), grads=(_zeros_like,))
 
 # ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
@@ -994,7 +1006,7 @@ fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype)
 
 zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
-masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, _check_int_scalars(value), x)).astype(x.dtype, copy=False),
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
                  grads=(lambda grad, mask: where(mask, 0.0, grad), None))
 

@@ -178,6 +178,8 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
         if operand.dtype != data.dtype:
             return False
     elif (type(other) is float or type(other) is int) and data.dtype.kind == "f":
+        if type(other) is int and not -(1 << 63) <= other < 1 << 64:
+            return False  # PyTorch's OverflowError, from the general path
         operand = other
     else:
         return False
