@@ -121,3 +121,64 @@ def test_python_ints_beyond_int64_as_in_pytorch(expr: str, torch: Any) -> None:
         return eval(expr, {"lib": lib, "x": x, "i": i, "b": b})
 
     assert _grads_of(rg, run) == _grads_of(torch, run)
+
+
+# -- float16 prod: accumulated in half, in PyTorch's kernel order --------------------------------
+
+HALF_PROD_CASES = [
+    ("all", lambda lib, t: t.prod(), (1000,)),
+    ("all_short", lambda lib, t: t.prod(), (63,)),
+    ("all_tail", lambda lib, t: t.prod(), (1001,)),
+    ("all_2d", lambda lib, t: t.prod(), (37, 41)),
+    ("all_transposed", lambda lib, t: t.t().prod(), (37, 41)),
+    ("all_strided", lambda lib, t: t[:, ::2].prod(), (20, 30)),
+    ("last_dim", lambda lib, t: t.prod(1), (7, 300)),
+    ("last_dim_keepdim", lambda lib, t: t.prod(-1, keepdim=True), (7, 300)),
+    ("first_dim", lambda lib, t: t.prod(0), (300, 7)),
+    ("middle_dim", lambda lib, t: t.prod(1), (4, 30, 70)),
+    ("transposed_dim0", lambda lib, t: t.t().prod(0), (7, 300)),
+    ("transposed_dim1", lambda lib, t: t.t().prod(1), (7, 300)),
+    ("function", lambda lib, t: lib.prod(t, 0), (129,)),
+    ("empty", lambda lib, t: t.prod(0), (0, 3)),
+    ("scalar", lambda lib, t: t.prod(), ()),
+    ("overflow", lambda lib, t: (t * 4).prod(), (200,)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", HALF_PROD_CASES, ids=[c[0] for c in HALF_PROD_CASES])
+def test_float16_prod_accumulates_as_pytorch(name: str, fn: Any, shape: tuple[int, ...], torch: Any) -> None:
+    data = np.random.default_rng(len(name)).uniform(0.8, 1.2, shape).astype(np.float16)
+    ours, theirs = fn(rg, rg.tensor(data)), fn(torch, torch.tensor(data))
+    assert str(ours.dtype) == str(theirs.dtype) == "torch.float16"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_float16_prod_gradient_as_pytorch(torch: Any) -> None:
+    data = np.random.default_rng(3).uniform(0.8, 1.2, (5, 70)).astype(np.float16)
+    grads = []
+    for lib in (rg, torch):
+        x = lib.tensor(data, requires_grad=True)
+        x.prod(1).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+# -- gradcheck of a function with a bool output -------------------------------------------------
+
+BOOL_OUTPUTS = [
+    ("bool", lambda t: t > 0),
+    ("float_and_bool", lambda t: (t * 2, t > 0)),
+    ("int", lambda t: t.argmax()),
+    ("float_and_int", lambda t: (t * 2, t.argmax())),
+]
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+@pytest.mark.parametrize("name,fn", BOOL_OUTPUTS, ids=[c[0] for c in BOOL_OUTPUTS])
+def test_gradcheck_of_a_function_with_a_bool_output(name: str, fn: Any, fast_mode: bool, torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        x = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        return lib.autograd.gradcheck(fn, (x,), fast_mode=fast_mode)
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    assert _grads_of(rg, run) == _grads_of(torch, run)

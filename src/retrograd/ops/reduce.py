@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, scalar_type_name
-from ..autograd.fp_errors import quiet_forward
+from ..autograd.fp_errors import ignore_fp_errors, quiet_forward, restore_fp_errors
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import elementwise as _E
@@ -200,7 +200,84 @@ sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
 def _prod(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
+    if x.dtype == _HALF and (dtype is None or np.dtype(dtype) == _HALF):
+        return _half_prod(x, dims, keepdim)
     return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+def _half_prod(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    """A half product as PyTorch's CPU kernel computes it (one thread): in half, rounding after
+    every multiplication (prod has no wider accumulator, unlike sum), in the kernel's order. Along
+    the memory-contiguous axis (or over all of a contiguous tensor) that is its vectorised inner
+    reduction (``_half_inner_prod``); along any other axis, a plain running product."""
+    token = ignore_fp_errors()  # a half product overflows to inf quietly, as in PyTorch
+    try:
+        if x.ndim == 0:
+            return x.copy()
+        if dim is None:
+            rows = x.ravel(order="K")[None]  # the kernel walks a dense tensor in memory order
+            inner = x.flags.c_contiguous or x.flags.f_contiguous
+            out = (_half_inner_prod(rows) if inner else _half_running_prod(rows)).reshape(())
+            return out.reshape((1,) * x.ndim) if keepdim else out
+        moved = np.moveaxis(x, dim, -1)
+        rows = moved.reshape(int(np.prod(moved.shape[:-1])), x.shape[dim])
+        inner = x.strides[dim] == x.itemsize
+        out = (_half_inner_prod(rows) if inner else _half_running_prod(rows)).reshape(moved.shape[:-1])
+        return np.expand_dims(out, dim) if keepdim else out
+    finally:
+        restore_fp_errors(token)
+
+
+def _half_running_prod(rows: np.ndarray) -> np.ndarray:
+    out = np.ones(rows.shape[0], _HALF)
+    for k in range(rows.shape[1]):
+        np.multiply(out, rows[:, k], out=out)
+    return out
+
+
+def _half_inner_prod(rows: np.ndarray) -> np.ndarray:
+    """Each row's product in the order of PyTorch's vectorised inner reduction: four vector
+    accumulators of ``lanes`` halves take the row in blocks of ``4 * lanes``; they are multiplied
+    pairwise ((a0 a1)(a2 a3)), the lanes of the result in turn, then the tail element by element."""
+    lanes = _half_lanes()
+    n_rows, n = rows.shape
+    block = 4 * lanes
+    count = n // block
+    out = np.ones(n_rows, _HALF)
+    if count:
+        blocks = rows[:, : count * block].reshape(n_rows, count, 4, lanes)
+        acc = blocks[:, 0].copy()
+        for i in range(1, count):
+            np.multiply(acc, blocks[:, i], out=acc)
+        lane = np.multiply(np.multiply(acc[:, 0], acc[:, 1]), np.multiply(acc[:, 2], acc[:, 3]))
+        out = lane[:, 0].copy()
+        for j in range(1, lanes):
+            np.multiply(out, lane[:, j], out=out)
+    for k in range(count * block, n):
+        np.multiply(out, rows[:, k], out=out)
+    return out
+
+
+_LANES: list[int] = []
+
+
+def _half_lanes() -> int:
+    """Halves per vector in PyTorch's CPU kernels: 32 where it runs its AVX-512 kernels, else 16
+    (``ATEN_CPU_CAPABILITY`` overrides its choice, as it does PyTorch's). Read once, on first use."""
+    if not _LANES:
+        import os
+
+        choice = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+        if not choice:
+            try:
+                with open("/proc/cpuinfo") as f:
+                    flags = next((line.split() for line in f if line.startswith("flags")), [])
+            except OSError:
+                flags = []
+            avx512 = {"avx512vl", "avx512bw", "avx512dq", "fma"} <= set(flags)
+            choice = "avx512" if avx512 else "avx2"
+        _LANES.append(32 if choice.startswith("avx512") else 16)
+    return _LANES[0]
 
 
 def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
