@@ -196,7 +196,20 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         elif x.dtype.kind in "iu":
             _check_int_param(exponent, x.dtype)
+    elif x.dtype.kind == "f" and type(exponent) in (int, float) and exponent in _POW_BY_PRODUCTS:
+        return _POW_BY_PRODUCTS[exponent](x)
     return np.power(x, exponent)
+
+
+# PyTorch's pow kernel computes these exponents of a floating tensor by products and roots (so
+# ``(-0.0) ** -0.5`` is -inf, from ``1 / sqrt(-0.0)``, and ``x ** 3`` is ``x * x * x``, bit for bit).
+_POW_BY_PRODUCTS = {
+    0.5: np.sqrt,
+    3: lambda x: x * x * x,
+    -0.5: lambda x: np.reciprocal(np.sqrt(x)),
+    -1: np.reciprocal,
+    -2: lambda x: np.reciprocal(x * x),
+}
 
 
 def int_power(base: Any, exponent: Any) -> np.ndarray:
@@ -310,7 +323,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
             if np.any(np.asarray(b) == 0):
                 raise RuntimeError("ZeroDivisionError")
             return np.floor_divide(a, b)
-        return np.floor(np.true_divide(a, b))
+        return floor_divide_float(a, b)
     if rounding_mode == "trunc":
         q = np.true_divide(a, b)
         out = np.trunc(q)
@@ -326,6 +339,25 @@ div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("se
                   dtype="promote", grads=(_zeros_like, _zeros_like))
 
 
+def floor_divide_float(a: Any, b: Any) -> Any:
+    """PyTorch's floating floor division: from ``fmod`` (so ``1 // 0.1`` is 9, as in Python, and
+    ``inf // 1`` is nan), with its rounding fix-up; IEEE ``a / b`` where ``b`` is 0."""
+    mod = np.fmod(a, b)
+    div = np.true_divide(np.subtract(a, mod), b)
+    div = np.where((mod != 0) & ((np.less(b, 0)) != (mod < 0)), div - 1, div)
+    floor = np.floor(div)
+    floor = np.where(div - floor > 0.5, floor + 1, floor)
+    floor = np.where(div == 0, np.copysign(np.zeros_like(div), np.true_divide(a, b)), floor)
+    return np.where(np.equal(b, 0), np.true_divide(a, b), floor).astype(div.dtype, copy=False)
+
+
+def remainder_float(a: Any, b: Any) -> Any:
+    """PyTorch's floating remainder: ``fmod``, moved into the divisor's sign (``-0.0 % 1`` stays
+    -0.0, ``-5 % inf`` is inf)."""
+    mod = np.fmod(a, b)
+    return np.where((mod != 0) & ((np.less(b, 0)) != (mod < 0)), mod + b, mod).astype(mod.dtype, copy=False)
+
+
 def _check_integer_divisor(a: Any, b: Any) -> None:
     if np.asarray(a).dtype.kind in "iub":
         b_arr = np.asarray(b)
@@ -338,6 +370,8 @@ def _remainder(a: Any, b: Any) -> Any:
         raise _not_implemented_for("remainder_cpu", _BOOL)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
+        if np.result_type(a, b).kind == "f":
+            return remainder_float(a, b)
         return np.mod(a, b)
 
 
@@ -536,7 +570,7 @@ atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: g
 
 def _inplace_not_implemented(name: str) -> Any:
     def rule(grad: Any) -> Any:
-        raise RuntimeError(f"the derivative for 'inplace version of {name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
 
     return rule
 
@@ -1006,11 +1040,19 @@ fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype)
 
 zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
-masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, _check_int_scalars(value), x)).astype(x.dtype, copy=False),
+def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
+    if mask.dtype is not _BOOL:
+        from ..tensor import _cpp_type_name
+
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
+    return np.asarray(np.where(mask, _check_int_scalars(value), x)).astype(x.dtype, copy=False)
+
+
+masked_fill = Op("masked_fill", _masked_fill,
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
                  grads=(lambda grad, mask: where(mask, 0.0, grad), None))
 
 # ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
-masked_fill_tensor = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+masked_fill_tensor = Op("masked_fill", _masked_fill,
                         node="MaskedFillBackward1", inputs=("self", "mask", "value"),
                         grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
