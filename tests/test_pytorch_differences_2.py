@@ -6,15 +6,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import outcome
 
 import retrograd as rg
-
-LIBS = ("retrograd", "torch")
-
-
-def _lib(name: str, torch: Any) -> Any:
-    return rg if name == "retrograd" else torch
+from conftest import outcome
 
 
 def _grads_of(lib: Any, fn: Any) -> Any:

@@ -44,7 +44,7 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
 # later ops record a graph), but it has no grad_fn and no AccumulateGrad of its own: a gradient
 # for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
 GRADLESS_VIEWS = ("no_grad", "inference")
-NO_GRADIENT_EDGE: tuple[None, int] = (None, 0)
+NO_GRADIENT_EDGE: Any = (None, 0)
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:

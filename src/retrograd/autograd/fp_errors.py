@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 try:  # private NumPy API (see the module docstring): np.errstate is the fallback
-    from numpy._core._ufunc_config import _extobj_contextvar
+    from numpy._core._ufunc_config import _extobj_contextvar  # type: ignore[attr-defined]
     from numpy._core.umath import _make_extobj
 
     _IGNORE: Any = _make_extobj(all="ignore")

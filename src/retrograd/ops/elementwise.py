@@ -203,7 +203,7 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
 
 # PyTorch's pow kernel computes these exponents of a floating tensor by products and roots (so
 # ``(-0.0) ** -0.5`` is -inf, from ``1 / sqrt(-0.0)``, and ``x ** 3`` is ``x * x * x``, bit for bit).
-_POW_BY_PRODUCTS = {
+_POW_BY_PRODUCTS: dict[float, Any] = {
     0.5: np.sqrt,
     3: lambda x: x * x * x,
     -0.5: lambda x: np.reciprocal(np.sqrt(x)),

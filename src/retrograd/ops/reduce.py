@@ -127,7 +127,7 @@ def _check_mean_dtype(x: np.ndarray) -> None:
 def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     _check_mean_dtype(x)
     if not x.size:  # NaN for each empty slice, without NumPy's "Mean of empty slice" warning
-        return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)
+        return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)  # type: ignore[call-overload]
     if _needs_cascade(x, dims):
         return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
