@@ -322,8 +322,9 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
         if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
             if np.any(np.asarray(b) == 0):
                 raise RuntimeError("ZeroDivisionError")
-            return np.floor_divide(a, b)
-        return floor_divide_float(a, b)
+        # For floats too NumPy's floor division is PyTorch's (both from fmod, as Python's:
+        # ``1 // 0.1`` is 9, ``inf // 1`` nan); floor(a / b) is not.
+        return np.floor_divide(a, b)
     if rounding_mode == "trunc":
         q = np.true_divide(a, b)
         out = np.trunc(q)
@@ -337,18 +338,6 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
 div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
                   dtype="promote", grads=(_zeros_like, _zeros_like))
-
-
-def floor_divide_float(a: Any, b: Any) -> Any:
-    """PyTorch's floating floor division: from ``fmod`` (so ``1 // 0.1`` is 9, as in Python, and
-    ``inf // 1`` is nan), with its rounding fix-up; IEEE ``a / b`` where ``b`` is 0."""
-    mod = np.fmod(a, b)
-    div = np.true_divide(np.subtract(a, mod), b)
-    div = np.where((mod != 0) & ((np.less(b, 0)) != (mod < 0)), div - 1, div)
-    floor = np.floor(div)
-    floor = np.where(div - floor > 0.5, floor + 1, floor)
-    floor = np.where(div == 0, np.copysign(np.zeros_like(div), np.true_divide(a, b)), floor)
-    return np.where(np.equal(b, 0), np.true_divide(a, b), floor).astype(div.dtype, copy=False)
 
 
 def remainder_float(a: Any, b: Any) -> Any:
