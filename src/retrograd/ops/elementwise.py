@@ -341,10 +341,14 @@ div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("se
 
 
 def remainder_float(a: Any, b: Any) -> Any:
-    """PyTorch's floating remainder: ``fmod``, moved into the divisor's sign (``-0.0 % 1`` stays
-    -0.0, ``-5 % inf`` is inf)."""
-    mod = np.fmod(a, b)
-    return np.where((mod != 0) & ((np.less(b, 0)) != (mod < 0)), mod + b, mod).astype(mod.dtype, copy=False)
+    """PyTorch's floating remainder: ``fmod``, moved into the divisor's sign. NumPy's is the same
+    but for a zero result, which takes the divisor's sign there and keeps fmod's (the dividend's)
+    in PyTorch: ``-0.0 % 1`` and ``-4.0 % 2`` are -0.0."""
+    out = np.remainder(a, b)
+    zero = out == 0
+    if zero.any():
+        out = np.where(zero, np.fmod(a, b), out)
+    return out
 
 
 def _check_integer_divisor(a: Any, b: Any) -> None:
