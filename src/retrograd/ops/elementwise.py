@@ -363,7 +363,7 @@ def _remainder(a: Any, b: Any) -> Any:
         raise _not_implemented_for("remainder_cpu", _BOOL)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
-        if np.result_type(a, b).kind == "f":
+        if (a if type(a) is np.ndarray else np.asarray(b)).dtype.kind == "f":  # (operands already promoted)
             return remainder_float(a, b)
         return np.mod(a, b)
 
