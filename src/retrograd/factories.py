@@ -10,6 +10,7 @@ import numpy as np
 
 from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin
+from .autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -213,18 +214,42 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         try:
             if dtype is None:
                 inferred = _infer_leaf_dtype(plain)
-                arr = np.array(plain, dtype=_infer_np_dtype(plain) if inferred is None else inferred)
+                arr = _quiet_array(plain, _infer_np_dtype(plain) if inferred is None else inferred)
             else:
                 arr = np.array(plain)
+                if arr.dtype.kind in "fuO" and to_dtype(dtype).np.kind in "iu":
+                    _check_int64_items(plain)
         except (ValueError, TypeError, OverflowError, RuntimeError):
             _check_nested(plain)  # PyTorch's error where it has one
             raise
     if dtype is not None:
-        arr = arr.astype(to_dtype(dtype).np, copy=False)
+        arr = _quiet_array(arr, to_dtype(dtype).np)
     out = _finish(arr, requires_grad)
     if isinstance(data, Tensor) and not requires_grad:  # a copy that leaves the source's graph behind
         out._origin = note_origin("tensor_copy", data) if ANOMALY[0] else "tensor_copy"
     return out
+
+
+def _check_int64_items(plain: Any) -> None:
+    """PyTorch's ValueError for a Python int beyond int64 in data for an integer dtype (walked
+    without recursion: only when NumPy did not make the data an int64 array)."""
+    stack = [plain]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif type(item) is int and not -(1 << 63) <= item < 1 << 63:
+            raise ValueError("Overflow when unpacking long long")
+
+
+def _quiet_array(data: Any, dtype: Any) -> np.ndarray:
+    """``data`` as an array of ``dtype`` (no copy of an array already of it); a number beyond the
+    dtype's range becomes inf, as in PyTorch, without NumPy's overflow warning."""
+    token = ignore_fp_errors()
+    try:
+        return data.astype(dtype, copy=False) if isinstance(data, np.ndarray) else np.array(data, dtype=dtype)
+    finally:
+        restore_fp_errors(token)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -314,6 +339,11 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     if isinstance(size, (tuple, list)):
         _check_int_items("full", size, 1)
     _check_number("full", fill_value)
+    if type(fill_value) is int:
+        from .ops.op import check_int_scalar
+
+        if not -(1 << 63) <= fill_value < 1 << 64:
+            check_int_scalar(fill_value)  # PyTorch's OverflowError
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))

@@ -288,6 +288,9 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_FLAG_ERROR)
             return self
+        if not requires_grad and self._base is not None and self._creation_meta in ("no_grad", "inference") \
+                and self._base._requires_grad:
+            return self  # a view made in no_grad mode requires grad while its base does, as in PyTorch
         if requires_grad:
             if self._data.dtype.kind not in "fc":
                 raise RuntimeError(FLOAT_ONLY_ERROR)
@@ -583,6 +586,12 @@ class Tensor:
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """Cast (``to(dtype)``, ``to(other)``, ``to('cpu', dtype)``); returns self when nothing changes."""
         target = kwargs.get("dtype")
+        copy = kwargs.get("copy", False)
+        flags = [a for a in args if type(a) is builtins.bool]  # (non_blocking, copy) after the target
+        if flags:
+            args = tuple(a for a in args if type(a) is not builtins.bool)
+            if len(flags) > 1:
+                copy = flags[1]
         for a in args:
             if isinstance(a, Tensor):
                 target = a.dtype
@@ -592,12 +601,10 @@ class Tensor:
                 target = a
         if "device" in kwargs and kwargs["device"] is not None:
             device(kwargs["device"])
-        if target is None:
+        np_dtype = self._data.dtype if target is None else to_dtype(target).np
+        if np_dtype == self._data.dtype and not copy:
             return self
-        np_dtype = to_dtype(target).np
-        if np_dtype == self._data.dtype:
-            return self.clone() if kwargs.get("copy") else self
-        return _apply(_E.to_dtype, (self, np_dtype))
+        return _apply(_E.to_dtype, (self, np_dtype))  # (a copy, as PyTorch's ToCopyBackward0, even to the same dtype)
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:

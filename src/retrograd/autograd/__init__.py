@@ -172,13 +172,13 @@ def grad(
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     result = run_backward(outs, grads, bool(retain_graph), bool(create_graph), inputs=ins, accumulate=False)
     final = []
-    for t, g in zip(ins, result):
+    for index, (t, g) in enumerate(zip(ins, result)):
         if g is None:
             if materialize_grads:
                 g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. Set "
+                    f"The differentiated Tensor at index {index} appears to not have been used in the graph. Set "
                     "allow_unused=True if this is the desired behavior."
                 )
         elif not create_graph and g._requires_grad:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .anomaly_mode import ANOMALY, run_node
+from .fp_errors import ignore_fp_errors, restore_fp_errors
 from .grad_mode import STATE
 from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, AccumulateGrad, Node, released_marker
 
@@ -39,7 +40,16 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
         return (fn, tensor._output_nr)
     if not tensor._requires_grad:
         return None
+    if tensor._base is not None and tensor._creation_meta in GRADLESS_VIEWS:
+        return NO_GRADIENT_EDGE
     return (grad_accumulator(tensor), 0)
+
+
+# A view made in no_grad or inference mode of a base that requires grad requires grad too (its
+# later ops record a graph), but it has no grad_fn and no AccumulateGrad of its own: a gradient
+# for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
+GRADLESS_VIEWS = ("no_grad", "inference")
+NO_GRADIENT_EDGE: Any = (None, 0)
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
@@ -153,7 +163,7 @@ def run_backward(
     root_edges: list[Edge] = []
     for i, t in enumerate(roots):
         edge = gradient_edge(t)
-        if edge is None:
+        if edge is None or edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append(edge)
 
@@ -168,7 +178,8 @@ def run_backward(
             edge = gradient_edge(t)
             if edge is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
-            captures.setdefault(edge[0], []).append((edge[1], i))
+            if edge[0] is not None:  # (a view made in no_grad mode: no gradient reaches it)
+                captures.setdefault(edge[0], []).append((edge[1], i))
 
     buffers: dict[Node, list[Tensor | None]] = {}
     g: Any
@@ -224,6 +235,9 @@ def run_backward(
     # reference counting; full collections would only rescan the (possibly huge) graph. They are
     # made rare, not switched off: the collector is the whole process's, other threads use it.
     COLLECTOR_GUARD.hold()
+    # The rules meet inf and nan at boundaries (the gradient of log at 0): NumPy's reports are
+    # off for the whole pass, once per backward call rather than per node (autograd/fp_errors.py).
+    fp_token = ignore_fp_errors()
     try:
         while True:
             if following is not None:
@@ -307,6 +321,7 @@ def run_backward(
             # when it is stored (Tensor._accumulate_grad keeps it without a copy then).
             outputs = g = grads = data = None  # type: ignore[assignment]
     finally:
+        restore_fp_errors(fp_token)
         STATE.grad_enabled = previous_mode
         COLLECTOR_GUARD.release()
         if finishes:

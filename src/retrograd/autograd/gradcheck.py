@@ -388,6 +388,10 @@ def _gradcheck(func: Callable[..., Any], inputs: tuple[Any, ...], eps: float, at
                 UserWarning, stacklevel=3,
             )
     func_out = _as_tuple(func(*inputs))
+    if any(_is_tensor(o) and o._data.dtype.kind == "b" for o in func_out):
+        # PyTorch differences every tensor output (outb - outa), and a bool difference is refused.
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
     positions = _float_positions(func_out)
     if not any(func_out[pos].requires_grad for pos in positions):
         _check_no_differentiable_outputs(func, inputs, diff, func_out, positions, eps)

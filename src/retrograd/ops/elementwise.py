@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
-from .op import Op, array_scalars, wrap_int
+from ..autograd.fp_errors import quiet_forward
+from .op import INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, check_int_scalar, wrap_int
 
 where: Op  # defined below; rules refer to it
 tanh_backward: Op
@@ -49,15 +50,18 @@ def require_tensor(name: str, value: Any, position: int) -> Any:
     raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
-def _quiet(fn: Any) -> Any:
-    """Run a NumPy function without floating-point warnings: PyTorch returns nan/inf silently."""
+# A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
+# with this wrapper: NumPy's warnings off for that call only, as PyTorch computes them silently.
+_quiet = quiet_forward
 
-    def forward(*args: Any) -> Any:
-        with np.errstate(all="ignore"):
-            return fn(*args)
 
-    forward.__name__ = getattr(fn, "__name__", "forward")
-    return forward
+def _check_int_scalars(*values: Any) -> Any:
+    """PyTorch's OverflowError for a Python int number operand outside int64/uint64 (a fill value,
+    a bound); returns the first value."""
+    for v in values:
+        if type(v) is int and not INT_SCALAR_MIN <= v < INT_SCALAR_END:
+            check_int_scalar(v)
+    return values[0]
 
 
 def _zeros_like(grad: Any) -> Any:
@@ -87,6 +91,8 @@ def _add(a: Any, b: Any, alpha: Any) -> Any:
 BOOL_SUB_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
                   "Use the `^` or `logical_xor()` operator instead.")
 INTEGRAL_ALPHA_ERROR = "For integral input tensors, argument alpha must not be a floating point number."
+BOOL_SUB_ONE_ERROR = ("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                      "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 _BOOL = np.dtype(np.bool_)
@@ -131,22 +137,40 @@ sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("al
                 lambda grad, alpha: -_scaled(grad, alpha)))
 sub.inplace_ufunc = np.subtract
 
+def _check_bool_sub(inputs: Any, params: Any) -> None:
+    """PyTorch's refusal of a subtraction with a bool operand, seen before promotion (a Python bool
+    counts: PyTorch wraps it as a bool tensor). Same-dtype operands never get here: two bool
+    tensors are refused by the forward."""
+    a, b = (*inputs, *params)[:2]  # (self, other) of sub and rsub, whether ``other`` is an input or a param
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool or b_bool:
+        raise RuntimeError(BOOL_SUB_ERROR if a_bool and b_bool else BOOL_SUB_ONE_ERROR)
+
+
+def _is_bool(value: Any) -> bool:
+    data = getattr(value, "_data", value)
+    return type(value) is bool or type(data) is np.ndarray and data.dtype is _BOOL
+
+
+sub.check_operands = _check_bool_sub
+
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
           grads=(lambda grad, alpha: -_scaled(grad, alpha),))
+rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self))
 mul.inplace_ufunc = np.multiply
 
-div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
+div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
                 lambda grad, self, other: -grad * self / (other * other)))
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,))
 
-reciprocal = Op("reciprocal", lambda x: np.reciprocal(x), node="ReciprocalBackward0", dtype="float_unary",
+reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
                 grads=(lambda grad, result: -grad * result * result,))
 
 
@@ -163,6 +187,8 @@ def _check_int_param(value: Any, dtype: np.dtype) -> None:
 
 
 def _pow_scalar(x: Any, exponent: Any) -> Any:
+    if type(exponent) is int and not INT_SCALAR_MIN <= exponent < INT_SCALAR_END:
+        check_int_scalar(exponent)  # raises
     if x.dtype.kind in "biu":
         if type(exponent) is float:
             x = x.astype(get_default_dtype().np)
@@ -170,7 +196,20 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         elif x.dtype.kind in "iu":
             _check_int_param(exponent, x.dtype)
+    elif x.dtype.kind == "f" and type(exponent) in (int, float) and exponent in _POW_BY_PRODUCTS:
+        return _POW_BY_PRODUCTS[exponent](x)
     return np.power(x, exponent)
+
+
+# PyTorch's pow kernel computes these exponents of a floating tensor by products and roots (so
+# ``(-0.0) ** -0.5`` is -inf, from ``1 / sqrt(-0.0)``, and ``x ** 3`` is ``x * x * x``, bit for bit).
+_POW_BY_PRODUCTS: dict[float, Any] = {
+    0.5: np.sqrt,
+    3: lambda x: x * x * x,
+    -0.5: lambda x: np.reciprocal(np.sqrt(x)),
+    -1: np.reciprocal,
+    -2: lambda x: np.reciprocal(x * x),
+}
 
 
 def int_power(base: Any, exponent: Any) -> np.ndarray:
@@ -226,14 +265,14 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
     return grad * (result * float(np.log(base)))
 
 
-pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
+pow_scalar = Op("pow", _quiet(_pow_scalar), node="PowBackward0", params=("exponent",),
                 grads=(_pow_scalar_grad,))
 
-pow_tensor = Op("pow", _pow_tensor, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
+pow_tensor = Op("pow", _quiet(_pow_tensor), node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
                 grads=(_pow_self_grad, _pow_exponent_grad))
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
-pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
+pow_scalar_base = Op("pow", _quiet(_pow_scalar_base), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
                      grads=(_pow_scalar_base_grad,))
@@ -248,6 +287,7 @@ rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "ot
                  dtype="promote",
                  grads=(lambda grad, alpha: -_scaled(grad, alpha),
                         lambda grad: grad))
+rsub_tensor.check_operands = _check_bool_sub
 
 
 def _maximum_grad(grad: Any, self: Any, other: Any) -> Any:
@@ -282,8 +322,9 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
         if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
             if np.any(np.asarray(b) == 0):
                 raise RuntimeError("ZeroDivisionError")
-            return np.floor_divide(a, b)
-        return np.floor(np.true_divide(a, b))
+        # For floats too NumPy's floor division is PyTorch's (both from fmod, as Python's:
+        # ``1 // 0.1`` is 9, ``inf // 1`` nan); floor(a / b) is not.
+        return np.floor_divide(a, b)
     if rounding_mode == "trunc":
         q = np.true_divide(a, b)
         out = np.trunc(q)
@@ -295,8 +336,19 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 
 
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
-div_rounding = Op("div", _div_rounding, node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
+div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
                   dtype="promote", grads=(_zeros_like, _zeros_like))
+
+
+def remainder_float(a: Any, b: Any) -> Any:
+    """PyTorch's floating remainder: ``fmod``, moved into the divisor's sign. NumPy's is the same
+    but for a zero result, which takes the divisor's sign there and keeps fmod's (the dividend's)
+    in PyTorch: ``-0.0 % 1`` and ``-4.0 % 2`` are -0.0."""
+    out = np.remainder(a, b)
+    zero = out == 0
+    if zero.any():
+        out = np.where(zero, np.fmod(a, b), out)
+    return out
 
 
 def _check_integer_divisor(a: Any, b: Any) -> None:
@@ -311,6 +363,8 @@ def _remainder(a: Any, b: Any) -> Any:
         raise _not_implemented_for("remainder_cpu", _BOOL)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
+        if (a if type(a) is np.ndarray else np.asarray(b)).dtype.kind == "f":  # (operands already promoted)
+            return remainder_float(a, b)
         return np.mod(a, b)
 
 
@@ -360,11 +414,11 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # -- unary math -------------------------------------------------------------------------------
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
-exp = Op("exp", np.exp, node="ExpBackward0", dtype="float_unary",
+exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
          grads=(lambda grad, result: grad * result,))
-log = Op("log", np.log, node="LogBackward0", dtype="float_unary",
+log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad / self,))
-sqrt = Op("sqrt", np.sqrt, node="SqrtBackward0", dtype="float_unary",
+sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
           grads=(lambda grad, result: grad / (2 * result),))
 sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad * self.cos(),))
@@ -461,6 +515,7 @@ def _clamp_promote(x: Any, *bounds: Any) -> Any:
 def _clamp(x: Any, lo: Any, hi: Any) -> Any:
     if lo is None and hi is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_int_scalars(lo, hi)
     x = _clamp_promote(x, lo, hi)
     out = x
     if lo is not None:
@@ -508,7 +563,7 @@ atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: g
 
 def _inplace_not_implemented(name: str) -> Any:
     def rule(grad: Any) -> Any:
-        raise RuntimeError(f"the derivative for 'inplace version of {name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
 
     return rule
 
@@ -968,7 +1023,7 @@ copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), 
           grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
                  lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
 
-fill = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward2",
+fill = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward2",
           params=("value",), grads=(_zeros_like,))
 
 # ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
@@ -978,11 +1033,19 @@ fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype)
 
 zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
 
-masked_fill = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
+    if mask.dtype is not _BOOL:
+        from ..tensor import _cpp_type_name
+
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
+    return np.asarray(np.where(mask, _check_int_scalars(value), x)).astype(x.dtype, copy=False)
+
+
+masked_fill = Op("masked_fill", _masked_fill,
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
                  grads=(lambda grad, mask: where(mask, 0.0, grad), None))
 
 # ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
-masked_fill_tensor = Op("masked_fill", lambda x, mask, value: np.asarray(np.where(mask, value, x)).astype(x.dtype, copy=False),
+masked_fill_tensor = Op("masked_fill", _masked_fill,
                         node="MaskedFillBackward1", inputs=("self", "mask", "value"),
                         grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))

@@ -98,7 +98,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     out = x
     dim = 0
     advanced: list[tuple[int, np.ndarray]] = []  # applied last, in one index op, as PyTorch does
-    for item in items:
+    for position, item in enumerate(items):
         if item is None:
             out = out.unsqueeze(dim)
             dim += 1
@@ -109,6 +109,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             advanced.append((dim, array))
             dim += array.ndim if array.dtype == np.bool_ else 1
         elif isinstance(item, int):
+            size = out._data.shape[dim]
+            if not -size <= item < size:  # PyTorch names the index's position in the key as the dimension
+                raise IndexError(f"index {item} is out of bounds for dimension {position} with size {size}")
             out = out.select(dim, item)
         elif isinstance(item, slice):
             size = out._data.shape[dim]

@@ -178,6 +178,8 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
         if operand.dtype != data.dtype:
             return False
     elif (type(other) is float or type(other) is int) and data.dtype.kind == "f":
+        if type(other) is int and not -(1 << 63) <= other < 1 << 64:
+            return False  # PyTorch's OverflowError, from the general path
         operand = other
     else:
         return False
@@ -187,7 +189,7 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
             operand = np.multiply(operand, alpha)
     try:
         ufunc(data, operand, out=data)
-    except ValueError:
+    except (ValueError, TypeError):  # (NumPy refuses bool - bool: the general path raises PyTorch's error)
         return False
     except RuntimeWarning:  # a filter made NumPy's inf/nan warning an error: raised after the write
         pass

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import scalar_type_name
+from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
@@ -91,7 +92,7 @@ softmax_backward: Op = Op(
            lambda gg, grad, result, dim: gg * (grad - (grad * result).sum(dim, keepdim=True))
            - grad * (gg * result).sum(dim, keepdim=True)))
 
-softmax = Op("softmax", _softmax, node="SoftmaxBackward0", params=("dim",),
+softmax = Op("softmax", quiet_forward(_softmax), node="SoftmaxBackward0", params=("dim",),
              grads=(lambda grad, result, dim: softmax_backward(grad, result, dim),))
 
 
@@ -126,7 +127,7 @@ log_softmax_backward: Op = Op(
     grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
            lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)))
 
-log_softmax = Op("log_softmax", _log_softmax, node="LogSoftmaxBackward0", params=("dim",),
+log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBackward0", params=("dim",),
                  grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),))
 
 
@@ -846,7 +847,7 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
 
 
 native_batch_norm = Op(
-    "native_batch_norm", _batch_norm, node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
+    "native_batch_norm", quiet_forward(_batch_norm), node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
     params=("running_mean", "running_var", "training", "momentum", "eps"),
     grads=_batch_norm_grad)
 

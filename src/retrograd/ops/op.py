@@ -337,6 +337,9 @@ class Op:
         self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
         self.n_args = self.n_inputs + len(self.params)  # what a call passes (variadic ops: any)
         self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
+        # ``check_operands(inputs, params)``: refuses operands by their dtypes before promotion
+        # (``bool - x``); run only where promotion is needed (``_cast_arrays``), off the hot paths.
+        self.check_operands: Callable[[Sequence[Any], Sequence[Any]], None] | None = None
         self.node_name = node or f"{name.capitalize()}Backward0"
         self._backward_source: str | None = None
         # PyTorch's saved-attribute names for the node (``_saved_self``...), when they are not
@@ -467,6 +470,9 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
     if rule == "promote+params" and len(arrays) == 1:
         a = arrays[0]
         if type(a) is np.ndarray and a.dtype.kind == "f" and all(type(p) in (int, float) for p in params):
+            for p in params:
+                if type(p) is int and not INT_SCALAR_MIN <= p < INT_SCALAR_END:
+                    check_int_scalar(p)  # raises
             return  # a float tensor and Python numbers: the tensor's dtype wins
     first = 1 if rule == "promote_values" else 0
     if len(arrays) - first == 2 and rule != "promote+params":
@@ -477,7 +483,11 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
             if a.dtype == b.dtype and (rule != "float" or a.dtype.kind == "f"):
                 return
         elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":
+            if tb is int and not INT_SCALAR_MIN <= b < INT_SCALAR_END:
+                check_int_scalar(b)  # raises
             return
+    if op.check_operands is not None:
+        op.check_operands(inputs, params)
     operands = tuple(inputs[first:]) + (tuple(params) if rule == "promote+params" else ())
     target = result_type(operands)
     if rule == "float" and target.kind not in "fc":
@@ -496,6 +506,9 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
 def _wrap_int_operand(arrays: list[Any]) -> None:
     """An ``int`` beside an integer array is wrapped into its dtype, as PyTorch wraps the scalar."""
     a, b = arrays
+    for v in arrays:
+        if type(v) is int and not INT_SCALAR_MIN <= v < INT_SCALAR_END:
+            check_int_scalar(v)  # raises
     if type(b) is int and type(a) is np.ndarray and a.dtype.kind in "iu":
         arrays[1] = wrap_int(b, a.dtype)
     elif type(a) is int and type(b) is np.ndarray and b.dtype.kind in "iu":
@@ -504,10 +517,30 @@ def _wrap_int_operand(arrays: list[Any]) -> None:
 
 def wrap_int(value: int, dtype: np.dtype) -> np.ndarray:
     """A Python int operand of an integer op, as PyTorch wraps it into the op's dtype: modulo its
-    width (``int8 + 1000`` adds -24); beyond int64 PyTorch's OverflowError."""
-    if not -(1 << 63) <= value < 1 << 63:
-        raise OverflowError("int too big to convert")
+    width (``int8 + 1000`` adds -24; ``2**63`` is a uint64 scalar, wrapped the same way); beyond
+    that PyTorch's OverflowError (``check_int_scalar``)."""
+    if not INT_SCALAR_MIN <= value < INT_SCALAR_END:
+        check_int_scalar(value)  # raises
+    if value >= 1 << 63:
+        value -= INT_SCALAR_END
     return np.array(value, np.int64).astype(dtype)
+
+
+# The Python ints PyTorch takes as a number operand: int64, or uint64 from 2**63 on.
+INT_SCALAR_MIN, INT_SCALAR_END = -(1 << 63), 1 << 64
+
+
+def check_int_scalar(value: int) -> None:
+    """PyTorch's OverflowError for a Python int operand outside int64 and uint64 (``x + 2**64``).
+
+    >>> check_int_scalar(2**64)
+    Traceback (most recent call last):
+    OverflowError: int too big to convert
+    """
+    if value >= INT_SCALAR_END:
+        raise OverflowError("int too big to convert")
+    if value < INT_SCALAR_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
 
 
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
@@ -654,8 +687,11 @@ def mark_view_mode(views: Sequence[Tensor]) -> None:
     on is refused, as in PyTorch (``ops/inplace.check_inplace``)."""
     meta = "inference" if STATE.inference else "no_grad"
     for v in views:
-        if not v._base._is_inference:  # type: ignore[union-attr]
+        base = v._base
+        if not base._is_inference:  # type: ignore[union-attr]
             v._creation_meta = meta
+            if base._requires_grad:  # type: ignore[union-attr]
+                v._requires_grad = True  # as PyTorch's view of such a base (engine.GRADLESS_VIEWS)
 
 
 def inherit_view_meta(source: Tensor, views: Sequence[Tensor], multi: bool) -> None:
@@ -685,6 +721,8 @@ def scalar_array(value: float | int, dtype: Any) -> Any:
     key = (value, dtype)
     array = _SCALAR_ARRAYS.get(key)
     if array is None:
+        if type(value) is int:
+            check_int_scalar(value)
         try:
             with np.errstate(over="ignore"):
                 array = np.array(value, dtype)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, scalar_type_name
+from ..autograd.fp_errors import ignore_fp_errors, quiet_forward, restore_fp_errors
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import elementwise as _E
@@ -125,6 +126,8 @@ def _check_mean_dtype(x: np.ndarray) -> None:
 
 def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     _check_mean_dtype(x)
+    if not x.size:  # NaN for each empty slice, without NumPy's "Mean of empty slice" warning
+        return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)  # type: ignore[call-overload]
     if _needs_cascade(x, dims):
         return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
@@ -197,7 +200,84 @@ sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
 def _prod(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
+    if x.dtype == _HALF and (dtype is None or np.dtype(dtype) == _HALF):
+        return _half_prod(x, dims, keepdim)
     return np.asarray(np.prod(x, axis=dims, keepdims=keepdim, dtype=dtype))
+
+
+def _half_prod(x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    """A half product as PyTorch's CPU kernel computes it (one thread): in half, rounding after
+    every multiplication (prod has no wider accumulator, unlike sum), in the kernel's order. Along
+    the memory-contiguous axis (or over all of a contiguous tensor) that is its vectorised inner
+    reduction (``_half_inner_prod``); along any other axis, a plain running product."""
+    token = ignore_fp_errors()  # a half product overflows to inf quietly, as in PyTorch
+    try:
+        if x.ndim == 0:
+            return x.copy()
+        if dim is None:
+            rows = x.ravel(order="K")[None]  # the kernel walks a dense tensor in memory order
+            inner = x.flags.c_contiguous or x.flags.f_contiguous
+            out = (_half_inner_prod(rows) if inner else _half_running_prod(rows)).reshape(())
+            return out.reshape((1,) * x.ndim) if keepdim else out
+        moved = np.moveaxis(x, dim, -1)
+        rows = moved.reshape(int(np.prod(moved.shape[:-1])), x.shape[dim])
+        inner = x.strides[dim] == x.itemsize
+        out = (_half_inner_prod(rows) if inner else _half_running_prod(rows)).reshape(moved.shape[:-1])
+        return np.expand_dims(out, dim) if keepdim else out
+    finally:
+        restore_fp_errors(token)
+
+
+def _half_running_prod(rows: np.ndarray) -> np.ndarray:
+    out = np.ones(rows.shape[0], _HALF)
+    for k in range(rows.shape[1]):
+        np.multiply(out, rows[:, k], out=out)
+    return out
+
+
+def _half_inner_prod(rows: np.ndarray) -> np.ndarray:
+    """Each row's product in the order of PyTorch's vectorised inner reduction: four vector
+    accumulators of ``lanes`` halves take the row in blocks of ``4 * lanes``; they are multiplied
+    pairwise ((a0 a1)(a2 a3)), the lanes of the result in turn, then the tail element by element."""
+    lanes = _half_lanes()
+    n_rows, n = rows.shape
+    block = 4 * lanes
+    count = n // block
+    out = np.ones(n_rows, _HALF)
+    if count:
+        blocks = rows[:, : count * block].reshape(n_rows, count, 4, lanes)
+        acc = blocks[:, 0].copy()
+        for i in range(1, count):
+            np.multiply(acc, blocks[:, i], out=acc)
+        lane = np.multiply(np.multiply(acc[:, 0], acc[:, 1]), np.multiply(acc[:, 2], acc[:, 3]))
+        out = lane[:, 0].copy()
+        for j in range(1, lanes):
+            np.multiply(out, lane[:, j], out=out)
+    for k in range(count * block, n):
+        np.multiply(out, rows[:, k], out=out)
+    return out
+
+
+_LANES: list[int] = []
+
+
+def _half_lanes() -> int:
+    """Halves per vector in PyTorch's CPU kernels: 32 where it runs its AVX-512 kernels, else 16
+    (``ATEN_CPU_CAPABILITY`` overrides its choice, as it does PyTorch's). Read once, on first use."""
+    if not _LANES:
+        import os
+
+        choice = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+        if not choice:
+            try:
+                with open("/proc/cpuinfo") as f:
+                    flags = next((line.split() for line in f if line.startswith("flags")), [])
+            except OSError:
+                flags = []
+            avx512 = {"avx512vl", "avx512bw", "avx512dq", "fma"} <= set(flags)
+            choice = "avx512" if avx512 else "avx2"
+        _LANES.append(32 if choice.startswith("avx512") else 16)
+    return _LANES[0]
 
 
 def _exclusive_cumprod(x: Tensor, dim: int) -> Tensor:
@@ -450,16 +530,12 @@ std = Op("std", _std, node="StdBackward0", params=("dim", "correction", "keepdim
 
 def _var_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     v = _var(x, dims, correction, keepdim, "var_mean")
-    with np.errstate(all="ignore"):
-        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
-    return v, m
+    return v, _mean(x, dims, keepdim)
 
 
 def _std_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     v = _var(x, dims, correction, keepdim, "std_mean", sqrt=True)
-    with np.errstate(all="ignore"):
-        m = np.asarray(np.mean(x, axis=dims, keepdims=keepdim), x.dtype)
-    return v, m
+    return v, _mean(x, dims, keepdim)
 
 
 def _mean_backward(grad: Tensor, shape: tuple[int, ...], dims: Any, keepdim: bool) -> Tensor:
@@ -514,7 +590,7 @@ def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdi
     return expand_reduced(grad, shape, dim, keepdim) * (self - expand_reduced(result, shape, dim, keepdim)).exp()
 
 
-logsumexp = Op("logsumexp", _logsumexp, node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
+logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
                grads=(_logsumexp_grad,))
 
 
@@ -542,7 +618,7 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
     return np.asarray(out, dtype=x.dtype)
 
 
-vector_norm = Op("linalg_vector_norm", _vector_norm, node="LinalgVectorNormBackward0",
+vector_norm = Op("linalg_vector_norm", quiet_forward(_vector_norm), node="LinalgVectorNormBackward0",
                  params=("ord", "dim", "keepdim"),
                  grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
                         vector_norm_backward(grad, self, result, ord, dim, keepdim),))
@@ -612,7 +688,7 @@ def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
 # gradient back to the input's dtype.
 vector_norm_dtype = Op(
     "linalg_vector_norm",
-    lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim),  # noqa: A006
+    quiet_forward(lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim)),  # noqa: A006
     node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
     grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
            vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
@@ -636,7 +712,7 @@ def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: flo
     return g, -g
 
 
-dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
+dist = Op("dist", quiet_forward(_dist), node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
           grads=_dist_grad)
 
 
