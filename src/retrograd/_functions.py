@@ -42,18 +42,13 @@ def _method(name: str) -> Any:
 
 
 _METHOD_FUNCTIONS = (
-    "add sub subtract mul multiply div divide true_divide neg negative abs absolute reciprocal exp log "
-    "sqrt sin cos tanh sigmoid relu sign clamp clip masked_fill sum mean max min argmax "
+    "div divide true_divide clamp clip masked_fill sum mean max min argmax "
     "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
-    "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone logical_not logical_and "
-    "logical_or eq ne lt le gt ge greater less numel"
+    "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone "
+    "eq ne lt le gt ge greater less numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
-_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
-    "square asin acos atan asinh acosh atanh arcsin arccos "
-    "arctan arcsinh arccosh arctanh round trunc fix fmod lerp "
-    "nan_to_num".split()
-)
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
     "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod "
     "all any count_nonzero nansum nanmean".split()
@@ -67,13 +62,14 @@ _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
 )
 
-# The entries that declare a "function" variant (the op table's binding point: ops/variants.py).
-_VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.function_names(_variants.declared()))
-
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
-              *_LINALG_FUNCTIONS, *_VARIANT_FUNCTIONS):
+              *_LINALG_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
+
+# The entries' declared "function" variants, with their declared signatures (the op table's
+# binding point: ops/variants.py).
+_VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), _variants.declared(), _t, _operand))
 
 
 # -- elementwise functions over several tensors or with a number first (pow ... where) --------
@@ -178,34 +174,12 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return _t(input).logaddexp2(_other("logaddexp2", other))
 
 
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 * tensor2``.
-
-    >>> import retrograd as rg
-    >>> rg.addcmul(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 5.0]), value=0.5).tolist()
-    [5.0, 8.5]
-    """
-    return _t(input).addcmul(tensor1, tensor2, value=value)
 
 
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 / tensor2``.
-
-    >>> import retrograd as rg
-    >>> rg.addcdiv(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 6.0])).tolist()
-    [1.5, 1.5]
-    """
-    return _t(input).addcdiv(tensor1, tensor2, value=value)
 
 
-def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
-    """Elementwise ``max(input, min)``; ``min`` may be a tensor."""
-    return _t(input).clamp_min(min)
 
 
-def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
-    """Elementwise ``min(input, max)``; ``max`` may be a tensor."""
-    return _t(input).clamp_max(max)
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

@@ -258,6 +258,11 @@ class Op:
         differentiable_outputs: Sequence[bool] | None = None,
         saved: Sequence[str] | Mapping[str, str] | None = None,
         variants: Sequence[str] = (),
+        aliases: Sequence[str] = (),
+        signature: str | None = None,
+        scalars: Sequence[str] = (),
+        operators: Sequence[str] = (),
+        hot: bool = False,
     ) -> None:
         # The entry as written, validated (``ops/declaration.py``); everything below is the
         # plan derived from it.
@@ -265,11 +270,11 @@ class Op:
             name, forward, node=node, inputs=inputs, params=params, grads=grads, dtype=dtype,  # type: ignore[arg-type]
             view=view, outputs=outputs,
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
-            saved=saved, variants=variants)  # type: ignore[arg-type]
+            saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
+            scalars=scalars, operators=operators, hot=hot)  # type: ignore[arg-type]
         inputs, params = self.declaration.inputs, self.declaration.params
-        self.variants = self.declaration.variants  # (function, method, inplace) forms
         self.name = name
-        self.variants = tuple(variants)  # public forms, bound by ops/variants.py
+        self.variants = self.declaration.variants  # public forms, bound by ops/variants.py
         self.forward = forward
         self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
         self.inputs = (inputs[0][1:],) if self.variadic else tuple(inputs)
