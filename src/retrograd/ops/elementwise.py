@@ -528,7 +528,7 @@ atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: g
 
 def _inplace_not_implemented(name: str) -> Any:
     def rule(grad: Any) -> Any:
-        raise RuntimeError(f"the derivative for 'inplace version of {name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not implemented.")
 
     return rule
 

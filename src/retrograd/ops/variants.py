@@ -129,11 +129,10 @@ def _public_forms(entries: list[Op], form: str) -> list[tuple[str, tuple[Op, ...
 
 
 # -- the source of the forms -------------------------------------------------------------------
-def _global(op: Op, pair: tuple[Op, ...]) -> str:
-    """The generated source's name for an entry: ``<name>_op``; ``<name>_tensor``/``_scalar`` in a pair."""
-    if len(pair) == 1:
-        return f"{op.name}_op"
-    return f"{op.name}_tensor" if op is pair[0] else f"{op.name}_scalar"
+def _global(op: Op) -> str:
+    """The generated source's name for an entry, its op and node names (``fmod_FmodBackward1``):
+    an overload pair's two entries, or a method's and its in-place form's, differ in the node."""
+    return f"{op.name}_{op.node_name}"
 
 
 def _call(op: Op, ref: str, first: str, form: str) -> str:
@@ -157,12 +156,12 @@ def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
     where = ", ".join(f"{p.name!r} ({p.node_name})" for p in pair)
     lines = [f"def {name}({first}{', ' if signature else ''}{signature}):  # {form} of {where}"]
     if len(pair) == 1:
-        lines.append(f"    return {_call(op, _global(op, pair), tensor, form)}")
+        lines.append(f"    return {_call(op, _global(op), tensor, form)}")
     else:
         by = _overload(pair[0], pair[1], name)[2]
         if by in op.declaration.scalars:  # convert once, then tell the overloads apart
             lines.append(f"    {by} = coerce({by})")
-        calls = [_call(o, _global(o, pair), tensor, form).replace(f"coerce({by})", by) for o in pair]
+        calls = [_call(o, _global(o), tensor, form).replace(f"coerce({by})", by) for o in pair]
         lines += [f"    if isinstance({by}, Tensor):", f"        return {calls[0]}", f"    return {calls[1]}"]
     return "\n".join(lines) + "\n"
 
@@ -176,7 +175,7 @@ def forms_source(entries: Iterable[Op], forms: tuple[str, ...]) -> tuple[str, di
     >>> from retrograd.ops import elementwise, variants
     >>> print(variants.forms_source([elementwise.exp2], ("method",))[0].strip())
     def exp2(self):  # method of 'exp2' (Exp2Backward0)
-        return exp2_op.unary(self)
+        return exp2_Exp2Backward0.unary(self)
     """
     entries = list(entries)
     chunks = []
@@ -204,7 +203,8 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor})
     for pair in served.values():
         for op in pair:
-            namespace[_global(op, pair)] = op
+            if namespace.setdefault(_global(op), op) is not op:
+                raise ValueError(f"{_global(op)}: two entries with one op name and node name")
     filename = f"{GENERATED_FILE_PREFIX}{label} (ops/variants.py, forms_source)>"
     if source:
         _compile(source, filename, namespace, next(iter(served)))
