@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from conftest import outcome
 from retrograd.ops import elementwise as E
 from retrograd.ops import variants
 from retrograd.ops.op import Op
-from conftest import outcome
 
 ENTRIES = variants.declared()
 FORMS = [(form, name, ops) for form in ("function", "method", "inplace")
