@@ -68,6 +68,9 @@ class Declaration:
     scalars: tuple[str, ...] = ()         # arguments that may be a Python number or NumPy value
     operators: tuple[str, ...] = ()       # Tensor dunders that are the op's own call path
     hot: bool = False                     # the method form is the op's own call path, too
+    # A NumPy ufunc that can write ``self op= other`` into its first argument (``out=self``), so
+    # that ``x.add_(y)`` under no_grad does so (ops/inplace.py).
+    inplace_ufunc: Any = None
 
     def __post_init__(self) -> None:
         name = self.name
@@ -110,6 +113,8 @@ class Declaration:
             if self.outputs > 0 and len(flags) != self.outputs:
                 raise ValueError(f"{where}: differentiable_outputs has {len(flags)} flags for {self.outputs} outputs")
         self._check_forms(where, names[1:])
+        if self.inplace_ufunc is not None and not callable(self.inplace_ufunc):
+            raise TypeError(f"{where}: inplace_ufunc must be a NumPy ufunc, got {self.inplace_ufunc!r}")
 
     def _check_forms(self, where: str, arguments: list[str]) -> None:
         """The fields that shape the public forms: names that exist, a signature that passes

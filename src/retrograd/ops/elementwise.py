@@ -123,16 +123,14 @@ def _scaled(grad: Any, alpha: Any) -> Any:
 add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: _scaled(grad, alpha)),
-         variants=_ALL_FORMS, signature="other, *, alpha=1", scalars=("other",), operators=("__add__", "__radd__"))
-# The ufunc that lets ``x.add_(y)`` write straight into ``x`` under no_grad (so for sub, mul).
-add.inplace_ufunc = np.add
+         variants=_ALL_FORMS, signature="other, *, alpha=1", scalars=("other",), operators=("__add__", "__radd__"),
+         inplace_ufunc=np.add)  # (lets ``x.add_(y)`` write straight into ``x`` under no_grad)
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: -_scaled(grad, alpha)),
          variants=_ALL_FORMS, aliases=("subtract", "subtract_"), signature="other, *, alpha=1", scalars=("other",),
-         operators=("__sub__",))
-sub.inplace_ufunc = np.subtract
+         operators=("__sub__",), inplace_ufunc=np.subtract)
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
@@ -141,8 +139,8 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self),
-         variants=_ALL_FORMS, aliases=("multiply",), scalars=("other",), operators=("__mul__", "__rmul__"))
-mul.inplace_ufunc = np.multiply
+         variants=_ALL_FORMS, aliases=("multiply",), scalars=("other",), operators=("__mul__", "__rmul__"),
+         inplace_ufunc=np.multiply)
 
 div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
