@@ -199,11 +199,12 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     if n_edges > 1 or any(kind == NEEDS for _, specs in edge_rules for kind, _ in specs):
         lines.append("    edges = self.next_functions")
     if any(kind == SAVED for _, specs in edge_rules for kind, _ in specs):
-        lines += ["    saved = self._saved", "    if saved is FREED: raise RuntimeError(FREED_MESSAGE)"]
+        lines += ["    saved = self._saved", "    if saved is FREED:", "        raise RuntimeError(FREED_MESSAGE)"]
     def unpack(k: int, indent: str) -> list[str]:  # the inlined form of ``self.saved(k)``
         return [f"{indent}saved{k} = saved[{k}]",
                 f"{indent}if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
-                f"{indent}    if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
+                f"{indent}    if saved{k}[0]._version_counter.value != saved{k}[1]:",
+                f"{indent}        unpack_input(saved{k}, self)  # raises",
                 f"{indent}    saved{k} = saved{k}[0]",
                 f"{indent}elif type(saved{k}) is PackedSaved:  # saved under saved_tensors_hooks",
                 f"{indent}    saved{k} = saved{k}.unpack(self)"]

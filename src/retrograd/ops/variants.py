@@ -34,6 +34,7 @@ eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -41,6 +42,7 @@ from ..autograd.anomaly_mode import GENERATED_FILE_PREFIX
 from .op import Op, _compile, apply
 
 FUNCTION, METHOD, INPLACE = "function", "method", "inplace"
+_BUILTINS = frozenset(dir(builtins))
 # The topics whose entries are public at ``import retrograd`` (ops/__init__ imports them).
 TOPICS = ("elementwise", "reduce", "shape", "indexing")
 
@@ -154,13 +156,16 @@ def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
     first, tensor = ("input", "to_tensor(input)") if form == FUNCTION else ("self", "self")
     signature = _signature(op)
     where = ", ".join(f"{p.name!r} ({p.node_name})" for p in pair)
-    lines = [f"def {name}({first}{', ' if signature else ''}{signature}):  # {form} of {where}"]
+    # PyTorch's names may be Python's builtins (``abs``, ``input``, ``min``): said so for ruff.
+    codes = [code for code, hit in (("A001", name in _BUILTINS), ("A002", {first, *arguments(op)} & _BUILTINS)) if hit]
+    shadows = f"  # noqa: {', '.join(codes)}" if codes else ""
+    lines = [f"def {name}({first}{', ' if signature else ''}{signature}):{shadows}  # {form} of {where}"]
     if len(pair) == 1:
         lines.append(f"    return {_call(op, _global(op), tensor, form)}")
     else:
         by = _overload(pair[0], pair[1], name)[2]
         if by in op.declaration.scalars:  # convert once, then tell the overloads apart
-            lines.append(f"    {by} = coerce({by})")
+            lines.append(f"    {by} = coerce({by}){'  # noqa: A001' if by in _BUILTINS else ''}")
         calls = [_call(o, _global(o), tensor, form).replace(f"coerce({by})", by) for o in pair]
         lines += [f"    if isinstance({by}, Tensor):", f"        return {calls[0]}", f"    return {calls[1]}"]
     return "\n".join(lines) + "\n"
