@@ -50,13 +50,12 @@ _METHOD_FUNCTIONS = (
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod "
-    "all any count_nonzero nansum nanmean".split()
+    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
     "vsplit dsplit index_select index_add masked_select take take_along_dim nonzero argwhere broadcast_to "
-    "diagonal diag diag_embed tril triu".split()
+    "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
@@ -249,14 +248,6 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """``log(sum(exp(input), dim))`` computed stably (finite for inputs of any magnitude).
-
-    >>> import retrograd as rg
-    >>> rg.logsumexp(rg.tensor([1e4, 1e4]), 0).item()
-    10000.693359375
-    """
-    return _t(input).logsumexp(dim, keepdim)
 
 
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002

@@ -686,6 +686,9 @@ class Tensor:
         def remainder(self, other: Any) -> Tensor: ...
         def remainder_(self, other: Any) -> Tensor: ...
         def relu_(self) -> Tensor: ...
+        def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
+        def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
+        def tril(self, diagonal: Any = 0) -> Tensor: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -1010,12 +1013,6 @@ class Tensor:
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
         return _apply(_R.std, self._var_args(dim, unbiased, keepdim, correction))
 
-    def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor:
-        return _apply(_R.amax, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor:
-        return _apply(_R.amin, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
     def sort(self, dim: Any = -1, descending: Any = False, *, stable: Any = None) -> Any:
         d = _R.normalize_dim(dim, self._data.ndim)
         if stable is None:
@@ -1056,9 +1053,6 @@ class Tensor:
         values, indices = _apply(_R.mode, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.mode(values, indices)
 
-    def logsumexp(self, dim: Any, keepdim: Any = False) -> Tensor:
-        return _apply(_R.logsumexp, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
     def cumsum(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
@@ -1076,15 +1070,6 @@ class Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         _E.check_inplace_dtype(self, np_dtype)
         return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
-
-    def all(self, dim: Any = None, keepdim: Any = False) -> Tensor:
-        return _apply(_R.all_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def any(self, dim: Any = None, keepdim: Any = False) -> Tensor:
-        return _apply(_R.any_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def count_nonzero(self, dim: Any = None) -> Tensor:
-        return _apply(_R.count_nonzero, (self, _R.normalize_dims(dim, self._data.ndim)))
 
     def dist(self, other: Tensor, p: Any = 2) -> Tensor:
         return _apply(_R.dist, (self, _E.require_tensor("dist", other, 1), float(p)))
@@ -1392,18 +1377,6 @@ class Tensor:
     def diag_embed(self, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
         d1, d2 = _S._check_diagonal_dims(self._data.ndim + 1, dim1, dim2)
         return _apply(_S.diag_embed, (self, int(offset), d1, d2))
-
-    def tril(self, diagonal: Any = 0) -> Tensor:
-        return _apply(_S.tril, (self, int(diagonal)))
-
-    def triu(self, diagonal: Any = 0) -> Tensor:
-        return _apply(_S.triu, (self, int(diagonal)))
-
-    def tril_(self, diagonal: Any = 0) -> Tensor:
-        return _apply_inplace(_S.tril, (self, int(diagonal)))
-
-    def triu_(self, diagonal: Any = 0) -> Tensor:
-        return _apply_inplace(_S.triu, (self, int(diagonal)))
 
     def trace(self) -> Tensor:
         return _apply(_ops.linalg.trace, (self,))

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def _render_everything() -> dict[str, tuple[str, dict[str, Any]]]:
     import retrograd.ops.nn  # noqa: F401
 
     getters = []  # (kept alive until they are found below)
-    for op in [o for o in gc.get_objects() if isinstance(o, Op)]:
+    for op in [o for o in gc.get_objects() if type(o) is Op]:
         if op.differentiable:
             op.node_cls  # noqa: B018  (makes the class and its generated apply)
             if op.joint_rule is None:
@@ -42,8 +43,10 @@ def _render_everything() -> dict[str, tuple[str, dict[str, Any]]]:
                     getters.append(op_module._arg_getter(op, specs, f"the rule for {op.inputs[i]!r}"))
     sources: dict[str, tuple[str, dict[str, Any]]] = {}
     for f in gc.get_objects():
-        code = getattr(f, "__code__", None) if callable(f) and hasattr(f, "__globals__") else None
-        if code is not None and code.co_filename.startswith(GENERATED_FILE_PREFIX):
+        if type(f) is not types.FunctionType:
+            continue
+        code = f.__code__
+        if code.co_filename.startswith(GENERATED_FILE_PREFIX):
             lines = linecache.getlines(code.co_filename)
             assert lines, code.co_filename  # every generated source is registered with linecache
             sources.setdefault(code.co_filename, ("".join(lines), f.__globals__))

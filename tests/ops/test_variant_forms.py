@@ -41,10 +41,10 @@ def _calls(ops: tuple[Op, ...]) -> list[tuple[list[str], dict[str, str]]]:
 def _run(lib: Any, form: str, name: str, tensors: list[str], numbers: dict[str, str]) -> dict[str, Any]:
     """One call of a public form on ``lib`` (tensor arguments by keyword, as PyTorch names them)."""
     rng = np.random.default_rng(0)
-    x = lib.tensor(rng.uniform(0.1, 0.9, 3), dtype=lib.float64, requires_grad=True)
-    kwargs: dict[str, Any] = {n: lib.tensor(rng.uniform(0.2, 0.8, 3), dtype=lib.float64, requires_grad=True)
+    x = lib.tensor(rng.uniform(0.1, 0.9, (2, 3)), dtype=lib.float64, requires_grad=True)
+    kwargs: dict[str, Any] = {n: lib.tensor(rng.uniform(0.2, 0.8, (2, 3)), dtype=lib.float64, requires_grad=True)
                               for n in tensors}
-    kwargs.update((n, 0.5) for n in numbers)
+    kwargs.update((n, 0 if n == "dim" else 0.5) for n in numbers)  # (a dim must be an int)
     leaves = [x, *(kwargs[n] for n in tensors)]
     if form == "function":
         y = getattr(lib, name)(x, **kwargs)
@@ -145,7 +145,8 @@ def test_generated_forms_show_their_source() -> None:
         ({"inputs": ("self", "other"), "variants": ("method",), "signature": "other, *rest"}, "may not take"),
         ({"inputs": ("self", "other"), "variants": ("method",), "signature": "other,,"}, "not a Python parameter"),
         ({"inputs": ("self", "other"), "signature": "other"}, "declares no variants"),
-        ({"variants": ("method",), "scalars": ("other",)}, "scalars names 'other'"),
+        ({"variants": ("method",), "convert": {"other": "scalar"}}, "convert names 'other'"),
+        ({"variants": ("method",), "params": ("dim",), "convert": {"dim": "dims!"}}, "'dims!', which is not one of"),
         ({"variants": ("method",), "aliases": ("twin_",)}, "names an in-place form"),
         ({"aliases": ("twin",)}, "declares no variants"),
         ({"operators": ("add",)}, "dunder names"),

@@ -32,6 +32,15 @@ DTYPE_RULES = frozenset({
 # ``Tensor.<name>_``.
 VARIANTS = frozenset({"function", "method", "inplace"})
 
+# How a public form converts an argument before the op sees it (``convert={"dim": "dims"}``;
+# ops/variants.py writes the conversion into the form):
+CONVERSIONS = frozenset({
+    "scalar",  # a Python number or tensor passes, a NumPy value becomes one (as operators' operands)
+    "dim",     # one dim, wrapped and range-checked against the tensor (``reduce.normalize_dim``)
+    "dims",    # None, a dim or dims: a sorted tuple (``reduce.normalize_dims``)
+    "int",     # ``int(value)``
+})
+
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be
 # called ``result``, as ``tanh_backward``'s is: a rule's ``result`` then means that input.)
 RESERVED_NAMES = frozenset({"needs"})
@@ -65,7 +74,7 @@ class Declaration:
     # How the public forms look (ops/variants.py makes them from these; see docs/adding_an_op.md):
     aliases: tuple[str, ...] = ()         # more public names (``arcsin``; ``arcsin_`` in place)
     signature: str | None = None          # the parameters after the tensor, as Python text
-    scalars: tuple[str, ...] = ()         # arguments that may be a Python number or NumPy value
+    convert: Mapping[str, str] | None = None  # argument -> a conversion in CONVERSIONS
     operators: tuple[str, ...] = ()       # Tensor dunders that are the op's own call path
     hot: bool = False                     # the method form is the op's own call path, too
     # A NumPy ufunc that can write ``self op= other`` into its first argument (``out=self``), so
@@ -82,7 +91,7 @@ class Declaration:
         if self.dtype not in DTYPE_RULES:
             raise ValueError(f"{where}: dtype={self.dtype!r} is not one of {_choices(DTYPE_RULES)}")
         # Sequences given as lists or a bare string are normalised (a bare string is one name).
-        for field in ("inputs", "params", "variants", "aliases", "scalars", "operators"):
+        for field in ("inputs", "params", "variants", "aliases", "operators"):
             value = getattr(self, field)
             object.__setattr__(self, field, (value,) if isinstance(value, str) else tuple(value))
         for variant in self.variants:
@@ -134,10 +143,12 @@ class Declaration:
             if sorted(declared) != sorted(arguments):
                 raise ValueError(f"{where}: signature ({self.signature}) must name the arguments after the "
                                  f"first input exactly once: {tuple(arguments)}")
-        for name in self.scalars:
+        for name, conversion in dict(self.convert or {}).items():
             if name not in arguments:
-                raise ValueError(f"{where}: scalars names {name!r}, which is not an argument after the first "
+                raise ValueError(f"{where}: convert names {name!r}, which is not an argument after the first "
                                  f"input: {tuple(arguments)}")
+            if conversion not in CONVERSIONS:
+                raise ValueError(f"{where}: convert has {conversion!r}, which is not one of {_choices(CONVERSIONS)}")
         for name in self.operators:
             if not (name.startswith("__") and name.endswith("__") and name[2:-2].isidentifier()):
                 raise ValueError(f"{where}: operators takes dunder names, got {name!r}")

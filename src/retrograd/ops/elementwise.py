@@ -123,13 +123,13 @@ def _scaled(grad: Any, alpha: Any) -> Any:
 add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: _scaled(grad, alpha)),
-         variants=_ALL_FORMS, signature="other, *, alpha=1", scalars=("other",), operators=("__add__", "__radd__"),
+         variants=_ALL_FORMS, signature="other, *, alpha=1", convert={"other": "scalar"}, operators=("__add__", "__radd__"),
          inplace_ufunc=np.add)  # (lets ``x.add_(y)`` write straight into ``x`` under no_grad)
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: -_scaled(grad, alpha)),
-         variants=_ALL_FORMS, aliases=("subtract", "subtract_"), signature="other, *, alpha=1", scalars=("other",),
+         variants=_ALL_FORMS, aliases=("subtract", "subtract_"), signature="other, *, alpha=1", convert={"other": "scalar"},
          operators=("__sub__",), inplace_ufunc=np.subtract)
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
@@ -139,7 +139,7 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self),
-         variants=_ALL_FORMS, aliases=("multiply",), scalars=("other",), operators=("__mul__", "__rmul__"),
+         variants=_ALL_FORMS, aliases=("multiply",), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply)
 
 div = Op("div", np.true_divide, node="DivBackward0", inputs=("self", "other"), dtype="float",
@@ -232,10 +232,10 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
 
 # (``retrograd.pow`` takes a number first too: written in _functions.py)
 pow_scalar = Op("pow", _pow_scalar, node="PowBackward0", params=("exponent",),
-                grads=(_pow_scalar_grad,), variants=("method", "inplace"), scalars=("exponent",))
+                grads=(_pow_scalar_grad,), variants=("method", "inplace"), convert={"exponent": "scalar"})
 
 pow_tensor = Op("pow", _pow_tensor, node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
-                grads=(_pow_self_grad, _pow_exponent_grad), variants=("method", "inplace"), scalars=("exponent",))
+                grads=(_pow_self_grad, _pow_exponent_grad), variants=("method", "inplace"), convert={"exponent": "scalar"})
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", _pow_scalar_base, node="PowBackward2",
@@ -322,7 +322,7 @@ def _remainder(a: Any, b: Any) -> Any:
 remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad,
                       lambda grad, self, other: -grad * (self / other).floor()),
-               variants=("method", "inplace"), scalars=("other",))
+               variants=("method", "inplace"), convert={"other": "scalar"})
 
 
 def _fmod(a: Any, b: Any) -> Any:
@@ -335,11 +335,11 @@ def _fmod(a: Any, b: Any) -> Any:
 
 # The Scalar and Tensor overloads of one public fmod (ops/variants.py tells them apart).
 fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
-                 dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, scalars=("other",))
+                 dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, convert={"other": "scalar"})
 fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
                  lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")),
-          variants=_ALL_FORMS, scalars=("other",))
+          variants=_ALL_FORMS, convert={"other": "scalar"})
 def _remainder_scalar(x: Any, other: Any) -> Any:
     if type(other) is int and x.dtype.kind in "iu":
         other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
@@ -349,7 +349,7 @@ def _remainder_scalar(x: Any, other: Any) -> Any:
 # (``retrograd.remainder`` takes a number first too: written in _functions.py)
 remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
                       params=("other",), dtype="promote+params", grads=(lambda grad: grad,),
-                      variants=("method", "inplace"), scalars=("other",))
+                      variants=("method", "inplace"), convert={"other": "scalar"})
 
 
 def _remainder_not_implemented(grad: Any) -> Any:
@@ -806,18 +806,18 @@ def _clamp_one(fn: Any) -> Any:
 
 clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),),  # noqa: A006
-                      variants=_ALL_FORMS, scalars=("min",))
+                      variants=_ALL_FORMS, convert={"min": "scalar"})
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),),  # noqa: A006
-                      variants=_ALL_FORMS, scalars=("max",))
+                      variants=_ALL_FORMS, convert={"max": "scalar"})
 clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)),  # noqa: A006
-                      variants=_ALL_FORMS, scalars=("min",))
+                      variants=_ALL_FORMS, convert={"min": "scalar"})
 clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
                              lambda grad, self, max: where(self > max, grad, 0.0)),  # noqa: A006
-                      variants=_ALL_FORMS, scalars=("max",))
+                      variants=_ALL_FORMS, convert={"max": "scalar"})
 
 
 def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
@@ -876,12 +876,12 @@ def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarr
 lerp_scalar = Op("lerp", _lerp_scalar, node="LerpBackward0", inputs=("self", "end"), params=("weight",),
                  grads=(lambda grad, weight: grad * (1 - weight),
                         lambda grad, weight: grad * weight),
-                 variants=_ALL_FORMS, scalars=("weight",))
+                 variants=_ALL_FORMS, convert={"weight": "scalar"})
 lerp_tensor = Op("lerp", _lerp_tensor, node="LerpBackward1", inputs=("self", "end", "weight"),
                  grads=(lambda grad, weight: grad * (1 - weight),
                         lambda grad, weight: grad * weight,
                         lambda grad, self, end: grad * (end - self)),
-                 variants=_ALL_FORMS, scalars=("weight",))
+                 variants=_ALL_FORMS, convert={"weight": "scalar"})
 
 
 def _cast_value(value: Any, dtype: np.dtype) -> Any:

@@ -261,7 +261,7 @@ class Op:
         variants: Sequence[str] = (),
         aliases: Sequence[str] = (),
         signature: str | None = None,
-        scalars: Sequence[str] = (),
+        convert: Mapping[str, str] | None = None,
         operators: Sequence[str] = (),
         hot: bool = False,
         inplace_ufunc: Any = None,
@@ -273,7 +273,7 @@ class Op:
             view=view, outputs=outputs,
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
             saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
-            scalars=scalars, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc)  # type: ignore[arg-type]
+            convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc)  # type: ignore[arg-type]
         self.plan = Plan(self.declaration)
         # The call paths read the plan's fields on the op: one attribute lookup each (ops/plan.py).
         self.__dict__.update(self.plan.fields())

@@ -1060,9 +1060,11 @@ def _triu(x: np.ndarray, diagonal: int) -> np.ndarray:
 
 
 tril: Op = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
-          grads=(lambda grad, diagonal: tril(grad, diagonal),))
+          grads=(lambda grad, diagonal: tril(grad, diagonal),),
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
 triu: Op = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
-          grads=(lambda grad, diagonal: triu(grad, diagonal),))
+          grads=(lambda grad, diagonal: triu(grad, diagonal),),
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
 
 
 # -- block_diag -------------------------------------------------------------------------------

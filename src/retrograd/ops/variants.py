@@ -6,8 +6,9 @@ An entry declares which forms it has: ``"function"`` (``retrograd.<name>(input, 
 and how they look: ``aliases`` (more names: ``arcsin`` for the function and method, ``arcsin_``
 for the in-place form), ``signature`` (the
 parameters after the tensor as Python text, keywords and defaults included: ``"other, *,
-alpha=1"``), ``scalars`` (arguments that may be a Python number or NumPy value, converted as the
-operators convert their operand), ``operators`` (Tensor dunders that are the op's own call path,
+alpha=1"``), ``convert`` (how an argument is converted first: ``"scalar"``, a number or NumPy value
+as the operators take their operand; ``"dim"``/``"dims"``, normalised against the tensor;
+``"int"``), ``operators`` (Tensor dunders that are the op's own call path,
 ``__add__``) and ``hot`` (the method is the op's own one-input call path, no wrapper frame).
 Two entries may share a public name as PyTorch's ``Tensor``/``Scalar`` overloads do: they differ
 in one argument only, a tensor input of one and a param of the other (``fmod``), and the form
@@ -96,7 +97,7 @@ def _signature(op: Op) -> str:
 def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, str]:
     """(tensor entry, scalar entry, the argument that tells them apart) for two entries under one
     public name, which must differ in that argument's role only."""
-    if arguments(a) == arguments(b) and _signature(a) == _signature(b) and a.declaration.scalars == b.declaration.scalars:
+    if arguments(a) == arguments(b) and _signature(a) == _signature(b) and _conversions(a) == _conversions(b):
         differ = [n for n in arguments(a) if (n in a.inputs) != (n in b.inputs)]
         if len(differ) == 1:
             return (a, b, differ[0]) if differ[0] in a.inputs else (b, a, differ[0])
@@ -137,11 +138,26 @@ def _global(op: Op) -> str:
     return f"{op.name}_{op.node_name}"
 
 
-def _call(op: Op, ref: str, first: str, form: str) -> str:
+# What each conversion (``convert=``, ops/declaration.py) writes, for an argument and the tensor.
+CONVERSIONS = {
+    "scalar": "coerce({0})",
+    "dim": "normalize_dim({0}, {tensor}._data.ndim)",
+    "dims": "normalize_dims({0}, {tensor}._data.ndim)",
+    "int": "int({0})",
+}
+
+
+def _conversions(op: Op) -> dict[str, str]:
+    return dict(op.declaration.convert or {})
+
+
+def _call(op: Op, ref: str, tensor: str, form: str, converted: str = "") -> str:
     """The one call a form makes for ``op``: the op's own call path where it has one (the same
-    call a hand-written method made), else ``apply`` / ``apply_inplace``."""
-    scalars = op.declaration.scalars
-    args = ", ".join([first, *(f"coerce({n})" if n in scalars else n for n in (*op.inputs[1:], *op.params))])
+    call a hand-written method made), else ``apply`` / ``apply_inplace``; each argument converted
+    as declared (but ``converted``, done already)."""
+    convert = _conversions(op)
+    args = ", ".join([tensor, *(CONVERSIONS[convert[n]].format(n, tensor=tensor) if n in convert and n != converted
+                                else n for n in (*op.inputs[1:], *op.params))])
     if form == INPLACE:
         return f"apply_inplace({ref}, ({args},))"
     if op.unary_fast:
@@ -153,20 +169,24 @@ def _call(op: Op, ref: str, first: str, form: str) -> str:
 
 def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
     op = pair[0]
-    first, tensor = ("input", "to_tensor(input)") if form == FUNCTION else ("self", "self")
+    first = "input" if form == FUNCTION else "self"
     signature = _signature(op)
     where = ", ".join(f"{p.name!r} ({p.node_name})" for p in pair)
     # PyTorch's names may be Python's builtins (``abs``, ``input``, ``min``): said so for ruff.
     codes = [code for code, hit in (("A001", name in _BUILTINS), ("A002", {first, *arguments(op)} & _BUILTINS)) if hit]
     shadows = f"  # noqa: {', '.join(codes)}" if codes else ""
     lines = [f"def {name}({first}{', ' if signature else ''}{signature}):{shadows}  # {form} of {where}"]
+    if form == FUNCTION:  # (a number first becomes a tensor)
+        lines.append("    input = to_tensor(input)  # noqa: A001")
     if len(pair) == 1:
-        lines.append(f"    return {_call(op, _global(op), tensor, form)}")
+        lines.append(f"    return {_call(op, _global(op), first, form)}")
     else:
         by = _overload(pair[0], pair[1], name)[2]
-        if by in op.declaration.scalars:  # convert once, then tell the overloads apart
-            lines.append(f"    {by} = coerce({by}){'  # noqa: A001' if by in _BUILTINS else ''}")
-        calls = [_call(o, _global(o), tensor, form).replace(f"coerce({by})", by) for o in pair]
+        convert = _conversions(op)
+        if by in convert:  # converted once, then the overloads are told apart
+            noqa = "  # noqa: A001" if by in _BUILTINS else ""
+            lines.append(f"    {by} = {CONVERSIONS[convert[by]].format(by, tensor=first)}{noqa}")
+        calls = [_call(o, _global(o), first, form, converted=by) for o in pair]
         lines += [f"    if isinstance({by}, Tensor):", f"        return {calls[0]}", f"    return {calls[1]}"]
     return "\n".join(lines) + "\n"
 
@@ -203,9 +223,11 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
     with aliases bound to the same function."""
     from ..tensor import Tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
+    from .reduce import normalize_dim, normalize_dims
 
     source, served = forms_source(entries, forms)
-    namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor})
+    namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
+                      "normalize_dim": normalize_dim, "normalize_dims": normalize_dims})
     for pair in served.values():
         for op in pair:
             if namespace.setdefault(_global(op), op) is not op:
@@ -229,7 +251,7 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
 def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] | None = None) -> None:
     """Set ``cls.<name>`` / ``cls.<name>_`` (aliases too) for the entries' ``method`` and
     ``inplace`` variants, and their ``operators``; a name the class already defines is an error
-    (one definition per op). ``coerce`` converts a ``scalars`` argument (and an operator's other
+    (one definition per op). ``coerce`` does the ``"scalar"`` conversion (and an operator's other
     operand): a number or tensor passes, anything else becomes ``NotImplemented``.
 
     >>> import retrograd as rg
