@@ -42,7 +42,7 @@ def _method(name: str) -> Any:
 
 
 _METHOD_FUNCTIONS = (
-    "div divide true_divide clamp clip masked_fill sum mean max min argmax "
+    "div divide true_divide masked_fill sum mean max min argmax "
     "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone "
     "eq ne lt le gt ge greater less numel"
@@ -72,10 +72,6 @@ _VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), 
 
 
 # -- elementwise functions over several tensors or with a number first (pow ... where) --------
-def _other(name: str, value: Any) -> Tensor:
-    from .ops.elementwise import require_tensor
-
-    return require_tensor(name, value, 2)  # type: ignore[no-any-return]
 
 
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001, A002
@@ -134,43 +130,6 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
         raise RuntimeError(_e.INTEGRAL_ALPHA_ERROR)
     return apply(_e.rsub, (x, other, alpha))  # type: ignore[no-any-return]
 
-
-def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``atan(input / other)`` in the right quadrant.
-
-    >>> import retrograd as rg
-    >>> rg.atan2(rg.tensor([1.0]), rg.tensor([-1.0]))
-    tensor([2.3562])
-    """
-    return _t(input).atan2(_other("atan2", other))
-
-
-arctan2 = atan2
-
-
-def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``sqrt(input**2 + other**2)``.
-
-    >>> import retrograd as rg
-    >>> rg.hypot(rg.tensor([3.0]), rg.tensor([4.0])).tolist()
-    [5.0]
-    """
-    return _t(input).hypot(_other("hypot", other))
-
-
-def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``log(exp(input) + exp(other))``, computed stably.
-
-    >>> import retrograd as rg
-    >>> rg.logaddexp(rg.tensor([1000.0]), rg.tensor([1000.0])).tolist()
-    [1000.6931762695312]
-    """
-    return _t(input).logaddexp(_other("logaddexp", other))
-
-
-def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``log2(2**input + 2**other)``, computed stably."""
-    return _t(input).logaddexp2(_other("logaddexp2", other))
 
 
 
@@ -250,14 +209,6 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
 
 
 
-def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
-    """``(input - other).norm(p)`` over all elements (the operands broadcast).
-
-    >>> import retrograd as rg
-    >>> rg.dist(rg.tensor([0.0, 0.0]), rg.tensor([3.0, 4.0])).item()
-    5.0
-    """
-    return _t(input).dist(_other("dist", other), p)
 
 
 # -- shape and linear-algebra functions over several tensors ------------------------------------

@@ -689,6 +689,8 @@ class Tensor:
         def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
         def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
         def tril(self, diagonal: Any = 0) -> Tensor: ...
+        def clamp(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
+        def clamp_(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -826,13 +828,6 @@ class Tensor:
     divide = div
     true_divide = div
 
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return _ops.clamp_tensor(self, min, max)
-        return _apply(_E.clamp, (self, min, max))
-
-    clip = clamp
-
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
 
@@ -864,26 +859,6 @@ class Tensor:
             return _apply_inplace(_E.pow_tensor, (self, exponent.to(_dtype.float64)))
         return _apply_inplace(_E.pow_scalar, (self, float(exponent)))
 
-    def atan2(self, other: Tensor) -> Tensor:
-        return _apply(_E.atan2, (self, _E.require_tensor("atan2", other, 1)))
-
-    def atan2_(self, other: Tensor) -> Tensor:
-        return _apply_inplace(_E.atan2, (self, _E.require_tensor("atan2_", other, 1)))
-
-    arctan2, arctan2_ = atan2, atan2_
-
-    def hypot(self, other: Tensor) -> Tensor:
-        return _apply(_E.hypot, (self, _E.require_tensor("hypot", other, 1)))
-
-    def hypot_(self, other: Tensor) -> Tensor:
-        return _apply_inplace(_E.hypot, (self, _E.require_tensor("hypot_", other, 1)))
-
-    def logaddexp(self, other: Tensor) -> Tensor:
-        return _apply(_E.logaddexp, (self, _E.require_tensor("logaddexp", other, 1)))
-
-    def logaddexp2(self, other: Tensor) -> Tensor:
-        return _apply(_E.logaddexp2, (self, _E.require_tensor("logaddexp2", other, 1)))
-
     def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply(_E.round_op, (self,))
@@ -911,13 +886,6 @@ class Tensor:
     # -- in-place -----------------------------------------------------------------------------
     def div_(self, other: Any) -> Tensor:
         return _apply_inplace(_E.div, (self, _operand(other)))
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return _apply_inplace(_E.clamp_tensor, (self, min, max))
-        return _apply_inplace(_E.clamp, (self, min, max))
-
-    clip_ = clamp_
 
     def zero_(self) -> Tensor:
         return _apply_inplace(_E.zero, (self,))
@@ -1070,9 +1038,6 @@ class Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         _E.check_inplace_dtype(self, np_dtype)
         return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
-
-    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
-        return _apply(_R.dist, (self, _E.require_tensor("dist", other, 1), float(p)))
 
     def nansum(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None

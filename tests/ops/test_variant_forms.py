@@ -26,33 +26,47 @@ def _ids(item: Any) -> str:
     return f"{item[0]}-{item[1]}" if isinstance(item, tuple) else str(item)
 
 
-def _calls(ops: tuple[Op, ...]) -> list[tuple[list[str], dict[str, str]]]:
-    """For each entry behind a public name: which arguments are tensors (by name), and which
-    required params get a number. Params with a declared default are left to it."""
+def _value(name: str, default: Any) -> Any:
+    """A number for a param: a dim is 0, a flag True, an int 1, anything else 0.5."""
+    if name == "dim":
+        return 0
+    if type(default) is bool:
+        return True
+    return 1 if type(default) is int else 0.5
+
+
+def _calls(ops: tuple[Op, ...]) -> list[tuple[list[str], dict[str, Any]]]:
+    """For each entry behind a public name, two calls: the required arguments only, and every
+    argument given. Each call: which arguments are tensors (by name), and the numbers."""
     calls = []
     for op in ops:
         signature = inspect.signature(eval(f"lambda self, {variants._signature(op)}: None"))  # noqa: S307
-        required = [n for n, p in list(signature.parameters.items())[1:] if p.default is inspect.Parameter.empty]
-        tensors = [n for n in required if n in op.inputs]
-        calls.append((tensors, {n: "number" for n in required if n not in op.inputs}))
+        params = list(signature.parameters.items())[1:]
+        for every in (False, True):
+            given = [(n, p.default) for n, p in params if every or p.default is inspect.Parameter.empty]
+            calls.append(([n for n, _ in given if n in op.inputs],
+                          {n: _value(n, d) for n, d in given if n not in op.inputs}))
     return calls
 
 
-def _run(lib: Any, form: str, name: str, tensors: list[str], numbers: dict[str, str]) -> dict[str, Any]:
-    """One call of a public form on ``lib`` (tensor arguments by keyword, as PyTorch names them)."""
+def _run(lib: Any, form: str, name: str, tensors: list[str], numbers: dict[str, Any]) -> dict[str, Any]:
+    """One call of a public form on ``lib`` (arguments by keyword, as PyTorch names them)."""
     rng = np.random.default_rng(0)
     x = lib.tensor(rng.uniform(0.1, 0.9, (2, 3)), dtype=lib.float64, requires_grad=True)
     kwargs: dict[str, Any] = {n: lib.tensor(rng.uniform(0.2, 0.8, (2, 3)), dtype=lib.float64, requires_grad=True)
                               for n in tensors}
-    kwargs.update((n, 0 if n == "dim" else 0.5) for n in numbers)  # (a dim must be an int)
+    kwargs.update(numbers)
     leaves = [x, *(kwargs[n] for n in tensors)]
-    if form == "function":
-        y = getattr(lib, name)(x, **kwargs)
-    elif form == "method":
-        y = getattr(x, name)(**kwargs)
-    else:
-        y = x.clone()
-        assert getattr(y, name)(**kwargs) is y
+    try:
+        if form == "function":
+            y = getattr(lib, name)(x, **kwargs)
+        elif form == "method":
+            y = getattr(x, name)(**kwargs)
+        else:
+            y = x.clone()
+            assert getattr(y, name)(**kwargs) is y
+    except (RuntimeError, TypeError) as e:
+        return {"error": (type(e).__name__, str(e))}
     result: dict[str, Any] = {"value": y.detach().numpy(), "dtype": str(y.dtype),
                               "node": type(y.grad_fn).__name__ if y.grad_fn is not None else None}
     if y.requires_grad:
@@ -67,6 +81,9 @@ def test_every_derived_form_matches_torch(item: tuple[str, str, tuple[Op, ...]],
     form, name, ops = item
     for tensors, numbers in _calls(ops):  # both overloads of a Tensor/Scalar pair
         ours, theirs = _run(rg, form, name, tensors, numbers), _run(torch, form, name, tensors, numbers)
+        assert ours.get("error") == theirs.get("error"), (tensors, numbers)
+        if "error" in ours:
+            continue
         np.testing.assert_allclose(ours["value"], theirs["value"], rtol=1e-12, equal_nan=True)
         assert (ours["dtype"], ours["node"]) == (theirs["dtype"], theirs["node"]), (tensors, numbers)
         assert ours.get("backward") == theirs.get("backward")

@@ -39,6 +39,8 @@ CONVERSIONS = frozenset({
     "dim",     # one dim, wrapped and range-checked against the tensor (``reduce.normalize_dim``)
     "dims",    # None, a dim or dims: a sorted tuple (``reduce.normalize_dims``)
     "int",     # ``int(value)``
+    "float",   # ``float(value)``
+    "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
 })
 
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be

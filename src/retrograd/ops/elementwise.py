@@ -40,13 +40,13 @@ def _const(array: np.ndarray) -> Any:
     return Tensor._make(array)
 
 
-def require_tensor(name: str, value: Any, position: int) -> Any:
+def require_tensor(name: str, value: Any, position: int, argument: str = "other") -> Any:
     """PyTorch's TypeError for a binary op whose ``other`` must be a tensor (no Python numbers)."""
     from ..tensor import Tensor
 
     if isinstance(value, Tensor):
         return value
-    raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
+    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
 def _quiet(fn: Any) -> Any:
@@ -490,7 +490,9 @@ def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     return where(self <= max, grad, 0.0)
 
 
-clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,))
+# Its Tensor overload (bounds that are tensors) is ``clamp_tensor``, below.
+clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,),
+           variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
 
 
 # The rest of unary math (float results).
@@ -554,7 +556,7 @@ def _atan2_grads(grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
 
 
 atan2 = Op("atan2", _quiet(np.arctan2), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
-           grads=_atan2_grads)
+           grads=_atan2_grads, variants=_ALL_FORMS, aliases=("arctan2", "arctan2_"), convert={"other": "tensor"})
 
 
 def _hypot(a: Any, b: Any) -> Any:
@@ -564,7 +566,8 @@ def _hypot(a: Any, b: Any) -> Any:
 
 hypot = Op("hypot", _hypot, node="HypotBackward0", inputs=("self", "other"), dtype="promote",
            grads=(lambda grad, self, result: grad * self / result,
-                  lambda grad, other, result: grad * other / result))
+                  lambda grad, other, result: grad * other / result),
+           variants=_ALL_FORMS, convert={"other": "tensor"})
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
@@ -583,10 +586,12 @@ def _logaddexp2(a: Any, b: Any) -> Any:
 # derivative where the exponential overflows.
 logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
-                      lambda grad, self, other: grad * (other - self).sigmoid()))
+                      lambda grad, self, other: grad * (other - self).sigmoid()),
+               variants=("function", "method"), convert={"other": "tensor"})
 logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
-                       lambda grad, self, other: grad / (exp2(self - other) + 1)))
+                       lambda grad, self, other: grad / (exp2(self - other) + 1)),
+                variants=("function", "method"), convert={"other": "tensor"})
 
 
 # -- erf, erfc, erfinv (no SciPy) --------------------------------------------------------------
@@ -793,7 +798,8 @@ def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A
 
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
-                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad))
+                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad),
+                  variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
 
 
 def _clamp_one(fn: Any) -> Any:

@@ -640,7 +640,8 @@ def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: flo
 
 
 dist = Op("dist", _dist, node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
-          grads=_dist_grad)
+          grads=_dist_grad, variants=("function", "method"), signature="other, p=2",
+          convert={"other": "tensor", "p": "float"})
 
 
 # -- flip (private: reversed cumulative sums and products in backward rules) ------------------

@@ -94,13 +94,16 @@ def _signature(op: Op) -> str:
     return signature if signature is not None else ", ".join(arguments(op))
 
 
-def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, str]:
-    """(tensor entry, scalar entry, the argument that tells them apart) for two entries under one
-    public name, which must differ in that argument's role only."""
+def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, tuple[str, ...]]:
+    """(tensor entry, scalar entry, the arguments that tell them apart) for two entries under one
+    public name: the same signature, those arguments tensor inputs of one and params of the other
+    (the form takes the tensor entry when any of them is a Tensor, as ``clamp`` does)."""
     if arguments(a) == arguments(b) and _signature(a) == _signature(b) and _conversions(a) == _conversions(b):
-        differ = [n for n in arguments(a) if (n in a.inputs) != (n in b.inputs)]
-        if len(differ) == 1:
-            return (a, b, differ[0]) if differ[0] in a.inputs else (b, a, differ[0])
+        differ = tuple(n for n in arguments(a) if (n in a.inputs) != (n in b.inputs))
+        if differ and all(n in a.inputs for n in differ):
+            return a, b, differ
+        if differ and all(n in b.inputs for n in differ):
+            return b, a, differ
     raise ValueError(f"{name}: two entries declare variants under one public name, and they are not a "
                      "Tensor/Scalar overload pair (the same signature, one argument a tensor input of one "
                      "and a param of the other)")
@@ -144,6 +147,8 @@ CONVERSIONS = {
     "dim": "normalize_dim({0}, {tensor}._data.ndim)",
     "dims": "normalize_dims({0}, {tensor}._data.ndim)",
     "int": "int({0})",
+    "float": "float({0})",
+    "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
 }
 
 
@@ -151,13 +156,19 @@ def _conversions(op: Op) -> dict[str, str]:
     return dict(op.declaration.convert or {})
 
 
-def _call(op: Op, ref: str, tensor: str, form: str, converted: str = "") -> str:
+def _convert(op: Op, argument: str, name: str, tensor: str) -> str:
+    """The expression of one declared conversion (PyTorch counts a function's input as position 1)."""
+    position = arguments(op).index(argument) + (2 if tensor == "input" else 1)
+    return CONVERSIONS[_conversions(op)[argument]].format(argument, tensor=tensor, name=name, position=position)
+
+
+def _call(op: Op, ref: str, name: str, tensor: str, form: str, converted: tuple[str, ...] = ()) -> str:
     """The one call a form makes for ``op``: the op's own call path where it has one (the same
     call a hand-written method made), else ``apply`` / ``apply_inplace``; each argument converted
-    as declared (but ``converted``, done already)."""
+    as declared (but those ``converted`` already)."""
     convert = _conversions(op)
-    args = ", ".join([tensor, *(CONVERSIONS[convert[n]].format(n, tensor=tensor) if n in convert and n != converted
-                                else n for n in (*op.inputs[1:], *op.params))])
+    args = ", ".join([tensor, *(_convert(op, n, name, tensor) if n in convert and n not in converted else n
+                                for n in (*op.inputs[1:], *op.params))])
     if form == INPLACE:
         return f"apply_inplace({ref}, ({args},))"
     if op.unary_fast:
@@ -179,15 +190,16 @@ def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
     if form == FUNCTION:  # (a number first becomes a tensor)
         lines.append("    input = to_tensor(input)  # noqa: A001")
     if len(pair) == 1:
-        lines.append(f"    return {_call(op, _global(op), first, form)}")
+        lines.append(f"    return {_call(op, _global(op), name, first, form)}")
     else:
         by = _overload(pair[0], pair[1], name)[2]
-        convert = _conversions(op)
-        if by in convert:  # converted once, then the overloads are told apart
-            noqa = "  # noqa: A001" if by in _BUILTINS else ""
-            lines.append(f"    {by} = {CONVERSIONS[convert[by]].format(by, tensor=first)}{noqa}")
-        calls = [_call(o, _global(o), first, form, converted=by) for o in pair]
-        lines += [f"    if isinstance({by}, Tensor):", f"        return {calls[0]}", f"    return {calls[1]}"]
+        for n in by:
+            if n in _conversions(op):  # converted once, then the overloads are told apart
+                noqa = "  # noqa: A001" if n in _BUILTINS else ""
+                lines.append(f"    {n} = {_convert(op, n, name, first)}{noqa}")
+        calls = [_call(o, _global(o), name, first, form, converted=by) for o in pair]
+        test = " or ".join(f"isinstance({n}, Tensor)" for n in by)
+        lines += [f"    if {test}:", f"        return {calls[0]}", f"    return {calls[1]}"]
     return "\n".join(lines) + "\n"
 
 
@@ -222,12 +234,14 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
     """Compile the forms' source once (registered with ``linecache``); ``{public name: function}``
     with aliases bound to the same function."""
     from ..tensor import Tensor
+    from .elementwise import require_tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
     from .reduce import normalize_dim, normalize_dims
 
     source, served = forms_source(entries, forms)
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
-                      "normalize_dim": normalize_dim, "normalize_dims": normalize_dims})
+                      "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
+                      "require_tensor": require_tensor})
     for pair in served.values():
         for op in pair:
             if namespace.setdefault(_global(op), op) is not op:
