@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .anomaly_mode import ANOMALY, remember_creation
+from .anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from .grad_mode import STATE
 
 if TYPE_CHECKING:
@@ -194,9 +194,10 @@ _MARK_ONLY_IN_LIST = [_getrefcount(m) for m in [SavedVersion(0)]][0]
 
 
 def user_call_site() -> str:
-    """``file:line`` of the innermost frame outside the retrograd package."""
+    """``file:line`` of the innermost frame outside the retrograd package (and outside the code
+    it generates: ``Tensor.add_`` is made from the op table, ops/variants.py)."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE_DIR, GENERATED_FILE_PREFIX)):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return "<unknown>"

@@ -115,8 +115,10 @@ class Plan:
             check_saved_names(self)
         self._sealed = True
 
+    _sealed = False  # set when the plan is made; afterwards it never changes
+
     def __setattr__(self, name: str, value: Any) -> None:
-        if getattr(self, "_sealed", False):
+        if self._sealed:
             raise AttributeError(f"the plan of op {self.name!r} is derived from its declaration and never changes")
         object.__setattr__(self, name, value)
 

@@ -3,16 +3,15 @@
 
 An entry declares which forms it has: ``"function"`` (``retrograd.<name>(input, ...)``),
 ``"method"`` (``Tensor.<name>(...)``) and ``"inplace"`` (``Tensor.<name>_(...)``, the name derived),
-and how they look: ``aliases`` (more names: ``arcsin`` for the function and method, ``arcsin_``
-for the in-place form), ``signature`` (the
-parameters after the tensor as Python text, keywords and defaults included: ``"other, *,
-alpha=1"``), ``convert`` (how an argument is converted first: ``"scalar"``, a number or NumPy value
-as the operators take their operand; ``"dim"``/``"dims"``, normalised against the tensor;
-``"int"``), ``operators`` (Tensor dunders that are the op's own call path,
-``__add__``) and ``hot`` (the method is the op's own one-input call path, no wrapper frame).
-Two entries may share a public name as PyTorch's ``Tensor``/``Scalar`` overloads do: they differ
-in one argument only, a tensor input of one and a param of the other (``fmod``), and the form
-calls the first when that argument is a Tensor.
+and how they look (fields of ``ops/declaration.py``): ``aliases`` (more names: ``arcsin`` for the
+function and method, ``arcsin_`` for the in-place form), ``signature`` (the parameters after the
+tensor as Python text, keywords and defaults included: ``"other, *, alpha=1"``), ``convert`` (what
+is done to an argument first, one of ``CONVERSIONS`` below), ``operators`` (Tensor dunders that are
+the op's own call path, ``__add__``) and ``hot`` (the method is the op's own one-input call path,
+no wrapper frame). Two entries may share a public name as PyTorch's ``Tensor``/``Scalar``
+overloads do: the same signature, some arguments tensor inputs of one and params of the other
+(``fmod``, ``clamp``); the form calls the first when any of them is a Tensor. An in-place form
+may be an entry of its own (``asinh_inplace``: PyTorch records ``AsinhBackward1``).
 
 This module is the one binding point: the end of ``tensor.py`` calls ``bind_methods`` and
 ``_functions.py`` calls ``bind_functions``, so a new op is one entry plus its opdb sample. The
@@ -70,23 +69,21 @@ def declared(modules: Iterable[Any] | None = None) -> list[Op]:
     return entries
 
 
-def function_names(entries: Iterable[Op]) -> list[str]:
-    """The ``retrograd.<name>`` functions the entries declare, aliases included.
-
-    >>> from retrograd.ops import variants
-    >>> "erfinv" in variants.function_names(variants.declared())
-    True
-    """
-    return [name for name, _ in _public_forms(list(entries), FUNCTION)]
-
-
 # -- which entries serve which public name -----------------------------------------------------
 def arguments(op: Op) -> list[str]:
     """The arguments after the tensor, in the public form's order (the declared signature's)."""
-    from .declaration import signature_names
-
     signature = op.declaration.signature
-    return signature_names(signature) if signature is not None else [*op.inputs[1:], *op.params]
+    if signature is None:
+        return [*op.inputs[1:], *op.params]
+    names = _SIGNATURE_NAMES.get(signature)
+    if names is None:  # (parsed once per signature text: forms are made at import)
+        from .declaration import signature_names
+
+        names = _SIGNATURE_NAMES[signature] = signature_names(signature)
+    return list(names)
+
+
+_SIGNATURE_NAMES: dict[str, list[str]] = {}
 
 
 def _signature(op: Op) -> str:
@@ -302,18 +299,15 @@ def bind_functions(namespace: dict[str, Any], entries: Iterable[Op], to_tensor: 
     entries = list(entries)
     functions = _compile_forms(entries, (FUNCTION,), "retrograd functions from the op table", "",
                                {"coerce": coerce, "to_tensor": to_tensor, "__name__": namespace["__name__"]})
+    public = dict(_public_forms(entries, FUNCTION))
     for name, function in functions.items():
         if name in namespace:
             raise ValueError(f"{name} is defined by hand and by an entry's variants")
-        function.__doc__ = (f"``retrograd.{function.__name__}(input, {_signature(_public_op(entries, name))})``: "
+        function.__doc__ = (f"``retrograd.{function.__name__}(input, {_signature(public[name][0])})``: "
                             f"the op table's ``{function.__name__}``.\n\n"
                             f"    >>> import retrograd as rg\n    >>> callable(rg.{name})\n    True\n")
         namespace[name] = function
     return list(functions)
-
-
-def _public_op(entries: list[Op], name: str) -> Op:
-    return dict(_public_forms(entries, FUNCTION))[name][0]
 
 
 def _defaults(op: Op) -> tuple[Any, ...]:
