@@ -43,7 +43,7 @@ def _method(name: str) -> Any:
 
 _METHOD_FUNCTIONS = (
     "div divide true_divide masked_fill sum mean max min argmax "
-    "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
+    "argmin norm reshape flatten ravel transpose swapaxes swapdims permute squeeze unsqueeze narrow select "
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone "
     "eq ne lt le gt ge greater less numel"
 ).split()
@@ -54,7 +54,7 @@ _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
-    "vsplit dsplit index_select index_add masked_select take take_along_dim nonzero argwhere broadcast_to "
+    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to "
     "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(

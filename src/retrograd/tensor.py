@@ -691,6 +691,7 @@ class Tensor:
         def tril(self, diagonal: Any = 0) -> Tensor: ...
         def clamp(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
         def clamp_(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
+        def t(self) -> Tensor: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -1093,9 +1094,6 @@ class Tensor:
     swapaxes = transpose
     swapdims = transpose
 
-    def t(self) -> Tensor:
-        return _apply(_S.t, (self,))
-
     @property
     def T(self) -> Tensor:
         if self._data.ndim <= 1:
@@ -1264,9 +1262,6 @@ class Tensor:
     def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         return self._split_along("dsplit", 2, 3, indices_or_sections)
 
-    def index_select(self, dim: Any, index: Tensor) -> Tensor:
-        return _apply(_S.index_select, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
-
     def index_add(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply(_S.index_add, (self, source, d, _S._index_array(index), alpha))
@@ -1274,12 +1269,6 @@ class Tensor:
     def index_add_(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply_inplace(_S.index_add, (self, source, d, _S._index_array(index), alpha))
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        return _apply(_S.masked_select, (self, _S._index_array(mask)))
-
-    def take(self, index: Tensor) -> Tensor:
-        return _apply(_S.take, (self, _S._index_array(index)))
 
     def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
         return _S.take_along_dim(self, indices, dim)

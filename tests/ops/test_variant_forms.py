@@ -56,6 +56,10 @@ def _run(lib: Any, form: str, name: str, tensors: list[str], numbers: dict[str, 
     kwargs: dict[str, Any] = {n: lib.tensor(rng.uniform(0.2, 0.8, (2, 3)), dtype=lib.float64, requires_grad=True)
                               for n in tensors}
     kwargs.update(numbers)
+    if "index" in kwargs:  # (an index or a mask is a tensor of its own kind)
+        kwargs["index"] = lib.tensor([1, 0])
+    if "mask" in kwargs:
+        kwargs["mask"] = lib.tensor([[True, False, True], [False, True, True]])
     leaves = [x, *(kwargs[n] for n in tensors)]
     try:
         if form == "function":
@@ -183,3 +187,26 @@ def test_two_entries_under_one_name_must_be_an_overload_pair() -> None:
     assert variants.declared([types.SimpleNamespace(a=tensor, b=scalar)]) == [tensor, scalar]
     with pytest.raises(ValueError, match="not a Tensor/Scalar overload pair"):
         variants.declared([types.SimpleNamespace(a=tensor, b=other_name)])
+
+
+def test_type_checking_stubs_match_the_derived_forms() -> None:
+    # mypy cannot see forms made at import, so tensor.py states the ones retrograd's own code
+    # calls in its TYPE_CHECKING block: each stub must have the derived form's parameters.
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(rg.__file__).parent / "tensor.py").read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor"]
+    stubs = [f for block in cls.body if isinstance(block, ast.If) for f in block.body if isinstance(f, ast.FunctionDef)]
+    derived = {name for _, name, _ in FORMS} | {n for op in ENTRIES for n in op.declaration.operators}
+    checked = 0
+    for stub in stubs:
+        if stub.name not in derived:
+            continue
+        a = stub.args
+        stated = [x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        method = getattr(rg.Tensor, stub.name)
+        if method.__code__.co_filename.startswith("<retrograd generated: Tensor methods"):
+            assert stated == list(inspect.signature(method).parameters), stub.name
+            checked += 1
+    assert checked >= 10

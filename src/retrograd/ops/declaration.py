@@ -41,6 +41,7 @@ CONVERSIONS = frozenset({
     "int",     # ``int(value)``
     "float",   # ``float(value)``
     "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
+    "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
 })
 
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be
