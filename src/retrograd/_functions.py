@@ -45,7 +45,7 @@ _METHOD_FUNCTIONS = (
     "div divide true_divide masked_fill sum mean max min argmax "
     "argmin norm reshape flatten ravel transpose swapaxes swapdims permute squeeze unsqueeze narrow select "
     "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone "
-    "eq ne lt le gt ge greater less numel"
+    "eq ne numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())

@@ -692,6 +692,10 @@ class Tensor:
         def clamp(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
         def clamp_(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
         def t(self) -> Tensor: ...
+        def __lt__(self, other: Any) -> Tensor: ...
+        def __le__(self, other: Any) -> Tensor: ...
+        def __gt__(self, other: Any) -> Tensor: ...
+        def __ge__(self, other: Any) -> Tensor: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -800,26 +804,8 @@ class Tensor:
             return True
         return _E.ne.binary(self, other)
 
-    def __lt__(self, other: Any) -> Tensor:
-        return _E.lt.binary(self, _operand(other))
-
-    def __le__(self, other: Any) -> Tensor:
-        return _E.le.binary(self, _operand(other))
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _E.gt.binary(self, _operand(other))
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _E.ge.binary(self, _operand(other))
-
     eq = __eq__
     ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
-    greater = __gt__
-    less = __lt__
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:

@@ -210,3 +210,24 @@ def test_type_checking_stubs_match_the_derived_forms() -> None:
             assert stated == list(inspect.signature(method).parameters), stub.name
             checked += 1
     assert checked >= 10
+
+
+def test_comparison_operators_are_the_table_and_refuse_other_types_as_torch(torch: Any) -> None:
+    # Declared ``operators``: an operand that is no number or tensor gives NotImplemented, so
+    # Python raises its own TypeError, as for PyTorch (it used to fail inside the op).
+    assert E.lt in [c.cell_contents for c in rg.Tensor.__lt__.__closure__]
+    for op in ("__lt__", "__le__", "__gt__", "__ge__"):
+        for other in ("a", None, [1]):
+            ours = outcome(lambda: eval(f"x {_SYMBOL[op]} y", {"x": rg.ones(2), "y": other}))  # noqa: S307
+            theirs = outcome(lambda: eval(f"x {_SYMBOL[op]} y", {"x": torch.ones(2), "y": other}))  # noqa: S307
+            assert ours == theirs, (op, other)
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0, 2.0])
+    for lib in (rg, torch):
+        x, y = lib.tensor(a), lib.tensor(b)
+        got = [(x < y).tolist(), (x >= 2).tolist(), (2 > x).tolist(), lib.less(x, y).tolist(), x.greater(y).tolist()]
+        if lib is rg:
+            ours_values = got
+    assert got == ours_values
+
+
+_SYMBOL = {"__lt__": "<", "__le__": "<=", "__gt__": ">", "__ge__": ">="}
