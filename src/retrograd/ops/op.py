@@ -66,8 +66,8 @@ GUARD_MASK = GUARD_EVERY - 1
 NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op for the collector
 
 # What each kind of rule argument (the codes: ops/plan.py) reads from the node at backward time:
-# the one definition of their meaning. The generated ``apply`` writes these expressions inline; the generic loop
-# (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
+# the one definition of their meaning. The generated ``apply`` writes these expressions inline;
+# the generic loop (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
 # reading of a saved input is its inlined unpack in ``_generate_apply`` (``self.saved(i)``
 # without the call).
 ARG_EXPRESSIONS = {
