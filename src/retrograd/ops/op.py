@@ -239,7 +239,11 @@ _FIRST_USE = RLock()  # guards making an op's node class and call paths (once ea
 
 
 class Op:
-    """One entry of the op table: forward, node name, and a backward rule per input."""
+    """One entry of the op table: forward, node name, and a backward rule per input.
+
+    ``op.declaration`` is the entry as written (``ops/declaration.py``), ``op.plan`` the run plan
+    derived from it (``ops/plan.py``, its fields read on the op itself), and the node class and
+    call paths are made here on first use."""
 
     def __init__(
         self,
