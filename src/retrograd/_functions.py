@@ -42,45 +42,36 @@ def _method(name: str) -> Any:
 
 
 _METHOD_FUNCTIONS = (
-    "add sub subtract mul multiply div divide true_divide neg negative abs absolute reciprocal exp log "
-    "sqrt sin cos tanh sigmoid relu sign clamp clip masked_fill sum mean max min argmax "
-    "argmin norm reshape flatten ravel transpose swapaxes swapdims t permute squeeze unsqueeze narrow select "
-    "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone logical_not logical_and "
-    "logical_or eq ne lt le gt ge greater less numel"
+    "div divide true_divide masked_fill sum mean max min argmax "
+    "argmin norm reshape flatten ravel transpose swapaxes swapdims permute squeeze unsqueeze narrow select "
+    "unbind gather scatter scatter_add softmax log_softmax mm mv dot bmm clone "
+    "eq ne numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
-_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple(
-    "square asin acos atan asinh acosh atanh arcsin arccos "
-    "arctan arcsinh arccosh arctanh round trunc fix fmod lerp "
-    "nan_to_num".split()
-)
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std amax amin sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod "
-    "all any count_nonzero nansum nanmean".split()
+    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
-    "vsplit dsplit index_select index_add masked_select take take_along_dim nonzero argwhere broadcast_to "
-    "diagonal diag diag_embed tril triu".split()
+    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to "
+    "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
 )
 
-# The entries that declare a "function" variant (the op table's binding point: ops/variants.py).
-_VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.function_names(_variants.declared()))
-
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
-              *_LINALG_FUNCTIONS, *_VARIANT_FUNCTIONS):
+              *_LINALG_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
 
+# The entries' declared "function" variants, with their declared signatures (the op table's
+# binding point: ops/variants.py).
+_VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), _variants.declared(), _t, _operand))
+
 
 # -- elementwise functions over several tensors or with a number first (pow ... where) --------
-def _other(name: str, value: Any) -> Tensor:
-    from .ops.elementwise import require_tensor
-
-    return require_tensor(name, value, 2)  # type: ignore[no-any-return]
 
 
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001, A002
@@ -140,72 +131,13 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     return apply(_e.rsub, (x, other, alpha))  # type: ignore[no-any-return]
 
 
-def atan2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``atan(input / other)`` in the right quadrant.
-
-    >>> import retrograd as rg
-    >>> rg.atan2(rg.tensor([1.0]), rg.tensor([-1.0]))
-    tensor([2.3562])
-    """
-    return _t(input).atan2(_other("atan2", other))
 
 
-arctan2 = atan2
 
 
-def hypot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``sqrt(input**2 + other**2)``.
-
-    >>> import retrograd as rg
-    >>> rg.hypot(rg.tensor([3.0]), rg.tensor([4.0])).tolist()
-    [5.0]
-    """
-    return _t(input).hypot(_other("hypot", other))
 
 
-def logaddexp(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``log(exp(input) + exp(other))``, computed stably.
 
-    >>> import retrograd as rg
-    >>> rg.logaddexp(rg.tensor([1000.0]), rg.tensor([1000.0])).tolist()
-    [1000.6931762695312]
-    """
-    return _t(input).logaddexp(_other("logaddexp", other))
-
-
-def logaddexp2(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise ``log2(2**input + 2**other)``, computed stably."""
-    return _t(input).logaddexp2(_other("logaddexp2", other))
-
-
-def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 * tensor2``.
-
-    >>> import retrograd as rg
-    >>> rg.addcmul(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 5.0]), value=0.5).tolist()
-    [5.0, 8.5]
-    """
-    return _t(input).addcmul(tensor1, tensor2, value=value)
-
-
-def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:  # noqa: A002
-    """``input + value * tensor1 / tensor2``.
-
-    >>> import retrograd as rg
-    >>> rg.addcdiv(rg.ones(2), rg.tensor([2.0, 3.0]), rg.tensor([4.0, 6.0])).tolist()
-    [1.5, 1.5]
-    """
-    return _t(input).addcdiv(tensor1, tensor2, value=value)
-
-
-def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
-    """Elementwise ``max(input, min)``; ``min`` may be a tensor."""
-    return _t(input).clamp_min(min)
-
-
-def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
-    """Elementwise ``min(input, max)``; ``max`` may be a tensor."""
-    return _t(input).clamp_max(max)
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -275,24 +207,8 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
-    """``log(sum(exp(input), dim))`` computed stably (finite for inputs of any magnitude).
-
-    >>> import retrograd as rg
-    >>> rg.logsumexp(rg.tensor([1e4, 1e4]), 0).item()
-    10000.693359375
-    """
-    return _t(input).logsumexp(dim, keepdim)
 
 
-def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
-    """``(input - other).norm(p)`` over all elements (the operands broadcast).
-
-    >>> import retrograd as rg
-    >>> rg.dist(rg.tensor([0.0, 0.0]), rg.tensor([3.0, 4.0])).item()
-    5.0
-    """
-    return _t(input).dist(_other("dist", other), p)
 
 
 # -- shape and linear-algebra functions over several tensors ------------------------------------

@@ -674,7 +674,8 @@ class Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
     # -- arithmetic and elementwise math ------------------------------------------------------
-    # ``+ - * /`` are the ops' own call paths (``Op.operator``), set after the class; see the end.
+    # ``+ - * /`` are the ops' own call paths (``Op.operator``), and most elementwise methods are
+    # derived from the op table's entries (ops/variants.py): bound after the class; see the end.
     if TYPE_CHECKING:
         def __add__(self, other: Any) -> Any: ...
         def __radd__(self, other: Any) -> Any: ...
@@ -698,6 +699,27 @@ class Tensor:
         def sigmoid(self) -> Tensor: ...
         def relu(self) -> Tensor: ...
         def sign(self) -> Tensor: ...
+        # Derived forms (ops/variants.py) that retrograd's own typed code calls:
+        def add(self, other: Any, *, alpha: Any = 1) -> Tensor: ...
+        def add_(self, other: Any, *, alpha: Any = 1) -> Tensor: ...
+        def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor: ...
+        def mul(self, other: Any) -> Tensor: ...
+        def mul_(self, other: Any) -> Tensor: ...
+        def pow(self, exponent: Any) -> Tensor: ...
+        def pow_(self, exponent: Any) -> Tensor: ...
+        def remainder(self, other: Any) -> Tensor: ...
+        def remainder_(self, other: Any) -> Tensor: ...
+        def relu_(self) -> Tensor: ...
+        def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
+        def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor: ...
+        def tril(self, diagonal: Any = 0) -> Tensor: ...
+        def clamp(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
+        def clamp_(self, min: Any = None, max: Any = None) -> Tensor: ...  # noqa: A002
+        def t(self) -> Tensor: ...
+        def __lt__(self, other: Any) -> Tensor: ...
+        def __le__(self, other: Any) -> Tensor: ...
+        def __gt__(self, other: Any) -> Tensor: ...
+        def __ge__(self, other: Any) -> Tensor: ...
 
     def __rsub__(self, other: Any) -> Any:
         other = _operand(other)
@@ -806,39 +828,8 @@ class Tensor:
             return True
         return _E.ne.binary(self, other)
 
-    def __lt__(self, other: Any) -> Tensor:
-        return _E.lt.binary(self, _operand(other))
-
-    def __le__(self, other: Any) -> Tensor:
-        return _E.le.binary(self, _operand(other))
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _E.gt.binary(self, _operand(other))
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _E.ge.binary(self, _operand(other))
-
     eq = __eq__
     ne = __ne__
-    lt = __lt__
-    le = __le__
-    gt = __gt__
-    ge = __ge__
-    greater = __gt__
-    less = __lt__
-
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _E.add.binary(self, _operand(other), alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _E.sub.binary(self, _operand(other), alpha)
-
-    subtract = sub
-
-    def mul(self, other: Any) -> Tensor:
-        return _E.mul.binary(self, _operand(other))
-
-    multiply = mul
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:
@@ -848,43 +839,6 @@ class Tensor:
     divide = div
     true_divide = div
 
-    def pow(self, exponent: Any) -> Tensor:
-        exponent = _operand(exponent)
-        if isinstance(exponent, Tensor):
-            return _apply(_E.pow_tensor, (self, exponent))
-        return _apply(_E.pow_scalar, (self, exponent))
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return _ops.clamp_tensor(self, min, max)
-        return _apply(_E.clamp, (self, min, max))
-
-    clip = clamp
-
-    def clamp_min(self, min: Any) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor):
-            return _apply(_E.clamp_min_tensor, (self, min))
-        return _apply(_E.clamp_min_scalar, (self, _scalar_value(min)))
-
-    def clamp_max(self, max: Any) -> Tensor:  # noqa: A002
-        if isinstance(max, Tensor):
-            return _apply(_E.clamp_max_tensor, (self, max))
-        return _apply(_E.clamp_max_scalar, (self, _scalar_value(max)))
-
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
 
@@ -892,15 +846,6 @@ class Tensor:
         if isinstance(value, Tensor):  # a differentiable value: MaskedFillBackward1
             return _apply(_E.masked_fill_tensor, (self, mask, _zero_dim_value(value, MASKED_FILL_VALUE_ERROR)))
         return _apply(_E.masked_fill, (self, mask, _scalar_value(value)))
-
-    def logical_not(self) -> Tensor:
-        return _apply(_E.logical_not, (self,))
-
-    def logical_and(self, other: Tensor) -> Tensor:
-        return _apply(_E.logical_and, (self, other))
-
-    def logical_or(self, other: Tensor) -> Tensor:
-        return _apply(_E.logical_or, (self, other))
 
     def square(self) -> Tensor:
         x = self.to(_dtype.int64) if self._data.dtype == np.bool_ else self
@@ -925,71 +870,6 @@ class Tensor:
             return _apply_inplace(_E.pow_tensor, (self, exponent.to(_dtype.float64)))
         return _apply_inplace(_E.pow_scalar, (self, float(exponent)))
 
-    def reciprocal_(self) -> Tensor:
-        return _apply_inplace(_E.reciprocal, (self,))
-
-    def asin(self) -> Tensor:
-        return _apply(_E.asin, (self,))
-
-    def asin_(self) -> Tensor:
-        return _apply_inplace(_E.asin, (self,))
-
-    def acos(self) -> Tensor:
-        return _apply(_E.acos, (self,))
-
-    def acos_(self) -> Tensor:
-        return _apply_inplace(_E.acos, (self,))
-
-    def atan(self) -> Tensor:
-        return _apply(_E.atan, (self,))
-
-    def atan_(self) -> Tensor:
-        return _apply_inplace(_E.atan, (self,))
-
-    def asinh(self) -> Tensor:
-        return _apply(_E.asinh, (self,))
-
-    def asinh_(self) -> Tensor:
-        return _apply_inplace(_E.asinh_inplace, (self,))
-
-    def acosh(self) -> Tensor:
-        return _apply(_E.acosh, (self,))
-
-    def acosh_(self) -> Tensor:
-        return _apply_inplace(_E.acosh_inplace, (self,))
-
-    def atanh(self) -> Tensor:
-        return _apply(_E.atanh, (self,))
-
-    def atanh_(self) -> Tensor:
-        return _apply_inplace(_E.atanh_inplace, (self,))
-
-    arcsin, arcsin_, arccos, arccos_, arctan, arctan_ = asin, asin_, acos, acos_, atan, atan_
-    arcsinh, arcsinh_, arccosh, arccosh_, arctanh, arctanh_ = asinh, asinh_, acosh, acosh_, atanh, atanh_
-
-    def atan2(self, other: Tensor) -> Tensor:
-        return _apply(_E.atan2, (self, _E.require_tensor("atan2", other, 1)))
-
-    def atan2_(self, other: Tensor) -> Tensor:
-        return _apply_inplace(_E.atan2, (self, _E.require_tensor("atan2_", other, 1)))
-
-    arctan2, arctan2_ = atan2, atan2_
-
-    def hypot(self, other: Tensor) -> Tensor:
-        return _apply(_E.hypot, (self, _E.require_tensor("hypot", other, 1)))
-
-    def hypot_(self, other: Tensor) -> Tensor:
-        return _apply_inplace(_E.hypot, (self, _E.require_tensor("hypot_", other, 1)))
-
-    def logaddexp(self, other: Tensor) -> Tensor:
-        return _apply(_E.logaddexp, (self, _E.require_tensor("logaddexp", other, 1)))
-
-    def logaddexp2(self, other: Tensor) -> Tensor:
-        return _apply(_E.logaddexp2, (self, _E.require_tensor("logaddexp2", other, 1)))
-
-    def sign_(self) -> Tensor:
-        return _apply_inplace(_E.sign, (self,))
-
     def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply(_E.round_op, (self,))
@@ -1000,38 +880,6 @@ class Tensor:
             return _apply_inplace(_E.round_op, (self,))
         return _apply_inplace(_E.round_decimals, (self, int(decimals)))
 
-    def trunc(self) -> Tensor:
-        return _apply(_E.trunc, (self,))
-
-    def trunc_(self) -> Tensor:
-        return _apply_inplace(_E.trunc, (self,))
-
-    fix, fix_ = trunc, trunc_
-
-    def fmod(self, other: Any) -> Tensor:
-        other = _operand(other)
-        if isinstance(other, Tensor):
-            return _apply(_E.fmod, (self, other))
-        return _apply(_E.fmod_scalar, (self, other))
-
-    def fmod_(self, other: Any) -> Tensor:
-        other = _operand(other)
-        if isinstance(other, Tensor):
-            return _apply_inplace(_E.fmod, (self, other))
-        return _apply_inplace(_E.fmod_scalar, (self, other))
-
-    def remainder(self, other: Any) -> Tensor:
-        other = _operand(other)
-        if isinstance(other, Tensor):
-            return _apply(_E.remainder, (self, other))
-        return _apply(_E.remainder_scalar, (self, other))
-
-    def remainder_(self, other: Any) -> Tensor:
-        other = _operand(other)
-        if isinstance(other, Tensor):
-            return _apply_inplace(_E.remainder, (self, other))
-        return _apply_inplace(_E.remainder_scalar, (self, other))
-
     def __rmod__(self, other: Any) -> Any:
         other = _operand(other)
         if other is NotImplemented or isinstance(other, Tensor):
@@ -1041,109 +889,14 @@ class Tensor:
     def __imod__(self, other: Any) -> Tensor:
         return self.remainder_(other)
 
-    def lerp(self, end: Tensor, weight: Any) -> Tensor:
-        weight = _operand(weight)
-        if isinstance(weight, Tensor):
-            return _apply(_E.lerp_tensor, (self, end, weight))
-        return _apply(_E.lerp_scalar, (self, end, weight))
-
-    def lerp_(self, end: Tensor, weight: Any) -> Tensor:
-        weight = _operand(weight)
-        if isinstance(weight, Tensor):
-            return _apply_inplace(_E.lerp_tensor, (self, end, weight))
-        return _apply_inplace(_E.lerp_scalar, (self, end, weight))
-
-    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-        return _apply(_E.addcmul, (self, tensor1, tensor2, value))
-
-    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-        return _apply_inplace(_E.addcmul, (self, tensor1, tensor2, value))
-
-    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-        return _apply(_E.addcdiv, (self, tensor1, tensor2, value))
-
-    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-        return _apply_inplace(_E.addcdiv, (self, tensor1, tensor2, value))
-
-    def nan_to_num(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
-        return _apply(_E.nan_to_num, (self, nan, posinf, neginf))
-
-    def nan_to_num_(self, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Tensor:
-        return _apply_inplace(_E.nan_to_num, (self, nan, posinf, neginf))
-
-    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor):
-            return _apply_inplace(_E.clamp_min_tensor, (self, min))
-        return _apply_inplace(_E.clamp_min_scalar, (self, _scalar_value(min)))
-
-    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
-        if isinstance(max, Tensor):
-            return _apply_inplace(_E.clamp_max_tensor, (self, max))
-        return _apply_inplace(_E.clamp_max_scalar, (self, _scalar_value(max)))
-
-    def subtract_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return self.sub_(other, alpha=alpha)
-
     def true_divide_(self, other: Any) -> Tensor:
         return self.div_(other)
 
     divide_ = true_divide_
 
     # -- in-place -----------------------------------------------------------------------------
-    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply_inplace(_E.add, (self, _operand(other), alpha))
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _apply_inplace(_E.sub, (self, _operand(other), alpha))
-
-    def mul_(self, other: Any) -> Tensor:
-        return _apply_inplace(_E.mul, (self, _operand(other)))
-
     def div_(self, other: Any) -> Tensor:
         return _apply_inplace(_E.div, (self, _operand(other)))
-
-    def pow_(self, exponent: Any) -> Tensor:
-        exponent = _operand(exponent)
-        if isinstance(exponent, Tensor):
-            return _apply_inplace(_E.pow_tensor, (self, exponent))
-        return _apply_inplace(_E.pow_scalar, (self, exponent))
-
-    def neg_(self) -> Tensor:
-        return _apply_inplace(_E.neg, (self,))
-
-    def abs_(self) -> Tensor:
-        return _apply_inplace(_E.abs, (self,))
-
-    def exp_(self) -> Tensor:
-        return _apply_inplace(_E.exp, (self,))
-
-    def log_(self) -> Tensor:
-        return _apply_inplace(_E.log, (self,))
-
-    def sqrt_(self) -> Tensor:
-        return _apply_inplace(_E.sqrt, (self,))
-
-    def sin_(self) -> Tensor:
-        return _apply_inplace(_E.sin, (self,))
-
-    def cos_(self) -> Tensor:
-        return _apply_inplace(_E.cos, (self,))
-
-    def tanh_(self) -> Tensor:
-        return _apply_inplace(_E.tanh, (self,))
-
-    def sigmoid_(self) -> Tensor:
-        return _apply_inplace(_E.sigmoid, (self,))
-
-    def relu_(self) -> Tensor:
-        return _apply_inplace(_E.relu, (self,))
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        if isinstance(min, Tensor) or isinstance(max, Tensor):
-            return _apply_inplace(_E.clamp_tensor, (self, min, max))
-        return _apply_inplace(_E.clamp, (self, min, max))
-
-    clip_ = clamp_
 
     def zero_(self) -> Tensor:
         return _apply_inplace(_E.zero, (self,))
@@ -1239,12 +992,6 @@ class Tensor:
     def std(self, dim: Any = None, unbiased: Any = None, keepdim: Any = False, *, correction: Any = None) -> Tensor:
         return _apply(_R.std, self._var_args(dim, unbiased, keepdim, correction))
 
-    def amax(self, dim: Any = (), keepdim: Any = False) -> Tensor:
-        return _apply(_R.amax, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def amin(self, dim: Any = (), keepdim: Any = False) -> Tensor:
-        return _apply(_R.amin, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
     def sort(self, dim: Any = -1, descending: Any = False, *, stable: Any = None) -> Any:
         d = _R.normalize_dim(dim, self._data.ndim)
         if stable is None:
@@ -1285,9 +1032,6 @@ class Tensor:
         values, indices = _apply(_R.mode, (self, _R.normalize_dim(dim, self._data.ndim), keepdim))
         return _ops.return_types.mode(values, indices)
 
-    def logsumexp(self, dim: Any, keepdim: Any = False) -> Tensor:
-        return _apply(_R.logsumexp, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
     def cumsum(self, dim: Any, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         return _apply(_R.cumsum, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
@@ -1305,18 +1049,6 @@ class Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         _E.check_inplace_dtype(self, np_dtype)
         return _apply_inplace(_R.cumprod, (self, _R.normalize_dim(dim, self._data.ndim), np_dtype))
-
-    def all(self, dim: Any = None, keepdim: Any = False) -> Tensor:
-        return _apply(_R.all_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def any(self, dim: Any = None, keepdim: Any = False) -> Tensor:
-        return _apply(_R.any_op, (self, _R.normalize_dims(dim, self._data.ndim), keepdim))
-
-    def count_nonzero(self, dim: Any = None) -> Tensor:
-        return _apply(_R.count_nonzero, (self, _R.normalize_dims(dim, self._data.ndim)))
-
-    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
-        return _apply(_R.dist, (self, _E.require_tensor("dist", other, 1), float(p)))
 
     def nansum(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
@@ -1371,9 +1103,6 @@ class Tensor:
 
     swapaxes = transpose
     swapdims = transpose
-
-    def t(self) -> Tensor:
-        return _apply(_S.t, (self,))
 
     @property
     def T(self) -> Tensor:
@@ -1543,9 +1272,6 @@ class Tensor:
     def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
         return self._split_along("dsplit", 2, 3, indices_or_sections)
 
-    def index_select(self, dim: Any, index: Tensor) -> Tensor:
-        return _apply(_S.index_select, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
-
     def index_add(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply(_S.index_add, (self, source, d, _S._index_array(index), alpha))
@@ -1553,12 +1279,6 @@ class Tensor:
     def index_add_(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
         return _apply_inplace(_S.index_add, (self, source, d, _S._index_array(index), alpha))
-
-    def masked_select(self, mask: Tensor) -> Tensor:
-        return _apply(_S.masked_select, (self, _S._index_array(mask)))
-
-    def take(self, index: Tensor) -> Tensor:
-        return _apply(_S.take, (self, _S._index_array(index)))
 
     def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
         return _S.take_along_dim(self, indices, dim)
@@ -1621,18 +1341,6 @@ class Tensor:
     def diag_embed(self, offset: Any = 0, dim1: Any = -2, dim2: Any = -1) -> Tensor:
         d1, d2 = _S._check_diagonal_dims(self._data.ndim + 1, dim1, dim2)
         return _apply(_S.diag_embed, (self, int(offset), d1, d2))
-
-    def tril(self, diagonal: Any = 0) -> Tensor:
-        return _apply(_S.tril, (self, int(diagonal)))
-
-    def triu(self, diagonal: Any = 0) -> Tensor:
-        return _apply(_S.triu, (self, int(diagonal)))
-
-    def tril_(self, diagonal: Any = 0) -> Tensor:
-        return _apply_inplace(_S.tril, (self, int(diagonal)))
-
-    def triu_(self, diagonal: Any = 0) -> Tensor:
-        return _apply_inplace(_S.triu, (self, int(diagonal)))
 
     def trace(self) -> Tensor:
         return _apply(_ops.linalg.trace, (self,))
@@ -1764,24 +1472,9 @@ from .ops.op import apply as _apply  # noqa: E402
 if TYPE_CHECKING:  # loaded on first use (``ops.__getattr__``); named here for the type checker
     from .ops import nn as _ops_nn  # noqa: F401
 
-# The arithmetic operators and the common one-input methods are the ops' own call paths, one
-# frame shorter than a method delegating to them; an operator's other operand is coerced by
-# ``_operand`` (a Python number or NumPy value; anything else is NotImplemented).
-_UNARY_METHODS = ("neg", "abs", "reciprocal", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "sign")
-
-
-def _set_operators(ops: Any) -> None:
-    add, sub, mul = ops.add.operator(_operand, 1), ops.sub.operator(_operand, 1), ops.mul.operator(_operand)
-    methods = {"__add__": add, "__radd__": add, "__sub__": sub, "__mul__": mul, "__rmul__": mul,
-               "__truediv__": ops.div.operator(_operand), "__neg__": ops.neg.unary, "negative": ops.neg.unary,
-               "__abs__": ops.abs.unary, "absolute": ops.abs.unary}
-    methods.update((name, getattr(ops, name).unary) for name in _UNARY_METHODS)
-    for name, method in methods.items():
-        setattr(Tensor, name, method)
-
-
-_set_operators(_E)
-
-# The one binding point of the op table's declared ``variants`` (methods and in-place methods;
-# the functions are bound in ``_functions.py``): see ops/variants.py.
-_variants.bind_methods(Tensor, _variants.declared())
+# The one binding point of the op table's declared public forms (methods, in-place methods and
+# operators; the functions are bound in ``_functions.py``): see ops/variants.py. The arithmetic
+# operators and the hot one-input methods are the ops' own call paths, one frame shorter than a
+# method delegating to them; an operator's other operand is coerced by ``_operand`` (a Python
+# number or NumPy value; anything else is NotImplemented).
+_variants.bind_methods(Tensor, _variants.declared(), _operand)

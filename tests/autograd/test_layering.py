@@ -91,7 +91,7 @@ for value in vars(Tensor).values():
             content = cell.cell_contents
         except ValueError:
             continue
-        if isinstance(content, Op):
+        if isinstance(content, Op) and content.differentiable:  # (comparisons have no node class)
             bound.add(content.name)
 print(json.dumps([built, sorted(bound)]))
 """

@@ -194,13 +194,10 @@ _MARK_ONLY_IN_LIST = [_getrefcount(m) for m in [SavedVersion(0)]][0]
 
 
 def user_call_site() -> str:
-    """``file:line`` of the innermost frame outside the retrograd package."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return "<unknown>"
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    """``file:line`` of the innermost frame outside the retrograd package and the code it
+    generates (``Tensor.add_`` is made from the op table, ops/variants.py)."""
+    site = user_site()
+    return "<unknown>" if site is None else f"{site[0]}:{site[1]}"
 
 
 def _short_node_name(node: Any) -> str:

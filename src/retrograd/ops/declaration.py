@@ -32,6 +32,18 @@ DTYPE_RULES = frozenset({
 # ``Tensor.<name>_``.
 VARIANTS = frozenset({"function", "method", "inplace"})
 
+# How a public form converts an argument before the op sees it (``convert={"dim": "dims"}``;
+# ops/variants.py writes the conversion into the form):
+CONVERSIONS = frozenset({
+    "scalar",  # a Python number or tensor passes, a NumPy value becomes one (as operators' operands)
+    "dim",     # one dim, wrapped and range-checked against the tensor (``reduce.normalize_dim``)
+    "dims",    # None, a dim or dims: a sorted tuple (``reduce.normalize_dims``)
+    "int",     # ``int(value)``
+    "float",   # ``float(value)``
+    "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
+    "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
+})
+
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be
 # called ``result``, as ``tanh_backward``'s is: a rule's ``result`` then means that input.)
 RESERVED_NAMES = frozenset({"needs"})
@@ -62,6 +74,15 @@ class Declaration:
     differentiable_outputs: tuple[bool, ...] | None = None
     saved: Sequence[str] | Mapping[str, str] | None = None
     variants: tuple[str, ...] = ()
+    # How the public forms look (ops/variants.py makes them from these; see docs/adding_an_op.md):
+    aliases: tuple[str, ...] = ()         # more public names (``arcsin``; ``arcsin_`` in place)
+    signature: str | None = None          # the parameters after the tensor, as Python text
+    convert: Mapping[str, str] | None = None  # argument -> a conversion in CONVERSIONS
+    operators: tuple[str, ...] = ()       # Tensor dunders that are the op's own call path
+    hot: bool = False                     # the method form is the op's own call path, too
+    # A NumPy ufunc that can write ``self op= other`` into its first argument (``out=self``), so
+    # that ``x.add_(y)`` under no_grad does so (ops/inplace.py).
+    inplace_ufunc: Any = None
 
     def __post_init__(self) -> None:
         name = self.name
@@ -73,7 +94,7 @@ class Declaration:
         if self.dtype not in DTYPE_RULES:
             raise ValueError(f"{where}: dtype={self.dtype!r} is not one of {_choices(DTYPE_RULES)}")
         # Sequences given as lists or a bare string are normalised (a bare string is one name).
-        for field in ("inputs", "params", "variants"):
+        for field in ("inputs", "params", "variants", "aliases", "operators"):
             value = getattr(self, field)
             object.__setattr__(self, field, (value,) if isinstance(value, str) else tuple(value))
         for variant in self.variants:
@@ -81,8 +102,6 @@ class Declaration:
                 raise ValueError(f"{where}: variants has {variant!r}, which is not one of {_choices(VARIANTS)}")
         if len(set(self.variants)) != len(self.variants):
             raise ValueError(f"{where}: variants {self.variants} repeats a form")
-        if "inplace" in self.variants and "method" not in self.variants:
-            raise ValueError(f"{where}: an 'inplace' variant needs the 'method' variant")
         if not self.inputs:
             raise ValueError(f"{where}: an op takes at least one input")
         names = [self.inputs[0][1:] if len(self.inputs) == 1 and self.inputs[0].startswith("*") else n
@@ -105,3 +124,61 @@ class Declaration:
             object.__setattr__(self, "differentiable_outputs", flags)
             if self.outputs > 0 and len(flags) != self.outputs:
                 raise ValueError(f"{where}: differentiable_outputs has {len(flags)} flags for {self.outputs} outputs")
+        self._check_forms(where, names[1:])
+        if self.inplace_ufunc is not None and not callable(self.inplace_ufunc):
+            raise TypeError(f"{where}: inplace_ufunc must be a NumPy ufunc, got {self.inplace_ufunc!r}")
+
+    def _check_forms(self, where: str, arguments: list[str]) -> None:
+        """The fields that shape the public forms: names that exist, a signature that passes
+        every argument, operators and ``hot`` only where a call path can serve them."""
+        for alias in self.aliases:
+            if not alias.isidentifier():
+                raise ValueError(f"{where}: alias {alias!r} is not an identifier")
+        if self.aliases and not self.variants:
+            raise ValueError(f"{where}: aliases name public forms, and the entry declares no variants")
+        for alias in self.aliases:
+            if alias.endswith("_") and "inplace" not in self.variants:
+                raise ValueError(f"{where}: alias {alias!r} names an in-place form, and the entry has none")
+        if self.signature is not None:
+            if not self.variants:
+                raise ValueError(f"{where}: a signature shapes public forms, and the entry declares no variants")
+            declared = signature_names(self.signature, where)
+            if sorted(declared) != sorted(arguments):
+                raise ValueError(f"{where}: signature ({self.signature}) must name the arguments after the "
+                                 f"first input exactly once: {tuple(arguments)}")
+        for name, conversion in dict(self.convert or {}).items():
+            if name not in arguments:
+                raise ValueError(f"{where}: convert names {name!r}, which is not an argument after the first "
+                                 f"input: {tuple(arguments)}")
+            if conversion not in CONVERSIONS:
+                raise ValueError(f"{where}: convert has {conversion!r}, which is not one of {_choices(CONVERSIONS)}")
+        for name in self.operators:
+            if not (name.startswith("__") and name.endswith("__") and name[2:-2].isidentifier()):
+                raise ValueError(f"{where}: operators takes dunder names, got {name!r}")
+        single = len(self.inputs) == 1 and not self.params and not self.inputs[0].startswith("*")
+        if self.operators and not (single or (len(self.inputs) == 2 and len(arguments) <= 2)):
+            raise ValueError(f"{where}: operators need a one-input op or a two-input op")
+        if type(self.hot) is not bool:
+            raise TypeError(f"{where}: hot must be True or False, got {self.hot!r}")
+        if self.hot and not (single and "method" in self.variants):
+            raise ValueError(f"{where}: hot binds the method form to the one-input call path: "
+                             "a one-input op without params, with a 'method' variant")
+
+
+def signature_names(signature: str, where: str = "signature") -> list[str]:
+    """The argument names of a public form's signature text (after the tensor), checked to be
+    plain parameters (no ``*args``/``**kwargs``: every argument reaches the op by name).
+
+    >>> signature_names("other, *, alpha=1")
+    ['other', 'alpha']
+    """
+    import ast
+
+    try:
+        tree = ast.parse(f"def f(self, {signature}): pass")
+    except SyntaxError:
+        raise ValueError(f"{where}: signature {signature!r} is not a Python parameter list") from None
+    args = tree.body[0].args  # type: ignore[attr-defined]
+    if args.vararg is not None or args.kwarg is not None:
+        raise ValueError(f"{where}: signature {signature!r} may not take *args or **kwargs")
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)][1:]

@@ -41,13 +41,13 @@ def _const(array: np.ndarray) -> Any:
     return Tensor._make(array)
 
 
-def require_tensor(name: str, value: Any, position: int) -> Any:
+def require_tensor(name: str, value: Any, position: int, argument: str = "other") -> Any:
     """PyTorch's TypeError for a binary op whose ``other`` must be a tensor (no Python numbers)."""
     from ..tensor import Tensor
 
     if isinstance(value, Tensor):
         return value
-    raise TypeError(f"{name}(): argument 'other' (position {position}) must be Tensor, not {type(value).__name__}")
+    raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
 # A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
@@ -128,14 +128,15 @@ def _scaled(grad: Any, alpha: Any) -> Any:
 
 add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
-                lambda grad, alpha: _scaled(grad, alpha)))
-# The ufunc that lets ``x.add_(y)`` write straight into ``x`` under no_grad (so for sub, mul).
-add.inplace_ufunc = np.add
+                lambda grad, alpha: _scaled(grad, alpha)),
+         variants=_ALL_FORMS, signature="other, *, alpha=1", convert={"other": "scalar"}, operators=("__add__", "__radd__"),
+         inplace_ufunc=np.add)  # (lets ``x.add_(y)`` write straight into ``x`` under no_grad)
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
-                lambda grad, alpha: -_scaled(grad, alpha)))
-sub.inplace_ufunc = np.subtract
+                lambda grad, alpha: -_scaled(grad, alpha)),
+         variants=_ALL_FORMS, aliases=("subtract", "subtract_"), signature="other, *, alpha=1", convert={"other": "scalar"},
+         operators=("__sub__",), inplace_ufunc=np.subtract)
 
 def _check_bool_sub(inputs: Any, params: Any) -> None:
     """PyTorch's refusal of a subtraction with a bool operand, seen before promotion (a Python bool
@@ -161,17 +162,20 @@ rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
-                lambda grad, self: grad * self))
-mul.inplace_ufunc = np.multiply
+                lambda grad, self: grad * self),
+         variants=_ALL_FORMS, aliases=("multiply",), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
+         inplace_ufunc=np.multiply)
 
 div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / other,
-                lambda grad, self, other: -grad * self / (other * other)))
+                lambda grad, self, other: -grad * self / (other * other)),
+         operators=("__truediv__",))
 
-neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,))
+neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
+         variants=_ALL_FORMS, aliases=("negative",), operators=("__neg__",), hot=True)
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
-                grads=(lambda grad, result: -grad * result * result,))
+                grads=(lambda grad, result: -grad * result * result,), variants=_ALL_FORMS, hot=True)
 
 
 _C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
@@ -265,11 +269,12 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
     return grad * (result * float(np.log(base)))
 
 
+# (``retrograd.pow`` takes a number first too: written in _functions.py)
 pow_scalar = Op("pow", _quiet(_pow_scalar), node="PowBackward0", params=("exponent",),
-                grads=(_pow_scalar_grad,))
+                grads=(_pow_scalar_grad,), variants=("method", "inplace"), convert={"exponent": "scalar"})
 
 pow_tensor = Op("pow", _quiet(_pow_tensor), node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
-                grads=(_pow_self_grad, _pow_exponent_grad))
+                grads=(_pow_self_grad, _pow_exponent_grad), variants=("method", "inplace"), convert={"exponent": "scalar"})
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", _quiet(_pow_scalar_base), node="PowBackward2",
@@ -370,7 +375,8 @@ def _remainder(a: Any, b: Any) -> Any:
 
 remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad,
-                      lambda grad, self, other: -grad * (self / other).floor()))
+                      lambda grad, self, other: -grad * (self / other).floor()),
+               variants=("method", "inplace"), convert={"other": "scalar"})
 
 
 def _fmod(a: Any, b: Any) -> Any:
@@ -381,19 +387,23 @@ def _fmod(a: Any, b: Any) -> Any:
         return np.fmod(a, b)
 
 
+# The Scalar and Tensor overloads of one public fmod (ops/variants.py tells them apart).
 fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
-                 dtype="promote+params", grads=(lambda grad: grad,))
+                 dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, convert={"other": "scalar"})
 fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
-                 lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")))
+                 lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")),
+          variants=_ALL_FORMS, convert={"other": "scalar"})
 def _remainder_scalar(x: Any, other: Any) -> Any:
     if type(other) is int and x.dtype.kind in "iu":
         other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
     return _remainder(x, other)
 
 
+# (``retrograd.remainder`` takes a number first too: written in _functions.py)
 remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
-                      params=("other",), dtype="promote+params", grads=(lambda grad: grad,))
+                      params=("other",), dtype="promote+params", grads=(lambda grad: grad,),
+                      variants=("method", "inplace"), convert={"other": "scalar"})
 
 
 def _remainder_not_implemented(grad: Any) -> Any:
@@ -415,15 +425,15 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(lambda grad, result: grad * result,))
+         grads=(lambda grad, result: grad * result,), variants=_ALL_FORMS, hot=True)
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad / self,))
+         grads=(lambda grad, self: grad / self,), variants=_ALL_FORMS, hot=True)
 sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
-          grads=(lambda grad, result: grad / (2 * result),))
+          grads=(lambda grad, result: grad / (2 * result),), variants=_ALL_FORMS, hot=True)
 sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * self.cos(),))
+         grads=(lambda grad, self: grad * self.cos(),), variants=_ALL_FORMS, hot=True)
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
-         grads=(lambda grad, self: -grad * self.sin(),))
+         grads=(lambda grad, self: -grad * self.sin(),), variants=_ALL_FORMS, hot=True)
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
 _ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
 
@@ -449,7 +459,7 @@ sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - o
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)))
 
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: tanh_backward(grad, result),))
+          grads=(lambda grad, result: tanh_backward(grad, result),), variants=_ALL_FORMS, hot=True)
 
 
 def _sigmoid(x: Any) -> Any:
@@ -459,7 +469,7 @@ def _sigmoid(x: Any) -> Any:
 
 
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
-             grads=(lambda grad, result: sigmoid_backward(grad, result),))
+             grads=(lambda grad, result: sigmoid_backward(grad, result),), variants=_ALL_FORMS, hot=True)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -471,10 +481,11 @@ def _sign(x: np.ndarray) -> np.ndarray:
     return out
 
 
-sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,))
+sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_ALL_FORMS, hot=True)
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
-         grads=(lambda grad, self: grad * self.sign(),))
+         grads=(lambda grad, self: grad * self.sign(),),
+         variants=_ALL_FORMS, aliases=("absolute",), operators=("__abs__",), hot=True)
 
 def _threshold_backward(grad: Any, out: Any) -> Any:
     # Selects rather than multiplies by a 0/1 mask: an inf or NaN upstream gradient stays out of
@@ -499,7 +510,7 @@ def _relu(x: Any) -> Any:
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
-          grads=(lambda grad, result: threshold_backward(grad, result),))
+          grads=(lambda grad, result: threshold_backward(grad, result),), variants=_ALL_FORMS, hot=True)
 
 
 def _clamp_promote(x: Any, *bounds: Any) -> Any:
@@ -534,12 +545,15 @@ def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
     return where(self <= max, grad, 0.0)
 
 
-clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,))
+# Its Tensor overload (bounds that are tensors) is ``clamp_tensor``, below.
+clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,),
+           variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
 
 
 # The rest of unary math (float results).
-def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = ()) -> Op:
-    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants)
+def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = (),
+                 aliases: tuple[str, ...] = ()) -> Op:
+    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants, aliases=aliases)
 
 
 
@@ -553,12 +567,18 @@ exp2 = _float_unary("exp2", np.exp2, "Exp2Backward0", lambda grad, result: grad 
 sinh = _float_unary("sinh", np.sinh, "SinhBackward0", lambda grad, self: grad * self.cosh(), variants=_ALL_FORMS)
 cosh = _float_unary("cosh", np.cosh, "CoshBackward0", lambda grad, self: grad * sinh(self), variants=_ALL_FORMS)
 tan = _float_unary("tan", np.tan, "TanBackward0", lambda grad, result: grad * (result * result + 1), variants=_ALL_FORMS)
-asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1))
-acos = _float_unary("acos", np.arccos, "AcosBackward0", lambda grad, self: -grad * rsqrt(-self * self + 1))
-atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad / (self * self + 1))
-asinh = _float_unary("asinh", np.arcsinh, "AsinhBackward0", lambda grad, self: grad * rsqrt(self * self + 1))
-acosh = _float_unary("acosh", np.arccosh, "AcoshBackward0", lambda grad, self: grad * rsqrt(self * self - 1))
-atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: grad / (-self * self + 1))
+asin = _float_unary("asin", np.arcsin, "AsinBackward0", lambda grad, self: grad * rsqrt(-self * self + 1),
+                    _ALL_FORMS, ("arcsin", "arcsin_"))
+acos = _float_unary("acos", np.arccos, "AcosBackward0", lambda grad, self: -grad * rsqrt(-self * self + 1),
+                    _ALL_FORMS, ("arccos", "arccos_"))
+atan = _float_unary("atan", np.arctan, "AtanBackward0", lambda grad, self: grad / (self * self + 1),
+                    _ALL_FORMS, ("arctan", "arctan_"))
+asinh = _float_unary("asinh", np.arcsinh, "AsinhBackward0", lambda grad, self: grad * rsqrt(self * self + 1),
+                     ("function", "method"), ("arcsinh",))
+acosh = _float_unary("acosh", np.arccosh, "AcoshBackward0", lambda grad, self: grad * rsqrt(self * self - 1),
+                     ("function", "method"), ("arccosh",))
+atanh = _float_unary("atanh", np.arctanh, "AtanhBackward0", lambda grad, self: grad / (-self * self + 1),
+                     ("function", "method"), ("arctanh",))
 
 
 def _inplace_not_implemented(name: str) -> Any:
@@ -569,9 +589,13 @@ def _inplace_not_implemented(name: str) -> Any:
 
 
 # PyTorch records the in-place inverse hyperbolics with their own nodes, which refuse to differentiate.
-asinh_inplace = _float_unary("asinh", np.arcsinh, "AsinhBackward1", _inplace_not_implemented("asinh"))
-acosh_inplace = _float_unary("acosh", np.arccosh, "AcoshBackward1", _inplace_not_implemented("acosh"))
-atanh_inplace = _float_unary("atanh", np.arctanh, "AtanhBackward1", _inplace_not_implemented("atanh"))
+# Each is its entry's in-place form (``x.asinh_()``, ``x.arcsinh_()``).
+asinh_inplace = _float_unary("asinh", np.arcsinh, "AsinhBackward1", _inplace_not_implemented("asinh"),
+                             ("inplace",), ("arcsinh_",))
+acosh_inplace = _float_unary("acosh", np.arccosh, "AcoshBackward1", _inplace_not_implemented("acosh"),
+                             ("inplace",), ("arccosh_",))
+atanh_inplace = _float_unary("atanh", np.arctanh, "AtanhBackward1", _inplace_not_implemented("atanh"),
+                             ("inplace",), ("arctanh_",))
 
 
 def _check_float_binary(kernel: str, a: Any, b: Any) -> None:
@@ -587,7 +611,7 @@ def _atan2_grads(grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
 
 
 atan2 = Op("atan2", _quiet(np.arctan2), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
-           grads=_atan2_grads)
+           grads=_atan2_grads, variants=_ALL_FORMS, aliases=("arctan2", "arctan2_"), convert={"other": "tensor"})
 
 
 def _hypot(a: Any, b: Any) -> Any:
@@ -597,7 +621,8 @@ def _hypot(a: Any, b: Any) -> Any:
 
 hypot = Op("hypot", _hypot, node="HypotBackward0", inputs=("self", "other"), dtype="promote",
            grads=(lambda grad, self, result: grad * self / result,
-                  lambda grad, other, result: grad * other / result))
+                  lambda grad, other, result: grad * other / result),
+           variants=_ALL_FORMS, convert={"other": "tensor"})
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
@@ -616,10 +641,12 @@ def _logaddexp2(a: Any, b: Any) -> Any:
 # derivative where the exponential overflows.
 logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
-                      lambda grad, self, other: grad * (other - self).sigmoid()))
+                      lambda grad, self, other: grad * (other - self).sigmoid()),
+               variants=("function", "method"), convert={"other": "tensor"})
 logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
-                       lambda grad, self, other: grad / (exp2(self - other) + 1)))
+                       lambda grad, self, other: grad / (exp2(self - other) + 1)),
+                variants=("function", "method"), convert={"other": "tensor"})
 
 
 # -- erf, erfc, erfinv (no SciPy) --------------------------------------------------------------
@@ -761,7 +788,8 @@ floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0",
 
 ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,),
           variants=_ALL_FORMS)
-trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,))
+trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,),
+           variants=_ALL_FORMS, aliases=("fix", "fix_"))
 round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,))
 
 
@@ -825,7 +853,8 @@ def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A
 
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
-                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad))
+                  grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad),
+                  variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
 
 
 def _clamp_one(fn: Any) -> Any:
@@ -837,15 +866,19 @@ def _clamp_one(fn: Any) -> Any:
 
 
 clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
-                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),))  # noqa: A006
+                      grads=(lambda grad, self, min: where(self >= min, grad, 0.0),),  # noqa: A006
+                      variants=_ALL_FORMS, convert={"min": "scalar"})
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
-                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),))  # noqa: A006
+                      grads=(lambda grad, self, max: where(self <= max, grad, 0.0),),  # noqa: A006
+                      variants=_ALL_FORMS, convert={"max": "scalar"})
 clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
-                             lambda grad, self, min: where(self < min, grad, 0.0)))  # noqa: A006
+                             lambda grad, self, min: where(self < min, grad, 0.0)),  # noqa: A006
+                      variants=_ALL_FORMS, convert={"min": "scalar"})
 clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
-                             lambda grad, self, max: where(self > max, grad, 0.0)))  # noqa: A006
+                             lambda grad, self, max: where(self > max, grad, 0.0)),  # noqa: A006
+                      variants=_ALL_FORMS, convert={"max": "scalar"})
 
 
 def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
@@ -855,7 +888,8 @@ def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray
 
 
 nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
-                grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),))
+                grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),),
+                variants=_ALL_FORMS, signature="nan=0.0, posinf=None, neginf=None")
 
 
 # -- lerp, addcmul, addcdiv -------------------------------------------------------------------
@@ -902,11 +936,13 @@ def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarr
 
 lerp_scalar = Op("lerp", _lerp_scalar, node="LerpBackward0", inputs=("self", "end"), params=("weight",),
                  grads=(lambda grad, weight: grad * (1 - weight),
-                        lambda grad, weight: grad * weight))
+                        lambda grad, weight: grad * weight),
+                 variants=_ALL_FORMS, convert={"weight": "scalar"})
 lerp_tensor = Op("lerp", _lerp_tensor, node="LerpBackward1", inputs=("self", "end", "weight"),
                  grads=(lambda grad, weight: grad * (1 - weight),
                         lambda grad, weight: grad * weight,
-                        lambda grad, self, end: grad * (end - self)))
+                        lambda grad, self, end: grad * (end - self)),
+                 variants=_ALL_FORMS, convert={"weight": "scalar"})
 
 
 def _cast_value(value: Any, dtype: np.dtype) -> Any:
@@ -967,12 +1003,14 @@ addcmul = Op("addcmul", _addcmul, node="AddcmulBackward0", inputs=("self", "tens
              params=("value",), dtype="promote",
              grads=(lambda grad: grad,
                     lambda grad, tensor2, value: grad * (tensor2 * value),
-                    lambda grad, tensor1, value: grad * (tensor1 * value)))
+                    lambda grad, tensor1, value: grad * (tensor1 * value)),
+             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1")
 addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tensor1", "tensor2"),
              params=("value",),
              grads=(lambda grad: grad,
                     lambda grad, tensor2, value: grad * (value / tensor2),
-                    lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2)))
+                    lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2)),
+             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1")
 
 
 # -- comparisons (no gradient; bool results) --------------------------------------------------
@@ -980,13 +1018,16 @@ addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tens
 _BINARY = ("self", "other")
 eq = Op("eq", np.equal, inputs=_BINARY)
 ne = Op("ne", np.not_equal, inputs=_BINARY)
-lt = Op("lt", np.less, inputs=_BINARY)
-le = Op("le", np.less_equal, inputs=_BINARY)
-gt = Op("gt", np.greater, inputs=_BINARY)
-ge = Op("ge", np.greater_equal, inputs=_BINARY)
-logical_not = Op("logical_not", np.logical_not)
-logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"))
-logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"))
+# (``==``/``!=`` are hand-written in tensor.py: ``x == None`` is False, not an error.)
+_FORMS = ("function", "method")
+_SCALAR = {"other": "scalar"}
+lt = Op("lt", np.less, inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
+le = Op("le", np.less_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__le__",))
+gt = Op("gt", np.greater, inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
+ge = Op("ge", np.greater_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__ge__",))
+logical_not = Op("logical_not", np.logical_not, variants=("function", "method"))
+logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=("function", "method"))
+logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=("function", "method"))
 logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"))
 bitwise_and = Op("bitwise_and", np.bitwise_and, inputs=("self", "other"))
 bitwise_or = Op("bitwise_or", np.bitwise_or, inputs=("self", "other"))

@@ -55,7 +55,8 @@ from ..autograd.graph_hooks import (
 )
 from ..tensor import Tensor
 from .declaration import Declaration
-from .saved_attrs import check_saved_names, saved_properties
+from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, Plan
+from .saved_attrs import saved_properties
 
 _make = Tensor._make
 
@@ -64,13 +65,9 @@ _make = Tensor._make
 GUARD_MASK = GUARD_EVERY - 1
 NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op for the collector
 
-# How a rule parameter is resolved at backward time (codes precomputed per rule at registration).
-SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
-
-
-# What each kind of rule argument reads from the node at backward time: the one definition of
-# their meaning. The generated ``apply`` writes these expressions inline; the generic loop
-# (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
+# What each kind of rule argument (the codes: ops/plan.py) reads from the node at backward time:
+# the one definition of their meaning. The generated ``apply`` writes these expressions inline;
+# the generic loop (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
 # reading of a saved input is its inlined unpack in ``_generate_apply`` (``self.saved(i)``
 # without the call).
 ARG_EXPRESSIONS = {
@@ -199,11 +196,13 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     if n_edges > 1 or any(kind == NEEDS for _, specs in edge_rules for kind, _ in specs):
         lines.append("    edges = self.next_functions")
     if any(kind == SAVED for _, specs in edge_rules for kind, _ in specs):
-        lines += ["    saved = self._saved", "    if not saved and type(saved) is FREED_TYPE: raise RuntimeError(freed_message(saved))"]
+        lines += ["    saved = self._saved", "    if not saved and type(saved) is FREED_TYPE:",
+                  "        raise RuntimeError(freed_message(saved))"]
     def unpack(k: int, indent: str) -> list[str]:  # the inlined form of ``self.saved(k)``
         return [f"{indent}saved{k} = saved[{k}]",
                 f"{indent}if type(saved{k}) is tuple:  # an input saved as (tensor, version)",
-                f"{indent}    if saved{k}[0]._version_counter.value != saved{k}[1]: unpack_input(saved{k}, self)  # raises",
+                f"{indent}    if saved{k}[0]._version_counter.value != saved{k}[1]:",
+                f"{indent}        unpack_input(saved{k}, self)  # raises",
                 f"{indent}    saved{k} = saved{k}[0]",
                 f"{indent}elif type(saved{k}) is PackedSaved:  # saved under saved_tensors_hooks",
                 f"{indent}    saved{k} = saved{k}.unpack(self)"]
@@ -241,7 +240,11 @@ _FIRST_USE = RLock()  # guards making an op's node class and call paths (once ea
 
 
 class Op:
-    """One entry of the op table: forward, node name, and a backward rule per input."""
+    """One entry of the op table: forward, node name, and a backward rule per input.
+
+    ``op.declaration`` is the entry as written (``ops/declaration.py``), ``op.plan`` the run plan
+    derived from it (``ops/plan.py``, its fields read on the op itself), and the node class and
+    call paths are made here on first use."""
 
     def __init__(
         self,
@@ -258,95 +261,28 @@ class Op:
         differentiable_outputs: Sequence[bool] | None = None,
         saved: Sequence[str] | Mapping[str, str] | None = None,
         variants: Sequence[str] = (),
+        aliases: Sequence[str] = (),
+        signature: str | None = None,
+        convert: Mapping[str, str] | None = None,
+        operators: Sequence[str] = (),
+        hot: bool = False,
+        inplace_ufunc: Any = None,
     ) -> None:
-        # The entry as written, validated (``ops/declaration.py``); everything below is the
-        # plan derived from it.
+        # The entry as written, validated (``ops/declaration.py``), and the run plan derived
+        # from it (``ops/plan.py``).
         self.declaration = Declaration(
             name, forward, node=node, inputs=inputs, params=params, grads=grads, dtype=dtype,  # type: ignore[arg-type]
             view=view, outputs=outputs,
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
-            saved=saved, variants=variants)  # type: ignore[arg-type]
-        inputs, params = self.declaration.inputs, self.declaration.params
-        self.variants = self.declaration.variants  # (function, method, inplace) forms
-        self.name = name
-        self.variants = tuple(variants)  # public forms, bound by ops/variants.py
-        self.forward = forward
-        self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
-        self.inputs = (inputs[0][1:],) if self.variadic else tuple(inputs)
-        self.params = tuple(params)
-        self.n_inputs = len(self.inputs)
-        self.n_outputs = outputs  # -1: the forward returns a tuple of any length
-        self.dtype_rule = dtype
-        self.view = view
-        self.differentiable_outputs = tuple(differentiable_outputs or (True,) * max(outputs, 1))
-        self.differentiable = grads is not None
-        self.joint_rule: Callable[..., Any] | None = None
-        self.rules: tuple[Callable[..., Any] | None, ...] = (None,) * self.n_inputs
-        self.rule_args: tuple[tuple[tuple[int, int], ...], ...] = ((),) * self.n_inputs
-        self.joint_args: tuple[tuple[int, int], ...] = ()
-        # Which saved slots (inputs, then outputs) each input's rule needs.
-        self.saves_for: tuple[frozenset[int], ...] = (frozenset(),) * self.n_inputs
-        if self.variadic and grads is not None and not callable(grads):
-            raise ValueError(f"{name}: a variadic op takes one joint backward rule")
-        if callable(grads):
-            self.joint_rule = grads
-            self.joint_args = self._arg_specs(grads)
-            slots = frozenset(i for kind, i in self.joint_args if kind in (SAVED, SAVED_ALL))
-            self.saves_for = (slots,) * self.n_inputs
-        elif grads is not None:
-            if len(grads) != self.n_inputs:
-                raise ValueError(f"{name}: one backward rule per input expected")
-            self.rules = tuple(grads)
-            self.rule_args = tuple(self._arg_specs(r) if r is not None else () for r in grads)
-            self.saves_for = tuple(
-                frozenset(i for kind, i in specs if kind == SAVED) for specs in self.rule_args
-            )
-        # Inputs without a rule (an index, a mask, a target) get no edge, as in PyTorch.
-        if self.joint_rule is not None or self.variadic:
-            self.diff_inputs: tuple[int, ...] = tuple(range(self.n_inputs))
-        else:
-            self.diff_inputs = tuple(i for i, r in enumerate(self.rules) if r is not None)
-        self.all_inputs_differentiable = len(self.diff_inputs) == self.n_inputs
-        # (rule, arg specs) per edge, in edge order: what OpNode.apply walks.
-        self.edge_rules = (
-            tuple((self.rules[i], self.rule_args[i]) for i in self.diff_inputs) if self.joint_rule is None else ()
-        )
-        self.saves_self = any(0 in slots for slots in self.saves_for)
-        # Whether some rule reads an input's shape or dtype (then it is kept for every input).
-        all_specs = [s for specs in (*self.rule_args, self.joint_args) for s in specs]
-        self.uses_meta = any(kind in (SHAPE, DTYPE, SHAPES) for kind, _ in all_specs)
-        # For two-input ops: what to save, indexed by a_tracked + 2 * b_tracked.
-        self.binary_saves: tuple[tuple[bool, bool, bool], ...] = ()
-        if self.n_inputs == 2 and not self.variadic:
-            plans = []
-            for tracked in range(4):
-                wanted: frozenset[int] = frozenset()
-                if tracked & 1:
-                    wanted |= self.saves_for[0]
-                if tracked & 2:
-                    wanted |= self.saves_for[1]
-                plans.append((0 in wanted, 1 in wanted, 2 in wanted))
-            self.binary_saves = tuple(plans)
-        # For one-input ops: (save the input, save the result).
-        self.unary_saves = (0 in self.saves_for[0], 1 in self.saves_for[0]) if self.n_inputs == 1 else (False, False)
-        # Shapes of call that ``unary`` / ``binary`` (made below) run without the generic detours.
-        plain = (outputs == 1 and not view and not self.variadic and self.differentiable
-                 and self.all_inputs_differentiable)
-        self.unary_fast = (outputs == 1 and not self.variadic and self.differentiable and self.n_inputs == 1
-                           and self.all_inputs_differentiable and dtype in ("same", "float_unary"))
-        self.binary_fast = plain and self.n_inputs == 2 and dtype in ("same", "promote", "float")
-        self.n_args = self.n_inputs + len(self.params)  # what a call passes (variadic ops: any)
-        self.inplace_ufunc: Any = None  # a NumPy ufunc that can do ``self op= other`` with out=self
+            saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
+            convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc)  # type: ignore[arg-type]
+        self.plan = Plan(self.declaration)
+        # The call paths read the plan's fields on the op: one attribute lookup each (ops/plan.py).
+        self.__dict__.update(self.plan.fields())
         # ``check_operands(inputs, params)``: refuses operands by their dtypes before promotion
         # (``bool - x``); run only where promotion is needed (``_cast_arrays``), off the hot paths.
         self.check_operands: Callable[[Sequence[Any], Sequence[Any]], None] | None = None
-        self.node_name = node or f"{name.capitalize()}Backward0"
         self._backward_source: str | None = None
-        # PyTorch's saved-attribute names for the node (``_saved_self``...), when they are not
-        # the rules' own parameter names (ops/saved_attrs.py).
-        self.saved_names = saved
-        if saved is not None:
-            check_saved_names(self)
 
     # Made on first use (``__getattr__``), so that importing the op table builds no classes and
     # no closures: the node class (``MulBackward0``), and the op's own call paths ``op.unary(x)``
@@ -373,46 +309,6 @@ class Op:
             value = binary_path(self)
         setattr(self, name, value)
         return value
-
-    def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
-        code = getattr(rule, "__code__", None)
-        if code is not None:  # much cheaper than inspect.signature, and there are hundreds of rules
-            names = list(code.co_varnames[1:code.co_argcount])  # the first receives the gradient
-        else:
-            import inspect
-
-            names = list(inspect.signature(rule).parameters)[1:]
-        specs = []
-        for arg in names:
-            if self.variadic and arg == self.inputs[0]:
-                specs.append((SAVED_ALL, 0))
-            elif self.variadic and arg == self.inputs[0] + "_shapes":
-                specs.append((SHAPES, 0))
-            elif arg in self.inputs:
-                specs.append((SAVED, self.inputs.index(arg)))
-            elif arg == "result":
-                specs.append((SAVED, self.n_inputs))
-            elif arg.startswith("result") and arg[6:].isdigit():
-                specs.append((SAVED, self.n_inputs + int(arg[6:])))
-            elif arg.endswith("_shape") and arg[:-6] in self.inputs:
-                specs.append((SHAPE, self._edge_index(arg[:-6])))
-            elif arg.endswith("_dtype") and arg[:-6] in self.inputs:
-                specs.append((DTYPE, self._edge_index(arg[:-6])))
-            elif arg in self.params:
-                specs.append((PARAM, self.params.index(arg)))
-            elif arg == "needs":
-                specs.append((NEEDS, 0))
-            else:
-                raise ValueError(f"{self.name}: backward rule asks for unknown {arg!r}")
-        return tuple(specs)
-
-    def _edge_index(self, name: str) -> int:
-        """Position of a differentiable input among the node's edges (metadata is kept per edge)."""
-        index = self.inputs.index(name)
-        rules = self.rules if self.joint_rule is None and not self.variadic else None
-        if rules is not None and rules[index] is None:
-            raise ValueError(f"{self.name}: the shape of non-differentiable input {name!r} is not kept")
-        return index if rules is None else sum(1 for r in rules[:index] if r is not None)
 
     def __call__(self, *args: Any) -> Any:
         return apply(self, args)

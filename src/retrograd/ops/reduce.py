@@ -457,8 +457,10 @@ def _extreme_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim:
     return grad / count * mask
 
 
-amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
-amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,))
+amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,),
+           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"})
+amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,),
+           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"})
 
 
 # -- var, std, var_mean, std_mean -------------------------------------------------------------
@@ -591,7 +593,8 @@ def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdi
 
 
 logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
-               grads=(_logsumexp_grad,))
+               grads=(_logsumexp_grad,),
+               variants=("function", "method"), signature="dim, keepdim=False", convert={"dim": "dims"})
 
 
 # -- norms: vector_norm (PyTorch's rules for every order), norm's dtype form, dist ------------
@@ -713,7 +716,8 @@ def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: flo
 
 
 dist = Op("dist", quiet_forward(_dist), node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
-          grads=_dist_grad)
+          grads=_dist_grad, variants=("function", "method"), signature="other, p=2",
+          convert={"other": "tensor", "p": "float"})
 
 
 # -- flip (private: reversed cumulative sums and products in backward rules) ------------------
@@ -993,10 +997,12 @@ def _logical_reduce(fn: Any) -> Any:
     return forward
 
 
-all_op = Op("all", _logical_reduce(np.all), params=("dim", "keepdim"))
-any_op = Op("any", _logical_reduce(np.any), params=("dim", "keepdim"))
+all_op = Op("all", _logical_reduce(np.all), params=("dim", "keepdim"),
+            variants=("function", "method"), signature="dim=None, keepdim=False", convert={"dim": "dims"})
+any_op = Op("any", _logical_reduce(np.any), params=("dim", "keepdim"),
+            variants=("function", "method"), signature="dim=None, keepdim=False", convert={"dim": "dims"})
 count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(x, axis=dims), np.int64),
-                   params=("dim",))
+                   params=("dim",), variants=("function", "method"), signature="dim=None", convert={"dim": "dims"})
 
 
 def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:

@@ -29,9 +29,10 @@ from ..tensor import Tensor
 
 if TYPE_CHECKING:
     from .op import Op
+    from .plan import Plan
 
 
-def saved_names(op: Op) -> dict[str, str]:
+def saved_names(op: Op | Plan) -> dict[str, str]:
     """PyTorch's attribute names (without ``_saved_``) → our spec, for ``op``'s node class."""
     declared: Sequence[str] | Mapping[str, str] | None = op.saved_names
     if declared is not None:
@@ -64,7 +65,7 @@ def saved_properties(op: Op) -> dict[str, property]:
     return {f"_saved_{torch_name}": _property(op, torch_name, spec) for torch_name, spec in saved_names(op).items()}
 
 
-def check_saved_names(op: Op) -> None:
+def check_saved_names(op: Op | Plan) -> None:
     """Refuse, when the op table is built, a declared name that refers to nothing the node keeps."""
     for torch_name, spec in saved_names(op).items():
         if _getter(op, spec) is None:
@@ -78,7 +79,7 @@ def _property(op: Op, torch_name: str, spec: str) -> property:
     return property(getter, doc=f"PyTorch's ``_saved_{torch_name}`` (retrograd's ``{spec}``).")
 
 
-def _getter(op: Op, spec: str) -> Callable[[Any], Any] | None:
+def _getter(op: Op | Plan, spec: str) -> Callable[[Any], Any] | None:
     if spec in op.inputs:
         return _slot_getter(op.inputs.index(spec))
     if spec == "result":

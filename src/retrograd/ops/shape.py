@@ -123,7 +123,7 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T
 
 
-t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),))
+t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),), variants=("function", "method"))
 
 
 def _permute(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -452,6 +452,7 @@ def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int
 
 
 index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
+                  variants=("function", "method"), convert={"dim": "dim", "index": "index"},
                   grads=(lambda grad, self_shape, dim, index: index_add(
                       _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
                           _index_select_shape(self_shape, dim, index)), dim, index, 1),))
@@ -487,6 +488,7 @@ masked_select_backward: Op = Op("masked_select_backward", _masked_select_backwar
                             params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),))
 
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
+                   variants=("function", "method"), convert={"mask": "index"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
                        grad, _mask_shape(self_shape, mask), mask),))
 
@@ -512,7 +514,8 @@ def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) 
 
 take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
                    grads=(lambda grad, index: take(grad, index),))
-take: Op = Op("take", _take, node="TakeBackward0", params=("index",),
+take: Op = Op("take", _take, node="TakeBackward0", params=("index",), variants=("function", "method"),
+          convert={"index": "index"},
           grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),))
 
 
@@ -1060,9 +1063,11 @@ def _triu(x: np.ndarray, diagonal: int) -> np.ndarray:
 
 
 tril: Op = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
-          grads=(lambda grad, diagonal: tril(grad, diagonal),))
+          grads=(lambda grad, diagonal: tril(grad, diagonal),),
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
 triu: Op = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
-          grads=(lambda grad, diagonal: triu(grad, diagonal),))
+          grads=(lambda grad, diagonal: triu(grad, diagonal),),
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
 
 
 # -- block_diag -------------------------------------------------------------------------------

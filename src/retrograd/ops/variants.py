@@ -1,41 +1,55 @@
-"""The public forms of op-table entries, derived from each entry's ``variants`` (PyTorch's
+"""The public forms of op-table entries, derived from each entry's declaration (PyTorch's
 ``variants:`` in ``native_functions.yaml``).
 
 An entry declares which forms it has: ``"function"`` (``retrograd.<name>(input, ...)``),
-``"method"`` (``Tensor.<name>(...)``) and ``"inplace"`` (``Tensor.<name>_(...)``, the name derived).
+``"method"`` (``Tensor.<name>(...)``) and ``"inplace"`` (``Tensor.<name>_(...)``, the name derived),
+and how they look (fields of ``ops/declaration.py``): ``aliases`` (more names: ``arcsin`` for the
+function and method, ``arcsin_`` for the in-place form), ``signature`` (the parameters after the
+tensor as Python text, keywords and defaults included: ``"other, *, alpha=1"``), ``convert`` (what
+is done to an argument first, one of ``CONVERSIONS`` below), ``operators`` (Tensor dunders that are
+the op's own call path, ``__add__``) and ``hot`` (the method is the op's own one-input call path,
+no wrapper frame). Two entries may share a public name as PyTorch's ``Tensor``/``Scalar``
+overloads do: the same signature, some arguments tensor inputs of one and params of the other
+(``fmod``, ``clamp``); the form calls the first when any of them is a Tensor. An in-place form
+may be an entry of its own (``asinh_inplace``: PyTorch records ``AsinhBackward1``).
+
 This module is the one binding point: the end of ``tensor.py`` calls ``bind_methods`` and
-``_functions.py`` makes a function for each name ``function_names`` gives, so a new op with
-declared variants is one entry plus its opdb sample. Only the eagerly imported topics are read
-(``nn`` and ``linalg`` load on first use). A derived method passes an op's params
-positionally (``x.foo(a, b)``); an op whose params want keywords or defaults keeps a hand-written
-method.
+``_functions.py`` calls ``bind_functions``, so a new op is one entry plus its opdb sample. The
+forms are written as Python source (``forms_source``), with the declared signature, so that
+``inspect.signature`` shows it and a wrong call raises Python's TypeError as a ``def`` would, and
+compiled once per binding point, registered with ``linecache`` like all generated code. Only the
+eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
 
-The hot methods (``+ - * /``, ``exp``, ``tanh``...) are not bound here: ``tensor.py`` binds the
-ops' own call paths to them directly, one frame shorter (``_set_operators``).
-
+>>> import inspect
 >>> import retrograd as rg
 >>> from retrograd.ops import elementwise
 >>> elementwise.exp2.variants
 ('function', 'method', 'inplace')
 >>> rg.exp2(rg.tensor([3.0])).tolist(), rg.tensor([3.0]).exp2_().tolist()
 ([8.0], [8.0])
+>>> inspect.signature(rg.Tensor.add)
+<Signature (self, other, *, alpha=1)>
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .op import Op, apply
+from ..autograd.anomaly_mode import GENERATED_FILE_PREFIX
+from .op import Op, _compile, apply
 
 FUNCTION, METHOD, INPLACE = "function", "method", "inplace"
+_BUILTINS = frozenset(dir(builtins))
 # The topics whose entries are public at ``import retrograd`` (ops/__init__ imports them).
 TOPICS = ("elementwise", "reduce", "shape", "indexing")
 
 
 def declared(modules: Iterable[Any] | None = None) -> list[Op]:
-    """The entries of ``modules`` (default: the eagerly imported topics) that declare variants,
-    checked for one entry per public name.
+    """The entries of ``modules`` (default: the eagerly imported topics) that declare public
+    forms, checked: one entry per public name, or a Tensor/Scalar overload pair.
 
     >>> from retrograd.ops import variants
     >>> "erf" in [op.name for op in variants.declared()]
@@ -45,59 +59,270 @@ def declared(modules: Iterable[Any] | None = None) -> list[Op]:
         import importlib
 
         modules = [importlib.import_module(f"{__package__}.{topic}") for topic in TOPICS]
-    entries: dict[str, Op] = {}
+    entries: list[Op] = []
     for module in modules:
         for value in vars(module).values():
-            if not isinstance(value, Op) or not getattr(value, "variants", ()):
-                continue
-            # (each entry's own variants were checked when it was declared: ops/declaration.py)
-            other = entries.setdefault(value.name, value)
-            if other is not value:
-                raise ValueError(f"{value.name}: two entries declare variants under one public name")
-    return list(entries.values())
+            if isinstance(value, Op) and (value.variants or value.declaration.operators) and value not in entries:
+                entries.append(value)
+    for form in (FUNCTION, METHOD, INPLACE):
+        _public_forms(entries, form)  # (raises for a clash)
+    return entries
 
 
-def function_names(entries: Iterable[Op]) -> list[str]:
-    """The ``retrograd.<name>`` functions the entries declare.
+# -- which entries serve which public name -----------------------------------------------------
+def arguments(op: Op) -> list[str]:
+    """The arguments after the tensor, in the public form's order (the declared signature's)."""
+    signature = op.declaration.signature
+    if signature is None:
+        return [*op.inputs[1:], *op.params]
+    names = _SIGNATURE_NAMES.get(signature)
+    if names is None:  # (parsed once per signature text: forms are made at import)
+        from .declaration import signature_names
 
-    >>> from retrograd.ops import variants
-    >>> "erfinv" in variants.function_names(variants.declared())
-    True
+        names = _SIGNATURE_NAMES[signature] = signature_names(signature)
+    return list(names)
+
+
+_SIGNATURE_NAMES: dict[str, list[str]] = {}
+
+
+def _signature(op: Op) -> str:
+    signature = op.declaration.signature
+    return signature if signature is not None else ", ".join(arguments(op))
+
+
+def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, tuple[str, ...]]:
+    """(tensor entry, scalar entry, the arguments that tell them apart) for two entries under one
+    public name: the same signature, those arguments tensor inputs of one and params of the other
+    (the form takes the tensor entry when any of them is a Tensor, as ``clamp`` does)."""
+    if arguments(a) == arguments(b) and _signature(a) == _signature(b) and _conversions(a) == _conversions(b):
+        differ = tuple(n for n in arguments(a) if (n in a.inputs) != (n in b.inputs))
+        if differ and all(n in a.inputs for n in differ):
+            return a, b, differ
+        if differ and all(n in b.inputs for n in differ):
+            return b, a, differ
+    raise ValueError(f"{name}: two entries declare variants under one public name, and they are not a "
+                     "Tensor/Scalar overload pair (the same signature, one argument a tensor input of one "
+                     "and a param of the other)")
+
+
+def _public_forms(entries: list[Op], form: str) -> list[tuple[str, tuple[Op, ...]]]:
+    """``(public name, entries)`` for one form; two entries are an overload pair (tensor first)."""
+    by_name: dict[str, list[Op]] = {}
+    for op in entries:
+        if form in op.variants:
+            # An alias names the function and method forms; one ending in ``_`` the in-place form.
+            if form == INPLACE:
+                names = [op.name + "_", *(a for a in op.declaration.aliases if a.endswith("_"))]
+            else:
+                names = [op.name, *(a for a in op.declaration.aliases if not a.endswith("_"))]
+            for name in names:
+                by_name.setdefault(name, []).append(op)
+    if form == INPLACE:  # (an in-place form may be its own entry: PyTorch's AsinhBackward1)
+        methods = {name for name, _ in _public_forms(entries, METHOD)}
+        for name in by_name:
+            if name[:-1] not in methods:
+                raise ValueError(f"{name}: an 'inplace' variant needs the 'method' variant")
+    forms = []
+    for name, ops in by_name.items():
+        if len(ops) > 2:
+            raise ValueError(f"{name}: two entries declare variants under one public name")
+        forms.append((name, tuple(ops) if len(ops) == 1 else _overload(ops[0], ops[1], name)[:2]))
+    return forms
+
+
+# -- the source of the forms -------------------------------------------------------------------
+def _global(op: Op) -> str:
+    """The generated source's name for an entry, its op and node names (``fmod_FmodBackward1``):
+    an overload pair's two entries, or a method's and its in-place form's, differ in the node."""
+    return f"{op.name}_{op.node_name}"
+
+
+# What each conversion (``convert=``, ops/declaration.py) writes, for an argument and the tensor.
+CONVERSIONS = {
+    "scalar": "coerce({0})",
+    "dim": "normalize_dim({0}, {tensor}._data.ndim)",
+    "dims": "normalize_dims({0}, {tensor}._data.ndim)",
+    "int": "int({0})",
+    "float": "float({0})",
+    "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
+    "index": "index_array({0})",
+}
+
+
+def _conversions(op: Op) -> dict[str, str]:
+    return dict(op.declaration.convert or {})
+
+
+def _convert(op: Op, argument: str, name: str, tensor: str) -> str:
+    """The expression of one declared conversion (PyTorch counts a function's input as position 1)."""
+    position = arguments(op).index(argument) + (2 if tensor == "input" else 1)
+    return CONVERSIONS[_conversions(op)[argument]].format(argument, tensor=tensor, name=name, position=position)
+
+
+def _call(op: Op, ref: str, name: str, tensor: str, form: str, converted: tuple[str, ...] = ()) -> str:
+    """The one call a form makes for ``op``: the op's own call path where it has one (the same
+    call a hand-written method made), else ``apply`` / ``apply_inplace``; each argument converted
+    as declared (but those ``converted`` already)."""
+    convert = _conversions(op)
+    args = ", ".join([tensor, *(_convert(op, n, name, tensor) if n in convert and n not in converted else n
+                                for n in (*op.inputs[1:], *op.params))])
+    if form == INPLACE:
+        return f"apply_inplace({ref}, ({args},))"
+    if op.unary_fast:
+        return f"{ref}.unary({args})"
+    if op.binary_fast:
+        return f"{ref}.binary({args})"
+    return f"apply({ref}, ({args},))"
+
+
+def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
+    op = pair[0]
+    first = "input" if form == FUNCTION else "self"
+    signature = _signature(op)
+    where = ", ".join(f"{p.name!r} ({p.node_name})" for p in pair)
+    # PyTorch's names may be Python's builtins (``abs``, ``input``, ``min``): said so for ruff.
+    codes = [code for code, hit in (("A001", name in _BUILTINS), ("A002", {first, *arguments(op)} & _BUILTINS)) if hit]
+    shadows = f"  # noqa: {', '.join(codes)}" if codes else ""
+    lines = [f"def {name}({first}{', ' if signature else ''}{signature}):{shadows}  # {form} of {where}"]
+    if form == FUNCTION:  # (a number first becomes a tensor)
+        lines.append("    input = to_tensor(input)  # noqa: A001")
+    if len(pair) == 1:
+        lines.append(f"    return {_call(op, _global(op), name, first, form)}")
+    else:
+        by = _overload(pair[0], pair[1], name)[2]
+        for n in by:
+            if n in _conversions(op):  # converted once, then the overloads are told apart
+                noqa = "  # noqa: A001" if n in _BUILTINS else ""
+                lines.append(f"    {n} = {_convert(op, n, name, first)}{noqa}")
+        calls = [_call(o, _global(o), name, first, form, converted=by) for o in pair]
+        test = " or ".join(f"isinstance({n}, Tensor)" for n in by)
+        lines += [f"    if {test}:", f"        return {calls[0]}", f"    return {calls[1]}"]
+    return "\n".join(lines) + "\n"
+
+
+def forms_source(entries: Iterable[Op], forms: tuple[str, ...]) -> tuple[str, dict[str, tuple[Op, ...]]]:
+    """The Python source of every public form of ``entries`` in ``forms`` (hot methods and
+    operators, which are the call paths themselves, are not written), and the entries each
+    function name serves. The source reads its globals: the entries by ``_global`` name,
+    ``apply``, ``apply_inplace``, ``Tensor``, ``coerce`` and ``to_tensor``.
+
+    >>> from retrograd.ops import elementwise, variants
+    >>> print(variants.forms_source([elementwise.exp2], ("method",))[0].strip())
+    def exp2(self):  # method of 'exp2' (Exp2Backward0)
+        return exp2_Exp2Backward0.unary(self)
     """
-    return [op.name for op in entries if FUNCTION in op.variants]
+    entries = list(entries)
+    chunks = []
+    served: dict[str, tuple[Op, ...]] = {}
+    for form in forms:
+        for name, pair in _public_forms(entries, form):
+            if form == METHOD and pair[0].declaration.hot:
+                continue
+            # (an alias is the same function under another name, as ``arcsin = asin`` was)
+            if name != pair[0].name + ("_" if form == INPLACE else ""):
+                continue
+            chunks.append(_form_source(name, pair, form))
+            served[name] = pair
+    return "\n\n".join(chunks), served
 
 
-def _form(run: Callable[[Op, tuple[Any, ...]], Any], op: Op) -> Callable[..., Any]:
-    # Exactly what a hand-written ``return _apply(op, (self, ...))`` method did: one frame
-    # (``run`` is ``apply``, or ``apply_inplace`` for the in-place form).
-    def method(self: Any) -> Any:
-        return run(op, (self,))
+def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualprefix: str,
+                   namespace: dict[str, Any]) -> dict[str, Callable[..., Any]]:
+    """Compile the forms' source once (registered with ``linecache``); ``{public name: function}``
+    with aliases bound to the same function."""
+    from ..tensor import Tensor
+    from .elementwise import require_tensor
+    from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
+    from .reduce import normalize_dim, normalize_dims
+    from .shape import _index_array
 
-    def with_params(self: Any, *params: Any) -> Any:
-        return run(op, (self, *params))
+    source, served = forms_source(entries, forms)
+    namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
+                      "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
+                      "require_tensor": require_tensor, "index_array": _index_array})
+    for pair in served.values():
+        for op in pair:
+            if namespace.setdefault(_global(op), op) is not op:
+                raise ValueError(f"{_global(op)}: two entries with one op name and node name")
+    filename = f"{GENERATED_FILE_PREFIX}{label} (ops/variants.py, forms_source)>"
+    if source:
+        _compile(source, filename, namespace, next(iter(served)))
+    for name in served:
+        namespace[name].__qualname__ = qualprefix + name
+    functions: dict[str, Callable[..., Any]] = {}
+    for form in forms:
+        for name, pair in _public_forms(entries, form):
+            op = pair[0]
+            if form == METHOD and op.declaration.hot:
+                functions[name] = op.unary  # the call path itself, one frame shorter
+            else:
+                functions[name] = namespace[op.name + ("_" if form == INPLACE else "")]
+    return functions
 
-    return method if op.n_args == 1 else with_params
 
-
-def bind_methods(cls: type, entries: Iterable[Op]) -> None:
-    """Set ``cls.<name>`` and ``cls.<name>_`` for the entries' ``method`` and ``inplace`` variants;
-    a name the class already defines is an error (one definition per op).
+def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] | None = None) -> None:
+    """Set ``cls.<name>`` / ``cls.<name>_`` (aliases too) for the entries' ``method`` and
+    ``inplace`` variants, and their ``operators``; a name the class already defines is an error
+    (one definition per op). ``coerce`` does the ``"scalar"`` conversion (and an operator's other
+    operand): a number or tensor passes, anything else becomes ``NotImplemented``.
 
     >>> import retrograd as rg
     >>> rg.Tensor.erfc.__qualname__
     'Tensor.erfc'
     """
-    from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
-
+    entries = list(entries)
+    methods = _compile_forms(entries, (METHOD, INPLACE), f"{cls.__name__} methods from the op table",
+                             f"{cls.__name__}.", {"coerce": coerce, "__name__": cls.__module__})
     for op in entries:
-        forms = []
-        if METHOD in op.variants:
-            forms.append((op.name, _form(apply, op)))
-        if INPLACE in op.variants:
-            forms.append((op.name + "_", _form(apply_inplace, op)))
-        for name, method in forms:
-            if name in vars(cls):
-                raise ValueError(f"{cls.__name__}.{name} is defined by hand and by the {op.name!r} entry's variants")
-            method.__name__ = name
-            method.__qualname__ = f"{cls.__name__}.{name}"
-            setattr(cls, name, method)
+        operators = op.declaration.operators
+        if operators:
+            if op.n_inputs == 1:
+                path = op.unary
+            else:  # the operator passes the params' defaults (``alpha=1``)
+                path = op.operator(coerce, *_defaults(op))  # type: ignore[arg-type]
+            methods.update((name, path) for name in operators)
+    for name, method in methods.items():
+        if name in vars(cls):
+            raise ValueError(f"{cls.__name__}.{name} is defined by hand and by an entry's variants")
+        setattr(cls, name, method)
+
+
+def bind_functions(namespace: dict[str, Any], entries: Iterable[Op], to_tensor: Callable[[Any], Any],
+                   coerce: Callable[[Any], Any]) -> list[str]:
+    """Set ``namespace[<name>]`` (``retrograd._functions``) for the entries' ``function``
+    variants (aliases too); the first argument may be a number (``to_tensor`` makes it a
+    tensor). Returns the names bound.
+
+    >>> import inspect, retrograd as rg
+    >>> inspect.signature(rg.add)
+    <Signature (input, other, *, alpha=1)>
+    """
+    entries = list(entries)
+    functions = _compile_forms(entries, (FUNCTION,), "retrograd functions from the op table", "",
+                               {"coerce": coerce, "to_tensor": to_tensor, "__name__": namespace["__name__"]})
+    public = dict(_public_forms(entries, FUNCTION))
+    for name, function in functions.items():
+        if name in namespace:
+            raise ValueError(f"{name} is defined by hand and by an entry's variants")
+        function.__doc__ = (f"``retrograd.{function.__name__}(input, {_signature(public[name][0])})``: "
+                            f"the op table's ``{function.__name__}``.\n\n"
+                            f"    >>> import retrograd as rg\n    >>> callable(rg.{name})\n    True\n")
+        namespace[name] = function
+    return list(functions)
+
+
+def _defaults(op: Op) -> tuple[Any, ...]:
+    """The params' default values from the declared signature (an operator passes them)."""
+    signature = op.declaration.signature
+    if signature is None:
+        return ()
+    args = ast.parse(f"def f(self, {signature}): pass").body[0].args  # type: ignore[attr-defined]
+    values: dict[str, Any] = {}
+    positional = [*args.posonlyargs, *args.args]
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        values[arg.arg] = ast.literal_eval(default)
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            values[arg.arg] = ast.literal_eval(default)
+    return tuple(values[p] for p in op.params)
