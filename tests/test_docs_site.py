@@ -75,6 +75,14 @@ def test_lessons_links_become_page_links_or_text(tmp_path: Path) -> None:
     )
 
 
+def test_lessons_script_names_link_to_their_listings() -> None:
+    import lessons_hook
+
+    text = "| `tour.py` | `missing.py` |\n```\n`tour.py`\n```"
+    out = lessons_hook._link_script_names(text, ROOT / "examples")
+    assert out == "| [`tour.py`](#example-tour-py) | `missing.py` |\n```\n`tour.py`\n```"
+
+
 def test_strict_build(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings_handlers") is None:
         if os.environ.get("RETROGRAD_REQUIRE_DOCS") == "1":

@@ -42,8 +42,22 @@ def _rewrite_links(text: str, base: Path) -> str:
     return _LINK.sub(repl, text)
 
 
+def _link_script_names(text: str, base: Path) -> str:
+    """`` `name.py` `` naming a script of ``base`` (outside code blocks) links to its listing."""
+    out, in_fence = [], False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        elif not in_fence:
+            line = re.sub(r"(?<![\[\w])`([\w./-]+\.py)`(?!\])",
+                          lambda m: f"[`{m.group(1)}`](#{_anchor((base / m.group(1)).resolve())})"
+                          if (base / m.group(1)).is_file() else m.group(0), line)
+        out.append(line)
+    return "\n".join(out)
+
+
 def _listing(path: Path) -> str:
-    rel = path.relative_to(ROOT).as_posix()
+    rel = path.relative_to(ROOT / "examples").as_posix()
     source = path.read_text(encoding="utf-8").rstrip("\n")
     return f"### `{rel}` {{#{_anchor(path)}}}\n\n```python\n{source}\n```\n"
 
@@ -53,7 +67,7 @@ def lessons_markdown() -> str:
     parts: list[str] = []
     readme = LESSONS / "README.md"
     if readme.is_file():
-        parts.append(_rewrite_links(readme.read_text(encoding="utf-8"), LESSONS))
+        parts.append(_link_script_names(_rewrite_links(readme.read_text(encoding="utf-8"), LESSONS), LESSONS))
         scripts = sorted(LESSONS.glob("*.py"))
         if scripts:
             parts.append("## The lesson scripts\n")
