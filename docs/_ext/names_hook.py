@@ -73,9 +73,18 @@ def names_table(dotted: str) -> str:
     """A Markdown table of every public name of the module or class ``dotted``."""
     owner = _resolve(dotted)
     rows = ["| name | kind | signature | summary |", "|---|---|---|---|"]
+    exported = set(getattr(owner, "__all__", ()))
     for name in sorted(n for n in dir(owner) if not n.startswith("_")):
         value = getattr(owner, name, None)
         if inspect.ismodule(value):
+            continue
+        # A module's own names: its __all__, and the functions and classes defined in it or in
+        # its private submodules (retrograd's ops live in ``retrograd._functions``), not the
+        # helpers it imports (typing.Any, another module's functions).
+        home = str(getattr(value, "__module__", ""))
+        if inspect.ismodule(owner) and name not in exported and not (
+            callable(value) and (home == owner.__name__ or home.startswith(owner.__name__ + "._"))
+        ):
             continue
         raw = inspect.getattr_static(owner, name, None)
         described = raw if isinstance(raw, property) else value
