@@ -461,7 +461,7 @@ def _check_adaptive(x: Tensor, out: tuple[int, int], fn: str) -> None:
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
-    """Average pooling to a fixed ``output_size`` (windows [floor(i*H/o), ceil((i+1)*H/o))).
+    """Average pooling to a fixed ``output_size`` (windows ``[floor(i*H/o), ceil((i+1)*H/o))``).
 
     >>> import retrograd as rg
     >>> rg.nn.functional.adaptive_avg_pool2d(rg.arange(16.0).reshape(1, 4, 4), (2, 1)).tolist()

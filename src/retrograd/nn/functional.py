@@ -725,7 +725,7 @@ def _check_shuffle_args(fn: str, input: Tensor, factor_name: str, factor: int) -
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
-    """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
+    """``(*, C * r^2, H, W) -> (*, C, H * r, W * r)``.
 
     >>> import retrograd as rg
     >>> rg.nn.functional.pixel_shuffle(rg.arange(4.0).reshape(1, 4, 1, 1), 2).flatten().tolist()
@@ -740,7 +740,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:  # noqa: A002
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:  # noqa: A002
-    """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of ``pixel_shuffle``.
+    """``(*, C, H * r, W * r) -> (*, C * r^2, H, W)``, the inverse of ``pixel_shuffle``.
 
     >>> import retrograd as rg
     >>> rg.nn.functional.pixel_unshuffle(rg.arange(4.0).reshape(1, 1, 2, 2), 2).flatten().tolist()

@@ -10,7 +10,7 @@ __all__ = ["ChannelShuffle", "PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
-    """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
+    """``(*, C * r^2, H, W) -> (*, C, H * r, W * r)``.
 
     >>> import retrograd as rg
     >>> rg.nn.PixelShuffle(2)(rg.zeros(1, 8, 3, 3)).shape
@@ -29,7 +29,7 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of ``PixelShuffle``.
+    """``(*, C, H * r, W * r) -> (*, C * r^2, H, W)``, the inverse of ``PixelShuffle``.
 
     >>> import retrograd as rg
     >>> rg.nn.PixelUnshuffle(2)(rg.zeros(1, 2, 6, 6)).shape
