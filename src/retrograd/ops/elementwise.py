@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
+from ..tensor import Tensor
 from .op import Op, array_scalars, wrap_int
+
+_make_tensor = Tensor._make  # (a function-level import would cost µs in each backward rule using it)
 
 where: Op  # defined below; rules refer to it
 tanh_backward: Op
@@ -62,9 +65,7 @@ def _quiet(fn: Any) -> Any:
 
 def _zeros_like(grad: Any) -> Any:
     """A fresh zero gradient (PyTorch's ``zeros_like(grad)``: no NaN from ``inf * 0``)."""
-    from ..tensor import Tensor
-
-    return Tensor._make(np.zeros(grad._data.shape, grad._data.dtype))
+    return _make_tensor(np.zeros(grad._data.shape, grad._data.dtype))
 
 
 def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:

@@ -169,9 +169,14 @@ xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dty
 
 
 # -- linear layers: addmm (linear with a bias), _trilinear (bilinear) -------------------------
-def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    from .linalg import _mm
+_MM: Any = None  # linalg's mm kernel, imported on first use (a function-level import costs µs per call)
 
+
+def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    global _MM
+    if _MM is None:
+        from .linalg import _mm as _MM
+    _mm = _MM
     dtype = b.dtype
     if bias.dtype != dtype or a.dtype != dtype:
         for name, x in (("self", bias), ("mat1", a)):

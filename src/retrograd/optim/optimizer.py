@@ -328,7 +328,7 @@ def _plain_arrays(*tensors: Tensor) -> list[np.ndarray] | None:
         if a.base is not None:
             owners = False
         arrays.append(a)
-    if not owners or len({id(a) for a in arrays}) != len(arrays):
+    if not owners or len(set(map(id, arrays))) != len(arrays):
         for i, a in enumerate(arrays):
             for b in arrays[i + 1:]:
                 if np.may_share_memory(a, b):

@@ -87,7 +87,7 @@ def _sgd_update_arrays(p: Tensor, state: dict[str, Any] | None, lr: float, momen
         arrays = _plain_arrays(p, grad, buf)
     else:
         arrays = _plain_arrays(p, grad)
-    if arrays is None or not all(type(x) is float or type(x) is int for x in (lr, momentum, dampening)):
+    if arrays is None or not (_number(lr) and _number(momentum) and _number(dampening)):
         return False
     data, d_p = arrays[0], arrays[1]
     # Each in-place op as ``_write_with_ufunc`` runs it, each out-of-place one as its forward.
@@ -107,3 +107,8 @@ def _sgd_update_arrays(p: Tensor, state: dict[str, Any] | None, lr: float, momen
     np.add(data, d_p if alpha == 1 else np.multiply(d_p, alpha), out=data)
     p._counter().bump("add_")
     return True
+
+
+def _number(x: Any) -> bool:
+    """A Python number (as the tensor in-place ops take it straight to NumPy)."""
+    return type(x) is float or type(x) is int
