@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _dtype
+from . import autograd as _autograd  # (backward read at each call, as PyTorch's Tensor.backward does)
 from ._dtype import FROM_NUMPY, dtype, get_default_dtype, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin, note_round_trip
 from .autograd.grad_mode import STATE
@@ -408,9 +409,7 @@ class Tensor:
         >>> (x ** 2).backward(); x.grad
         tensor(6.)
         """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def _accumulate_grad(self, grad: Tensor, retained: builtins.bool = False) -> None:
         """Add ``grad`` into ``.grad`` (the engine calls this for leaves and retained non-leaves).

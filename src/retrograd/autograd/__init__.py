@@ -39,7 +39,7 @@ CREATE_GRAPH_WARNING = (
 
 
 def _tensors(value: Any, what: str) -> tuple[Any, ...]:
-    from ..tensor import Tensor
+    Tensor = graph._tensor_class()  # (cached: a function-level import costs µs per call)
 
     if isinstance(value, Tensor):
         return (value,)
@@ -52,7 +52,7 @@ def _tensors(value: Any, what: str) -> tuple[Any, ...]:
 
 def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any]) -> list[Any]:
     """The gradient to start from for each output: given, or an implicit 1 for scalars."""
-    from ..tensor import Tensor
+    Tensor = graph._tensor_class()  # (cached: a function-level import costs µs per call)
 
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
@@ -120,7 +120,7 @@ def backward(
 
 
 def _tensors_or_none(value: Any) -> tuple[Any, ...]:
-    from ..tensor import Tensor
+    Tensor = graph._tensor_class()  # (cached: a function-level import costs µs per call)
 
     if value is None or isinstance(value, Tensor):
         return (value,)
@@ -147,7 +147,7 @@ def grad(
     >>> rg.autograd.grad(x ** 3, x)
     (tensor(12.),)
     """
-    from ..tensor import Tensor
+    Tensor = graph._tensor_class()  # (cached: a function-level import costs µs per call)
 
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported")

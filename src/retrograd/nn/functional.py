@@ -427,10 +427,14 @@ def _check_bias_expands(bias: Tensor, rows: int, cols: int) -> None:
 
 
 def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
-    if mat2.dim() != 2:
+    # (Array shapes, not ``Size`` objects: this runs for every nn.Linear call.)
+    shape2 = mat2._data.shape
+    if len(shape2) != 2:
         raise RuntimeError(f"mat2 must be a matrix, got {mat2.dim()}-D tensor")
-    if mat1.dim() == 2 and mat1.shape[1] == mat2.shape[0]:
-        _check_bias_expands(bias, mat1.shape[0], mat2.shape[1])
+    shape1 = mat1._data.shape
+    if (len(shape1) == 2 and shape1[1] == shape2[0]
+            and (not isinstance(bias, Tensor) or bias._data.shape != (shape2[1],))):
+        _check_bias_expands(bias, shape1[0], shape2[1])
     return apply(_nn.addmm, (bias, mat1, mat2))  # type: ignore[no-any-return]
 
 
@@ -441,12 +445,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     >>> rg.nn.functional.linear(rg.ones(1, 2), rg.ones(3, 2), rg.zeros(3)).tolist()
     [[2.0, 2.0, 2.0]]
     """
-    if input.dim() == 0 or weight.dim() == 0:
+    ndim = input.dim()
+    if ndim == 0 or weight.dim() == 0:
         raise RuntimeError(
             f"both arguments to linear need to be at least 1D, but they are {input.dim()}D and {weight.dim()}D"
         )
     if bias is not None:
-        if input.dim() == 2:
+        if ndim == 2:
             return _addmm(bias, input, weight.t())
         if input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
             # PyTorch flattens the batch into one ``addmm`` and views the result back.

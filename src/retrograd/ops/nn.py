@@ -170,14 +170,26 @@ xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dty
 
 
 # -- linear layers: addmm (linear with a bias), _trilinear (bilinear) -------------------------
-def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    from .linalg import _mm
+_MM: Any = None  # linalg's mm kernel, imported on first use (a function-level import costs µs per call)
 
-    for name, x in (("self", bias), ("mat1", a)):
-        if x.dtype != b.dtype:
-            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
-                               f"{scalar_type_name(b.dtype)}")
-    return np.add(bias, _mm(a, b)).astype(a.dtype, copy=False)
+
+def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    global _MM
+    if _MM is None:
+        from .linalg import _mm as _MM
+    _mm = _MM
+    dtype = b.dtype
+    if bias.dtype != dtype or a.dtype != dtype:
+        for name, x in (("self", bias), ("mat1", a)):
+            if x.dtype != dtype:
+                raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} "
+                                   f"and {scalar_type_name(dtype)}")
+    out = _mm(a, b)
+    if bias.ndim <= out.ndim and bias.shape == out.shape[out.ndim - bias.ndim:]:
+        # The bias added into the product (a fresh array): no second result array.
+        np.add(out, bias, out=out)
+        return out
+    return np.add(bias, out).astype(a.dtype, copy=False)
 
 
 # ``addmm(bias, input, weight.t())``: how ``linear`` runs on a matrix with a bias.

@@ -6,9 +6,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .._functions import maximum
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad, _plain_arrays
 
 __all__ = ["Adam", "AdamW"]
 
@@ -47,7 +50,8 @@ class Adam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad():
+        # (errstate: as the tensor ops, which compute inf and nan silently whatever the filters)
+        with no_grad(), np.errstate(all="ignore"):
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]
                 lr = float(group["lr"])
@@ -55,8 +59,12 @@ class Adam(Optimizer):
                 weight_decay = group["weight_decay"]
                 amsgrad = group["amsgrad"]
                 buffers = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+                plain = (weight_decay == 0 and not amsgrad and not group["maximize"]
+                         and all(type(x) is float or type(x) is int for x in (beta1, beta2, eps)))
                 for p in _params_with_grad(group):
                     state = self._state_at(p, buffers)
+                    if plain and _adam_update_arrays(p, state, lr, beta1, beta2, eps):
+                        continue
                     grad = _grad_of(p, group["maximize"])
                     step_t = state["step"]
                     exp_avg = state["exp_avg"]
@@ -81,6 +89,47 @@ class Adam(Optimizer):
                         denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
                     p.add_(exp_avg / denom, alpha=-step_size)
         return loss
+
+
+def _adam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float, eps: float) -> bool:
+    """``step``'s update of ``p`` (no weight decay, no amsgrad, not maximizing) with NumPy on the
+    arrays: the same operations, in the same order, with the same version bumps as the tensor
+    ops, without their per-op dispatch. False (nothing done) when ``_plain_arrays`` refuses them,
+    or for a 0-d parameter (NumPy makes scalars of its temporaries)."""
+    step_t: Tensor = state["step"]
+    exp_avg: Tensor = state["exp_avg"]
+    exp_avg_sq: Tensor = state["exp_avg_sq"]
+    arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
+    steps = step_t._data
+    if (arrays is None or not arrays[0].ndim or type(steps) is not np.ndarray or steps.dtype.kind != "f" or steps.shape != ()
+            or step_t._is_inference or not steps.flags.writeable):
+        return False
+    data, grad, m, v = arrays
+    # Each in-place op as ``_write_with_ufunc`` runs it, each out-of-place one as its forward.
+    np.add(steps, 1, out=steps)  # step_t.add_(1)
+    step_t._counter().bump("add_")
+    alpha = 1 - beta1  # exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
+    lerp = np.subtract(grad, m)
+    np.add(m, lerp if alpha == 1 else np.multiply(lerp, alpha), out=m)
+    exp_avg._counter().bump("add_")
+    np.multiply(v, beta2, out=v)  # exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+    alpha = 1 - beta2
+    square = np.multiply(grad, grad)
+    np.add(v, square if alpha == 1 else np.multiply(square, alpha), out=v)
+    counter = exp_avg_sq._counter()
+    counter.bump("mul_")
+    counter.bump("add_")
+    step = steps.item()
+    bias_correction1 = 1 - beta1**step
+    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+    step_size = lr / bias_correction1
+    denom = np.true_divide(np.sqrt(v), bias_correction2_sqrt)  # (exp_avg_sq.sqrt() / bc2).add_(eps)
+    np.add(denom, eps, out=denom)
+    alpha = -step_size  # p.add_(exp_avg / denom, alpha=-step_size)
+    update = np.true_divide(m, denom)
+    np.add(data, update if alpha == 1 else np.multiply(update, alpha), out=data)
+    p._counter().bump("add_")
+    return True
 
 
 class AdamW(Adam):

@@ -11,6 +11,8 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..autograd.grad_mode import enable_grad
 from ..factories import tensor, zeros_like
 from ..tensor import Tensor
@@ -297,6 +299,41 @@ def _grad_of(p: Tensor, maximize: bool) -> Tensor:
     """``p.grad`` (negated when maximizing)."""
     grad: Tensor = p.grad  # type: ignore[assignment]
     return -grad if maximize else grad
+
+
+def _plain_arrays(*tensors: Tensor) -> list[np.ndarray] | None:
+    """The arrays of a parameter and of what its update reads and writes (its gradient, its state
+    buffers), when the update may be written with NumPy straight into them with the very results
+    and version bumps of the tensor in-place ops (``ops/inplace.py``, ``_write_with_ufunc``): all
+    writeable real floating arrays of the first one's dtype and shape, none of an inference
+    tensor, none with a repeated element (a zero stride), and none sharing memory with another.
+    Else None, and the tensor ops run, with their checks and errors.
+
+    >>> import retrograd as rg
+    >>> p = rg.zeros(2, requires_grad=True)
+    >>> len(_plain_arrays(p, rg.ones(2))), _plain_arrays(p, rg.ones(2, dtype=rg.float64))
+    (2, None)
+    """
+    arrays = []
+    first = tensors[0]._data
+    shape, dtype = first.shape, first.dtype
+    if dtype.kind != "f":
+        return None
+    owners = True  # every array owns its memory: two distinct ones cannot overlap
+    for t in tensors:
+        a = t._data
+        if (type(a) is not np.ndarray or a.dtype is not dtype or a.shape != shape or t._is_inference
+                or not a.flags.writeable or 0 in a.strides):
+            return None
+        if a.base is not None:
+            owners = False
+        arrays.append(a)
+    if not owners or len(set(map(id, arrays))) != len(arrays):
+        for i, a in enumerate(arrays):
+            for b in arrays[i + 1:]:
+                if np.may_share_memory(a, b):
+                    return None
+    return arrays
 
 
 def _check(ok: bool, message: str) -> None:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..tensor import Tensor
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad, _plain_arrays
 
 __all__ = ["SGD"]
 
@@ -42,13 +45,17 @@ class SGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad():
+        # (errstate: as the tensor ops, which compute inf and nan silently whatever the filters)
+        with no_grad(), np.errstate(all="ignore"):
             for group in self.param_groups:
                 lr = group["lr"]
                 momentum = group["momentum"]
                 dampening = group["dampening"]
                 weight_decay = group["weight_decay"]
                 for p in _params_with_grad(group):
+                    if weight_decay == 0 and not group["maximize"] and _sgd_update_arrays(
+                            p, self.state[p] if momentum != 0 else None, lr, momentum, dampening, group["nesterov"]):
+                        continue
                     d_p = _grad_of(p, group["maximize"])
                     if weight_decay != 0:
                         d_p = d_p.add(p, alpha=weight_decay)
@@ -63,3 +70,45 @@ class SGD(Optimizer):
                         d_p = d_p.add(buf, alpha=momentum) if group["nesterov"] else buf
                     p.add_(d_p, alpha=-lr)
         return loss
+
+
+def _sgd_update_arrays(p: Tensor, state: dict[str, Any] | None, lr: float, momentum: float, dampening: float,
+                       nesterov: bool) -> bool:
+    """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays: the
+    same operations, in the same order, with the same version bumps as the tensor ops, without
+    their per-op dispatch. False (nothing done) when ``_plain_arrays`` refuses them, or on the
+    first step with momentum (which makes the buffer with ``clone``)."""
+    grad: Tensor = p._grad  # type: ignore[assignment]
+    buf: Tensor | None = None
+    if state is not None:
+        buf = state.get("momentum_buffer")
+        if buf is None:
+            return False
+        arrays = _plain_arrays(p, grad, buf)
+    else:
+        arrays = _plain_arrays(p, grad)
+    if arrays is None or not (_number(lr) and _number(momentum) and _number(dampening)):
+        return False
+    data, d_p = arrays[0], arrays[1]
+    # Each in-place op as ``_write_with_ufunc`` runs it, each out-of-place one as its forward.
+    if buf is not None:
+        buf_data = arrays[2]
+        np.multiply(buf_data, momentum, out=buf_data)  # buf.mul_(momentum)
+        alpha = 1 - dampening  # .add_(d_p, alpha=1 - dampening)
+        np.add(buf_data, d_p if alpha == 1 else np.multiply(d_p, alpha), out=buf_data)
+        counter = buf._counter()
+        counter.bump("mul_")
+        counter.bump("add_")
+        if nesterov:  # d_p.add(buf, alpha=momentum)
+            d_p = np.add(d_p, buf_data if momentum == 1 else np.multiply(buf_data, momentum))
+        else:
+            d_p = buf_data
+    alpha = -lr  # p.add_(d_p, alpha=-lr)
+    np.add(data, d_p if alpha == 1 else np.multiply(d_p, alpha), out=data)
+    p._counter().bump("add_")
+    return True
+
+
+def _number(x: Any) -> bool:
+    """A Python number (as the tensor in-place ops take it straight to NumPy)."""
+    return type(x) is float or type(x) is int
