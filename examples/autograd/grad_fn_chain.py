@@ -18,7 +18,7 @@ z = u.sum()  # SumBackward0
 
 # Walk the chain by hand: each node's first input leads one op back.
 node = z.grad_fn
-print("z.grad_fn:", type(node).__name__)
+print("z.grad_fn:", node, "| name():", node.name())
 node = node.next_functions[0][0]
 print("next:     ", type(node).__name__)
 node = node.next_functions[0][0]
@@ -26,6 +26,9 @@ print("next:     ", type(node).__name__)
 
 # The add's second input is b: it needs no gradient, so its edge leads nowhere (None).
 print("add's inputs:", [None if fn is None else type(fn).__name__ for fn, _ in z.grad_fn.next_functions[0][0].next_functions])
+
+# Printed raw, each edge is a (node, input_nr) pair: input_nr says which output of that node.
+print("mul's next_functions:", node.next_functions)
 
 # The mul's inputs are leaves: the chain ends in AccumulateGrad nodes, one per leaf, whose
 # only job is to add the incoming gradient into that leaf's .grad.

@@ -31,7 +31,7 @@ SWAP_LINE = "import retrograd as torch  # swap for: import torch"
 TIMEOUT_S = 240
 
 # Runs the lessons named in argv[2:] with backend argv[1] ("retrograd" or "torch") and prints
-# {lesson: {"out": stdout, "error": traceback or None}} as JSON.
+# {lesson: {"out": stdout, "error": traceback or None, "module": what the name torch was}} as JSON.
 RUNNER = r"""
 import contextlib, io, json, sys, traceback
 backend, paths = sys.argv[1], sys.argv[2:]
@@ -43,14 +43,15 @@ for path in paths:
     src = open(path, encoding="utf-8").read()
     if backend == "torch":
         src = src.replace(SWAP_LINE, "import torch", 1)
-    buf, err = io.StringIO(), None
+    buf, err, ns = io.StringIO(), None, {"__name__": "__main__", "__file__": path}
     sys.argv = [path]
     try:
         with contextlib.redirect_stdout(buf):
-            exec(compile(src, path, "exec"), {"__name__": "__main__", "__file__": path})
+            exec(compile(src, path, "exec"), ns)
     except BaseException:
         err = traceback.format_exc()
-    results[path.rsplit("/", 1)[-1]] = {"out": buf.getvalue(), "error": err}
+    module = getattr(ns.get("torch"), "__name__", None)
+    results[path.rsplit("/", 1)[-1]] = {"out": buf.getvalue(), "error": err, "module": module}
 print(json.dumps(results))
 """.replace("SWAP_LINE", repr(SWAP_LINE))
 
@@ -110,6 +111,7 @@ def test_there_are_lessons_and_each_swaps_in_one_line() -> None:
 def test_lesson_runs_under_retrograd(outputs: dict[str, dict[str, Any]], lesson: str) -> None:
     result = outputs["retrograd"][lesson]
     assert result["error"] is None, result["error"]
+    assert result["module"] == "retrograd"
     assert len(result["out"].splitlines()) >= 5, result["out"]
 
 
@@ -119,6 +121,7 @@ def test_lesson_prints_the_same_under_pytorch(outputs: dict[str, dict[str, Any]]
         torch_or_skip()  # skips (or fails under RETROGRAD_REQUIRE_TORCH=1)
     ours, theirs = outputs["retrograd"][lesson], outputs["torch"][lesson]
     assert theirs["error"] is None, f"the lesson fails under PyTorch:\n{theirs['error']}"
+    assert theirs["module"] == "torch", "the swap line did not switch the lesson to PyTorch"
     assert ours["error"] is None, ours["error"]
     a, b = normalise(ours["out"]), normalise(theirs["out"])
     assert a == b, "retrograd (-) and PyTorch (+) print differently:\n" + "\n".join(
