@@ -29,10 +29,18 @@ loss = forward()
 print("1. forward: loss =", round(loss.item(), 4), "| grad_fn:", type(loss.grad_fn).__name__)
 print("   w.grad before backward:", w.grad)
 
+# The nodes hold what their backward needs: tanh saved its output (grad = 1 - tanh^2).
+tanh_node = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+print("   " + type(tanh_node).__name__, "saved its result:", tanh_node._saved_result.shape)
+
 # Beat 2: backward. The leaves get their gradient; the graph's buffers are released.
 loss.backward()
 print("2. backward: w.grad =", w.grad)
 print("   b.grad =", b.grad)
+try:
+    tanh_node._saved_result
+except RuntimeError as e:
+    print("   the saved result is freed:", type(e).__name__)
 
 # Beat 3: a second backward through the same, consumed graph fails.
 try:

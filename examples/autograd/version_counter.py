@@ -52,5 +52,19 @@ v.mul_(0)
 print("base version after a write through a view:", s._version)
 show_error("backward after writing a view of s", lambda: s.sum().backward())
 
+# detach() shares the version counter with its source: writing the detached tensor is caught.
+x = torch.tensor([0.0, 1.0, 2.0], requires_grad=True)
+y = x.exp()
+y.detach().add_(1)
+print("y version after y.detach().add_(1):", y._version)
+show_error("backward after writing y.detach()", lambda: y.sum().backward())
+
+# .data does not: the write goes unnoticed and backward silently uses the changed value.
+y = x.exp()
+y.data.add_(1)
+print("y version after y.data.add_(1):", y._version)
+show_error("backward after writing y.data", lambda: y.sum().backward())
+print("x.grad is exp(x) + 1, not exp(x): silently wrong:", x.grad)
+
 # A leaf that requires grad refuses in-place ops outright (see leaf_tensors.py).
 show_error("x.mul_(2) on a leaf", lambda: x.mul_(2))
