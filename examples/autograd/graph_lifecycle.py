@@ -38,7 +38,7 @@ loss.backward()
 print("2. backward: w.grad =", w.grad)
 print("   b.grad =", b.grad)
 try:
-    tanh_node._saved_result
+    print(tanh_node._saved_result)  # raises: backward freed it
 except RuntimeError as e:
     print("   the saved result is freed:", type(e).__name__)
 
