@@ -138,12 +138,14 @@ def main(argv: list[str] | None = None) -> int:
         model = training.build_model(retrograd, args.model)
         load_weights(model, args.load)
         acc, pred = training.evaluate(retrograd, model, data.x_test, data.y_test)
-        print(f"test accuracy {_percent(acc)} ({args.model}, weights from {args.load}, {len(data.y_test)} test images)")
+        print(f"{args.model} with the weights in {args.load}, on {len(data.y_test)} test images (seed {args.seed})")
+        print(f"test accuracy {_percent(acc)}")
         if args.out is not None:
             _draw(args.out, args.model, model, None, data, pred)
         return 0
 
     def progress(iterable: Any, desc: str) -> Any:
+        assert tqdm is not None
         return tqdm(iterable, desc=f"{args.model} {desc}", leave=True, dynamic_ncols=True)
 
     from retrograd.debug import watch

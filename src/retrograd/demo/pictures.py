@@ -23,6 +23,14 @@ def _pyplot() -> Any:
     return plt
 
 
+def _plain_log_ticks(ax: Any) -> None:
+    """Log-scale y ticks written as plain numbers (0.5, not 5×10⁻¹)."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, classes: int = 10) -> np.ndarray:
     """Counts ``m[true, predicted]``.
 
@@ -46,8 +54,12 @@ def draw_curves(history: History, path: Path, title: str) -> None:
     low = min(history.train_acc[:1] + history.test_acc[:1] + [0.9]) * 100
     ax_acc.set(xlabel="epoch", ylabel="accuracy (%)", title="accuracy", ylim=(max(low - 2, 0), 100.5))
     ax_acc.legend(loc="lower right")
+    from matplotlib.ticker import MaxNLocator
+
+    _plain_log_ticks(ax_loss)
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -59,10 +71,11 @@ def draw_grad_norms(history: History, path: Path, title: str) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
     for name, norms in history.grad_norms.items():
-        ax.plot(history.grad_steps[:len(norms)], norms, label=f"layer {name}", lw=1.2)
+        ax.plot(history.grad_steps[:len(norms)], norms, label=name, lw=1.2)
     ax.set(xlabel="training step", ylabel="‖gradient‖ of the layer's parameters", yscale="log", title=title)
+    _plain_log_ticks(ax)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(title="layer (Sequential index)", fontsize=8, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -120,7 +120,8 @@ def train(torch_like: Any, kind: str, data: Digits, *, epochs: int, batch_size: 
                     loss.backward()
                 history.grad_steps.append(step)
                 for layer in w.layers():
-                    history.grad_norms.setdefault(layer["name"], []).append(layer["norm"])
+                    label = f"{layer['name']}: {layer.get('module_type', '')}".rstrip(": ")
+                    history.grad_norms.setdefault(label, []).append(layer["norm"])
             else:
                 loss.backward()
             optimizer.step()
