@@ -70,9 +70,19 @@ def draw_grad_norms(history: History, path: Path, title: str) -> None:
     """Per-layer gradient norms (all of a layer's parameters together) at the sampled steps."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.2))
-    for name, norms in history.grad_norms.items():
-        ax.plot(history.grad_steps[:len(norms)], norms, label=name, lw=1.2)
-    ax.set(xlabel="training step", ylabel="‖gradient‖ of the layer's parameters", yscale="log", title=title)
+    for (name, norms), color in zip(history.grad_norms.items(), plt.rcParams["axes.prop_cycle"].by_key()["color"] * 9):
+        steps = np.array(history.grad_steps[:len(norms)])
+        values = np.array(norms)
+        # One batch's gradient is noisy: each sampled step thin and faint, a moving average on top.
+        ax.plot(steps, values, lw=0.8, alpha=0.3, color=color)
+        width = min(9, len(values))
+        if width > 1:
+            smooth = np.exp(np.convolve(np.log(values), np.ones(width) / width, mode="valid"))
+            ax.plot(steps[width // 2:width // 2 + len(smooth)], smooth, lw=2, color=color, label=name)
+        else:
+            ax.plot(steps, values, lw=2, color=color, label=name)
+    ax.set(xlabel="training step (thin: each sampled step; thick: moving average)",
+           ylabel="‖gradient‖ of the layer's parameters", yscale="log", title=title)
     _plain_log_ticks(ax)
     ax.grid(alpha=0.3, which="both")
     ax.legend(title="layer (Sequential index)", fontsize=8, loc="best")
@@ -104,7 +114,7 @@ def draw_misclassified(images: np.ndarray, y_true: np.ndarray, y_pred: np.ndarra
     """A grid of the misclassified test digits, each titled ``true → predicted``; returns how many."""
     plt = _pyplot()
     wrong = np.flatnonzero(y_true != y_pred)[:limit]
-    cols = 8
+    cols = min(8, max(len(wrong), 4))
     rows = max(1, math.ceil(len(wrong) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.2, rows * 1.4 + 0.5), squeeze=False)
     for ax in axes.flat:
@@ -114,7 +124,7 @@ def draw_misclassified(images: np.ndarray, y_true: np.ndarray, y_pred: np.ndarra
         ax.set_title(f"{y_true[i]} → {y_pred[i]}", fontsize=10, color="crimson")
     if not len(wrong):
         axes[0, 0].text(0, 0.5, "no mistakes", fontsize=12)
-    fig.suptitle(f"{title} (true → predicted)")
+    fig.suptitle(f"{title}\n({int((y_true != y_pred).sum())} of {len(y_true)}; true → predicted)", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
