@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m retrograd.demo",
                                 description="Train a digit classifier on scikit-learn's bundled 8x8 digits.")
     p.add_argument("--model", choices=("mlp", "cnn"), default="cnn", help="the model (default: cnn)")
-    p.add_argument("--epochs", type=int, help=f"epochs (default: {DEFAULT_EPOCHS})")
+    p.add_argument("--epochs", type=int, help="epochs (default: 25 for cnn, 30 for mlp)")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-3, help="Adam's learning rate, cosine-annealed to 0")
     p.add_argument("--seed", type=int, default=0, help="seeds the split, the initialisation and the shuffling")
