@@ -1,0 +1,101 @@
+"""What a user's set-up gives: without PyTorch the parity tests skip and one line says so; doctests
+that draw skip without Graphviz; .ci/run refuses to start without the shared conformance suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS_CONFTEST = ROOT / "tests" / "conftest.py"
+SUMMARY = "3 PyTorch-parity tests skipped: torch is not installed (pip install -e '.[parity]')"
+
+# A conftest for a scratch directory: torch cannot be imported (None in sys.modules makes
+# `import torch` raise ImportError, whether or not it is installed), and the repository's
+# tests/conftest.py supplies the `torch` fixture, torch_or_skip and the summary hook.
+SCRATCH_CONFTEST = f"""
+import importlib.util, sys
+sys.modules["torch"] = None
+_spec = importlib.util.spec_from_file_location("retrograd_tests_conftest", {str(TESTS_CONFTEST)!r})
+_mod = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mod)
+torch = _mod.torch
+pytest_terminal_summary = _mod.pytest_terminal_summary
+torch_or_skip = _mod.torch_or_skip
+"""
+
+SCRATCH_TESTS = """
+import pytest
+from conftest import torch_or_skip
+
+def test_a(torch): pass
+def test_b(torch): pass
+def test_c(): torch_or_skip()
+def test_plain(): assert 1 + 1 == 2
+def test_other_skip(): pytest.skip("not about torch")
+"""
+
+
+def _run_scratch(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "conftest.py").write_text(SCRATCH_CONFTEST)
+    (tmp_path / "test_scratch.py").write_text(SCRATCH_TESTS)
+    environ = {k: v for k, v in os.environ.items() if k not in ("RETROGRAD_REQUIRE_TORCH", "PYTEST_ADDOPTS")}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q"],
+                          cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120)
+
+
+def test_without_torch_parity_tests_skip_with_one_summary_line(tmp_path: Path) -> None:
+    proc = _run_scratch(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line for line in lines if "PyTorch-parity" in line] == [SUMMARY]
+    assert "1 passed, 4 skipped" in lines[-1]
+    assert lines.index(SUMMARY) < len(lines) - 1  # just before pytest's own closing line
+
+
+def test_require_torch_turns_the_skips_into_failures(tmp_path: Path) -> None:
+    proc = _run_scratch(tmp_path, RETROGRAD_REQUIRE_TORCH="1")
+    assert proc.returncode == 1
+    assert "1 failed, 1 passed, 1 skipped, 2 errors" in proc.stdout.splitlines()[-1]  # fixture: errors
+    assert "PyTorch-parity" not in proc.stdout
+    assert "PyTorch is required (RETROGRAD_REQUIRE_TORCH=1) but is not installed" in proc.stdout
+
+
+def test_drawing_doctests_skip_without_graphviz(tmp_path: Path) -> None:
+    # graphviz hidden by a plugin loaded before collection, and no `dot` on an empty PATH; only the
+    # doctests are collected, so tests/conftest.py (which skips them) is loaded as a plugin
+    (tmp_path / "hide_graphviz.py").write_text("import sys\nsys.modules['graphviz'] = None\n")
+    (tmp_path / "bin").mkdir()
+    environ = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    environ.update(PATH=str(tmp_path / "bin"),
+                   PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "tests"), str(ROOT / "src"),
+                                               environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "hide_graphviz", "-p", "conftest", "-p", "no:randomly", "-q", "-rs",
+                           "src/retrograd/viz"], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    for name in ("retrograd.viz.make_dot", "retrograd.viz.lifecycle.make_dot_lifecycle",
+                 "retrograd.viz.explore.explore"):
+        assert f"{name}: needs the 'graphviz' Python package" in out or name not in out, out
+    assert out.count("needs the 'graphviz' Python package") == 3, out
+    assert "failed" not in out.splitlines()[-1]
+
+
+def test_doctest_skip_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conftest as root_conftest
+
+    reason = root_conftest.doctest_skip_reason
+    monkeypatch.setattr(root_conftest, "_available", lambda need: need != "dot")  # the package, no program
+    assert "apt-get install graphviz" in reason(">>> page = explore(f, 'g.html')")
+    assert reason(">>> dot = make_dot(y)") is None  # builds DOT source only: no program needed
+    monkeypatch.setattr(root_conftest, "_available", lambda need: False)
+    assert "'graphviz' Python package" in reason(">>> make_dot_lifecycle(f)")
+    assert "'graphviz' Python package" in reason(">>> explore(f, p)")
+    assert reason(">>> beats = capture_lifecycle(f)") is None
+    monkeypatch.setattr(root_conftest, "_available", lambda need: True)
+    assert reason(">>> explore(f, p)") is None
