@@ -4,8 +4,11 @@ that draw skip without Graphviz; .ci/run refuses to start without the shared con
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,54 @@ def test_doctest_skip_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPat
     assert reason(">>> beats = capture_lifecycle(f)") is None
     monkeypatch.setattr(root_conftest, "_available", lambda need: True)
     assert reason(">>> explore(f, p)") is None
+
+
+def _ci_run(tmp_path: Path, with_shared: bool) -> subprocess.CompletedProcess[str]:
+    """.ci/run copied into a scratch checkout, with stand-ins on PATH: `dot`, `chromium` and
+    `chromedriver` (so no apt-get) and a `python3` that notes it ran and exits 42 (so nothing is
+    installed): it tells how far the script got."""
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "run", repo / ".ci" / "run")
+    if with_shared:
+        (tmp_path / "shared" / "conformance").mkdir(parents=True)
+        (tmp_path / "shared" / "conformance" / "run.py").write_text("")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (("dot", "exit 0"), ("chromium", "exit 0"), ("chromedriver", "exit 0"),
+                       ("python3", f"touch {tmp_path / 'python3-ran'}; exit 42")):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    env = dict(os.environ, PATH=os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"]))
+    return subprocess.run(["bash", str(repo / ".ci" / "run")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_ci_run_stops_at_once_without_the_shared_suite(tmp_path: Path) -> None:
+    proc = _ci_run(tmp_path, with_shared=False)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        ".ci/run: ../shared/conformance/run.py is missing: check out the shared conformance suite next to "
+        "this repository, as ../shared"]
+    assert not (tmp_path / "python3-ran").exists()  # nothing was installed or run
+    assert not (tmp_path / "repo" / ".venv").exists()
+
+
+def test_ci_run_goes_on_with_the_shared_suite(tmp_path: Path) -> None:
+    proc = _ci_run(tmp_path, with_shared=True)
+    assert proc.returncode == 42, proc.stderr  # the stand-in python3: past the check, making the venv
+    assert (tmp_path / "python3-ran").exists()
+    assert "is missing" not in proc.stderr
+
+
+def test_extras_user_test_run_is_light_and_ci_installs_them_all() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {key: {re.split(r"[<>=!~\[ ]", req)[0] for req in reqs} for key, reqs in extras.items()}
+    assert names["test"] == {"pytest", "hypothesis"}  # NumPy is a dependency already
+    assert {"torch", "safetensors"} <= names["parity"]
+    assert {"ruff", "mypy", "graphviz", "matplotlib", "selenium"} <= names["dev"]
+    assert "torch==2.13.0" in extras["parity"]
+    script = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install -q -e ".[test,parity,dev,demo]"' in script
+    assert "export RETROGRAD_REQUIRE_TORCH=1" in script
