@@ -68,9 +68,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 _NEEDS = (
     (re.compile(r"\bexplore\("), ("graphviz", "dot")),
     (re.compile(r"\bmake_dot(?:_lifecycle)?\(|\.(?:render|pipe)\("), ("graphviz",)),
+    (re.compile(r"\bcheck_op\("), ("hypothesis",)),  # draws its inputs with hypothesis
 )
 _MISSING = {
     "graphviz": "needs the 'graphviz' Python package (pip install graphviz, or the '.[dev]' extra)",
+    "hypothesis": "needs the 'hypothesis' package (in the '.[test]' extra; pip install hypothesis)",
     "dot": "needs Graphviz's `dot` program (apt-get install graphviz / brew install graphviz / "
            "conda install -c conda-forge graphviz)",
 }

@@ -69,24 +69,35 @@ def test_require_torch_turns_the_skips_into_failures(tmp_path: Path) -> None:
     assert "PyTorch is required (RETROGRAD_REQUIRE_TORCH=1) but is not installed" in proc.stdout
 
 
-def test_drawing_doctests_skip_without_graphviz(tmp_path: Path) -> None:
-    # graphviz hidden by a plugin loaded before collection, and no `dot` on an empty PATH; only the
-    # doctests are collected, so tests/conftest.py (which skips them) is loaded as a plugin
-    (tmp_path / "hide_graphviz.py").write_text("import sys\nsys.modules['graphviz'] = None\n")
+def test_without_graphviz_and_hypothesis_their_tests_and_doctests_skip(tmp_path: Path) -> None:
+    # both hidden by a plugin loaded before collection (None in sys.modules), and no `dot` on an
+    # empty PATH: every test and doctest needing them skips with a reason, none fails or errors
+    # (hypothesis's own pytest plugin, which an installed hypothesis registers, is switched off)
+    (tmp_path / "hide_optional.py").write_text("import sys\nsys.modules['graphviz'] = sys.modules['hypothesis'] = None\n")
     (tmp_path / "bin").mkdir()
     environ = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     environ.update(PATH=str(tmp_path / "bin"),
-                   PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "tests"), str(ROOT / "src"),
-                                               environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "hide_graphviz", "-p", "conftest", "-p", "no:randomly", "-q", "-rs",
-                           "src/retrograd/viz"], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=300)
+                   PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT / "src"), environ.get("PYTHONPATH", "")]))
+    paths = ["src/retrograd/viz", "src/retrograd/debug/op_check.py", "tests/viz/test_viz.py",
+             "tests/debug/test_check_op.py", "tests/ops/test_hypothesis_broadcast.py"]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:hypothesispytest", "-p", "hide_optional", "-p", "no:randomly", "-q", "-rs",
+                           *paths], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
-    for name in ("retrograd.viz.make_dot", "retrograd.viz.lifecycle.make_dot_lifecycle",
-                 "retrograd.viz.explore.explore"):
-        assert f"{name}: needs the 'graphviz' Python package" in out or name not in out, out
-    assert out.count("needs the 'graphviz' Python package") == 3, out
-    assert "failed" not in out.splitlines()[-1]
+    # "SKIPPED [count] path[:line]: reason" -> "path: reason" (counts and lines move as files change)
+    skips = {re.sub(r"^(\S+?)(:\d+)?: ", r"\1: ", line.split(" ", 2)[2])
+             for line in out.splitlines() if line.startswith("SKIPPED")}
+    graphviz = "needs the 'graphviz' Python package (pip install graphviz, or the '.[dev]' extra)"
+    hypothesis = "needs the 'hypothesis' package (in the '.[test]' extra; pip install hypothesis)"
+    no_import = "could not import '{0}': import of {0} halted; None in sys.modules"
+    assert skips == {
+        f"src/retrograd/viz/__init__.py: {graphviz}", f"src/retrograd/viz/lifecycle.py: {graphviz}",
+        f"src/retrograd/viz/explore.py: {graphviz}", f"src/retrograd/debug/op_check.py: {hypothesis}",
+        f"tests/viz/test_viz.py: {no_import.format('graphviz')}",
+        f"tests/debug/test_check_op.py: {no_import.format('hypothesis')}",
+        f"tests/ops/test_hypothesis_broadcast.py: {no_import.format('hypothesis')}"}, out
+    last = out.splitlines()[-1]
+    assert "passed" in last and "failed" not in last and "error" not in last, out  # capture_lifecycle's run
 
 
 def test_doctest_skip_reason_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
