@@ -1,5 +1,6 @@
-"""What a user's set-up gives: without PyTorch the parity tests skip and one line says so; doctests
-that draw skip without Graphviz, and hypothesis-based ones without hypothesis; .ci/run refuses to start without the shared conformance suite."""
+"""What a user's set-up gives: without PyTorch the parity tests skip and one line says so; tests and
+doctests that draw skip without Graphviz, hypothesis-based ones without hypothesis; .ci/run refuses
+to start without the shared conformance suite."""
 
 from __future__ import annotations
 
