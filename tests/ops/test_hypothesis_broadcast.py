@@ -11,12 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
-import retrograd as rg
-from conftest import torch_or_skip
+pytest.importorskip("hypothesis")  # in the `test` extra; a bare pytest install skips this module
+from hypothesis import assume, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import mutually_broadcastable_shapes  # noqa: E402
+
+import retrograd as rg  # noqa: E402
+from conftest import torch_or_skip  # noqa: E402
 
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True)
 
