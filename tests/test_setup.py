@@ -163,5 +163,5 @@ def test_extras_user_test_run_is_light_and_ci_installs_them_all() -> None:
     assert {"ruff", "mypy", "graphviz", "matplotlib", "selenium"} <= names["dev"]
     assert "torch==2.13.0" in extras["parity"]
     script = (ROOT / ".ci" / "run").read_text()
-    assert 'pip install -q -e ".[test,parity,dev,demo]"' in script
+    assert 'pip install -q -e ".[test,parity,dev,demo,docs]"' in script
     assert "export RETROGRAD_REQUIRE_TORCH=1" in script
