@@ -714,8 +714,11 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             if x._is_inference:  # a view is an inference tensor if and only if its base is
                 result._is_inference = True
             if not STATE.grad_enabled:  # ``mark_view_mode``, inline (backward's views)
-                if not result._base._is_inference:
+                root = result._base
+                if not root._is_inference:
                     result._creation_meta = "inference" if STATE.inference else "no_grad"
+                    if root._requires_grad:
+                        result._requires_grad = True  # as PyTorch's view of such a base
             elif x._creation_meta is not None:
                 result._creation_meta = x._creation_meta
         if INFERENCE_CONTEXTS[0] and STATE.inference:
