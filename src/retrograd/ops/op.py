@@ -21,8 +21,11 @@ rewriting, CopySlices for views).
 from __future__ import annotations
 
 import linecache
+import marshal
 import os
+import sys
 import warnings
+import zlib
 from _thread import RLock
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -138,8 +141,40 @@ def _compile(source: str, filename: str, namespace: dict[str, Any], name: str) -
     """Compile generated source and register it with ``linecache`` (as ``torch.fx`` does), so
     that tracebacks, ``inspect.getsource`` and pdb show its lines."""
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    exec(_code_for(source, filename), namespace)  # noqa: S102
     return namespace[name]
+
+
+_CACHED_SOURCE_MIN = 4096  # smaller sources compile in well under a millisecond
+
+
+def _code_for(source: str, filename: str) -> Any:
+    """``compile(source, filename)``, cached like a ``.pyc`` for the large sources made at import
+    (the public forms, the recording paths): compiling them was a sixth of ``import retrograd``.
+    The cache file holds the source too and is used only when it matches exactly; where
+    ``__pycache__`` cannot be written, it simply compiles."""
+    if len(source) < _CACHED_SOURCE_MIN:
+        return compile(source, filename, "exec")
+    key = zlib.crc32(f"{filename}\n{source}".encode())
+    path = os.path.join(os.path.dirname(__file__), "__pycache__",
+                        f"generated.{sys.implementation.cache_tag}.{key:08x}.marshal")
+    try:
+        with open(path, "rb") as f:
+            cached_source, code = marshal.loads(f.read())
+        if cached_source == source and code.co_filename == filename:
+            return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}.tmp"
+        with open(partial, "wb") as f:
+            f.write(marshal.dumps((source, code)))
+        os.replace(partial, path)  # whole or not at all, even with several processes importing
+    except OSError:
+        pass
+    return code
 
 
 def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Callable[[Node], tuple[Any, ...]]:

@@ -113,18 +113,11 @@ class Plan:
         self.saved_names = saved
         if saved is not None:
             check_saved_names(self)
-        self._sealed = True
-
-    _sealed = False  # set when the plan is made; afterwards it never changes
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if self._sealed:
-            raise AttributeError(f"the plan of op {self.name!r} is derived from its declaration and never changes")
-        object.__setattr__(self, name, value)
+        self.__class__ = _SealedPlan  # from here on it never changes
 
     def fields(self) -> dict[str, Any]:
         """The plan's fields by name (what ``Op`` copies into its own attributes)."""
-        return {k: v for k, v in vars(self).items() if k != "_sealed"}
+        return dict(vars(self))
 
     def _arg_specs(self, rule: Callable[..., Any]) -> tuple[tuple[int, int], ...]:
         code = getattr(rule, "__code__", None)
@@ -165,3 +158,14 @@ class Plan:
         if rules is not None and rules[index] is None:
             raise ValueError(f"{self.name}: the shape of non-differentiable input {name!r} is not kept")
         return index if rules is None else sum(1 for r in rules[:index] if r is not None)
+
+
+class _SealedPlan(Plan):
+    """A finished plan: derived from its declaration, it never changes. (Sealing by switching
+    the class keeps the hundreds of assignments in ``Plan.__init__`` plain: an overridden
+    ``__setattr__`` there cost import time.)"""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"the plan of op {self.name!r} is derived from its declaration and never changes")
