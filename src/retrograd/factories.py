@@ -10,7 +10,7 @@ import numpy as np
 
 from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin
-from .autograd.fp_errors import ignore_fp_errors, restore_fp_errors
+from .autograd.fp_errors import quiet_forward
 from .autograd.grad_mode import STATE
 from .tensor import Tensor, _sizes, device
 
@@ -242,14 +242,11 @@ def _check_int64_items(plain: Any) -> None:
             raise ValueError("Overflow when unpacking long long")
 
 
+@quiet_forward
 def _quiet_array(data: Any, dtype: Any) -> np.ndarray:
     """``data`` as an array of ``dtype`` (no copy of an array already of it); a number beyond the
     dtype's range becomes inf, as in PyTorch, without NumPy's overflow warning."""
-    token = ignore_fp_errors()
-    try:
-        return data.astype(dtype, copy=False) if isinstance(data, np.ndarray) else np.array(data, dtype=dtype)
-    finally:
-        restore_fp_errors(token)
+    return data.astype(dtype, copy=False) if isinstance(data, np.ndarray) else np.array(data, dtype=dtype)
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:

@@ -11,7 +11,7 @@ import numpy as np
 from .._functions import maximum
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad, _plain_arrays
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["Adam", "AdamW"]
 
@@ -60,7 +60,7 @@ class Adam(Optimizer):
                 amsgrad = group["amsgrad"]
                 buffers = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
                 plain = (weight_decay == 0 and not amsgrad and not group["maximize"]
-                         and all(type(x) is float or type(x) is int for x in (beta1, beta2, eps)))
+                         and all(_number(x) for x in (beta1, beta2, eps)))
                 for p in _params_with_grad(group):
                     state = self._state_at(p, buffers)
                     if plain and _adam_update_arrays(p, state, lr, beta1, beta2, eps):
@@ -106,29 +106,17 @@ def _adam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: floa
         return False
     data, grad, m, v = arrays
     # Each in-place op as ``_write_with_ufunc`` runs it, each out-of-place one as its forward.
-    np.add(steps, 1, out=steps)  # step_t.add_(1)
-    step_t._counter().bump("add_")
-    alpha = 1 - beta1  # exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
-    lerp = np.subtract(grad, m)
-    np.add(m, lerp if alpha == 1 else np.multiply(lerp, alpha), out=m)
-    exp_avg._counter().bump("add_")
-    np.multiply(v, beta2, out=v)  # exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
-    alpha = 1 - beta2
-    square = np.multiply(grad, grad)
-    np.add(v, square if alpha == 1 else np.multiply(square, alpha), out=v)
-    counter = exp_avg_sq._counter()
-    counter.bump("mul_")
-    counter.bump("add_")
+    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    _add_into(exp_avg, m, np.subtract(grad, m), 1 - beta1)  # exp_avg.add_(grad - exp_avg, alpha=1 - beta1)
+    _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+    _add_into(exp_avg_sq, v, np.multiply(grad, grad), 1 - beta2)
     step = steps.item()
     bias_correction1 = 1 - beta1**step
     bias_correction2_sqrt = math.sqrt(1 - beta2**step)
     step_size = lr / bias_correction1
     denom = np.true_divide(np.sqrt(v), bias_correction2_sqrt)  # (exp_avg_sq.sqrt() / bc2).add_(eps)
     np.add(denom, eps, out=denom)
-    alpha = -step_size  # p.add_(exp_avg / denom, alpha=-step_size)
-    update = np.true_divide(m, denom)
-    np.add(data, update if alpha == 1 else np.multiply(update, alpha), out=data)
-    p._counter().bump("add_")
+    _add_into(p, data, np.true_divide(m, denom), -step_size)  # p.add_(exp_avg / denom, alpha=-step_size)
     return True
 
 

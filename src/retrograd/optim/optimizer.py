@@ -336,6 +336,25 @@ def _plain_arrays(*tensors: Tensor) -> list[np.ndarray] | None:
     return arrays
 
 
+def _add_into(target: Tensor, out: np.ndarray, other: np.ndarray | float, alpha: float = 1) -> None:
+    """``target.add_(other, alpha=alpha)`` on ``target``'s array ``out`` as the in-place op runs it
+    (``ops/inplace.py``, ``_write_with_ufunc``), version bump included: for the optimizers'
+    NumPy updates (``_plain_arrays``)."""
+    np.add(out, other if alpha == 1 else np.multiply(other, alpha), out=out)
+    target._counter().bump("add_")
+
+
+def _mul_into(target: Tensor, out: np.ndarray, factor: float) -> None:
+    """``target.mul_(factor)`` on ``target``'s array ``out``, as ``_add_into``."""
+    np.multiply(out, factor, out=out)
+    target._counter().bump("mul_")
+
+
+def _number(x: Any) -> bool:
+    """A Python number (as the tensor in-place ops take it straight to NumPy)."""
+    return type(x) is float or type(x) is int
+
+
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad, _plain_arrays
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["SGD"]
 
@@ -93,22 +93,11 @@ def _sgd_update_arrays(p: Tensor, state: dict[str, Any] | None, lr: float, momen
     # Each in-place op as ``_write_with_ufunc`` runs it, each out-of-place one as its forward.
     if buf is not None:
         buf_data = arrays[2]
-        np.multiply(buf_data, momentum, out=buf_data)  # buf.mul_(momentum)
-        alpha = 1 - dampening  # .add_(d_p, alpha=1 - dampening)
-        np.add(buf_data, d_p if alpha == 1 else np.multiply(d_p, alpha), out=buf_data)
-        counter = buf._counter()
-        counter.bump("mul_")
-        counter.bump("add_")
+        _mul_into(buf, buf_data, momentum)  # buf.mul_(momentum).add_(d_p, alpha=1 - dampening)
+        _add_into(buf, buf_data, d_p, 1 - dampening)
         if nesterov:  # d_p.add(buf, alpha=momentum)
             d_p = np.add(d_p, buf_data if momentum == 1 else np.multiply(buf_data, momentum))
         else:
             d_p = buf_data
-    alpha = -lr  # p.add_(d_p, alpha=-lr)
-    np.add(data, d_p if alpha == 1 else np.multiply(d_p, alpha), out=data)
-    p._counter().bump("add_")
+    _add_into(p, data, d_p, -lr)  # p.add_(d_p, alpha=-lr)
     return True
-
-
-def _number(x: Any) -> bool:
-    """A Python number (as the tensor in-place ops take it straight to NumPy)."""
-    return type(x) is float or type(x) is int
