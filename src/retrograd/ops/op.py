@@ -615,7 +615,8 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
 
 def mark_view_mode(views: Sequence[Tensor]) -> None:
     """Views made with grad mode off remember it: an in-place write through one with grad mode
-    on is refused, as in PyTorch (``ops/inplace.check_inplace``)."""
+    on is refused, as in PyTorch (``ops/inplace.check_inplace``). The one-input recording path
+    does the same inline (``RECORDING_SOURCE``): a change here goes there too."""
     meta = "inference" if STATE.inference else "no_grad"
     for v in views:
         base = v._base
@@ -748,7 +749,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             result._view_version = counter.value
             if x._is_inference:  # a view is an inference tensor if and only if its base is
                 result._is_inference = True
-            if not STATE.grad_enabled:  # ``mark_view_mode``, inline (backward's views)
+            if not STATE.grad_enabled:  # ``mark_view_mode``, inline (backward's views): keep the two alike
                 root = result._base
                 if not root._is_inference:
                     result._creation_meta = "inference" if STATE.inference else "no_grad"
