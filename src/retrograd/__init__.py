@@ -40,6 +40,7 @@ from ._dtype import float as float  # noqa: A004, PLC0414
 from ._dtype import int as int  # noqa: A004, PLC0414
 from ._format import set_printoptions
 from ._functions import *  # noqa: F403
+from ._functions import _VARIANT_FUNCTIONS
 from ._functions import (
     allclose,
     cat,
@@ -121,11 +122,14 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f".{name}", __name__)
     if name in ("save", "load"):
         return getattr(importlib.import_module(".serialization", __name__), name)
+    if name in _VARIANT_FUNCTIONS:  # the op table's functions, made on first use (ops/variants.py)
+        value = globals()[name] = getattr(importlib.import_module("._functions", __name__), name)
+        return value
     raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), "save", "load"])
+    return sorted({*globals(), "save", "load", *_VARIANT_FUNCTIONS})
 
 
 __all__ = [

@@ -33,7 +33,9 @@ def _render_everything() -> dict[str, tuple[str, dict[str, Any]]]:
     node class (its ``apply``) and every rule's argument getter (the generic loop's)."""
     import retrograd.ops.linalg  # noqa: F401  (the lazily imported topics too)
     import retrograd.ops.nn  # noqa: F401
+    from retrograd.ops import variants
 
+    variants.bind_all()  # (the public forms are made on first lookup)
     getters = []  # (kept alive until they are found below)
     for op in [o for o in gc.get_objects() if type(o) is Op]:
         if op.differentiable:

@@ -311,9 +311,9 @@ class Op:
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
             saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
             convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc)  # type: ignore[arg-type]
-        self.plan = Plan(self.declaration)
-        # The call paths read the plan's fields on the op: one attribute lookup each (ops/plan.py).
-        self.__dict__.update(self.plan.fields())
+        # The plan is made on the op's first use (``__getattr__``, ``_make_plan``): building
+        # every entry's at import cost ``import retrograd`` milliseconds. The name is the plan's too.
+        self.name = name
         # ``check_operands(inputs, params)``: refuses operands by their dtypes before promotion
         # (``bool - x``); run only where promotion is needed (``_cast_arrays``), off the hot paths.
         self.check_operands: Callable[[Sequence[Any], Sequence[Any]], None] | None = None
@@ -327,12 +327,30 @@ class Op:
     unary: Callable[..., Any]
     binary: Callable[..., Any]
 
+    plan: Plan  # with its fields copied onto the op, on first use (``_make_plan``)
+
     def __getattr__(self, name: str) -> Any:
         if name not in ("node_cls", "unary", "binary"):
+            if "plan" not in self.__dict__ and not name.startswith("__"):  # (not for protocol probes)
+                self._make_plan()
+            if name in self.__dict__:  # (a plan field another thread was copying in)
+                return self.__dict__[name]
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         with _FIRST_USE:  # two threads must not make two MulBackward0 classes
             made = self.__dict__.get(name)
             return made if made is not None or name in self.__dict__ else self._make(name)
+
+    def _make_plan(self) -> None:
+        """Derive the run plan (``ops/plan.py``, which checks the rules' parameter names) and
+        copy its fields onto the op, where the call paths read them: one attribute lookup each,
+        and no ``__getattr__`` after this. ``plan`` is set last: once it is there, so is every
+        field (a thread that reads ``op.plan`` first sees a whole op)."""
+        with _FIRST_USE:
+            if "plan" not in self.__dict__:
+                plan = Plan(self.declaration)
+                for field, value in plan.fields().items():
+                    self.__dict__.setdefault(field, value)
+                self.plan = plan
 
     def _make(self, name: str) -> Any:
         value: Any

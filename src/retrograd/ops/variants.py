@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from _thread import RLock
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -60,9 +61,12 @@ def declared(modules: Iterable[Any] | None = None) -> list[Op]:
 
         modules = [importlib.import_module(f"{__package__}.{topic}") for topic in TOPICS]
     entries: list[Op] = []
+    seen: set[int] = set()  # (by identity: a list's ``in`` compared each entry with all before it)
     for module in modules:
         for value in vars(module).values():
-            if isinstance(value, Op) and (value.variants or value.declaration.operators) and value not in entries:
+            if isinstance(value, Op) and id(value) not in seen and (value.declaration.variants
+                                                                     or value.declaration.operators):
+                seen.add(id(value))
                 entries.append(value)
     for form in (FUNCTION, METHOD, INPLACE):
         _public_forms(entries, form)  # (raises for a clash)
@@ -107,10 +111,22 @@ def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, tuple[str, ...]]:
 
 
 def _public_forms(entries: list[Op], form: str) -> list[tuple[str, tuple[Op, ...]]]:
-    """``(public name, entries)`` for one form; two entries are an overload pair (tensor first)."""
+    """``(public name, entries)`` for one form; two entries are an overload pair (tensor first).
+    (Worked out once per list of entries: ``declared`` and both binding points ask.)"""
+    key = (form, tuple(entries))
+    forms = _PUBLIC_FORMS.get(key)
+    if forms is None:
+        forms = _PUBLIC_FORMS[key] = _find_public_forms(entries, form)
+    return forms
+
+
+_PUBLIC_FORMS: dict[tuple[str, tuple[Op, ...]], list[tuple[str, tuple[Op, ...]]]] = {}
+
+
+def _find_public_forms(entries: list[Op], form: str) -> list[tuple[str, tuple[Op, ...]]]:
     by_name: dict[str, list[Op]] = {}
     for op in entries:
-        if form in op.variants:
+        if form in op.declaration.variants:  # (the declaration's: the plan is made on first use)
             # An alias names the function and method forms; one ending in ``_`` the in-place form.
             if form == INPLACE:
                 names = [op.name + "_", *(a for a in op.declaration.aliases if a.endswith("_"))]
@@ -227,53 +243,132 @@ def forms_source(entries: Iterable[Op], forms: tuple[str, ...]) -> tuple[str, di
     return "\n\n".join(chunks), served
 
 
-def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualprefix: str,
-                   namespace: dict[str, Any]) -> dict[str, Callable[..., Any]]:
-    """Compile the forms' source once (registered with ``linecache``); ``{public name: function}``
-    with aliases bound to the same function."""
+class _Forms:
+    """The forms of one binding point (``Tensor``'s methods, or ``retrograd``'s functions), each
+    written, compiled and registered with ``linecache`` on its first use (``make``): making all
+    of them at import, with the plans of their ops, was a fifth of ``import retrograd``. What
+    exists, and any clash, is known at import; only the code waits."""
+
+    def __init__(self, entries: list[Op], forms: tuple[str, ...], label: str, qualprefix: str,
+                 namespace: dict[str, Any]) -> None:
+        self.label, self.qualprefix, self.namespace = label, qualprefix, namespace
+        # public name -> (form, the name the source defines, the entries it serves); an alias
+        # shares its form's function (``arcsin`` is ``asin``), made once for all its names.
+        self.forms: dict[str, tuple[str, str, tuple[Op, ...]]] = {}
+        self.names: dict[tuple[str, str], list[str]] = {}
+        for form in forms:
+            for name, pair in _public_forms(entries, form):
+                defined = pair[0].name + ("_" if form == INPLACE else "")
+                self.forms[name] = (form, defined, pair)
+                self.names.setdefault((form, defined), []).append(name)
+        self.made: dict[str, Callable[..., Any]] = {}
+
+    def eager(self, name: str) -> bool:
+        """Whether the form is a call path itself (a ``hot`` method), bound as it is at import."""
+        form, _, pair = self.forms[name]
+        return form == METHOD and pair[0].declaration.hot
+
+    def make(self, name: str) -> Callable[..., Any]:
+        """The function of public name ``name``, made on the first call (for all its names)."""
+        made = self.made.get(name)
+        if made is not None:
+            return made
+        with _MAKING:  # (two threads make one function, so ``Tensor.add is Tensor.add``)
+            made = self.made.get(name)
+            if made is not None:
+                return made
+            form, defined, pair = self.forms[name]
+            if self.eager(name):
+                function = pair[0].unary  # the call path itself, one frame shorter
+            else:
+                if "apply" not in self.namespace:
+                    _helpers(self.namespace)
+                for op in pair:
+                    if self.namespace.setdefault(_global(op), op) is not op:
+                        raise ValueError(f"{_global(op)}: two entries with one op name and node name")
+                filename = (f"{GENERATED_FILE_PREFIX}{self.label}: {self.qualprefix}{defined} "
+                            "(ops/variants.py, forms_source)>")
+                function = _compile(_form_source(defined, pair, form), filename, self.namespace, defined)
+                function.__qualname__ = self.qualprefix + defined
+            for alias in self.names[(form, defined)]:
+                self.made[alias] = function
+            return function
+
+
+_MAKING = RLock()
+
+
+def _helpers(namespace: dict[str, Any]) -> None:
+    """The names the forms' source reads besides the entries (see ``forms_source``)."""
     from ..tensor import Tensor
     from .elementwise import require_tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
     from .reduce import normalize_dim, normalize_dims
     from .shape import _index_array
 
-    source, served = forms_source(entries, forms)
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
                       "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
                       "require_tensor": require_tensor, "index_array": _index_array})
-    for pair in served.values():
-        for op in pair:
-            if namespace.setdefault(_global(op), op) is not op:
-                raise ValueError(f"{_global(op)}: two entries with one op name and node name")
-    filename = f"{GENERATED_FILE_PREFIX}{label} (ops/variants.py, forms_source)>"
-    if source:
-        _compile(source, filename, namespace, next(iter(served)))
-    for name in served:
-        namespace[name].__qualname__ = qualprefix + name
-    functions: dict[str, Callable[..., Any]] = {}
-    for form in forms:
-        for name, pair in _public_forms(entries, form):
-            op = pair[0]
-            if form == METHOD and op.declaration.hot:
-                functions[name] = op.unary  # the call path itself, one frame shorter
-            else:
-                functions[name] = namespace[op.name + ("_" if form == INPLACE else "")]
-    return functions
+
+
+class _Method:
+    """What ``Tensor.<name>`` is until its first lookup: then the method is made
+    (``_Forms.make``) and set on the class in its place, so every later call is a plain
+    attribute hit, as for a ``def``. ``hasattr``, ``dir`` and ``inspect.signature`` see it as
+    the method it becomes."""
+
+    __slots__ = ("cls", "forms", "name")
+
+    def __init__(self, cls: type, forms: _Forms, name: str) -> None:
+        self.cls, self.forms, self.name = cls, forms, name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        function = self.forms.make(self.name)
+        with _MAKING:
+            if vars(self.cls).get(self.name) is self:  # (a subclass may look it up first)
+                setattr(self.cls, self.name, function)
+        return function if instance is None else function.__get__(instance, owner)
+
+
+def bind_all() -> int:
+    """Make every public form still waiting for its first lookup; returns how many were made.
+    Nothing needs it (a form is made when it is looked up): it is there for what reads every
+    generated source at once (``tests/ops/test_generated_source.py``).
+
+    >>> import retrograd as rg
+    >>> from retrograd.ops import variants
+    >>> variants.bind_all() >= 0 and type(vars(rg.Tensor)["erfc"]).__name__
+    'function'
+    """
+    count = 0
+    for look_up, forms in list(_BINDINGS):
+        for name in forms.forms:
+            count += name not in forms.made
+            look_up(name)
+    return count
+
+
+# (``look_up(name)`` as users do it, the forms): what ``bind_all`` walks, one per binding point.
+_BINDINGS: list[tuple[Callable[[str], Any], _Forms]] = []
 
 
 def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] | None = None) -> None:
     """Set ``cls.<name>`` / ``cls.<name>_`` (aliases too) for the entries' ``method`` and
     ``inplace`` variants, and their ``operators``; a name the class already defines is an error
     (one definition per op). ``coerce`` does the ``"scalar"`` conversion (and an operator's other
-    operand): a number or tensor passes, anything else becomes ``NotImplemented``.
+    operand): a number or tensor passes, anything else becomes ``NotImplemented``. The operators
+    and ``hot`` methods (the ops' own call paths) are set now; every other method is made on its
+    first lookup (``_Method``).
 
     >>> import retrograd as rg
     >>> rg.Tensor.erfc.__qualname__
     'Tensor.erfc'
     """
     entries = list(entries)
-    methods = _compile_forms(entries, (METHOD, INPLACE), f"{cls.__name__} methods from the op table",
-                             f"{cls.__name__}.", {"coerce": coerce, "__name__": cls.__module__})
+    forms = _Forms(entries, (METHOD, INPLACE), f"{cls.__name__} methods from the op table", f"{cls.__name__}.",
+                   {"coerce": coerce, "__name__": cls.__module__})
+    methods: dict[str, Any] = {name: forms.make(name) if forms.eager(name) else _Method(cls, forms, name)
+                               for name in forms.forms}
     for op in entries:
         operators = op.declaration.operators
         if operators:
@@ -282,34 +377,53 @@ def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] 
             else:  # the operator passes the params' defaults (``alpha=1``)
                 path = op.operator(coerce, *_defaults(op))  # type: ignore[arg-type]
             methods.update((name, path) for name in operators)
-    for name, method in methods.items():
+    for name in methods:  # (checked before any is set: nothing half-bound)
         if name in vars(cls):
             raise ValueError(f"{cls.__name__}.{name} is defined by hand and by an entry's variants")
+    for name, method in methods.items():
         setattr(cls, name, method)
+    _BINDINGS.append((lambda name: getattr(cls, name), forms))
 
 
 def bind_functions(namespace: dict[str, Any], entries: Iterable[Op], to_tensor: Callable[[Any], Any],
                    coerce: Callable[[Any], Any]) -> list[str]:
-    """Set ``namespace[<name>]`` (``retrograd._functions``) for the entries' ``function``
-    variants (aliases too); the first argument may be a number (``to_tensor`` makes it a
-    tensor). Returns the names bound.
+    """Make ``namespace`` (``retrograd._functions``) serve the entries' ``function`` variants
+    (aliases too), each made on its first lookup: the module's ``__getattr__``, set here, makes
+    it and stores it in ``namespace``, so later lookups are plain hits. The first argument may be
+    a number (``to_tensor`` makes it a tensor). Returns the names served.
 
     >>> import inspect, retrograd as rg
     >>> inspect.signature(rg.add)
     <Signature (input, other, *, alpha=1)>
     """
     entries = list(entries)
-    functions = _compile_forms(entries, (FUNCTION,), "retrograd functions from the op table", "",
-                               {"coerce": coerce, "to_tensor": to_tensor, "__name__": namespace["__name__"]})
-    public = dict(_public_forms(entries, FUNCTION))
-    for name, function in functions.items():
+    forms = _Forms(entries, (FUNCTION,), "retrograd functions from the op table", "",
+                   {"coerce": coerce, "to_tensor": to_tensor, "__name__": namespace["__name__"]})
+    for name in forms.forms:
         if name in namespace:
             raise ValueError(f"{name} is defined by hand and by an entry's variants")
-        function.__doc__ = (f"``retrograd.{function.__name__}(input, {_signature(public[name][0])})``: "
-                            f"the op table's ``{function.__name__}``.\n\n"
-                            f"    >>> import retrograd as rg\n    >>> callable(rg.{name})\n    True\n")
+    module = namespace["__name__"]
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 - a module's ``__getattr__`` (PEP 562)
+        if name not in forms.forms:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        function = forms.make(name)
+        if function.__doc__ is None:
+            function.__doc__ = (f"``retrograd.{function.__name__}(input, {_signature(forms.forms[name][2][0])})``: "
+                                f"the op table's ``{function.__name__}``.\n\n"
+                                f"    >>> import retrograd as rg\n    >>> callable(rg.{name})\n    True\n")
         namespace[name] = function
-    return list(functions)
+        return function
+
+    def __dir__() -> list[str]:  # noqa: N807 - a module's ``__dir__`` (PEP 562)
+        return sorted({*namespace, *forms.forms})
+
+    for hook in ("__getattr__", "__dir__"):
+        if hook in namespace:
+            raise ValueError(f"{module} has a {hook} of its own")
+    namespace.update(__getattr__=__getattr__, __dir__=__dir__)
+    _BINDINGS.append((__getattr__, forms))
+    return list(forms.forms)
 
 
 def _defaults(op: Op) -> tuple[Any, ...]:
