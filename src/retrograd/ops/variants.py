@@ -77,8 +77,8 @@ def declared(modules: Iterable[Any] | None = None) -> list[Op]:
 def arguments(op: Op) -> list[str]:
     """The arguments after the tensor, in the public form's order (the declared signature's)."""
     signature = op.declaration.signature
-    if signature is None:
-        return [*op.inputs[1:], *op.params]
+    if signature is None:  # (the declaration's names, as the plan's: read at import, before any plan)
+        return [*op.declaration.inputs[1:], *op.declaration.params]
     names = _SIGNATURE_NAMES.get(signature)
     if names is None:  # (parsed once per signature text: forms are made at import)
         from .declaration import signature_names
@@ -100,10 +100,11 @@ def _overload(a: Op, b: Op, name: str) -> tuple[Op, Op, tuple[str, ...]]:
     public name: the same signature, those arguments tensor inputs of one and params of the other
     (the form takes the tensor entry when any of them is a Tensor, as ``clamp`` does)."""
     if arguments(a) == arguments(b) and _signature(a) == _signature(b) and _conversions(a) == _conversions(b):
-        differ = tuple(n for n in arguments(a) if (n in a.inputs) != (n in b.inputs))
-        if differ and all(n in a.inputs for n in differ):
+        a_inputs, b_inputs = a.declaration.inputs, b.declaration.inputs
+        differ = tuple(n for n in arguments(a) if (n in a_inputs) != (n in b_inputs))
+        if differ and all(n in a_inputs for n in differ):
             return a, b, differ
-        if differ and all(n in b.inputs for n in differ):
+        if differ and all(n in b_inputs for n in differ):
             return b, a, differ
     raise ValueError(f"{name}: two entries declare variants under one public name, and they are not a "
                      "Tensor/Scalar overload pair (the same signature, one argument a tensor input of one "
