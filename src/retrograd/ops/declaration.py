@@ -172,13 +172,21 @@ def signature_names(signature: str, where: str = "signature") -> list[str]:
     >>> signature_names("other, *, alpha=1")
     ['other', 'alpha']
     """
-    import ast
+    names = _SIGNATURE_NAMES.get(signature)
+    if names is None:
+        import ast
 
-    try:
-        tree = ast.parse(f"def f(self, {signature}): pass")
-    except SyntaxError:
-        raise ValueError(f"{where}: signature {signature!r} is not a Python parameter list") from None
-    args = tree.body[0].args  # type: ignore[attr-defined]
-    if args.vararg is not None or args.kwarg is not None:
-        raise ValueError(f"{where}: signature {signature!r} may not take *args or **kwargs")
-    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)][1:]
+        try:
+            tree = ast.parse(f"def f(self, {signature}): pass")
+        except SyntaxError:
+            raise ValueError(f"{where}: signature {signature!r} is not a Python parameter list") from None
+        args = tree.body[0].args  # type: ignore[attr-defined]
+        if args.vararg is not None or args.kwarg is not None:
+            raise ValueError(f"{where}: signature {signature!r} may not take *args or **kwargs")
+        names = _SIGNATURE_NAMES[signature] = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))[1:]
+    return list(names)
+
+
+# Signatures already parsed (many entries share one text, and parsing was most of the checks' cost
+# at import), only those that passed the checks.
+_SIGNATURE_NAMES: dict[str, tuple[str, ...]] = {}
