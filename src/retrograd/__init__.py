@@ -98,7 +98,6 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .ops import return_types
 
 __version__ = "0.1.0"
 
@@ -120,6 +119,9 @@ def __getattr__(name: str) -> Any:
     # (``save``/``load`` bring zipfile and pickle).
     if name in _LAZY_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name == "return_types":  # (torch.return_types: named tuples made when it loads)
+        value = globals()[name] = importlib.import_module(".ops.return_types", __name__)
+        return value
     if name in ("save", "load"):
         return getattr(importlib.import_module(".serialization", __name__), name)
     if name in _VARIANT_FUNCTIONS:  # the op table's functions, made on first use (ops/variants.py)
@@ -129,7 +131,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "save", "load", *_VARIANT_FUNCTIONS})
+    return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS})
 
 
 __all__ = [

@@ -147,3 +147,21 @@ def test_bind_all_makes_every_waiting_form() -> None:
     for _, forms in variants._BINDINGS:
         assert set(forms.made) == set(forms.forms)
     assert not [n for n, v in vars(rg.Tensor).items() if type(v).__name__ == "_Method"]
+
+
+def test_import_loads_neither_return_types_nor_threading() -> None:
+    # The named tuples of torch.return_types are made when their module loads: on first use. The
+    # hooks' thread state is ``_thread``'s (threading.local is that class), so ``import retrograd``
+    # brings no threading module that NumPy does not bring itself.
+    loaded, numpy_alone, same, kinds = _fresh("""
+import json, subprocess, sys
+import retrograd as rg
+loaded = sorted(m for m in ("retrograd.ops.return_types", "threading") if m in sys.modules)
+alone = subprocess.run([sys.executable, "-c", "import sys, numpy; print('threading' in sys.modules)"],
+                       capture_output=True, text=True).stdout.strip() == "True"
+values = rg.tensor([3.0, 1.0]).max(0)
+print(json.dumps([loaded, alone, rg.return_types is rg.ops.return_types,
+                  [type(values).__name__, isinstance(values, rg.return_types.max), "return_types" in dir(rg)]]))
+""")
+    assert loaded == (["threading"] if numpy_alone else [])
+    assert same and kinds == ["max", True, True]

@@ -14,8 +14,8 @@ ones.
 
 from __future__ import annotations
 
-import threading
 import weakref
+from _thread import _local, allocate_lock  # (threading.local and threading.Lock, without importing threading)
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,14 +32,14 @@ PACK_INPLACE_ERROR = (
 )
 
 
-class _HookState(threading.local):
+class _HookState(_local):
     def __init__(self) -> None:
         self.stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
         self.disabled: str | None = None  # disable_saved_tensors_hooks' message
 
 
 _LOCAL = _HookState()
-_LOCK = threading.Lock()
+_LOCK = allocate_lock()
 _listeners: list[Callable[[bool], None]] = []
 _installed = [0]  # hook pairs installed, all threads together
 

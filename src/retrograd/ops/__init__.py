@@ -7,13 +7,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import elementwise, indexing, inplace, reduce, return_types, shape
+from . import elementwise, indexing, inplace, reduce, shape
 from .op import Op, apply
 
 
 def __getattr__(name: str) -> Any:
     # ``nn`` (softmax, losses, normalisation...) loads on first use: import time is a feature.
     if name in ("nn", "linalg"):  # softmax and losses, matrix products: on first use
+        return importlib.import_module("." + name, __name__)
+    if name == "return_types":  # (its named tuples are made when it loads: on first use)
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
