@@ -154,9 +154,10 @@ def test_import_loads_neither_return_types_nor_threading() -> None:
     # hooks' thread state is ``_thread``'s (threading.local is that class), so ``import retrograd``
     # brings no threading module that NumPy does not bring itself.
     loaded, numpy_alone, same, kinds = _fresh("""
-import json, subprocess, sys
+import json, sys
 import retrograd as rg
 loaded = sorted(m for m in ("retrograd.ops.return_types", "threading") if m in sys.modules)
+import subprocess  # (after the look: it imports threading)
 alone = subprocess.run([sys.executable, "-c", "import sys, numpy; print('threading' in sys.modules)"],
                        capture_output=True, text=True).stdout.strip() == "True"
 values = rg.tensor([3.0, 1.0]).max(0)
