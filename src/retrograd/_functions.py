@@ -67,7 +67,7 @@ for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS
 del _name
 
 # The entries' declared "function" variants, with their declared signatures (the op table's
-# binding point: ops/variants.py).
+# binding point: ops/variants.py), each made on first lookup by the ``__getattr__`` it sets here.
 _VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), _variants.declared(), _t, _operand))
 
 

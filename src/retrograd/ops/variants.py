@@ -17,8 +17,12 @@ This module is the one binding point: the end of ``tensor.py`` calls ``bind_meth
 ``_functions.py`` calls ``bind_functions``, so a new op is one entry plus its opdb sample. The
 forms are written as Python source (``forms_source``), with the declared signature, so that
 ``inspect.signature`` shows it and a wrong call raises Python's TypeError as a ``def`` would, and
-compiled once per binding point, registered with ``linecache`` like all generated code. Only the
-eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
+compiled, registered with ``linecache`` like all generated code. Which forms exist (and any
+clash) is settled at import; each form's code is made on its first lookup (``_Forms.make``:
+``Tensor.erfc`` through a ``_Method`` placeholder on the class, ``retrograd.erfc`` through the
+functions module's ``__getattr__``), then stored where it was looked up, so later lookups are
+plain hits. The operators and ``hot`` methods, which are the ops' own call paths, are bound at
+import. Only the eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
 
 >>> import inspect
 >>> import retrograd as rg
@@ -80,7 +84,7 @@ def arguments(op: Op) -> list[str]:
     if signature is None:  # (the declaration's names, as the plan's: read at import, before any plan)
         return [*op.declaration.inputs[1:], *op.declaration.params]
     names = _SIGNATURE_NAMES.get(signature)
-    if names is None:  # (parsed once per signature text: forms are made at import)
+    if names is None:  # (parsed once per signature text)
         from .declaration import signature_names
 
         names = _SIGNATURE_NAMES[signature] = signature_names(signature)
@@ -247,8 +251,8 @@ def forms_source(entries: Iterable[Op], forms: tuple[str, ...]) -> tuple[str, di
 class _Forms:
     """The forms of one binding point (``Tensor``'s methods, or ``retrograd``'s functions), each
     written, compiled and registered with ``linecache`` on its first use (``make``): making all
-    of them at import, with the plans of their ops, was a fifth of ``import retrograd``. What
-    exists, and any clash, is known at import; only the code waits."""
+    of them at import, with the plans of their ops, cost ``import retrograd`` milliseconds.
+    What exists, and any clash, is known at import; only the code waits."""
 
     def __init__(self, entries: list[Op], forms: tuple[str, ...], label: str, qualprefix: str,
                  namespace: dict[str, Any]) -> None:
