@@ -150,7 +150,8 @@ _CACHED_SOURCE_MIN = 4096  # smaller sources compile in well under a millisecond
 
 def _code_for(source: str, filename: str) -> Any:
     """``compile(source, filename)``, cached like a ``.pyc`` for the large sources made at import
-    (the public forms, the recording paths): compiling them was a sixth of ``import retrograd``.
+    (the recording paths; the public forms were, until each was made on first lookup): compiling
+    them was a sixth of ``import retrograd``.
     The cache file holds the source too and is used only when it matches exactly; where
     ``__pycache__`` cannot be written, it simply compiles."""
     if len(source) < _CACHED_SOURCE_MIN:
