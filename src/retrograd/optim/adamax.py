@@ -1,0 +1,72 @@
+"""Adamax (Adam with the infinity norm)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._functions import maximum
+from ..autograd.grad_mode import no_grad
+from ._common import _check_lr, _lr_value, _refuse_capturable
+from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    """PyTorch's Adamax: ``exp_inf = max(beta2 * exp_inf, |g| + eps)``,
+    ``p -= lr / (1 - beta1**t) * exp_avg / exp_inf``.
+
+    >>> import retrograd as rg
+    >>> p = rg.nn.Parameter(rg.tensor([1.0])); p.grad = rg.tensor([2.0])
+    >>> rg.optim.Adamax([p], lr=0.1).step(); round(p.item(), 4)
+    0.9
+    """
+
+    def __init__(self, params: Any, lr: Any = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        _check_lr(lr)
+        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
+        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in (("foreach", None), ("maximize", False), ("differentiable", False),
+                               ("capturable", False)):
+                group.setdefault(key, value)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
+        loss = self._closure_loss(closure)
+        with no_grad(), np.errstate(all="ignore"):
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                lr = _lr_value(group["lr"])
+                eps, weight_decay = group["eps"], group["weight_decay"]
+                params: list[Any] = _params_with_grad(group)
+                for p in params:
+                    self._state_at(p, ("exp_avg", "exp_inf"))
+                if params:
+                    _refuse_capturable(group, "params and state_steps")
+                for p in params:
+                    state = self.state[p]
+                    grad: Any = _grad_of(p, group["maximize"])
+                    exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                    state["step"].add_(1)
+                    if weight_decay != 0:
+                        grad = grad.add(p, alpha=weight_decay)
+                    exp_avg.lerp_(grad, 1 - beta1)
+                    exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+                    clr = lr / (1 - beta1 ** state["step"].item())
+                    p.addcdiv_(exp_avg, exp_inf, value=-clr)
+        return loss
