@@ -9,8 +9,10 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..factories import tensor, zeros_like
-from ._common import _check_lr, _lr_value, _refuse_capturable
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..ops.elementwise import _addcdiv, _addcmul
+from ..tensor import Tensor
+from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["NAdam"]
 
@@ -58,6 +60,8 @@ class NAdam(Optimizer):
                 lr = _lr_value(group["lr"])
                 eps, weight_decay, momentum_decay = group["eps"], group["weight_decay"], group["momentum_decay"]
                 params: list[Any] = _params_with_grad(group)
+                plain = (weight_decay == 0 and not group["maximize"]
+                         and all(_number(x) for x in (lr, beta1, beta2, eps, momentum_decay)))
                 for p in params:
                     state = self.state[p]
                     if len(state) == 0:
@@ -69,6 +73,8 @@ class NAdam(Optimizer):
                     _refuse_capturable(group, "params, mu_products and state_steps")
                 for p in params:
                     state = self.state[p]
+                    if plain and _nadam_update_arrays(p, state, lr, beta1, beta2, eps, momentum_decay):
+                        continue
                     grad: Any = _grad_of(p, group["maximize"])
                     exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
                     state["step"].add_(1)
@@ -89,3 +95,35 @@ class NAdam(Optimizer):
                     p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - product))
                     p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - product * mu_next))
         return loss
+
+
+def _nadam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float, eps: float,
+                         momentum_decay: float) -> bool:
+    """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays: the
+    tensor ops' own kernels, in the same order, with the same version bumps, without their
+    per-op dispatch. False (nothing done) when ``_plain_arrays`` refuses the arrays, or for a
+    0-d parameter (NumPy makes scalars of its temporaries)."""
+    step_t: Tensor = state["step"]
+    mu_t: Tensor = state["mu_product"]
+    exp_avg: Tensor = state["exp_avg"]
+    exp_avg_sq: Tensor = state["exp_avg_sq"]
+    arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
+    steps, mu_product = _plain_scalar(step_t), _plain_scalar(mu_t)
+    if arrays is None or not arrays[0].ndim or steps is None or mu_product is None:
+        return False
+    data, grad, m, v = arrays
+    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    step = steps.item()
+    bias_correction2 = 1 - beta2**step
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    _mul_into(mu_t, mu_product, mu)  # mu_product.mul_(mu)
+    _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    _write_into(exp_avg_sq, v, _addcmul(v, grad, grad, 1 - beta2), "addcmul_")
+    denom = np.sqrt(np.true_divide(v, bias_correction2))  # exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+    np.add(denom, eps, out=denom)
+    product = mu_product.item()
+    _write_into(p, data, _addcdiv(data, grad, denom, -lr * (1.0 - mu) / (1.0 - product)), "addcdiv_")
+    _write_into(p, data, _addcdiv(data, m, denom, -lr * mu_next / (1.0 - product * mu_next)), "addcdiv_")
+    return True

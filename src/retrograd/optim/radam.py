@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ._common import _check_lr, _lr_value, _refuse_capturable
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..ops.elementwise import _addcmul
+from ..tensor import Tensor
+from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["RAdam"]
 
@@ -55,6 +57,8 @@ class RAdam(Optimizer):
                 lr = _lr_value(group["lr"])
                 eps, weight_decay = group["eps"], group["weight_decay"]
                 params: list[Any] = _params_with_grad(group)
+                plain = (weight_decay == 0 and not group["maximize"]
+                         and all(_number(x) for x in (lr, beta1, beta2, eps)))
                 for p in params:
                     self._state_at(p, ("exp_avg", "exp_avg_sq"))
                 if params:
@@ -62,6 +66,8 @@ class RAdam(Optimizer):
                 rho_inf = 2 / (1 - beta2) - 1
                 for p in params:
                     state = self.state[p]
+                    if plain and _radam_update_arrays(p, state, lr, beta1, beta2, eps, rho_inf):
+                        continue
                     grad: Any = _grad_of(p, group["maximize"])
                     exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                     state["step"].add_(1)
@@ -84,3 +90,36 @@ class RAdam(Optimizer):
                     else:
                         p.add_(corrected * lr, alpha=-1.0)
         return loss
+
+
+def _radam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float, eps: float,
+                         rho_inf: float) -> bool:
+    """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
+    NAdam's (``_nadam_update_arrays``)."""
+    step_t: Tensor = state["step"]
+    exp_avg: Tensor = state["exp_avg"]
+    exp_avg_sq: Tensor = state["exp_avg_sq"]
+    arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
+    steps = _plain_scalar(step_t)
+    if arrays is None or not arrays[0].ndim or steps is None:
+        return False
+    data, grad, m, v = arrays
+    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    step = steps.item()
+    _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    _write_into(exp_avg_sq, v, _addcmul(v, grad, grad, 1 - beta2), "addcmul_")
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    corrected = np.true_divide(m, bias_correction1)  # exp_avg / bias_correction1
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    if rho_t > 5.0:
+        root = np.sqrt(v)  # (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
+        np.add(root, eps, out=root)
+        adaptive = np.true_divide(bias_correction2**0.5, root)
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        update = np.multiply(np.multiply(np.multiply(corrected, lr), adaptive), rect)
+    else:
+        update = np.multiply(corrected, lr)
+    _add_into(p, data, update, -1.0)  # p.add_(..., alpha=-1.0)
+    return True
