@@ -328,3 +328,13 @@ def test_muon_errors_match_torch(torch: Any) -> None:
 
     for ours, theirs in zip(cases(rg), cases(torch), strict=True):
         assert outcome(ours) == outcome(theirs)
+
+
+@pytest.mark.parametrize("name", ["ASGD", "Adadelta", "Adafactor", "Adamax", "LBFGS", "Muon", "NAdam", "RAdam", "Rprop"])
+def test_signature_matches_torch(torch: Any, name: str) -> None:
+    import inspect
+
+    def params(cls: Any) -> list[Any]:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
+
+    assert params(getattr(rg.optim, name)) == params(getattr(torch.optim, name))

@@ -285,3 +285,14 @@ def test_one_cycle_and_cyclic_set_group_keys_as_torch(torch: Any) -> None:
             out.append([{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups])
     assert_same(out[:2], out[2:])
     assert math.isclose(out[0][0]["min_lr"], 0.1 / 25 / 1e4)
+
+
+@pytest.mark.parametrize("name", ["LinearLR", "ConstantLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
+                                  "CosineAnnealingWarmRestarts", "CyclicLR", "PolynomialLR", "MultiplicativeLR"])
+def test_signature_matches_torch(torch: Any, name: str) -> None:
+    import inspect
+
+    def params(cls: Any) -> list[Any]:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
+
+    assert params(getattr(rg.optim.lr_scheduler, name)) == params(getattr(torch.optim.lr_scheduler, name))
