@@ -338,3 +338,30 @@ def test_signature_matches_torch(torch: Any, name: str) -> None:
         return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
 
     assert params(getattr(rg.optim, name)) == params(getattr(torch.optim, name))
+
+
+def test_lbfgs_loads_torch_state_dict_and_continues(torch: Any) -> None:
+    """Two LBFGS steps in torch; its weights and state dict (history lists, H_diag, d, t...)
+    loaded into ours; three more steps in each give the same weights."""
+    def closure_for(lib: Any, w: Any, opt: Any, i: int) -> Any:
+        def closure() -> Any:
+            opt.zero_grad()
+            loss = logistic(lib, w, i)
+            loss.backward()
+            return loss
+        return closure
+
+    kwargs = {"history_size": 3, "max_iter": 4, "line_search_fn": "strong_wolfe"}
+    w_t = torch.nn.Parameter(torch.tensor([0.3, 0.1, -0.2, 0.4], dtype=torch.float64))
+    opt_t = torch.optim.LBFGS([w_t], **kwargs)
+    for i in range(2):
+        opt_t.step(closure_for(torch, w_t, opt_t, i))
+    w_r = rg.nn.Parameter(rg.tensor(w_t.detach().numpy().copy()))
+    opt_r = rg.optim.LBFGS([w_r], **kwargs)
+    opt_r.load_state_dict(to_rg(copy.deepcopy(opt_t.state_dict())))
+    assert sorted(opt_r.state[w_r]) == sorted(opt_t.state[w_t])
+    for i in range(2, 5):
+        opt_t.step(closure_for(torch, w_t, opt_t, i))
+        opt_r.step(closure_for(rg, w_r, opt_r, i))
+    np.testing.assert_allclose(w_r.tolist(), w_t.tolist(), rtol=1e-9, atol=1e-12)
+    assert opt_r.state[w_r]["func_evals"] == opt_t.state[w_t]["func_evals"]
