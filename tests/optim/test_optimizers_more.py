@@ -365,3 +365,32 @@ def test_lbfgs_loads_torch_state_dict_and_continues(torch: Any) -> None:
         opt_r.step(closure_for(rg, w_r, opt_r, i))
     np.testing.assert_allclose(w_r.tolist(), w_t.tolist(), rtol=1e-9, atol=1e-12)
     assert opt_r.state[w_r]["func_evals"] == opt_t.state[w_t]["func_evals"]
+
+
+@pytest.mark.parametrize(("name", "kwargs"), [("NAdam", {}), ("NAdam", {"weight_decay": 0.1}), ("RAdam", {}),
+                                              ("RAdam", {"betas": (0.5, 0.6)}), ("Adamax", {}), ("Adadelta", {}),
+                                              ("ASGD", {"t0": 1}), ("Rprop", {})])
+def test_differentiable_records_the_update_as_torch(torch: Any, name: str, kwargs: dict[str, Any]) -> None:
+    """``differentiable=True`` runs the step in grad mode: a leaf parameter fails as in PyTorch
+    (an in-place update of a leaf that requires grad), and a non-leaf one's three updates are
+    recorded: the gradient of the result with respect to what it was made from equals PyTorch's."""
+    out = []
+    for lib in (rg, torch):
+        leaf = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        leaf.grad = lib.ones(2, dtype=lib.float64)
+        leaf_opt = getattr(lib.optim, name)([leaf], differentiable=True, **kwargs)
+        rec: list[Any] = [outcome(leaf_opt.step)]
+        w = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        p = w * 1.0
+        opt = getattr(lib.optim, name)([p], lr=0.1, differentiable=True, **kwargs)
+        # (Rprop's and Adamax's later steps modify in place state that an earlier update saved:
+        # PyTorch's backward then fails as ours does, so they take one step)
+        for k in range(1 if name in ("Rprop", "Adamax") else 3):
+            p.grad = (p * (k + 1.0)).sin().detach() + p * 0.5  # a gradient that depends on p
+            opt.step()
+        (p**2).sum().backward()
+        rec += [p.tolist(), w.grad.tolist()]
+        out.append(rec)
+    assert out[0][0] == out[1][0]
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9)
+    np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-9)

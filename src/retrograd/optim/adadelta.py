@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import set_grad_enabled
 from ._common import _check_lr, _lr_value, _refuse_capturable
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
@@ -46,7 +46,8 @@ class Adadelta(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 lr = _lr_value(group["lr"])
                 rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
@@ -64,7 +65,10 @@ class Adadelta(Optimizer):
                         grad = grad.add(p, alpha=weight_decay)
                     square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
                     std = square_avg.add(eps).sqrt_()
-                    delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+                    delta = acc_delta.add(eps).sqrt_()
+                    if group["differentiable"]:
+                        delta = delta.clone()
+                    delta.div_(std).mul_(grad)
                     acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
                     p.add_(delta, alpha=-lr)
         return loss

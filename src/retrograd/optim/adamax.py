@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._functions import maximum
-from ..autograd.grad_mode import no_grad
+from .._functions import cat, maximum
+from ..autograd.grad_mode import set_grad_enabled
 from ._common import _check_lr, _lr_value, _refuse_capturable
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
 
@@ -48,7 +48,8 @@ class Adamax(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]
                 lr = _lr_value(group["lr"])
@@ -66,7 +67,11 @@ class Adamax(Optimizer):
                     if weight_decay != 0:
                         grad = grad.add(p, alpha=weight_decay)
                     exp_avg.lerp_(grad, 1 - beta1)
-                    exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+                    if group["differentiable"]:  # PyTorch's recorded form: the max over a stack
+                        norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze(0)], 0)
+                        exp_inf.copy_(norm_buf.amax(0, keepdim=False))
+                    else:
+                        exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
                     clr = lr / (1 - beta1 ** state["step"].item())
                     p.addcdiv_(exp_avg, exp_inf, value=-clr)
         return loss

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import set_grad_enabled
 from ..factories import ones, tensor, zeros, zeros_like
 from ._common import _check_lr, _lr_value, _refuse_capturable
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
@@ -46,7 +46,8 @@ class ASGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 lr = _lr_value(group["lr"])
                 lambd, alpha, t0, weight_decay = group["lambd"], group["alpha"], group["t0"], group["weight_decay"]

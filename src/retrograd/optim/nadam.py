@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import set_grad_enabled
 from ..factories import tensor, zeros_like
 from ..ops.elementwise import _addcdiv, _addcmul
 from ..tensor import Tensor
@@ -54,13 +54,15 @@ class NAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]
                 lr = _lr_value(group["lr"])
                 eps, weight_decay, momentum_decay = group["eps"], group["weight_decay"], group["momentum_decay"]
                 params: list[Any] = _params_with_grad(group)
-                plain = (weight_decay == 0 and not group["maximize"]
+                differentiable = group["differentiable"]
+                plain = (weight_decay == 0 and not group["maximize"] and not differentiable
                          and all(_number(x) for x in (lr, beta1, beta2, eps, momentum_decay)))
                 for p in params:
                     state = self.state[p]
@@ -90,7 +92,14 @@ class NAdam(Optimizer):
                     mu_product.mul_(mu)  # in the scalar's own dtype, as PyTorch's float32 state
                     exp_avg.lerp_(grad, 1 - beta1)
                     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                    denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+                    denom = exp_avg_sq.div(bias_correction2).sqrt()
+                    if differentiable:
+                        # PyTorch's recorded form: out-of-place, the factors from the float32 product.
+                        denom = denom.add(eps)
+                        p.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+                        p.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product * mu_next)), denom)
+                        continue
+                    denom.add_(eps)
                     product = mu_product.item()
                     p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - product))
                     p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - product * mu_next))

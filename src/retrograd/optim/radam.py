@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import set_grad_enabled
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
 from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
@@ -51,13 +51,15 @@ class RAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]
                 lr = _lr_value(group["lr"])
                 eps, weight_decay = group["eps"], group["weight_decay"]
                 params: list[Any] = _params_with_grad(group)
-                plain = (weight_decay == 0 and not group["maximize"]
+                differentiable = group["differentiable"]
+                plain = (weight_decay == 0 and not group["maximize"] and not differentiable
                          and all(_number(x) for x in (lr, beta1, beta2, eps)))
                 for p in params:
                     self._state_at(p, ("exp_avg", "exp_avg_sq"))
@@ -84,7 +86,8 @@ class RAdam(Optimizer):
                     corrected = exp_avg / bias_correction1
                     rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
                     if rho_t > 5.0:
-                        adaptive = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
+                        root = exp_avg_sq.sqrt()
+                        adaptive = (bias_correction2**0.5) / (root.add(eps) if differentiable else root.add_(eps))
                         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
                         p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
                     else:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import set_grad_enabled
 from ..factories import full_like, tensor, zeros_like
 from ._common import _check_lr, _lr_value, _refuse_capturable
 from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
@@ -46,7 +46,8 @@ class Rprop(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        with no_grad(), np.errstate(all="ignore"):
+        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
             for group in self.param_groups:
                 etaminus, etaplus = group["etas"]
                 step_size_min, step_size_max = group["step_sizes"]
@@ -64,7 +65,7 @@ class Rprop(Optimizer):
                     grad: Any = _grad_of(p, group["maximize"])
                     prev, step_size = state["prev"], state["step_size"]
                     state["step"].add_(1)
-                    sign = grad.mul(prev).sign()
+                    sign = grad.mul(prev.clone() if group["differentiable"] else prev).sign()
                     flipped, grown, kept = sign.lt(0), sign.gt(0), sign.eq(0)
                     sign.masked_fill_(grown, etaplus).masked_fill_(flipped, etaminus).masked_fill_(kept, 1)
                     step_size.mul_(sign).clamp_(step_size_min, step_size_max)
