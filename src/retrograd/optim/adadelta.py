@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import set_grad_enabled
-from ._common import _check_lr, _lr_value, _refuse_capturable
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..ops.elementwise import _addcmul
+from ..tensor import Tensor
+from ._common import _check_lr, _lr_value, _plain_scalar, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["Adadelta"]
 
@@ -56,8 +58,12 @@ class Adadelta(Optimizer):
                     self._state_at(p, ("square_avg", "acc_delta"))
                 if params:
                     _refuse_capturable(group, "params and state_steps", "['cuda', 'xpu', 'hpu', 'privateuseone']")
+                plain = (weight_decay == 0 and not group["maximize"] and not group["differentiable"]
+                         and all(_number(x) for x in (lr, rho, eps)))
                 for p in params:
                     state = self.state[p]
+                    if plain and _adadelta_update_arrays(p, state, lr, rho, eps):
+                        continue
                     square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                     state["step"].add_(1)
                     grad: Any = _grad_of(p, group["maximize"])
@@ -72,3 +78,30 @@ class Adadelta(Optimizer):
                     acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
                     p.add_(delta, alpha=-lr)
         return loss
+
+
+def _adadelta_update_arrays(p: Tensor, state: dict[str, Any], lr: float, rho: float, eps: float) -> bool:
+    """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays: the
+    tensor ops' own kernels, in the same order, with the same version bumps. False (nothing
+    done) when ``_plain_arrays`` refuses the arrays, or for a 0-d parameter."""
+    step_t: Tensor = state["step"]
+    square_avg: Tensor = state["square_avg"]
+    acc_delta: Tensor = state["acc_delta"]
+    arrays = _plain_arrays(p, p._grad, square_avg, acc_delta)  # type: ignore[arg-type]
+    steps = _plain_scalar(step_t)
+    if arrays is None or not arrays[0].ndim or steps is None:
+        return False
+    data, grad, v, u = arrays
+    _add_into(step_t, steps, 1)  # step.add_(1)
+    _mul_into(square_avg, v, rho)  # square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+    _write_into(square_avg, v, _addcmul(v, grad, grad, 1 - rho), "addcmul_")
+    std = np.add(v, eps)  # square_avg.add(eps).sqrt_()
+    np.sqrt(std, out=std)
+    delta = np.add(u, eps)  # acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+    np.sqrt(delta, out=delta)
+    np.true_divide(delta, std, out=delta)
+    np.multiply(delta, grad, out=delta)
+    _mul_into(acc_delta, u, rho)  # acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+    _write_into(acc_delta, u, _addcmul(u, delta, delta, 1 - rho), "addcmul_")
+    _add_into(p, data, delta, -lr)  # p.add_(delta, alpha=-lr)
+    return True

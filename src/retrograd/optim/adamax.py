@@ -9,8 +9,10 @@ import numpy as np
 
 from .._functions import cat, maximum
 from ..autograd.grad_mode import set_grad_enabled
-from ._common import _check_lr, _lr_value, _refuse_capturable
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ..ops.elementwise import _addcdiv
+from ..tensor import Tensor
+from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["Adamax"]
 
@@ -59,8 +61,12 @@ class Adamax(Optimizer):
                     self._state_at(p, ("exp_avg", "exp_inf"))
                 if params:
                     _refuse_capturable(group, "params and state_steps")
+                plain = (weight_decay == 0 and not group["maximize"] and not group["differentiable"]
+                         and all(_number(x) for x in (lr, beta1, beta2, eps)))
                 for p in params:
                     state = self.state[p]
+                    if plain and _adamax_update_arrays(p, state, lr, beta1, beta2, eps):
+                        continue
                     grad: Any = _grad_of(p, group["maximize"])
                     exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
                     state["step"].add_(1)
@@ -75,3 +81,26 @@ class Adamax(Optimizer):
                     clr = lr / (1 - beta1 ** state["step"].item())
                     p.addcdiv_(exp_avg, exp_inf, value=-clr)
         return loss
+
+
+def _adamax_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float,
+                          eps: float) -> bool:
+    """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
+    Adadelta's (``_adadelta_update_arrays``)."""
+    step_t: Tensor = state["step"]
+    exp_avg: Tensor = state["exp_avg"]
+    exp_inf: Tensor = state["exp_inf"]
+    arrays = _plain_arrays(p, p._grad, exp_avg, exp_inf)  # type: ignore[arg-type]
+    steps = _plain_scalar(step_t)
+    if arrays is None or not arrays[0].ndim or steps is None:
+        return False
+    data, grad, m, u = arrays
+    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    _mul_into(exp_inf, u, beta2)  # exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+    bound = np.abs(grad)
+    np.add(bound, eps, out=bound)
+    _write_into(exp_inf, u, np.maximum(u, bound), "copy_")
+    clr = lr / (1 - beta1 ** steps.item())
+    _write_into(p, data, _addcdiv(data, m, u, -clr), "addcdiv_")  # p.addcdiv_(exp_avg, exp_inf, value=-clr)
+    return True
