@@ -50,7 +50,8 @@ _METHOD_FUNCTIONS = (
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean".split()
+    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean "
+    "aminmax cummax cummin bincount histogram unique unique_consecutive".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
@@ -205,6 +206,41 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     from .ops import reduce as _r
 
     return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
+
+
+def _values_array(values: Any, boundaries: Tensor) -> np.ndarray:
+    return values._data if isinstance(values, Tensor) else _as_tensor_like(values, _NUMBER_TEMPLATE)._data
+
+
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where ``input``'s values would be inserted in the last dim of ``sorted_sequence`` (int64
+    indices, int32 with ``out_int32``; ``right``/``side='right'`` after equal values).
+
+    >>> import retrograd as rg
+    >>> rg.searchsorted(rg.tensor([1.0, 3.0, 5.0]), rg.tensor([3.0, 6.0])).tolist()
+    [1, 3]
+    """
+    from .ops import reduce as _r
+
+    flag = _r.searchsorted_side(right, side)
+    return Tensor._make(_r.searchsorted_array(sorted_sequence._data, _values_array(input, sorted_sequence), flag,
+                                              bool(out_int32), None if sorter is None else sorter._data))
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
+    """The bucket of each value of ``input`` among the 1-D ``boundaries``.
+
+    >>> import retrograd as rg
+    >>> rg.bucketize(rg.tensor([0.5, 2.0, 9.0]), rg.tensor([1.0, 2.0, 3.0]), right=True).tolist()
+    [0, 2, 3]
+    """
+    from .ops import reduce as _r
+
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return Tensor._make(_r.searchsorted_array(boundaries._data, _values_array(input, boundaries), bool(right),
+                                              bool(out_int32), None))
 
 
 

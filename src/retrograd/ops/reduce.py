@@ -1016,3 +1016,404 @@ def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 nansum = Op("nansum", _nansum, node="NansumBackward0", params=("dim", "keepdim", "dtype"),
             grads=(lambda grad, self, dim, keepdim:
                    expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),))
+
+
+# -- aminmax, cummax / cummin, logcumsumexp, renorm ---------------------------------------------
+
+
+def _aminmax(x: np.ndarray, dim: int | None, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    if dim is None:
+        if x.size == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+        lo, hi = np.asarray(np.min(x)), np.asarray(np.max(x))
+        if keepdim:
+            lo, hi = lo.reshape((1,) * x.ndim), hi.reshape((1,) * x.ndim)
+        return lo, hi
+    if x.ndim == 0:
+        return x.copy(), x.copy()
+    if x.shape[dim] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    return np.asarray(np.min(x, axis=dim, keepdims=keepdim)), np.asarray(np.max(x, axis=dim, keepdims=keepdim))
+
+
+def _scale_by_count(grad: Tensor, result: Tensor, self: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    """PyTorch's rule for aminmax: the gradient is shared evenly among the slice's ties."""
+    x = self._data
+    if not keepdim and dim is not None and x.ndim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    mask = x == result._data
+    count = mask.sum(axis=None if dim is None else dim, keepdims=True)
+    return grad / _const(count.astype(x.dtype)) * _const(mask.astype(x.dtype))
+
+
+def _aminmax_grad(grads: Any, self: Tensor, result0: Tensor, result1: Tensor, dim: int | None,
+                  keepdim: bool) -> tuple[Tensor]:
+    return (_scale_by_count(grads[0], result0, self, dim, keepdim)
+            + _scale_by_count(grads[1], result1, self, dim, keepdim),)
+
+
+aminmax = Op("aminmax", _aminmax, node="AminmaxBackward0", params=("dim", "keepdim"), outputs=2,
+             saved={"dim": "dim", "keepdim": "keepdim", "min": "result0", "max": "result1", "self": "self"},
+             grads=_aminmax_grad)
+
+
+def _cum_extreme(take: Any) -> Any:
+    """cummax/cummin along ``dim``: a value replaces the running one when ``take(value, running)``
+    holds (``>=``/``<=``: a tie moves the index to the later element) or it is NaN (as PyTorch:
+    NaN sticks, each later NaN taking the index)."""
+
+    def forward(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        moved = np.moveaxis(x, dim, -1)
+        values = np.empty(moved.shape, x.dtype)
+        indices = np.zeros(moved.shape, np.int64)
+        if moved.shape[-1]:
+            best, where = moved[..., 0].copy(), np.zeros(moved.shape[:-1], np.int64)
+            floating = x.dtype.kind == "f"
+            for k in range(moved.shape[-1]):
+                value = moved[..., k]
+                with np.errstate(invalid="ignore"):
+                    update = take(value, best)
+                if floating:
+                    update = np.isnan(value) | (update & ~np.isnan(best))
+                best = np.where(update, value, best)
+                where = np.where(update, k, where)
+                values[..., k], indices[..., k] = best, where
+        return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+
+    return forward
+
+
+def _cum_extreme_grad(grads: Any, self: Tensor, result1: Tensor, dim: int) -> tuple[Tensor]:
+    grad = grads[0]
+    x = self._data
+    if x.ndim == 0 or x.size == 0:
+        return (grad,)
+    return (_S.scatter_add(_zeros(x.shape, grad._data.dtype), grad, dim, result1._data),)
+
+
+cummax = Op("cummax", _cum_extreme(np.greater_equal), node="CummaxBackward0", params=("dim",), outputs=2,
+            saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
+            grads=_cum_extreme_grad)
+cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", params=("dim",), outputs=2,
+            saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
+            grads=_cum_extreme_grad)
+
+
+def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if x.ndim == 0:
+        return x.copy()
+    if x.dtype == _HALF:
+        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(_HALF)  # type: ignore[no-any-return]
+    return np.logaddexp.accumulate(x, axis=dim)  # type: ignore[no-any-return]
+
+
+def _logcumsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """d out_j / d x_k = exp(x_k - out_j) for j >= k: the reversed log-cumulative-sum of
+    log|grad_j| - out_j, for the positive and the negative part of the gradient apart (stable
+    for any magnitude, and written in ops, so it differentiates again)."""
+    if self._data.ndim == 0 or self._data.size == 0:
+        return grad
+
+    def part(g: Tensor) -> Tensor:
+        reversed_sum = flip(logcumsumexp(flip(g.log() - result, (dim,)), dim), (dim,))
+        return (reversed_sum + self).exp()
+
+    positive = _const(grad._data > 0)
+    negative = _const(grad._data < 0)
+    return part(_E.where(positive, grad, 0.0)) - part(_E.where(negative, -grad, 0.0))
+
+
+logcumsumexp: Op = Op("logcumsumexp", quiet_forward(_logcumsumexp), node="LogcumsumexpBackward0", params=("dim",),
+                      saved=("dim", "result", "self"), grads=(_logcumsumexp_grad,),
+                      variants=("function", "method"), signature="dim", convert={"dim": "dim"})
+
+
+def _renorm_factor(x: np.ndarray, p: float, dim: int, maxnorm: float) -> np.ndarray:
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        shown = int(maxnorm) if float(maxnorm).is_integer() else maxnorm  # (PyTorch prints a Scalar)
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {shown}")
+    if x.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    others = tuple(d for d in range(x.ndim) if d != dim)
+    norm = _vector_norm(x, p, others, True)
+    return np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)  # type: ignore[no-any-return]
+
+
+def _renorm(x: np.ndarray, p: float, dim: int, maxnorm: float) -> np.ndarray:
+    return np.asarray(x * _renorm_factor(x, p, dim, maxnorm), x.dtype)
+
+
+def _renorm_grad(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """out = x * f(norm(x)), f = maxnorm / (norm + 1e-7) where the slice's norm exceeds maxnorm
+    (else 1, no dependence): the product rule through the slice's vector norm."""
+    others = tuple(d for d in range(self._data.ndim) if d != dim)
+    norm = vector_norm(self, p, others, True)
+    over = _const(norm._data > maxnorm)
+    factor = _E.where(over, maxnorm / (norm + 1e-7), 1.0)
+    inner = (grad * self).sum(others, keepdim=True)
+    dfactor = _E.where(over, -maxnorm / (norm + 1e-7) ** 2, 0.0)
+    return grad * factor + vector_norm_backward(inner * dfactor, self, norm, p, others, True)
+
+
+renorm: Op = Op("renorm", quiet_forward(_renorm), node="RenormBackward0", params=("p", "dim", "maxnorm"),
+                grads=(_renorm_grad,), variants=("function", "method", "inplace"), signature="p, dim, maxnorm",
+                convert={"p": "float", "dim": "dim", "maxnorm": "float"})
+
+
+# -- counting and binning: bincount, histc, histogram, searchsorted / bucketize, unique --------
+
+
+def _not_implemented(name: str) -> Any:
+    """A backward PyTorch records but does not implement: its error when the graph reaches it."""
+
+    def rule(grads: Any) -> Any:
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return rule
+
+
+def _bincount_weights_dtype(weights: np.ndarray) -> np.dtype:
+    return weights.dtype if weights.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def _bincount(x: np.ndarray, weights: np.ndarray | None, minlength: int) -> np.ndarray:
+    if x.dtype.kind not in "biu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != x.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = builtins.max(minlength, int(x.max()) + 1 if x.size else 0)
+    if weights is None:
+        return np.bincount(x.astype(np.int64), minlength=length).astype(np.int64)
+    dtype = _bincount_weights_dtype(weights)
+    return np.bincount(x.astype(np.int64), weights.astype(np.float64), minlength=length).astype(dtype)
+
+
+bincount_op = Op("bincount", lambda x, minlength: _bincount(x, None, minlength), params=("minlength",))
+# With weights that require grad PyTorch records a node whose backward is not implemented.
+bincount_weighted = Op("bincount", lambda x, weights, minlength: _bincount(x, weights, minlength),
+                       node="NotImplemented", inputs=("self", "weights"), params=("minlength",),
+                       grads=_not_implemented("bincount"))
+
+
+def torch_linspace(start: float, end: float, steps: int, dtype: Any) -> np.ndarray:
+    """PyTorch's CPU linspace: the first half counts up from ``start``, the second down from ``end``."""
+    if steps == 1:
+        return np.asarray([start], dtype)
+    kind = np.dtype(dtype).type
+    first, last = kind(start), kind(end)
+    step = (last - first) / kind(steps - 1)  # (in the output dtype, as PyTorch's kernel)
+    i = np.arange(steps).astype(dtype)
+    half = steps // 2
+    return np.where(np.arange(steps) < half, first + step * i, last - step * (kind(steps - 1) - i)).astype(dtype)  # type: ignore[no-any-return]
+
+
+def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
+    bins, lo, hi = int(bins), float(lo), float(hi)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if lo == hi and x.size:
+        finite = x[~np.isnan(x)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_scalar(lo)}, {_scalar(hi)}] is not finite")
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    values = x.reshape(-1).astype(np.float64)
+    values = values[(values >= lo) & (values <= hi)]
+    pos = ((values - lo) * bins / (hi - lo)).astype(np.int64)
+    pos[pos == bins] = bins - 1
+    return np.bincount(pos, minlength=bins).astype(x.dtype)
+
+
+def _scalar(value: float) -> str:
+    """A float as PyTorch prints a Scalar in messages (``1``, ``1.5``, ``inf``, ``nan``)."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: bool,
+               range_: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``torch.histogram``: ``bins`` a count (uniform edges over ``range_`` or the data's extent)
+    or the edges themselves; elements outside the edges (and NaN) are not counted."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if weight is not None and weight.shape != x.shape:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+            f"excluding its innermost dimension, but got input with shape {list(x.shape) + [1]} and weight with "
+            f"shape {list(weight.shape)}")
+    values = x.reshape(-1)
+    if isinstance(bins, np.ndarray):
+        if bins.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{bins.ndim} dimensions in the bins tensor for dimension 0")
+        edges = bins.astype(x.dtype)
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range_ is not None:
+            lo, hi = float(range_[0]), float(range_[1])
+        elif values.size:
+            lo, hi = float(values.min()), float(values.max())
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_scalar(lo)} max "
+                               f"{_scalar(hi)} for dimension 0")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_scalar(lo)}, {_scalar(hi)}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = torch_linspace(lo, hi, int(bins) + 1, x.dtype)
+    n = edges.size - 1
+    if n < 1:
+        return np.zeros(0, x.dtype), edges
+    keep = (values >= edges[0]) & (values <= edges[-1])
+    kept = values[keep]
+    pos = np.searchsorted(edges, kept, side="right") - 1
+    pos[pos == n] = n - 1
+    w = None if weight is None else weight.reshape(-1)[keep].astype(np.float64)
+    hist = np.bincount(pos, weights=w, minlength=n)[:n].astype(x.dtype)
+    if density:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = (hist / hist.sum(dtype=x.dtype) / np.diff(edges)).astype(x.dtype)
+    return hist, edges
+
+
+def _check_boundaries(boundaries: np.ndarray, values: np.ndarray, sorter: np.ndarray | None) -> None:
+    if boundaries.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if boundaries.ndim > 1 and (values.ndim != boundaries.ndim or boundaries.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(boundaries.shape)} and "
+            f"input value tensor {list(values.shape)}")
+    if sorter is not None:
+        if sorter.dtype != np.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{scalar_type_name(sorter.dtype)}")
+        if sorter.shape != boundaries.shape:
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
+                f"{list(boundaries.shape)}and got sorter tensor {list(sorter.shape)}")
+        if sorter.size and (sorter.min() < 0 or sorter.max() >= boundaries.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+
+
+def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, out_int32: bool,
+                       sorter: np.ndarray | None) -> np.ndarray:
+    """Insertion positions of ``values`` in the (last dim of) ``boundaries``."""
+    _check_boundaries(boundaries, values, sorter)
+    if sorter is not None:
+        boundaries = np.take_along_axis(boundaries, sorter, axis=-1)
+    common = np.result_type(boundaries, values)
+    side = "right" if right else "left"
+    if boundaries.ndim == 1:
+        out = np.searchsorted(boundaries.astype(common), values.astype(common), side=side)
+    else:
+        rows_b = boundaries.reshape(-1, boundaries.shape[-1]).astype(common)
+        rows_v = values.reshape(-1, values.shape[-1]).astype(common)
+        out = np.stack([np.searchsorted(b, v, side=side) for b, v in zip(rows_b, rows_v, strict=True)]) \
+            if rows_v.shape[0] else np.zeros(rows_v.shape, np.int64)
+        out = out.reshape(values.shape)
+    return np.asarray(out, np.int32 if out_int32 else np.int64)
+
+
+def searchsorted_side(right: bool, side: str | None) -> bool:
+    """``right=`` and ``side=`` as one flag, with PyTorch's errors when they disagree."""
+    if side is None:
+        return bool(right)
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+    return side == "right"
+
+
+def _unique_flat(x: np.ndarray, return_inverse: bool, return_counts: bool) -> tuple[np.ndarray, ...]:
+    flat = x.reshape(-1)
+    values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+    return (values, inverse.reshape(x.shape).astype(np.int64), counts.astype(np.int64))
+
+
+def _unique_dim(x: np.ndarray, dim: int, consecutive: bool) -> tuple[np.ndarray, ...]:
+    if x.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 0)")
+    if x.size == 0 and x.shape[dim] != 0 and any(s == 0 for i, s in enumerate(x.shape) if i != dim):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    moved = np.moveaxis(x, dim, 0)
+    n = moved.shape[0]
+    if n == 0:
+        return x.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = moved.reshape(n, -1)
+    if consecutive:
+        starts = np.ones(n, bool)
+        starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        order = np.arange(n)
+    else:
+        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(n)
+        srt = rows[order]
+        starts = np.ones(n, bool)
+        starts[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    group = np.cumsum(starts) - 1
+    inverse = np.empty(n, np.int64)
+    inverse[order] = group
+    counts = np.bincount(group).astype(np.int64)
+    picked = order[starts]
+    return np.moveaxis(moved[picked], 0, dim).copy(), inverse, counts
+
+
+def _unique_consecutive_flat(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    flat = x.reshape(-1)
+    if flat.size == 0:
+        return flat.copy(), np.zeros(x.shape, np.int64), np.zeros(0, np.int64)
+    starts = np.ones(flat.size, bool)
+    starts[1:] = flat[1:] != flat[:-1]
+    group = np.cumsum(starts) - 1
+    return flat[starts], group.reshape(x.shape).astype(np.int64), np.bincount(group).astype(np.int64)
+
+
+def _unique_rule(name: str) -> Any:
+    def rule(grads: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+    return rule
+
+
+unique2 = Op("_unique2", lambda x: _unique_flat(x, True, True), node="Unique2Backward0", outputs=3,
+             differentiable_outputs=(True, False, False), grads=_unique_rule("_unique2"))
+unique_dim = Op("unique_dim", lambda x, dim: _unique_dim(x, dim, False), node="UniqueDimBackward0", params=("dim",),
+                outputs=3, differentiable_outputs=(True, False, False), grads=_unique_rule("unique_dim"))
+unique_consecutive_op = Op(
+    "unique_consecutive",
+    lambda x, dim: _unique_consecutive_flat(x) if dim is None else _unique_dim(x, dim, True),
+    node="UniqueConsecutiveBackward0", params=("dim",), outputs=3, differentiable_outputs=(True, False, False),
+    grads=_unique_rule("unique_consecutive"))
+
+
+histc = Op("histc", _histc, params=("bins", "min", "max"), variants=("function", "method"),
+           signature="bins=100, min=0, max=0")
+
+
+def unique_outputs(outputs: Any, return_inverse: Any, return_counts: Any) -> Any:
+    """``unique``'s result: the values alone, or a tuple with the inverse and/or the counts."""
+    values, inverse, counts = outputs
+    if not return_inverse and not return_counts:
+        return values
+    return (values, *((inverse,) if return_inverse else ()), *((counts,) if return_counts else ()))
