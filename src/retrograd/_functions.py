@@ -51,7 +51,7 @@ _METHOD_FUNCTIONS = (
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
     "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean "
-    "aminmax cummax cummin bincount histogram unique unique_consecutive".split()
+    "aminmax cummax cummin bincount histogram unique unique_consecutive diff cov corrcoef quantile nanquantile".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
@@ -206,6 +206,52 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     from .ops import reduce as _r
 
     return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (1).
+
+    >>> import retrograd as rg
+    >>> rg.trapezoid(rg.tensor([1.0, 2.0, 3.0])).item()
+    4.0
+    """
+    from .ops import reduce as _r
+
+    return _r.trapezoid(y, x, dx=dx, dim=dim)
+
+
+def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """``trapezoid`` under its older name.
+
+    >>> import retrograd as rg
+    >>> rg.trapz(rg.tensor([1.0, 3.0]), dx=2.0).item()
+    4.0
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoid rule along ``dim``.
+
+    >>> import retrograd as rg
+    >>> rg.cumulative_trapezoid(rg.tensor([1.0, 2.0, 3.0])).tolist()
+    [1.5, 4.0]
+    """
+    from .ops import reduce as _r
+
+    return _r.cumulative_trapezoid(y, x, dx=dx, dim=dim)
+
+
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
+    """Estimated derivatives of ``input`` along each dim (central differences inside).
+
+    >>> import retrograd as rg
+    >>> [t.tolist() for t in rg.gradient(rg.tensor([1.0, 4.0, 9.0, 16.0]))]
+    [[3.0, 4.0, 6.0, 7.0]]
+    """
+    from .ops import reduce as _r
+
+    return _r.gradient(input, spacing=spacing, dim=dim, edge_order=edge_order)
 
 
 def _values_array(values: Any, boundaries: Tensor) -> np.ndarray:

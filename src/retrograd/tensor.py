@@ -1102,6 +1102,21 @@ class Tensor:
         d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
         return _R.unique_outputs(_apply(_R.unique_consecutive_op, (self, d)), return_inverse, return_counts)
 
+    def diff(self, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any = None) -> Tensor:
+        return _R.diff(self, int(n), dim, prepend, append)
+
+    def cov(self, *, correction: Any = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
+        return _R.cov(self, int(correction), fweights, aweights)
+
+    def corrcoef(self) -> Tensor:
+        return _R.corrcoef(self)
+
+    def quantile(self, q: Any, dim: Any = None, keepdim: Any = False, *, interpolation: Any = "linear") -> Tensor:
+        return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: Any = False, *, interpolation: Any = "linear") -> Tensor:
+        return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation, ignore_nan=True)
+
     # -- shape and indexing -------------------------------------------------------------------
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):

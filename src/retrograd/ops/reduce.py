@@ -1417,3 +1417,353 @@ def unique_outputs(outputs: Any, return_inverse: Any, return_counts: Any) -> Any
     if not return_inverse and not return_counts:
         return values
     return (values, *((inverse,) if return_inverse else ()), *((counts,) if return_counts else ()))
+
+
+# -- composites, recorded as PyTorch's own (its ATen code calls other ops, whose nodes the graph
+# shows): diff, trapezoid / cumulative_trapezoid, gradient, cov / corrcoef, quantile -----------
+
+
+def _narrow(x: Tensor, dim: int, start: int, stop: int | None = None) -> Tensor:
+    """``at::slice(x, dim, start, stop)``: always a SliceBackward0 view (Python bounds)."""
+    size = x._data.shape[dim]
+    begin, end, _ = slice(start, stop).indices(size)
+    return _S.slice_op(x, dim, begin, builtins.max(end, begin), 1)  # type: ignore[no-any-return]
+
+
+def _scalar_ops() -> Any:
+    from . import nn as _N  # (loads on first use: the Scalar-overload nodes MulBackward1, DivBackward1)
+
+    return _N
+
+
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after
+    concatenating ``prepend``/``append``."""
+    if x._data.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = normalize_dim(dim, x._data.ndim)
+    for other in (prepend, append):
+        if other is not None:
+            if other._data.ndim != x._data.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            for i in range(x._data.ndim):
+                if i != d and other._data.shape[i] != x._data.shape[i]:
+                    raise RuntimeError(
+                        "diff expects the shape of tensor to prepend or append to match that of input except along "
+                        f"the differencing dimension; input.size({i}) = {x._data.shape[i]}, but got tensor.size({i}) "
+                        f"= {other._data.shape[i]}")
+    if n == 0:
+        return _E.copy(_make(np.zeros_like(x._data)), x)  # type: ignore[no-any-return]
+    if prepend is not None or append is not None:
+        x = _S.cat(*[t for t in (prepend, x, append) if t is not None], d)
+    size = x._data.shape[d]
+    out_len = size - 1
+    result = x
+    for _ in range(builtins.min(n, size)):
+        right, left = result.narrow(d, 1, out_len), result.narrow(d, 0, out_len)
+        result = _E.logical_xor(right, left) if x._data.dtype == np.bool_ else right - left
+        out_len -= 1
+    return result
+
+
+def _dx_view(y: Tensor, x: Tensor, dim: int, name: str) -> Tensor:
+    if x._data.ndim == 1:
+        if x._data.shape[0] != y._data.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y._data.ndim
+        shape[dim] = x._data.shape[0]
+        x = x.view(shape)
+    elif x._data.ndim < y._data.ndim:
+        x = x.view((1,) * (y._data.ndim - x._data.ndim) + tuple(x._data.shape))
+    return _narrow(x, dim, 1) - _narrow(x, dim, 0, -1)
+
+
+def _check_dx(dx: Any, name: str) -> float:
+    if isinstance(dx, (bool, np.bool_, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``: with sample points ``x`` or a constant spacing ``dx``."""
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = normalize_dim(dim, y._data.ndim)
+    if isinstance(x, Tensor):
+        if y._data.shape[d] == 0:
+            return _zeros(y._data.shape[:d] + y._data.shape[d + 1:], y._data.dtype)
+        if y._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+            raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+        step = _dx_view(y, x, d, "trapezoid")
+        return _scalar_ops().div_scalar(((_narrow(y, d, 0, -1) + _narrow(y, d, 1)) * step).sum(d), 2.0)  # type: ignore[no-any-return]
+    spacing = 1.0 if dx is None else dx
+    if y._data.shape[d] == 0:
+        return _zeros(y._data.shape[:d] + y._data.shape[d + 1:], y._data.dtype)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    spacing = _check_dx(spacing, "trapezoid")
+    N = _scalar_ops()
+    ends = N.mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5)
+    return N.mul_scalar(y.sum(d) - ends, spacing)  # type: ignore[no-any-return]
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoid rule along ``dim`` (one element fewer than ``y`` there)."""
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = normalize_dim(dim, y._data.ndim)
+    N = _scalar_ops()
+    if isinstance(x, Tensor):
+        if y._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+            raise RuntimeError("cumulative_trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+        step = _dx_view(y, x, d, "cumulative_trapezoid")
+        return N.div_scalar(((_narrow(y, d, 0, -1) + _narrow(y, d, 1)) * step).cumsum(d), 2.0)  # type: ignore[no-any-return]
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
+    spacing = _check_dx(1.0 if dx is None else dx, "cumulative_trapezoid")
+    return N.mul_scalar(_narrow(y, d, 0, -1) + _narrow(y, d, 1), spacing / 2.0).cumsum(d)  # type: ignore[no-any-return]
+
+
+def gradient(x: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:
+    """``torch.gradient``: central differences inside, one-sided (``edge_order`` 1 or 2) at the
+    edges, along each of ``dim`` (default: every dim); ``spacing`` a number, one per dim, or
+    coordinate tensors."""
+    data = x._data
+    if data.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = list(range(data.ndim)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
+    scalar_spacing = not isinstance(spacing, (list, tuple))
+    spacings = [spacing] * len(dims) if scalar_spacing else list(spacing)
+    if not scalar_spacing:
+        if dim is None and len(spacings) != data.ndim:
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                f"'self.dim() = {data.ndim}', since dim argument was not given, but got a list of length "
+                f"{len(spacings)}")
+        if dim is not None and len(spacings) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have "
+                f"the same length, but got a spacing argument of length {len(spacings)} and a dim argument of length "
+                f"{len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = [normalize_dim(d, data.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+    for d in dims:
+        if data.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    N = _scalar_ops()
+    out = []
+    for d, step in zip(dims, spacings, strict=True):
+        s = lambda a, b=None, d=d: _narrow(x, d, a, b)  # noqa: E731
+        if isinstance(step, Tensor):
+            out.append(_gradient_coordinates(x, step, d, edge_order))
+            continue
+        h = float(step)
+        center = N.div_scalar(s(2) - s(0, -2), h)
+        if edge_order == 1:
+            first = N.div_scalar(s(1, 2) - s(0, 1), h)
+            last = N.div_scalar(s(-1) - s(-2, -1), h)
+        else:
+            first = N.div_scalar(N.mul_scalar(s(0, 1), -1.5) + N.mul_scalar(s(1, 2), 2) - N.mul_scalar(s(2, 3), 0.5), h)
+            last = N.div_scalar(N.mul_scalar(s(-3, -2), 0.5) - N.mul_scalar(s(-2, -1), 2) + N.mul_scalar(s(-1), 1.5), h)
+        out.append(_S.cat(first, N.div_scalar(center, 2), last, d))
+    return tuple(out)
+
+
+def _gradient_coordinates(x: Tensor, coords: Tensor, d: int, edge_order: int) -> Tensor:
+    if coords._data.ndim != 1:
+        raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got an "
+                           f"element with {coords._data.ndim} dimensions!")
+    shape = [1] * x._data.ndim
+    shape[d] = -1
+    h = diff(coords, 1, 0)
+    h1, h2 = _narrow(h, 0, 0, -1), _narrow(h, 0, 1)
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    s = lambda a_, b_=None: _narrow(x, d, a_, b_)  # noqa: E731
+    center = a * s(0, -2) + b * s(1, -1) + c * s(2)
+    if edge_order == 1:
+        first = (s(1, 2) - s(0, 1)) / h[0]
+        last = (s(-1) - s(-2, -1)) / h[-1]
+    else:
+        N = _scalar_ops()
+        h0, h1_, hl, hl2 = h[0], h[1], h[-1], h[-2]
+        first = (-(N.mul_scalar(h0, 2.0) + h1_) / (h0 * (h0 + h1_)) * s(0, 1) + (h0 + h1_) / (h0 * h1_) * s(1, 2)
+                 + (-h0) / (h1_ * (h0 + h1_)) * s(2, 3))
+        last = (hl / (hl2 * (hl + hl2)) * s(-3, -2) - (hl + hl2) / (hl * hl2) * s(-2, -1)
+                + N.mul_scalar(hl, 2) .add(hl2) / (hl * (hl + hl2)) * s(-1))
+    return _S.cat(first, center, last, d)  # type: ignore[no-any-return]
+
+
+def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in ``x``'s rows (observations in columns)."""
+    data = x._data
+    if data.ndim > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with {data.ndim} dimensions")
+    if data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    rows = x.view(1, -1) if data.ndim < 2 else x
+    observations = rows._data.shape[1]
+    w: Tensor | None = None
+    if fweights is not None:
+        f = fweights._data
+        if f.ndim > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{f.ndim} dimensions")
+        if f.dtype.kind not in "iu":
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{scalar_type_name(f.dtype)} dtype")
+        if f.size != observations:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
+                               f"input but got {f.size} != {observations}")
+        if observations and f.min() < 0:
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        a = aweights._data
+        if a.ndim > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{a.ndim} dimensions")
+        if a.dtype.kind != "f":
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{scalar_type_name(a.dtype)} dtype")
+        if a.size != observations:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
+                               f"input but got {a.size} != {observations}")
+        if observations and a.min() < 0:
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    w_sum = _make(np.asarray(observations, np.int64)) if w is None else w.sum()
+    if w is not None and not w_sum._data != 0:
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (rows if w is None else rows * w).sum(1) / w_sum
+    if w is None:
+        norm_factor = _make(np.asarray(observations - correction, np.int64))
+    elif correction == 0:
+        norm_factor = w_sum
+    elif aweights is None:
+        norm_factor = w_sum - correction
+    elif fweights is None and observations == 1 and correction == 1:
+        norm_factor = _make(np.asarray(0, np.int64))
+    else:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if norm_factor._data <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=3)
+        norm_factor = _make(np.zeros((), norm_factor._data.dtype))
+    if observations == 1 and (fweights is None) != (aweights is None):
+        # One observation with one kind of weights: the weighted mean is the observation itself.
+        dtype = rows._data.dtype if rows._data.dtype.kind in "fc" else np.float32
+        centered = _make(np.zeros(rows._data.shape, dtype))
+    else:
+        centered = rows - avg.unsqueeze(1)
+    from . import linalg as _L
+
+    c = _L.mm(centered, (centered if w is None else centered * w).t())
+    return (c / norm_factor).squeeze()  # type: ignore[no-any-return]
+
+
+def corrcoef(x: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in ``x``'s rows, clipped to [-1, 1]."""
+    if x._data.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{x._data.ndim} dimensions")
+    c = cov(x)
+    if c._data.ndim == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(x: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear",
+             ignore_nan: bool = False) -> Tensor:
+    """``quantile``/``nanquantile``: sort, pick the two neighbours of each rank, interpolate (the
+    graph PyTorch records: sort, gather, lerp, then in-place squeeze/transpose)."""
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_scalar(float(q))}")
+        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind == "f" else np.float32))
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    data, qs = x._data, q._data
+    if data.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if qs.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if data.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if qs.dtype != data.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if dim is not None:
+        dim = normalize_dim(dim, data.ndim)
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is None:
+        out_shape = [1] * data.ndim if keepdim else []
+        ordered = x.reshape(-1).sort().values
+    else:
+        out_shape = list(data.shape)
+        if data.ndim:
+            if keepdim:
+                out_shape[dim] = 1
+            else:
+                del out_shape[dim]
+        ordered = (x.sort().values if dim == data.ndim - 1 else
+                   x.unsqueeze(-1).transpose(dim, -1).sort().values)
+    ordered = ordered.view(*out_shape, ordered._data.shape[-1])
+    ranks = _quantile_ranks(ordered._data, qs, ignore_nan, interpolation)
+    # ranks: (..., len(q)) over the reduced shape with q last
+    below = np.floor(ranks).astype(np.int64) if interpolation in ("linear", "midpoint") else ranks.astype(np.int64)
+    values = ordered.gather(-1, _make(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = np.full(ranks.shape, 0.5, data.dtype) if interpolation == "midpoint" else (ranks - below).astype(
+            data.dtype)
+        above = np.ceil(ranks).astype(np.int64)
+        values = values.lerp(ordered.gather(-1, _make(above)), _make(weights))
+    if qs.ndim == 0:
+        return _squeeze_(values, values._data.ndim - 1)
+    last = values._data.ndim
+    return _squeeze_(_transpose_(_unsqueeze_(values, 0), 0, last), last)
+
+
+def _quantile_ranks(ordered: np.ndarray, qs: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
+    """Each quantile's (fractional) rank in its sorted slice, ``q`` last: ``ordered`` is
+    (..., n) and the result (..., len(q))."""
+    q = qs.reshape(-1)
+    nan = np.isnan(ordered)
+    if ignore_nan:
+        ranks = q * (np.sum(~nan, axis=-1, keepdims=True) - 1)
+        ranks = np.where(ranks < 0, 0, ranks)
+    else:
+        last = ordered.shape[-1] - 1
+        ranks = np.where(nan.any(axis=-1, keepdims=True), last, q * last)
+    ranks = np.broadcast_to(ranks, ordered.shape[:-1] + (q.size,)).astype(ordered.dtype)
+    if interpolation == "lower":
+        ranks = np.floor(ranks)
+    elif interpolation == "higher":
+        ranks = np.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = np.round(ranks)
+    return ranks  # type: ignore[no-any-return]
+
+
+# In-place view ops on a fresh result (quantile's last steps): PyTorch's in-place overloads' nodes.
+_squeeze_ = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="SqueezeBackward4", params=("dim",), view=True,
+               grads=(lambda grad, dim: grad.unsqueeze(dim),))
+_unsqueeze_ = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1", params=("dim",),
+                 view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
+_transpose_ = Op("transpose_", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1), node="TransposeBackward1",
+                 params=("dim0", "dim1"), view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
