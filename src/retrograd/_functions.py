@@ -55,7 +55,7 @@ _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
-    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to "
+    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to index_put index_put_ nonzero_static "
     "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
@@ -252,6 +252,30 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: in
     from .ops import reduce as _r
 
     return _r.gradient(input, spacing=spacing, dim=dim, edge_order=edge_order)
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat ``indices`` in a tensor of ``shape``, one tensor per dim.
+
+    >>> import retrograd as rg
+    >>> [t.tolist() for t in rg.unravel_index(rg.tensor([4, 7]), (2, 4))]
+    [[1, 1], [0, 3]]
+    """
+    from .ops import indexing as _i
+
+    return _i.unravel_index(indices, shape)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each of ``elements`` occurs in ``test_elements`` (either may be a number).
+
+    >>> import retrograd as rg
+    >>> rg.isin(rg.tensor([1, 2, 3]), rg.tensor([2, 5])).tolist()
+    [False, True, False]
+    """
+    from .ops import indexing as _i
+
+    return _i.isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
 
 
 def _values_array(values: Any, boundaries: Tensor) -> np.ndarray:

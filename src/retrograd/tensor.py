@@ -1356,6 +1356,18 @@ class Tensor:
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 
+    def index_put(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
+        key = _ops.indexing.index_put_key(self, indices)
+        return _apply(_S.index_put, (self, _ops.indexing.index_put_values(self, values), key, bool(accumulate)))
+
+    def index_put_(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
+        key = _ops.indexing.index_put_key(self, indices)
+        return _apply_inplace(_S.index_put, (self, _ops.indexing.index_put_values(self, values), key,
+                                             bool(accumulate)))
+
+    def nonzero_static(self, *, size: Any, fill_value: Any = -1) -> Tensor:
+        return _ops.indexing.nonzero_static(self, int(size), int(fill_value))
+
     # -- linear algebra and nn ----------------------------------------------------------------
     def matmul(self, other: Tensor) -> Tensor:
         return _ops.linalg.matmul(self, other)
