@@ -387,7 +387,7 @@ def _index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, r
     idx = _check_index_reduce(x, src, dim, index, reduce)
     out = x.copy()
     view = out.reshape(x.shape or (1,))
-    key = (slice(None),) * dim + (idx,)
+    key: Any = (slice(None),) * dim + (idx,)
     _reduce_into(view, key, src.reshape(src.shape or (1,)), reduce, include_self, view.shape)
     return out
 
@@ -397,7 +397,7 @@ def _index_reduce_grad(grad: Tensor, self: Tensor, source: Tensor, result: Tenso
     x = self._data
     dtype = x.dtype
     idx = index.reshape(-1)
-    key = (slice(None),) * dim + (idx,)
+    key: Any = (slice(None),) * dim + (idx,)
 
     def select(t: Tensor) -> Tensor:
         return _S.index_select(t, dim, idx).reshape(source._data.shape)  # type: ignore[no-any-return]

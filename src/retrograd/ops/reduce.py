@@ -1115,17 +1115,20 @@ def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
 def _logcumsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
     """d out_j / d x_k = exp(x_k - out_j) for j >= k: the reversed log-cumulative-sum of
     log|grad_j| - out_j, for the positive and the negative part of the gradient apart (stable
-    for any magnitude, and written in ops, so it differentiates again)."""
+    for any magnitude, and written in ops, so it differentiates again), as PyTorch's rule."""
     if self._data.ndim == 0 or self._data.size == 0:
         return grad
 
-    def part(g: Tensor) -> Tensor:
-        reversed_sum = flip(logcumsumexp(flip(g.log() - result, (dim,)), dim), (dim,))
+    def part(log_grad: Tensor) -> Tensor:
+        reversed_sum = flip(logcumsumexp(flip(log_grad - result, (dim,)), dim), (dim,))
         return (reversed_sum + self).exp()
 
-    positive = _const(grad._data > 0)
-    negative = _const(grad._data < 0)
-    return part(_E.where(positive, grad, 0.0)) - part(_E.where(negative, -grad, 0.0))
+    # The lowest finite value, not -inf, where a part has no gradient: -inf - result would meet
+    # +inf in the double backward and make NaN.
+    lowest = float(np.finfo(grad._data.dtype).min)
+    log_abs = grad.abs().log()
+    return (part(_E.where(_const(grad._data > 0), log_abs, lowest))
+            - part(_E.where(_const(grad._data < 0), log_abs, lowest)))
 
 
 logcumsumexp: Op = Op("logcumsumexp", quiet_forward(_logcumsumexp), node="LogcumsumexpBackward0", params=("dim",),
@@ -1322,7 +1325,7 @@ def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, 
     if sorter is not None:
         boundaries = np.take_along_axis(boundaries, sorter, axis=-1)
     common = np.result_type(boundaries, values)
-    side = "right" if right else "left"
+    side: Any = "right" if right else "left"
     if boundaries.ndim == 1:
         out = np.searchsorted(boundaries.astype(common), values.astype(common), side=side)
     else:
@@ -1549,7 +1552,7 @@ def gradient(x: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 
                 f"{len(dims)}.")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
-    dims = [normalize_dim(d, data.ndim) for d in dims]
+    dims = [normalize_dim(int(d), data.ndim) for d in dims]
     if len(set(dims)) != len(dims):
         repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
         raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
