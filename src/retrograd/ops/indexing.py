@@ -348,7 +348,7 @@ scatter_reduce: Op = Op(
     "scatter_reduce", _scatter_reduce, node="ScatterReduceBackward0", inputs=("self", "src"),
     params=("dim", "index", "reduce", "include_self"), grads=_scatter_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, src, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index"})
+    convert={"dim": "dim", "index": "index", "reduce": "str"})
 
 
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
@@ -442,7 +442,7 @@ index_reduce: Op = Op(
     "index_reduce", _index_reduce, node="IndexReduceBackward0", inputs=("self", "source"),
     params=("dim", "index", "reduce", "include_self"), grads=_index_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, source, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index"})
+    convert={"dim": "dim", "index": "index", "reduce": "str"})
 
 
 def _fill_index(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
@@ -566,7 +566,7 @@ put: Op = Op(
            grad if accumulate else put(grad, _const(np.zeros(source._data.shape, grad._data.dtype)), index, False),
            lambda grad, source, index: _S.take(grad, index).reshape(source._data.shape)),
     variants=("function", "method", "inplace"), signature="index, source, accumulate=False",
-    convert={"index": "index"})
+    convert={"index": "index", "accumulate": "bool"})
 
 
 def index_put_key(x: Tensor, indices: Any) -> Any:
