@@ -298,6 +298,10 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("unravel_index dtype", lambda L: L.unravel_index(L.tensor([1.0]), (2, 4))),
     ("unravel_index shape", lambda L: L.unravel_index(L.tensor([1]), (2, -4))),
     ("isin bool", lambda L: L.isin(L.tensor([True]), L.tensor([1]))),
+    ("isin two numbers", lambda L: L.isin(1, 2)),
+    ("histogram bins dtype", lambda L: L.histogram(L.tensor([1.0, 2.0]), L.tensor([0.0, 1.0, 3.0], dtype=L.float64))),
+    ("bincount bool", lambda L: L.bincount(L.tensor([True, False, True]))),
+    ("index_reduce 0-d self", lambda L: L.tensor(1.0).index_reduce(0, L.tensor([0]), L.tensor([5.0]), "amax")),
 ]
 
 

@@ -371,6 +371,12 @@ def _check_index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndar
     if src.dtype != x.dtype:
         raise RuntimeError(f"index_reduce_(): self ({scalar_type_name(x.dtype)}) and source "
                            f"({scalar_type_name(src.dtype)}) must have the same scalar type")
+    xs, ss = x.shape or (1,), src.shape or (1,)
+    if src.ndim and len(ss) != len(xs) or not x.ndim and src.ndim or any(
+            a != b for d, (a, b) in enumerate(zip(xs, ss, strict=False)) if d != dim):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified dimension. Got self.shape = "
+            f"{list(x.shape)} source.shape = {list(src.shape)}")
     idx = index.reshape(-1)
     size = src.shape[dim] if src.ndim else 1
     if idx.size != size:
@@ -628,6 +634,16 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(
+            "isin() received an invalid combination of arguments - got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}), but expected one of:\n"
+            " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = False, "
+            "Tensor out = None)\n"
+            " * (Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = False, "
+            "Tensor out = None)\n"
+            " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = False, "
+            "Tensor out = None)\n")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     for arr in (a, b):

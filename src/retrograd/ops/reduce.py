@@ -1187,7 +1187,7 @@ def _bincount_weights_dtype(weights: np.ndarray) -> np.dtype:
 
 
 def _bincount(x: np.ndarray, weights: np.ndarray | None, minlength: int) -> np.ndarray:
-    if x.dtype.kind not in "biu":
+    if x.dtype.kind not in "iu":
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -1264,7 +1264,13 @@ def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: boo
         if bins.ndim != 1:
             raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
                                f"{bins.ndim} dimensions in the bins tensor for dimension 0")
-        edges = bins.astype(x.dtype)
+        if bins.dtype != x.dtype:
+            from ..tensor import _cpp_type_name
+
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
+                f"dtype {_cpp_type_name(x.dtype)} and bins for dimension 0 with dtype {_cpp_type_name(bins.dtype)}")
+        edges = bins
     else:
         if bins <= 0:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
