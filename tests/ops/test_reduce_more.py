@@ -141,6 +141,30 @@ def test_return_types_are_named_as_torch(torch: Any) -> None:
     assert repr(rg.aminmax(rg.tensor([1.0, 2.0]))) == repr(torch.aminmax(torch.tensor([1.0, 2.0])))
 
 
+def _saved_attributes(lib: Any) -> dict[str, Any]:
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+    i = lib.tensor([[0, 1, 0], [1, 1, 0]])
+    nodes = {
+        "aminmax": lib.aminmax(x, dim=1).min, "cummax": lib.cummax(x, 1).values, "logcumsumexp": x.logcumsumexp(1),
+        "renorm": x.renorm(2, 0, 1), "scatter_reduce": x.scatter_reduce(1, i, x * 1, "amax"),
+        "index_reduce": x.index_reduce(0, lib.tensor([1, 0]), x * 1, "prod"),
+        "index_fill": x.index_fill(0, lib.tensor([1]), 2.0), "index_fill value": x.index_fill(0, lib.tensor([1]), x[0, 0]),
+        "masked_scatter": x.masked_scatter(x > 2, x * 1), "put": x.put(lib.tensor([1]), x[0, :1] * 1),
+    }
+    out: dict[str, Any] = {}
+    for name, t in nodes.items():
+        attrs = sorted(a for a in dir(t.grad_fn) if a.startswith("_saved_"))
+        plain = {a: getattr(t.grad_fn, a) for a in attrs}
+        out[name] = {a: v if isinstance(v, (int, float, str, bool, tuple)) else "tensor" for a, v in plain.items()}
+    return out
+
+
+def test_saved_attributes_are_torchs(torch: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _saved_attributes(rg) == _saved_attributes(torch)
+
+
 # -- gradients PyTorch defines at ties, and those it refuses -----------------------------------
 
 GRADS: list[tuple[str, Callable[[Any, Any], Any], list[Any]]] = [

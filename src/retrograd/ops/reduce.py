@@ -1167,7 +1167,7 @@ def _renorm_grad(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float)
 
 renorm: Op = Op("renorm", quiet_forward(_renorm), node="RenormBackward0", params=("p", "dim", "maxnorm"),
                 grads=(_renorm_grad,), variants=("function", "method", "inplace"), signature="p, dim, maxnorm",
-                convert={"p": "float", "dim": "dim", "maxnorm": "float"})
+                convert={"dim": "dim"})
 
 
 # -- counting and binning: bincount, histc, histogram, searchsorted / bucketize, unique --------
