@@ -1358,11 +1358,11 @@ class Tensor:
 
     def index_put(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
         key = _ops.indexing.index_put_key(self, indices)
-        return _apply(_S.index_put, (self, _ops.indexing.index_put_values(self, values), key, bool(accumulate)))
+        return _apply(_S.index_put, (self, _ops.indexing.index_put_values(self, values, key), key, bool(accumulate)))
 
     def index_put_(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
         key = _ops.indexing.index_put_key(self, indices)
-        return _apply_inplace(_S.index_put, (self, _ops.indexing.index_put_values(self, values), key,
+        return _apply_inplace(_S.index_put, (self, _ops.indexing.index_put_values(self, values, key), key,
                                              bool(accumulate)))
 
     def nonzero_static(self, *, size: Any, fill_value: Any = -1) -> Tensor:

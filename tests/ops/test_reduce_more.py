@@ -318,6 +318,7 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("index_put dtype", lambda L: L.zeros(3).index_put((L.tensor([0]),), L.ones(1, dtype=L.float64))),
     ("index_put range", lambda L: L.zeros(3).index_put((L.tensor([5]),), L.ones(1))),
     ("index_put too many", lambda L: L.zeros(3).index_put([L.tensor([0]), L.tensor([0])], L.ones(1))),
+    ("index_put values shape", lambda L: L.zeros(3).index_put_((L.tensor([0, 1]),), L.ones(2, 2))),
     ("nonzero_static size", lambda L: L.nonzero_static(L.tensor([0, 1]), size=-1)),
     ("unravel_index dtype", lambda L: L.unravel_index(L.tensor([1.0]), (2, 4))),
     ("unravel_index shape", lambda L: L.unravel_index(L.tensor([1]), (2, -4))),

@@ -593,11 +593,21 @@ def index_put_key(x: Tensor, indices: Any) -> Any:
     return key if len(key) != 1 else key[0]
 
 
-def index_put_values(x: Tensor, values: Tensor) -> Tensor:
+def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
+    """``values`` checked as PyTorch's index_put does: the same dtype, broadcastable to the result."""
     if values._data.dtype != x._data.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(x._data.dtype)} for the destination and "
                            f"{scalar_type_name(values._data.dtype)} for the source.")
+    target = np.empty(x._data.shape, np.bool_)[key].shape
+    shape = values._data.shape
+    try:
+        fits = np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(shape)} cannot be broadcast to indexing "
+                           f"result of shape {list(target)}")
     return values
 
 
