@@ -50,11 +50,12 @@ _METHOD_FUNCTIONS = (
 # Each topic lists its own functional spellings of Tensor methods here.
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
-    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean".split()
+    "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean "
+    "aminmax cummax cummin bincount histogram unique unique_consecutive diff cov corrcoef quantile nanquantile".split()
 )
 _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "flip fliplr flipud roll tile movedim moveaxis unflatten split split_with_sizes chunk tensor_split hsplit "
-    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to "
+    "vsplit dsplit index_add take_along_dim nonzero argwhere broadcast_to index_put index_put_ nonzero_static "
     "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
@@ -205,6 +206,111 @@ def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool
     from .ops import reduce as _r
 
     return tuple(apply(_r.std_mean, input._var_args(dim, unbiased, keepdim, correction)))  # type: ignore[return-value]
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``, with sample points ``x`` or a constant spacing ``dx`` (1).
+
+    >>> import retrograd as rg
+    >>> rg.trapezoid(rg.tensor([1.0, 2.0, 3.0])).item()
+    4.0
+    """
+    from .ops import reduce as _r
+
+    return _r.trapezoid(y, x, dx=dx, dim=dim)
+
+
+def trapz(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """``trapezoid`` under its older name.
+
+    >>> import retrograd as rg
+    >>> rg.trapz(rg.tensor([1.0, 3.0]), dx=2.0).item()
+    4.0
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoid rule along ``dim``.
+
+    >>> import retrograd as rg
+    >>> rg.cumulative_trapezoid(rg.tensor([1.0, 2.0, 3.0])).tolist()
+    [1.5, 4.0]
+    """
+    from .ops import reduce as _r
+
+    return _r.cumulative_trapezoid(y, x, dx=dx, dim=dim)
+
+
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:  # noqa: A002
+    """Estimated derivatives of ``input`` along each dim (central differences inside).
+
+    >>> import retrograd as rg
+    >>> [t.tolist() for t in rg.gradient(rg.tensor([1.0, 4.0, 9.0, 16.0]))]
+    [[3.0, 4.0, 6.0, 7.0]]
+    """
+    from .ops import reduce as _r
+
+    return _r.gradient(input, spacing=spacing, dim=dim, edge_order=edge_order)
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat ``indices`` in a tensor of ``shape``, one tensor per dim.
+
+    >>> import retrograd as rg
+    >>> [t.tolist() for t in rg.unravel_index(rg.tensor([4, 7]), (2, 4))]
+    [[1, 1], [0, 3]]
+    """
+    from .ops import indexing as _i
+
+    return _i.unravel_index(indices, shape)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """Whether each of ``elements`` occurs in ``test_elements`` (either may be a number).
+
+    >>> import retrograd as rg
+    >>> rg.isin(rg.tensor([1, 2, 3]), rg.tensor([2, 5])).tolist()
+    [False, True, False]
+    """
+    from .ops import indexing as _i
+
+    return _i.isin(elements, test_elements, assume_unique=assume_unique, invert=invert)
+
+
+def _values_array(values: Any, boundaries: Tensor) -> np.ndarray:
+    return values._data if isinstance(values, Tensor) else _as_tensor_like(values, _NUMBER_TEMPLATE)._data
+
+
+def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where ``input``'s values would be inserted in the last dim of ``sorted_sequence`` (int64
+    indices, int32 with ``out_int32``; ``right``/``side='right'`` after equal values).
+
+    >>> import retrograd as rg
+    >>> rg.searchsorted(rg.tensor([1.0, 3.0, 5.0]), rg.tensor([3.0, 6.0])).tolist()
+    [1, 3]
+    """
+    from .ops import reduce as _r
+
+    flag = _r.searchsorted_side(right, side)
+    return Tensor._make(_r.searchsorted_array(sorted_sequence._data, _values_array(input, sorted_sequence), flag,
+                                              bool(out_int32), None if sorter is None else sorter._data))
+
+
+def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
+    """The bucket of each value of ``input`` among the 1-D ``boundaries``.
+
+    >>> import retrograd as rg
+    >>> rg.bucketize(rg.tensor([0.5, 2.0, 9.0]), rg.tensor([1.0, 2.0, 3.0]), right=True).tolist()
+    [0, 2, 3]
+    """
+    from .ops import reduce as _r
+
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return Tensor._make(_r.searchsorted_array(boundaries._data, _values_array(input, boundaries), bool(right),
+                                              bool(out_int32), None))
 
 
 

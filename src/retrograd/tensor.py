@@ -1062,6 +1062,61 @@ class Tensor:
         count = _apply(_R.sum_dim, (Tensor._make(~np.isnan(x._data)), dims, keepdim, None))
         return x.nansum(dim, keepdim) / count
 
+    def aminmax(self, *, dim: Any = None, keepdim: Any = False) -> Any:
+        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
+        lo, hi = _apply(_R.aminmax, (self, d, bool(keepdim)))
+        return _ops.return_types.aminmax(lo, hi)
+
+    def cummax(self, dim: Any) -> Any:
+        values, indices = _apply(_R.cummax, (self, _R.normalize_dim(dim, self._data.ndim)))
+        return _ops.return_types.cummax(values, indices)
+
+    def cummin(self, dim: Any) -> Any:
+        values, indices = _apply(_R.cummin, (self, _R.normalize_dim(dim, self._data.ndim)))
+        return _ops.return_types.cummin(values, indices)
+
+    def bincount(self, weights: Any = None, minlength: Any = 0) -> Tensor:
+        if weights is None:
+            return _apply(_R.bincount_op, (self, int(minlength)))
+        return _apply(_R.bincount_weighted, (self, weights, int(minlength)))
+
+    def histogram(self, bins: Any, *, range: Any = None, weight: Any = None, density: Any = False) -> Any:  # noqa: A002
+        edges = bins._data if isinstance(bins, Tensor) else int(bins)
+        hist, bin_edges = _R._histogram(self._data, edges, None if weight is None else weight._data,
+                                        bool(density), range)
+        return _ops.return_types.histogram(Tensor._make(hist), Tensor._make(bin_edges))
+
+    def unique(self, sorted: Any = True, return_inverse: Any = False, return_counts: Any = False,  # noqa: A002
+               dim: Any = None) -> Any:
+        if dim is None:
+            outputs = _apply(_R.unique2, (self,))
+        else:
+            if self._data.ndim == 0:
+                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+            outputs = _apply(_R.unique_dim, (self, _R.normalize_dim(dim, self._data.ndim)))
+        return _R.unique_outputs(outputs, return_inverse, return_counts)
+
+    def unique_consecutive(self, return_inverse: Any = False, return_counts: Any = False, dim: Any = None) -> Any:
+        if dim is not None and self._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = None if dim is None else _R.normalize_dim(dim, self._data.ndim)
+        return _R.unique_outputs(_apply(_R.unique_consecutive_op, (self, d)), return_inverse, return_counts)
+
+    def diff(self, n: Any = 1, dim: Any = -1, prepend: Any = None, append: Any = None) -> Tensor:
+        return _R.diff(self, int(n), dim, prepend, append)
+
+    def cov(self, *, correction: Any = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
+        return _R.cov(self, int(correction), fweights, aweights)
+
+    def corrcoef(self) -> Tensor:
+        return _R.corrcoef(self)
+
+    def quantile(self, q: Any, dim: Any = None, keepdim: Any = False, *, interpolation: Any = "linear") -> Tensor:
+        return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: Any = None, keepdim: Any = False, *, interpolation: Any = "linear") -> Tensor:
+        return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation, ignore_nan=True)
+
     # -- shape and indexing -------------------------------------------------------------------
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):
@@ -1300,6 +1355,18 @@ class Tensor:
 
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
+
+    def index_put(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
+        key = _ops.indexing.index_put_key(self, indices)
+        return _apply(_S.index_put, (self, _ops.indexing.index_put_values(self, values, key), key, bool(accumulate)))
+
+    def index_put_(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
+        key = _ops.indexing.index_put_key(self, indices)
+        return _apply_inplace(_S.index_put, (self, _ops.indexing.index_put_values(self, values, key), key,
+                                             bool(accumulate)))
+
+    def nonzero_static(self, *, size: Any, fill_value: Any = -1) -> Tensor:
+        return _ops.indexing.nonzero_static(self, int(size), int(fill_value))
 
     # -- linear algebra and nn ----------------------------------------------------------------
     def matmul(self, other: Tensor) -> Tensor:

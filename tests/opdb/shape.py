@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import OpInfo, Sample, uniform
+from . import OpInfo, Sample, distinct, uniform
 
 
 def _idx(*values: object) -> np.ndarray:
@@ -326,6 +326,71 @@ OPS: list[OpInfo] = [
                         Sample((uniform(rng, 0, 2), uniform(rng, 2, 2)), name="empty block"),
                         Sample((uniform(rng, 2, 2), np.array([[1, 2]])), name="promotion")],
            covers=("block_diag",)),
+    # -- issue 12: scatter_reduce, index_reduce, index_fill, masked_scatter, put, index_put ... --
+    OpInfo("scatter_reduce", lambda lib, a, s, i: tuple(a.scatter_reduce(1, i, s, r) for r in
+                                                        ("sum", "prod", "mean", "amax", "amin")),
+           lambda rng: [Sample((distinct(rng, 3, 4) + 0.25, distinct(rng, 3, 3) * 0.5 + 0.3,
+                                _idx(0, 2, 0, 1, 1, 1, 3, 0, 3).reshape(3, 3)))]),
+    OpInfo("scatter_reduce", lambda lib, a, s, i: tuple(lib.scatter_reduce(a, 0, i, s, r, include_self=False) for r in
+                                                        ("sum", "prod", "mean", "amax", "amin")),
+           lambda rng: [Sample((distinct(rng, 3, 2) + 0.25, distinct(rng, 4, 2) * 0.5 + 0.3,
+                                _idx(0, 2, 0, 0, 2, 2, 0, 2).reshape(4, 2)))],
+           covers=("scatter_reduce",), variant_test_name="exclude_self"),
+    OpInfo("scatter_reduce", lambda lib, a, s, i: (a.scatter_reduce(0, i, s, "prod"),
+                                                   a.scatter_reduce(0, i, s, "prod", include_self=False)),
+           lambda rng: [Sample((np.array([[0.0, 2.0], [1.5, -1.0]]), np.array([[0.0, 3.0], [0.7, 0.0], [2.0, 1.1]]),
+                                _idx(0, 1, 0, 1, 1, 1).reshape(3, 2)))],
+           covers=("scatter_reduce",), variant_test_name="prod_zeros"),
+    OpInfo("scatter_reduce", lambda lib, a, s, i: (a.scatter_reduce(0, i, s, "amax"), a.scatter_reduce(0, i, s, "amin")),
+           lambda rng: [Sample((np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 5.0], [1.0, 2.0]]),
+                                _idx(0, 0, 0, 0).reshape(2, 2)))],
+           covers=("scatter_reduce",), gradcheck=False, gradgradcheck=False, variant_test_name="ties"),
+    OpInfo("scatter_reduce_", lambda lib, a, s, i: (a * 1).scatter_reduce_(1, i, s, "mean", include_self=False),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 2, 2), _idx(2, 2, 0, 1).reshape(2, 2)))],
+           covers=("scatter_reduce_",)),
+    OpInfo("scatter_reduce", lambda lib, a, s, i: (a.scatter_reduce(0, i, s, "sum"), a.scatter_reduce(0, i, s, "mean")),
+           lambda rng: [Sample((np.array([1, 2, 3]), np.array([4, -5, 6]), _idx(0, 0, 1)))],
+           covers=("scatter_reduce",), variant_test_name="int"),
+    OpInfo("index_reduce", lambda lib, a, s, i: tuple(a.index_reduce(0, i, s, r) for r in
+                                                      ("prod", "mean", "amax", "amin")),
+           lambda rng: [Sample((distinct(rng, 3, 2) + 0.25, distinct(rng, 4, 2) * 0.5 + 0.3, _idx(0, 2, 0, 0)))]),
+    OpInfo("index_reduce", lambda lib, a, s, i: tuple(lib.index_reduce(a, 1, i, s, r, include_self=False) for r in
+                                                      ("prod", "mean", "amax", "amin")),
+           lambda rng: [Sample((distinct(rng, 2, 3) + 0.25, distinct(rng, 2, 2) * 0.5 + 0.3, _idx(2, 2)))],
+           covers=("index_reduce",), variant_test_name="exclude_self"),
+    OpInfo("index_reduce_", lambda lib, a, s, i: (a * 1).index_reduce_(0, i, s, "prod"),
+           lambda rng: [Sample((np.array([[0.0, 2.0], [1.5, -1.0]]), np.array([[0.0, 3.0], [0.7, 0.5]]), _idx(0, 0)))],
+           covers=("index_reduce_",)),
+    OpInfo("index_fill", lambda lib, a, i: (a.index_fill(1, i, -1.5), lib.index_fill(a, 0, i[:1], 2),
+                                            (a * 1).index_fill_(-1, i, 0.5)),
+           lambda rng: [Sample((uniform(rng, 3, 4), _idx(0, 3, 0))), _noncontig((uniform(rng, 4, 3), _idx(2, -1)))],
+           covers=("index_fill", "index_fill_")),
+    OpInfo("index_fill", lambda lib, a, v, i: (a.index_fill(0, i, v), lib.index_fill(a, 1, i, v)),
+           lambda rng: [zero_d(Sample((uniform(rng, 3, 3), uniform(rng, 1), _idx(1, 1, 2))), 1)],
+           covers=("index_fill",), variant_test_name="tensor_value"),
+    OpInfo("masked_scatter", lambda lib, a, s, m: (a.masked_scatter(m, s), lib.masked_scatter(a, m[0], s),
+                                                   (a * 1).masked_scatter_(m, s)),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 14),
+                                np.array([[True, False, True, False], [False, False, True, True],
+                                          [True, True, False, False]])))],
+           covers=("masked_scatter", "masked_scatter_")),
+    OpInfo("put", lambda lib, a, s, i: (a.put(i, s), lib.put(a, i, s, accumulate=True), (a * 1).put_(i, s)),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 2, 2), _idx(1, -1, 5, 0).reshape(2, 2)))],
+           covers=("put", "put_")),
+    OpInfo("put", lambda lib, a, s, i: (lib.put(a, i, s, accumulate=True), (a * 1).put_(i, s, accumulate=True)),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 3), _idx(7, 7, 2)))],
+           covers=("put", "put_"), variant_test_name="repeated_accumulate"),
+    OpInfo("index_put", lambda lib, a, v, i, j: (a.index_put((i, j), v), lib.index_put(a, (i,), v[:1, None], True),
+                                                 lib.index_put_(a * 1, (i, j), v, accumulate=True)),
+           lambda rng: [Sample((uniform(rng, 3, 4), uniform(rng, 3), _idx(0, 2, 0), _idx(1, 1, 3)))],
+           covers=("index_put", "index_put_")),
+    OpInfo("nonzero_static", lambda lib, a: (lib.nonzero_static(a, size=3), a.nonzero_static(size=6, fill_value=9)),
+           lambda rng: [Sample((np.array([[0, 1, 3], [2, 0, 0]]),)), Sample((np.array([0.0, 1.5, 0.0]),), grad=(False,))]),
+    OpInfo("unravel_index", lambda lib, i: lib.unravel_index(i, (3, 4)),
+           lambda rng: [Sample((_idx(0, 5, 11, 13, -1),))]),
+    OpInfo("isin", lambda lib, a, b: (lib.isin(a, b), lib.isin(a, b, invert=True), lib.isin(a, 2), lib.isin(3, b)),
+           lambda rng: [Sample((np.array([[1, 2], [3, 7]]), _idx(2, 3, 5))),
+                        Sample((np.array([1.5, 2.0, 3.0]), np.array([2.0, 4.0])), grad=(False, False), name="float")]),
 ]
 
 

@@ -64,6 +64,14 @@ NODE_EXEMPT = {
     # scatter(..., reduce=...): PyTorch records a node whose backward raises
     # (tests/ops/test_shape_errors.py checks the error).
     "NotImplemented": "backward not implemented, as in PyTorch",
+    # unique / unique(dim=) / unique_consecutive: PyTorch records the node, its backward raises
+    # NotImplementedError (tests/ops/test_reduce_more.py checks the error).
+    "Unique2Backward0": "backward not implemented, as in PyTorch",
+    "UniqueDimBackward0": "backward not implemented, as in PyTorch",
+    "UniqueConsecutiveBackward0": "backward not implemented, as in PyTorch",
+    # scatter_reduce/index_reduce(prod) with >1 zeros at one position: the second derivative's
+    # node, which raises (tests/ops/test_reduce_more.py checks it).
+    "DelayedError": "raises when reached, as in PyTorch",
 }
 
 

@@ -69,7 +69,7 @@ def _run(lib: Any, form: str, name: str, tensors: list[str], numbers: dict[str, 
         else:
             y = x.clone()
             assert getattr(y, name)(**kwargs) is y
-    except (RuntimeError, TypeError) as e:
+    except (RuntimeError, TypeError, IndexError) as e:
         return {"error": (type(e).__name__, str(e))}
     result: dict[str, Any] = {"value": y.detach().numpy(), "dtype": str(y.dtype),
                               "node": type(y.grad_fn).__name__ if y.grad_fn is not None else None}

@@ -42,6 +42,8 @@ CONVERSIONS = frozenset({
     "float",   # ``float(value)``
     "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
     "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
+    "str",     # must be a str: PyTorch's TypeError otherwise (``scatter_reduce(): argument 'reduce' ...``)
+    "bool",    # must be a bool: PyTorch's TypeError otherwise (``put(): argument 'accumulate' ...``)
 })
 
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be

@@ -1016,3 +1016,763 @@ def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 nansum = Op("nansum", _nansum, node="NansumBackward0", params=("dim", "keepdim", "dtype"),
             grads=(lambda grad, self, dim, keepdim:
                    expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),))
+
+
+# -- aminmax, cummax / cummin, logcumsumexp, renorm ---------------------------------------------
+
+
+def _aminmax(x: np.ndarray, dim: int | None, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    if dim is None:
+        if x.size == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+        lo, hi = np.asarray(np.min(x)), np.asarray(np.max(x))
+        if keepdim:
+            lo, hi = lo.reshape((1,) * x.ndim), hi.reshape((1,) * x.ndim)
+        return lo, hi
+    if x.ndim == 0:
+        return x.copy(), x.copy()
+    if x.shape[dim] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    return np.asarray(np.min(x, axis=dim, keepdims=keepdim)), np.asarray(np.max(x, axis=dim, keepdims=keepdim))
+
+
+def _scale_by_count(grad: Tensor, result: Tensor, self: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    """PyTorch's rule for aminmax: the gradient is shared evenly among the slice's ties."""
+    x = self._data
+    if not keepdim and dim is not None and x.ndim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    mask = x == result._data
+    count = mask.sum(axis=None if dim is None else dim, keepdims=True)
+    return grad / _const(count.astype(x.dtype)) * _const(mask.astype(x.dtype))
+
+
+def _aminmax_grad(grads: Any, self: Tensor, result0: Tensor, result1: Tensor, dim: int | None,
+                  keepdim: bool) -> tuple[Tensor]:
+    return (_scale_by_count(grads[0], result0, self, dim, keepdim)
+            + _scale_by_count(grads[1], result1, self, dim, keepdim),)
+
+
+aminmax = Op("aminmax", _aminmax, node="AminmaxBackward0", params=("dim", "keepdim"), outputs=2,
+             saved={"dim": "dim", "keepdim": "keepdim", "min": "result0", "max": "result1", "self": "self"},
+             grads=_aminmax_grad)
+
+
+def _cum_extreme(take: Any) -> Any:
+    """cummax/cummin along ``dim``: a value replaces the running one when ``take(value, running)``
+    holds (``>=``/``<=``: a tie moves the index to the later element) or it is NaN (as PyTorch:
+    NaN sticks, each later NaN taking the index)."""
+
+    def forward(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        moved = np.moveaxis(x, dim, -1)
+        values = np.empty(moved.shape, x.dtype)
+        indices = np.zeros(moved.shape, np.int64)
+        if moved.shape[-1]:
+            best, where = moved[..., 0].copy(), np.zeros(moved.shape[:-1], np.int64)
+            floating = x.dtype.kind == "f"
+            for k in range(moved.shape[-1]):
+                value = moved[..., k]
+                with np.errstate(invalid="ignore"):
+                    update = take(value, best)
+                if floating:
+                    update = np.isnan(value) | (update & ~np.isnan(best))
+                best = np.where(update, value, best)
+                where = np.where(update, k, where)
+                values[..., k], indices[..., k] = best, where
+        return np.moveaxis(values, -1, dim), np.moveaxis(indices, -1, dim)
+
+    return forward
+
+
+def _cum_extreme_grad(grads: Any, self: Tensor, result1: Tensor, dim: int) -> tuple[Tensor]:
+    grad = grads[0]
+    x = self._data
+    if x.ndim == 0 or x.size == 0:
+        return (grad,)
+    return (_S.scatter_add(_zeros(x.shape, grad._data.dtype), grad, dim, result1._data),)
+
+
+cummax = Op("cummax", _cum_extreme(np.greater_equal), node="CummaxBackward0", params=("dim",), outputs=2,
+            saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
+            grads=_cum_extreme_grad)
+cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", params=("dim",), outputs=2,
+            saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
+            grads=_cum_extreme_grad)
+
+
+def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
+    if x.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if x.ndim == 0:
+        return x.copy()
+    if x.dtype == _HALF:
+        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(_HALF)  # type: ignore[no-any-return]
+    return np.logaddexp.accumulate(x, axis=dim)  # type: ignore[no-any-return]
+
+
+def _logcumsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
+    """d out_j / d x_k = exp(x_k - out_j) for j >= k: the reversed log-cumulative-sum of
+    log|grad_j| - out_j, for the positive and the negative part of the gradient apart (stable
+    for any magnitude, and written in ops, so it differentiates again), as PyTorch's rule."""
+    if self._data.ndim == 0 or self._data.size == 0:
+        return grad
+
+    def part(log_grad: Tensor) -> Tensor:
+        reversed_sum = flip(logcumsumexp(flip(log_grad - result, (dim,)), dim), (dim,))
+        return (reversed_sum + self).exp()
+
+    # The lowest finite value, not -inf, where a part has no gradient: -inf - result would meet
+    # +inf in the double backward and make NaN.
+    lowest = float(np.finfo(grad._data.dtype).min)
+    log_abs = grad.abs().log()
+    return (part(_E.where(_const(grad._data > 0), log_abs, lowest))
+            - part(_E.where(_const(grad._data < 0), log_abs, lowest)))
+
+
+logcumsumexp: Op = Op("logcumsumexp", quiet_forward(_logcumsumexp), node="LogcumsumexpBackward0", params=("dim",),
+                      saved=("dim", "result", "self"), grads=(_logcumsumexp_grad,),
+                      variants=("function", "method"), signature="dim", convert={"dim": "dim"})
+
+
+def _renorm_factor(x: np.ndarray, p: float, dim: int, maxnorm: float) -> np.ndarray:
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        shown = int(maxnorm) if float(maxnorm).is_integer() else maxnorm  # (PyTorch prints a Scalar)
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {shown}")
+    if x.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    others = tuple(d for d in range(x.ndim) if d != dim)
+    norm = _vector_norm(x, p, others, True)
+    return np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0).astype(x.dtype)  # type: ignore[no-any-return]
+
+
+def _renorm(x: np.ndarray, p: float, dim: int, maxnorm: float) -> np.ndarray:
+    return np.asarray(x * _renorm_factor(x, p, dim, maxnorm), x.dtype)
+
+
+def _renorm_grad(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """out = x * f(norm(x)), f = maxnorm / (norm + 1e-7) where the slice's norm exceeds maxnorm
+    (else 1, no dependence): the product rule through the slice's vector norm."""
+    others = tuple(d for d in range(self._data.ndim) if d != dim)
+    norm = vector_norm(self, p, others, True)
+    over = _const(norm._data > maxnorm)
+    factor = _E.where(over, maxnorm / (norm + 1e-7), 1.0)
+    inner = (grad * self).sum(others, keepdim=True)
+    dfactor = _E.where(over, -maxnorm / (norm + 1e-7) ** 2, 0.0)
+    return grad * factor + vector_norm_backward(inner * dfactor, self, norm, p, others, True)
+
+
+renorm: Op = Op("renorm", quiet_forward(_renorm), node="RenormBackward0", params=("p", "dim", "maxnorm"),
+                grads=(_renorm_grad,), variants=("function", "method", "inplace"), signature="p, dim, maxnorm",
+                convert={"dim": "dim"})
+
+
+# -- counting and binning: bincount, histc, histogram, searchsorted / bucketize, unique --------
+
+
+def _not_implemented(name: str) -> Any:
+    """A backward PyTorch records but does not implement: its error when the graph reaches it."""
+
+    def rule(grads: Any) -> Any:
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return rule
+
+
+def _bincount_weights_dtype(weights: np.ndarray) -> np.dtype:
+    return weights.dtype if weights.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def _bincount(x: np.ndarray, weights: np.ndarray | None, minlength: int) -> np.ndarray:
+    if x.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != x.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    length = builtins.max(minlength, int(x.max()) + 1 if x.size else 0)
+    if weights is None:
+        return np.bincount(x.astype(np.int64), minlength=length).astype(np.int64)
+    dtype = _bincount_weights_dtype(weights)
+    return np.bincount(x.astype(np.int64), weights.astype(np.float64), minlength=length).astype(dtype)
+
+
+bincount_op = Op("bincount", lambda x, minlength: _bincount(x, None, minlength), params=("minlength",))
+# With weights that require grad PyTorch records a node whose backward is not implemented.
+bincount_weighted = Op("bincount", lambda x, weights, minlength: _bincount(x, weights, minlength),
+                       node="NotImplemented", inputs=("self", "weights"), params=("minlength",),
+                       grads=_not_implemented("bincount"))
+
+
+def torch_linspace(start: float, end: float, steps: int, dtype: Any) -> np.ndarray:
+    """PyTorch's CPU linspace: the first half counts up from ``start``, the second down from ``end``."""
+    if steps == 1:
+        return np.asarray([start], dtype)
+    kind = np.dtype(dtype).type
+    first, last = kind(start), kind(end)
+    step = (last - first) / kind(steps - 1)  # (in the output dtype, as PyTorch's kernel)
+    i = np.arange(steps).astype(dtype)
+    half = steps // 2
+    return np.where(np.arange(steps) < half, first + step * i, last - step * (kind(steps - 1) - i)).astype(dtype)  # type: ignore[no-any-return]
+
+
+def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
+    bins, lo, hi = int(bins), float(lo), float(hi)
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    if lo == hi and x.size:
+        finite = x[~np.isnan(x)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_scalar(lo)}, {_scalar(hi)}] is not finite")
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    values = x.reshape(-1).astype(np.float64)
+    values = values[(values >= lo) & (values <= hi)]
+    pos = ((values - lo) * bins / (hi - lo)).astype(np.int64)
+    pos[pos == bins] = bins - 1
+    return np.bincount(pos, minlength=bins).astype(x.dtype)
+
+
+def _scalar(value: float) -> str:
+    """A float as PyTorch prints a Scalar in messages (``1``, ``1.5``, ``inf``, ``nan``)."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: bool,
+               range_: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``torch.histogram``: ``bins`` a count (uniform edges over ``range_`` or the data's extent)
+    or the edges themselves; elements outside the edges (and NaN) are not counted."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_type_name(x.dtype)}'")
+    if weight is not None and weight.shape != x.shape:
+        raise RuntimeError(
+            "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
+            f"excluding its innermost dimension, but got input with shape {list(x.shape) + [1]} and weight with "
+            f"shape {list(weight.shape)}")
+    values = x.reshape(-1)
+    if isinstance(bins, np.ndarray):
+        if bins.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
+                               f"{bins.ndim} dimensions in the bins tensor for dimension 0")
+        if bins.dtype != x.dtype:
+            from ..tensor import _cpp_type_name
+
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
+                f"dtype {_cpp_type_name(x.dtype)} and bins for dimension 0 with dtype {_cpp_type_name(bins.dtype)}")
+        edges = bins
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range_ is not None:
+            lo, hi = float(range_[0]), float(range_[1])
+        elif values.size:
+            lo, hi = float(values.min()), float(values.max())
+        else:
+            lo, hi = 0.0, 1.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_scalar(lo)} max "
+                               f"{_scalar(hi)} for dimension 0")
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_scalar(lo)}, {_scalar(hi)}] is not finite")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = torch_linspace(lo, hi, int(bins) + 1, x.dtype)
+    n = edges.size - 1
+    if n < 1:
+        return np.zeros(0, x.dtype), edges
+    keep = (values >= edges[0]) & (values <= edges[-1])
+    kept = values[keep]
+    pos = np.searchsorted(edges, kept, side="right") - 1
+    pos[pos == n] = n - 1
+    w = None if weight is None else weight.reshape(-1)[keep].astype(np.float64)
+    hist = np.bincount(pos, weights=w, minlength=n)[:n].astype(x.dtype)
+    if density:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = (hist / hist.sum(dtype=x.dtype) / np.diff(edges)).astype(x.dtype)
+    return hist, edges
+
+
+def _check_boundaries(boundaries: np.ndarray, values: np.ndarray, sorter: np.ndarray | None) -> None:
+    if boundaries.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if boundaries.ndim > 1 and (values.ndim != boundaries.ndim or boundaries.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(boundaries.shape)} and "
+            f"input value tensor {list(values.shape)}")
+    if sorter is not None:
+        if sorter.dtype != np.int64:
+            raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                               f"{scalar_type_name(sorter.dtype)}")
+        if sorter.shape != boundaries.shape:
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
+                f"{list(boundaries.shape)}and got sorter tensor {list(sorter.shape)}")
+        if sorter.size and (sorter.min() < 0 or sorter.max() >= boundaries.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+
+
+def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, out_int32: bool,
+                       sorter: np.ndarray | None) -> np.ndarray:
+    """Insertion positions of ``values`` in the (last dim of) ``boundaries``."""
+    _check_boundaries(boundaries, values, sorter)
+    if sorter is not None:
+        boundaries = np.take_along_axis(boundaries, sorter, axis=-1)
+    common = np.result_type(boundaries, values)
+    side: Any = "right" if right else "left"
+    if boundaries.ndim == 1:
+        out = np.searchsorted(boundaries.astype(common), values.astype(common), side=side)
+    else:
+        rows_b = boundaries.reshape(-1, boundaries.shape[-1]).astype(common)
+        rows_v = values.reshape(-1, values.shape[-1]).astype(common)
+        out = np.stack([np.searchsorted(b, v, side=side) for b, v in zip(rows_b, rows_v, strict=True)]) \
+            if rows_v.shape[0] else np.zeros(rows_v.shape, np.int64)
+        out = out.reshape(values.shape)
+    return np.asarray(out, np.int32 if out_int32 else np.int64)
+
+
+def searchsorted_side(right: bool, side: str | None) -> bool:
+    """``right=`` and ``side=`` as one flag, with PyTorch's errors when they disagree."""
+    if side is None:
+        return bool(right)
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+    return side == "right"
+
+
+def _unique_flat(x: np.ndarray, return_inverse: bool, return_counts: bool) -> tuple[np.ndarray, ...]:
+    flat = x.reshape(-1)
+    values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+    return (values, inverse.reshape(x.shape).astype(np.int64), counts.astype(np.int64))
+
+
+def _unique_dim(x: np.ndarray, dim: int, consecutive: bool) -> tuple[np.ndarray, ...]:
+    if x.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 0)")
+    if x.size == 0 and x.shape[dim] != 0 and any(s == 0 for i, s in enumerate(x.shape) if i != dim):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+    moved = np.moveaxis(x, dim, 0)
+    n = moved.shape[0]
+    if n == 0:
+        return x.copy(), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    rows = moved.reshape(n, -1)
+    if consecutive:
+        starts = np.ones(n, bool)
+        starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+        order = np.arange(n)
+    else:
+        order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(n)
+        srt = rows[order]
+        starts = np.ones(n, bool)
+        starts[1:] = (srt[1:] != srt[:-1]).any(axis=1)
+    group = np.cumsum(starts) - 1
+    inverse = np.empty(n, np.int64)
+    inverse[order] = group
+    counts = np.bincount(group).astype(np.int64)
+    picked = order[starts]
+    return np.moveaxis(moved[picked], 0, dim).copy(), inverse, counts
+
+
+def _unique_consecutive_flat(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    flat = x.reshape(-1)
+    if flat.size == 0:
+        return flat.copy(), np.zeros(x.shape, np.int64), np.zeros(0, np.int64)
+    starts = np.ones(flat.size, bool)
+    starts[1:] = flat[1:] != flat[:-1]
+    group = np.cumsum(starts) - 1
+    return flat[starts], group.reshape(x.shape).astype(np.int64), np.bincount(group).astype(np.int64)
+
+
+def _unique_rule(name: str) -> Any:
+    def rule(grads: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+
+    return rule
+
+
+unique2 = Op("_unique2", lambda x: _unique_flat(x, True, True), node="Unique2Backward0", outputs=3,
+             differentiable_outputs=(True, False, False), grads=_unique_rule("_unique2"))
+unique_dim = Op("unique_dim", lambda x, dim: _unique_dim(x, dim, False), node="UniqueDimBackward0", params=("dim",),
+                outputs=3, differentiable_outputs=(True, False, False), grads=_unique_rule("unique_dim"))
+unique_consecutive_op = Op(
+    "unique_consecutive",
+    lambda x, dim: _unique_consecutive_flat(x) if dim is None else _unique_dim(x, dim, True),
+    node="UniqueConsecutiveBackward0", params=("dim",), outputs=3, differentiable_outputs=(True, False, False),
+    grads=_unique_rule("unique_consecutive"))
+
+
+histc = Op("histc", _histc, params=("bins", "min", "max"), variants=("function", "method"),
+           signature="bins=100, min=0, max=0")
+
+
+def unique_outputs(outputs: Any, return_inverse: Any, return_counts: Any) -> Any:
+    """``unique``'s result: the values alone, or a tuple with the inverse and/or the counts."""
+    values, inverse, counts = outputs
+    if not return_inverse and not return_counts:
+        return values
+    return (values, *((inverse,) if return_inverse else ()), *((counts,) if return_counts else ()))
+
+
+# -- composites, recorded as PyTorch's own (its ATen code calls other ops, whose nodes the graph
+# shows): diff, trapezoid / cumulative_trapezoid, gradient, cov / corrcoef, quantile -----------
+
+
+def _narrow(x: Tensor, dim: int, start: int, stop: int | None = None) -> Tensor:
+    """``at::slice(x, dim, start, stop)``: always a SliceBackward0 view (Python bounds)."""
+    size = x._data.shape[dim]
+    begin, end, _ = slice(start, stop).indices(size)
+    return _S.slice_op(x, dim, begin, builtins.max(end, begin), 1)  # type: ignore[no-any-return]
+
+
+def _scalar_ops() -> Any:
+    from . import nn as _N  # (loads on first use: the Scalar-overload nodes MulBackward1, DivBackward1)
+
+    return _N
+
+
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after
+    concatenating ``prepend``/``append``."""
+    if x._data.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = normalize_dim(dim, x._data.ndim)
+    for other in (prepend, append):
+        if other is not None:
+            if other._data.ndim != x._data.ndim:
+                raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+            for i in range(x._data.ndim):
+                if i != d and other._data.shape[i] != x._data.shape[i]:
+                    raise RuntimeError(
+                        "diff expects the shape of tensor to prepend or append to match that of input except along "
+                        f"the differencing dimension; input.size({i}) = {x._data.shape[i]}, but got tensor.size({i}) "
+                        f"= {other._data.shape[i]}")
+    if n == 0:
+        return _E.copy(_make(np.zeros_like(x._data)), x)  # type: ignore[no-any-return]
+    if prepend is not None or append is not None:
+        x = _S.cat(*[t for t in (prepend, x, append) if t is not None], d)
+    size = x._data.shape[d]
+    out_len = size - 1
+    result = x
+    for _ in range(builtins.min(n, size)):
+        right, left = result.narrow(d, 1, out_len), result.narrow(d, 0, out_len)
+        result = _E.logical_xor(right, left) if x._data.dtype == np.bool_ else right - left
+        out_len -= 1
+    return result
+
+
+def _dx_view(y: Tensor, x: Tensor, dim: int, name: str) -> Tensor:
+    if x._data.ndim == 1:
+        if x._data.shape[0] != y._data.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y._data.ndim
+        shape[dim] = x._data.shape[0]
+        x = x.view(shape)
+    elif x._data.ndim < y._data.ndim:
+        x = x.view((1,) * (y._data.ndim - x._data.ndim) + tuple(x._data.shape))
+    return _narrow(x, dim, 1) - _narrow(x, dim, 0, -1)
+
+
+def _check_dx(dx: Any, name: str) -> float:
+    if isinstance(dx, (bool, np.bool_, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``: with sample points ``x`` or a constant spacing ``dx``."""
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = normalize_dim(dim, y._data.ndim)
+    if isinstance(x, Tensor):
+        if y._data.shape[d] == 0:
+            return _zeros(y._data.shape[:d] + y._data.shape[d + 1:], y._data.dtype)
+        if y._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+            raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+        step = _dx_view(y, x, d, "trapezoid")
+        return _scalar_ops().div_scalar(((_narrow(y, d, 0, -1) + _narrow(y, d, 1)) * step).sum(d), 2.0)  # type: ignore[no-any-return]
+    spacing = 1.0 if dx is None else dx
+    if y._data.shape[d] == 0:
+        return _zeros(y._data.shape[:d] + y._data.shape[d + 1:], y._data.dtype)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    spacing = _check_dx(spacing, "trapezoid")
+    N = _scalar_ops()
+    ends = N.mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5)
+    return N.mul_scalar(y.sum(d) - ends, spacing)  # type: ignore[no-any-return]
+
+
+def cumulative_trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The running trapezoid rule along ``dim`` (one element fewer than ``y`` there)."""
+    if y._data.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = normalize_dim(dim, y._data.ndim)
+    N = _scalar_ops()
+    if isinstance(x, Tensor):
+        if y._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+            raise RuntimeError("cumulative_trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+        step = _dx_view(y, x, d, "cumulative_trapezoid")
+        return N.div_scalar(((_narrow(y, d, 0, -1) + _narrow(y, d, 1)) * step).cumsum(d), 2.0)  # type: ignore[no-any-return]
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
+    spacing = _check_dx(1.0 if dx is None else dx, "cumulative_trapezoid")
+    return N.mul_scalar(_narrow(y, d, 0, -1) + _narrow(y, d, 1), spacing / 2.0).cumsum(d)  # type: ignore[no-any-return]
+
+
+def gradient(x: Tensor, *, spacing: Any = 1, dim: Any = None, edge_order: int = 1) -> tuple[Tensor, ...]:
+    """``torch.gradient``: central differences inside, one-sided (``edge_order`` 1 or 2) at the
+    edges, along each of ``dim`` (default: every dim); ``spacing`` a number, one per dim, or
+    coordinate tensors."""
+    data = x._data
+    if data.dtype == np.uint8:
+        raise RuntimeError("torch.gradient does not support uint8 input.")
+    dims = list(range(data.ndim)) if dim is None else [dim] if isinstance(dim, (int, np.integer)) else list(dim)
+    scalar_spacing = not isinstance(spacing, (list, tuple))
+    spacings = [spacing] * len(dims) if scalar_spacing else list(spacing)
+    if not scalar_spacing:
+        if dim is None and len(spacings) != data.ndim:
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of length equal to "
+                f"'self.dim() = {data.ndim}', since dim argument was not given, but got a list of length "
+                f"{len(spacings)}")
+        if dim is not None and len(spacings) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim arguments to have "
+                f"the same length, but got a spacing argument of length {len(spacings)} and a dim argument of length "
+                f"{len(dims)}.")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = [normalize_dim(int(d), data.ndim) for d in dims]
+    if len(set(dims)) != len(dims):
+        repeated = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
+    for d in dims:
+        if data.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    N = _scalar_ops()
+    out = []
+    for d, step in zip(dims, spacings, strict=True):
+        s = lambda a, b=None, d=d: _narrow(x, d, a, b)  # noqa: E731
+        if isinstance(step, Tensor):
+            out.append(_gradient_coordinates(x, step, d, edge_order))
+            continue
+        h = float(step)
+        center = N.div_scalar(s(2) - s(0, -2), h)
+        if edge_order == 1:
+            first = N.div_scalar(s(1, 2) - s(0, 1), h)
+            last = N.div_scalar(s(-1) - s(-2, -1), h)
+        else:
+            first = N.div_scalar(N.mul_scalar(s(0, 1), -1.5) + N.mul_scalar(s(1, 2), 2) - N.mul_scalar(s(2, 3), 0.5), h)
+            last = N.div_scalar(N.mul_scalar(s(-3, -2), 0.5) - N.mul_scalar(s(-2, -1), 2) + N.mul_scalar(s(-1), 1.5), h)
+        out.append(_S.cat(first, N.div_scalar(center, 2), last, d))
+    return tuple(out)
+
+
+def _gradient_coordinates(x: Tensor, coords: Tensor, d: int, edge_order: int) -> Tensor:
+    if coords._data.ndim != 1:
+        raise RuntimeError("torch.gradient expected each element of spacing to have one dimension, but got an "
+                           f"element with {coords._data.ndim} dimensions!")
+    shape = [1] * x._data.ndim
+    shape[d] = -1
+    h = diff(coords, 1, 0)
+    h1, h2 = _narrow(h, 0, 0, -1), _narrow(h, 0, 1)
+    a = (-h2 / (h1 * (h1 + h2))).reshape(shape)
+    b = ((h2 - h1) / (h1 * h2)).reshape(shape)
+    c = (h1 / (h2 * (h1 + h2))).reshape(shape)
+    s = lambda a_, b_=None: _narrow(x, d, a_, b_)  # noqa: E731
+    center = a * s(0, -2) + b * s(1, -1) + c * s(2)
+    if edge_order == 1:
+        first = (s(1, 2) - s(0, 1)) / h[0]
+        last = (s(-1) - s(-2, -1)) / h[-1]
+    else:
+        N = _scalar_ops()
+        h0, h1_, hl, hl2 = h[0], h[1], h[-1], h[-2]
+        first = (-(N.mul_scalar(h0, 2.0) + h1_) / (h0 * (h0 + h1_)) * s(0, 1) + (h0 + h1_) / (h0 * h1_) * s(1, 2)
+                 + (-h0) / (h1_ * (h0 + h1_)) * s(2, 3))
+        last = (hl / (hl2 * (hl + hl2)) * s(-3, -2) - (hl + hl2) / (hl * hl2) * s(-2, -1)
+                + N.mul_scalar(hl, 2) .add(hl2) / (hl * (hl + hl2)) * s(-1))
+    return _S.cat(first, center, last, d)  # type: ignore[no-any-return]
+
+
+def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in ``x``'s rows (observations in columns)."""
+    data = x._data
+    if data.ndim > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with {data.ndim} dimensions")
+    if data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    rows = x.view(1, -1) if data.ndim < 2 else x
+    observations = rows._data.shape[1]
+    w: Tensor | None = None
+    if fweights is not None:
+        f = fweights._data
+        if f.ndim > 1:
+            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with "
+                               f"{f.ndim} dimensions")
+        if f.dtype.kind not in "iu":
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
+                               f"{scalar_type_name(f.dtype)} dtype")
+        if f.size != observations:
+            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
+                               f"input but got {f.size} != {observations}")
+        if observations and f.min() < 0:
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        a = aweights._data
+        if a.ndim > 1:
+            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
+                               f"{a.ndim} dimensions")
+        if a.dtype.kind != "f":
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
+                               f"{scalar_type_name(a.dtype)} dtype")
+        if a.size != observations:
+            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
+                               f"input but got {a.size} != {observations}")
+        if observations and a.min() < 0:
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else w * aweights
+    w_sum = _make(np.asarray(observations, np.int64)) if w is None else w.sum()
+    if w is not None and not w_sum._data != 0:
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (rows if w is None else rows * w).sum(1) / w_sum
+    if w is None:
+        norm_factor = _make(np.asarray(observations - correction, np.int64))
+    elif correction == 0:
+        norm_factor = w_sum
+    elif aweights is None:
+        norm_factor = w_sum - correction
+    elif fweights is None and observations == 1 and correction == 1:
+        norm_factor = _make(np.asarray(0, np.int64))
+    else:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    if norm_factor._data <= 0:
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=3)
+        norm_factor = _make(np.zeros((), norm_factor._data.dtype))
+    if observations == 1 and (fweights is None) != (aweights is None):
+        # One observation with one kind of weights: the weighted mean is the observation itself.
+        dtype = rows._data.dtype if rows._data.dtype.kind in "fc" else np.float32
+        centered = _make(np.zeros(rows._data.shape, dtype))
+    else:
+        centered = rows - avg.unsqueeze(1)
+    from . import linalg as _L
+
+    c = _L.mm(centered, (centered if w is None else centered * w).t())
+    return (c / norm_factor).squeeze()  # type: ignore[no-any-return]
+
+
+def corrcoef(x: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in ``x``'s rows, clipped to [-1, 1]."""
+    if x._data.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{x._data.ndim} dimensions")
+    c = cov(x)
+    if c._data.ndim == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def quantile(x: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, interpolation: str = "linear",
+             ignore_nan: bool = False) -> Tensor:
+    """``quantile``/``nanquantile``: sort, pick the two neighbours of each rank, interpolate (the
+    graph PyTorch records: sort, gather, lerp, then in-place squeeze/transpose)."""
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_scalar(float(q))}")
+        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind == "f" else np.float32))
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    data, qs = x._data, q._data
+    if data.size == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if qs.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if data.dtype not in (np.float32, np.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if qs.dtype != data.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if dim is not None:
+        dim = normalize_dim(dim, data.ndim)
+    if not ((qs >= 0) & (qs <= 1)).all():
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    if dim is None:
+        out_shape = [1] * data.ndim if keepdim else []
+        ordered = x.reshape(-1).sort().values
+    else:
+        out_shape = list(data.shape)
+        if data.ndim:
+            if keepdim:
+                out_shape[dim] = 1
+            else:
+                del out_shape[dim]
+        ordered = (x.sort().values if dim == data.ndim - 1 else
+                   x.unsqueeze(-1).transpose(dim, -1).sort().values)
+    ordered = ordered.view(*out_shape, ordered._data.shape[-1])
+    ranks = _quantile_ranks(ordered._data, qs, ignore_nan, interpolation)
+    # ranks: (..., len(q)) over the reduced shape with q last
+    below = np.floor(ranks).astype(np.int64) if interpolation in ("linear", "midpoint") else ranks.astype(np.int64)
+    values = ordered.gather(-1, _make(below))
+    if interpolation in ("linear", "midpoint"):
+        weights = np.full(ranks.shape, 0.5, data.dtype) if interpolation == "midpoint" else (ranks - below).astype(
+            data.dtype)
+        above = np.ceil(ranks).astype(np.int64)
+        values = values.lerp(ordered.gather(-1, _make(above)), _make(weights))
+    if qs.ndim == 0:
+        return _squeeze_(values, values._data.ndim - 1)
+    last = values._data.ndim
+    return _squeeze_(_transpose_(_unsqueeze_(values, 0), 0, last), last)
+
+
+def _quantile_ranks(ordered: np.ndarray, qs: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
+    """Each quantile's (fractional) rank in its sorted slice, ``q`` last: ``ordered`` is
+    (..., n) and the result (..., len(q))."""
+    q = qs.reshape(-1)
+    nan = np.isnan(ordered)
+    if ignore_nan:
+        ranks = q * (np.sum(~nan, axis=-1, keepdims=True) - 1)
+        ranks = np.where(ranks < 0, 0, ranks)
+    else:
+        last = ordered.shape[-1] - 1
+        ranks = np.where(nan.any(axis=-1, keepdims=True), last, q * last)
+    ranks = np.broadcast_to(ranks, ordered.shape[:-1] + (q.size,)).astype(ordered.dtype)
+    if interpolation == "lower":
+        ranks = np.floor(ranks)
+    elif interpolation == "higher":
+        ranks = np.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = np.round(ranks)
+    return ranks  # type: ignore[no-any-return]
+
+
+# In-place view ops on a fresh result (quantile's last steps): PyTorch's in-place overloads' nodes.
+_squeeze_ = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="SqueezeBackward4", params=("dim",), view=True,
+               grads=(lambda grad, dim: grad.unsqueeze(dim),))
+_unsqueeze_ = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1", params=("dim",),
+                 view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
+_transpose_ = Op("transpose_", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1), node="TransposeBackward1",
+                 params=("dim0", "dim1"), view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))

@@ -168,7 +168,23 @@ CONVERSIONS = {
     "float": "float({0})",
     "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
     "index": "index_array({0})",
+    "str": "require_type({name!r}, {0}, {0!r}, str)",
+    "bool": "require_type({name!r}, {0}, {0!r}, bool)",
 }
+
+
+def require_type(name: str, value: Any, argument: str, kind: type) -> Any:
+    """PyTorch's TypeError for an argument of the wrong Python type (a str or bool argument), as
+    worded for an argument given by keyword (a form cannot tell how it was given; PyTorch adds
+    the position for a positional one).
+
+    >>> require_type("put", 0.5, "accumulate", bool)
+    Traceback (most recent call last):
+    TypeError: put(): argument 'accumulate' must be bool, not float
+    """
+    if isinstance(value, kind):
+        return value
+    raise TypeError(f"{name}(): argument '{argument}' must be {kind.__name__}, not {type(value).__name__}")
 
 
 def _conversions(op: Op) -> dict[str, str]:
@@ -313,7 +329,8 @@ def _helpers(namespace: dict[str, Any]) -> None:
 
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
                       "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
-                      "require_tensor": require_tensor, "index_array": _index_array})
+                      "require_tensor": require_tensor, "index_array": _index_array,
+                      "require_type": require_type})
 
 
 class _Method:
