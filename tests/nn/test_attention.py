@@ -184,6 +184,26 @@ def test_mha_fully_masked_rows_as_pytorch(torch: Any, need_weights: bool) -> Non
         assert_close(mine[1], theirs[1])
 
 
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_eval_no_grad_matches_pytorch_fast_path(torch: Any, need_weights: bool) -> None:
+    # batch_first self-attention in eval mode without gradient is PyTorch's fused kernel.
+    torch.manual_seed(0)
+    tm, ours = make_pair(torch, batch_first=True, dropout=0.2)
+    tm.eval()
+    ours.eval()
+    x = torch.randn(3, 5, 8, dtype=torch.float64)
+    padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [False, True] * 2 + [False]])
+    for pad in (None, padding):
+        with torch.no_grad():
+            theirs = tm(x, x, x, key_padding_mask=pad, need_weights=need_weights)
+        rx = to_rg(x)
+        with rg.no_grad():
+            mine = ours(rx, rx, rx, key_padding_mask=None if pad is None else to_rg(pad), need_weights=need_weights)
+        assert_close(mine[0], theirs[0])
+        if need_weights:
+            assert_close(mine[1], theirs[1])
+
+
 def test_mha_state_dict_names_and_init(torch: Any) -> None:
     for kw in ({}, {"kdim": 3, "vdim": 5, "bias": False}, {"add_bias_kv": True}):
         tm = torch.nn.MultiheadAttention(8, 2, **kw)
