@@ -200,8 +200,9 @@ def test_encoder_and_decoder_stacks_with_norm(torch: Any) -> None:
         r_enc.zero_grad()
     mem, rmem = seq_input(torch, gen, False, True, 7)
     compare(torch, t_dec, r_dec, [x, mem], [rx, rmem], {"tgt_mask": causal}, {"tgt_mask": rcausal})
-    from retrograd.nn.modules.transformer import _detect_is_causal_mask
     from torch.nn.modules.transformer import _detect_is_causal_mask as t_detect
+
+    from retrograd.nn.modules.transformer import _detect_is_causal_mask
     for m in (causal, causal.T.contiguous(), causal[:4, :4], causal.unsqueeze(0)):
         for hint, size in itertools.product((None, True, False), (None, 5)):
             assert _detect_is_causal_mask(rg.tensor(m.numpy()), hint, size) == t_detect(m, hint, size)

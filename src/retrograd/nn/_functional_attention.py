@@ -16,11 +16,11 @@ from typing import Any
 
 from .. import factories
 from .._dtype import bool_
-from .._functions import baddbmm, bmm, cat
+from .._functions import cat
 from ..tensor import Tensor
 from .functional import dropout, linear, pad, scaled_dot_product_attention, softmax
 
-__all__ = ["multi_head_attention_forward"]
+__all__: list[str] = ["multi_head_attention_forward"]
 
 
 def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
@@ -256,13 +256,13 @@ def multi_head_attention_forward(  # noqa: C901, PLR0912, PLR0913, PLR0915
         if is_causal and attn_mask is None:
             raise AssertionError("FIXME: is_causal not implemented for need_weights")
         if attn_mask is not None:
-            weights = baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+            weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
         else:
-            weights = bmm(q_scaled, k.transpose(-2, -1))
+            weights = q_scaled.bmm(k.transpose(-2, -1))
         weights = softmax(weights, dim=-1)
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
-        out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = weights.bmm(v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
         out = linear(out, out_proj_weight, out_proj_bias)
         out = out.view(tgt_len, bsz, out.size(1))
         weights = weights.view(bsz, num_heads, tgt_len, src_len)

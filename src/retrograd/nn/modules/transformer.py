@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ... import factories
-from ..._functions import triu
 from ...autograd.grad_mode import is_grad_enabled
 from ...tensor import Tensor
 from .. import functional as F
@@ -34,7 +33,8 @@ __all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "Tran
 
 
 def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
-    return triu(factories.full((sz, sz), float("-inf"), dtype=dtype, device=device), diagonal=1)
+    full = factories.full((sz, sz), float("-inf"), dtype=dtype, device=device)
+    return Tensor._make(np.triu(full._data, 1))
 
 
 def _get_seq_len(src: Tensor, batch_first: bool) -> int:
