@@ -457,3 +457,24 @@ def test_sdpa_dropout_seeded() -> None:
     c = F.scaled_dot_product_attention(q, q, q)
     assert np.array_equal(a.numpy(), b.numpy())
     assert not np.allclose(a.numpy(), c.numpy())
+
+
+def test_grad_fn_names_as_pytorch(torch: Any) -> None:
+    def names(lib: Any) -> list[Any]:
+        lib.manual_seed(0)
+        out: list[Any] = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for batch_first, batched, need_weights, average in itertools.product(*[(False, True)] * 4):
+                m = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+                x = lib.randn(3, 2, 8) if batched else lib.randn(3, 8)
+                o, w = m(x, x, x, need_weights=need_weights, average_attn_weights=average)
+                out.append((type(o.grad_fn).__name__, None if w is None else type(w.grad_fn).__name__))
+            for norm_first in (False, True):
+                enc = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, norm_first=norm_first)
+                dec = lib.nn.TransformerDecoderLayer(8, 2, 16, norm_first=norm_first)
+                out.append(type(enc(lib.randn(2, 3, 8)).grad_fn).__name__)
+                out.append(type(dec(lib.randn(3, 2, 8), lib.randn(4, 2, 8)).grad_fn).__name__)
+        return out
+
+    assert names(rg) == names(torch)
