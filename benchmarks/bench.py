@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
-Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import. Timed workloads run
+Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, transformer. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
 interpreter per library and per repetition. The NumPy floor is the same computation hand-written in
@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
-WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import")
+WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "transformer")
 MiB = 1024 * 1024
 
 
@@ -67,6 +67,8 @@ class Config:
     deep_batch: int = 256
     deep_repeats: int = 3
     import_repeats: int = 7
+    transformer_sizes: tuple[int, int, int, int] = (128, 4, 64, 16)  # d_model, heads, sequence, batch
+    transformer_repeats: int = 10
 
     @classmethod
     def make(cls, quick: bool, repeats: int | None) -> Config:
@@ -75,10 +77,11 @@ class Config:
             cfg.chain_ops, cfg.large_sizes, cfg.large_batch = 60, (128, 256, 256, 10), 32
             cfg.long_chain_ops = 20_000
             cfg.deep_layers, cfg.deep_width, cfg.deep_batch = 8, 128, 32
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import"):
+            cfg.transformer_sizes = (16, 2, 8, 2)
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "transformer"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import"):
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "transformer"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -245,6 +248,40 @@ def bench_import(cfg: Config, torch: Any) -> list[Row]:
                 ms.get("torch"), ms["numpy"], "≤ 1.25× import numpy", met)]
 
 
+def _transformer_step(lib: Any, sizes: tuple[int, int, int, int]) -> Callable[[], float]:
+    """One training step of ``nn.TransformerEncoderLayer`` with its defaults (dim_feedforward 2048,
+    dropout 0.1, ReLU), batch_first: zero_grad, forward, MSE loss, backward, SGD step."""
+    d_model, heads, seq, batch = sizes
+    lib.manual_seed(0)
+    layer = lib.nn.TransformerEncoderLayer(d_model, heads, batch_first=True)
+    opt = lib.optim.SGD(layer.parameters(), lr=0.01)
+    gen = np.random.default_rng(0)
+    x = lib.tensor(gen.standard_normal((batch, seq, d_model)).astype(np.float32))
+    target = lib.tensor(gen.standard_normal((batch, seq, d_model)).astype(np.float32))
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(layer(x), target)
+        loss.backward()
+        opt.step()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def bench_transformer(cfg: Config, torch: Any) -> list[Row]:
+    runners = {"retrograd": _transformer_step(retrograd, cfg.transformer_sizes)}
+    if torch is not None:
+        runners["torch"] = _transformer_step(torch, cfg.transformer_sizes)
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.transformer_repeats).items()}
+    d_model, heads, seq, batch = cfg.transformer_sizes
+    name = (f"9. TransformerEncoderLayer d_model {d_model}, {heads} heads, sequence {seq}, batch {batch}: "
+            "one training step (MSE, optim.SGD)")
+    met = vs(ms["retrograd"], ms.get("torch"), 1.5, "PyTorch")[1]
+    return [Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 1.5× PyTorch", met)]
+
+
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "chain": bench_chain,
     "mlp_small": bench_mlp_small,
@@ -253,6 +290,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "long_chain": bench_long_chain,
     "deep_mlp": bench_deep_mlp,
     "import": bench_import,
+    "transformer": bench_transformer,
 }
 
 
@@ -288,7 +326,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
     repeats = {
         "chain": cfg.chain_repeats, "mlp_small": cfg.small_repeats, "mlp_large": cfg.large_repeats,
         "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
-        "import": cfg.import_repeats,
+        "import": cfg.import_repeats, "transformer": cfg.transformer_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -631,6 +631,15 @@ ATTENTION = [
            lambda lib, q, k, v: F(lib).scaled_dot_product_attention(q, k, v, enable_gqa=True),
            one(u(1, 4, 3, 2), u(1, 2, 3, 2), u(1, 2, 3, 2)), covers=("scaled_dot_product_attention",),
            check_node=False, variant_test_name="gqa"),  # PyTorch runs its fused CPU kernel here (one ScaledDotProduct... node)
+    OpInfo("multi_head_attention_forward",
+           lambda lib, q, k, v, w, b, wo, bo: F(lib).multi_head_attention_forward(
+               q, k, v, 4, 2, w, b, None, None, False, 0.0, wo, bo, average_attn_weights=False),
+           one(u(3, 2, 4), u(2, 2, 4), u(2, 2, 4), u(12, 4), u(12), u(4, 4), u(4))),
+    OpInfo("multi_head_attention_forward",
+           lambda lib, q, w, b, bk, bv, wo, m: F(lib).multi_head_attention_forward(
+               q, q, q, 4, 2, w, b, bk, bv, True, 0.0, wo, None, attn_mask=m, need_weights=False)[0],
+           one(u(3, 4), u(12, 4), u(12), u(1, 1, 4), u(1, 1, 4), u(4, 4), const([[False, True, False]] * 3)),
+           covers=("multi_head_attention_forward",), variant_test_name="unbatched_bias_kv_zero_attn_sdpa"),
 ]
 
 OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + SHUFFLES + EMBEDDING + NORMALIZATION

@@ -32,6 +32,8 @@ TORCH_RAISES: dict[str, str] = {
     "embedding_bag_2d_per_sample_weights": "_embedding_bag_per_sample_weights_backward is not implemented",
     "scaled_dot_product_attention_gqa":
         "derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented",
+    "multi_head_attention_forward_unbatched_bias_kv_zero_attn_sdpa":
+        "derivative for aten::_scaled_dot_product_flash_attention_for_cpu_backward is not implemented",
     **{f"multi_margin_loss_{k}": _MULTI_MARGIN
        for k in ("mean", "sum", "none", "p2_weight_mean", "p2_weight_sum", "p2_weight_none", "vector",
                  "vector_0d_target")},

@@ -1883,3 +1883,10 @@ from ._functional_conv import *  # noqa: E402, F401, F403
 from ._functional_conv import __all__ as _conv_all  # noqa: E402
 
 __all__ += _conv_all
+
+# Multi-head attention lives in its own module (it builds on linear, softmax, dropout and sdpa above).
+from ._functional_attention import *  # noqa: E402, F401, F403
+from ._functional_attention import __all__ as _attention_all  # noqa: E402
+from ._functional_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
+
+__all__ += _attention_all
