@@ -333,7 +333,11 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
         # PyTorch's CPU kernel draws U(lower, upper) as a double for each element <= 0, in order
         data = input._data
         negative = data <= 0
-        draws = default_generator.stream.uniform(int(negative.sum()), np.dtype(np.float64), lower, upper)
+        # (its bounds first rounded to the input's math type: float for float32/float16)
+        opmath = np.float64 if data.dtype == np.float64 else np.float32
+        low, high = float(opmath(lower)), float(opmath(upper))
+        # (a plain multiply-add: this kernel is not built with FMA, unlike uniform_'s)
+        draws = default_generator.stream.unit_double(int(negative.sum())) * (high - low) + low
         noise: Any = np.ones(data.shape, data.dtype)  # the slope is stored in the input's dtype
         noise[negative] = draws
     else:

@@ -99,8 +99,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    from ..factories import empty_like
     from .._functions import where
+    from ..factories import empty_like
 
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -111,7 +111,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
             result = tensor.normal_(mean, std, generator=generator)
             while True:
                 mask = (result < lo) | (result > hi)
-                if not mask.any().item():
+                if not mask._data.any():
                     break
                 result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
             if result is not tensor:
@@ -123,15 +123,15 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         tensor.uniform_(a, b, generator=generator)
         candidates.copy_(tensor)
         candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
-        pending = accept.uniform_(generator=generator).log_().gt(candidates)
-        if pending.any().item():
+        pending = (accept.uniform_(generator=generator).log() > candidates)
+        if pending._data.any():
             result = tensor
             while True:
                 candidates.uniform_(a, b, generator=generator)
                 result = where(pending, candidates, result)
                 candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
-                pending = where(pending, accept.uniform_(generator=generator).log_().gt(candidates), pending)
-                if not pending.any().item():
+                pending = where(pending, (accept.uniform_(generator=generator).log() > candidates), pending)
+                if not pending._data.any():
                     break
             tensor.copy_(result)
         return tensor
