@@ -56,12 +56,15 @@ _LOG_P = [7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 
           -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1]
 
 
-def _f(a: Any, b: Any, c: Any) -> np.ndarray:
-    """``a * b + c`` as the one fused instruction GCC contracts the intrinsics' pair into."""
-    return (np.asarray(a, np.float64) * np.float64(b) + np.asarray(c, np.float64)).astype(_F32)
+def _f(a: Any, b: Any, c: Any, buf: np.ndarray) -> np.ndarray:
+    """``a * b + c`` as the one fused instruction GCC contracts the intrinsics' pair into: the
+    float32 product is exact in float64 (``buf``), then one rounding."""
+    np.multiply(a, b, out=buf, dtype=np.float64)
+    np.add(buf, c, out=buf)
+    return buf.astype(_F32)
 
 
-def _log256(x: np.ndarray) -> np.ndarray:
+def _log256(x: np.ndarray, buf: np.ndarray) -> np.ndarray:
     """avx_mathfun's ``log256_ps`` for x in (0, 1] (what PyTorch's Box-Muller feeds it), with the
     multiply-adds fused as PyTorch's build compiles them."""
     x = np.maximum(x, np.array(0x00800000, np.uint32).view(_F32))
@@ -69,46 +72,45 @@ def _log256(x: np.ndarray) -> np.ndarray:
     e = ((bits >> np.uint32(23)).astype(np.int32) - 0x7F).astype(_F32) + _F32(1)
     x = ((bits & np.uint32(~0x7F800000 & 0xFFFFFFFF)) | np.uint32(0x3F000000)).view(_F32)
     mask = x < _F32(0.707106781186547524)
-    tmp = np.where(mask, x, _F32(0))
-    x = x - _F32(1)
-    e = e - np.where(mask, _F32(1), _F32(0))
-    x = x + tmp
+    x -= _F32(1)
+    e[mask] -= _F32(1)
+    x[mask] += x[mask] + _F32(1)  # x + x - 1 where x < sqrt(1/2)
     z = x * x
-    y = np.full_like(x, _F32(_LOG_P[0]))
-    for coef in _LOG_P[1:]:
-        y = _f(y, x, _F32(coef))
-    y = y * x
-    y = _f(y, z, e * _F32(-2.12194440e-4))
-    y = y - z * _F32(0.5)
-    return _f(e, _F32(0.693359375), x + y)
+    y = _f(_F32(_LOG_P[0]), x, _F32(_LOG_P[1]), buf)
+    for coef in _LOG_P[2:]:
+        y = _f(y, x, _F32(coef), buf)
+    y *= x
+    y = _f(y, z, e * _F32(-2.12194440e-4), buf)
+    y -= z * _F32(0.5)
+    x += y
+    return _f(e, _F32(0.693359375), x, buf)
 
 
-
-def _sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sincos256(x: np.ndarray, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """avx_mathfun's ``sincos256_ps`` (Cephes sinf/cosf with one range reduction), fused likewise."""
     sign_sin = x.view(np.uint32) & np.uint32(0x80000000)
     x = np.abs(x)
-    y = x * _F32(1.27323954473516)
-    j = y.astype(np.int32)
-    j = (j + 1) & ~1
+    j = (x * _F32(1.27323954473516)).astype(np.int32)
+    j += 1
+    j &= ~1
     y = j.astype(_F32)
-    swap_sin = ((j & 4) << 29).astype(np.uint32)
+    swap_sin = ((j & 4) << 29).view(np.uint32)
     poly = (j & 2) == 0
-    x = _f(y, _F32(-0.78515625), x)
-    x = _f(y, _F32(-2.4187564849853515625e-4), x)
-    x = _f(y, _F32(-3.77489497744594108e-8), x)
-    sign_cos = ((~(j - 2) & 4) << 29).astype(np.uint32)
-    sign_sin = sign_sin ^ swap_sin
+    x = _f(y, _F32(-0.78515625), x, buf)
+    x = _f(y, _F32(-2.4187564849853515625e-4), x, buf)
+    x = _f(y, _F32(-3.77489497744594108e-8), x, buf)
+    sign_cos = ((~(j - 2) & 4) << 29).view(np.uint32)
+    sign_sin ^= swap_sin
     z = x * x
-    c = _f(_F32(2.443315711809948E-005), z, _F32(-1.388731625493765E-003))
-    c = _f(c, z, _F32(4.166664568298827E-002))
-    c = c * z
-    c = _f(c, z, -(z * _F32(0.5)))
-    c = c + _F32(1)
-    s = _f(_F32(-1.9515295891E-4), z, _F32(8.3321608736E-3))
-    s = _f(s, z, _F32(-1.6666654611E-1))
-    s = s * z
-    s = _f(s, x, x)
+    c = _f(_F32(2.443315711809948E-005), z, _F32(-1.388731625493765E-003), buf)
+    c = _f(c, z, _F32(4.166664568298827E-002), buf)
+    c *= z
+    c = _f(c, z, -(z * _F32(0.5)), buf)
+    c += _F32(1)
+    s = _f(_F32(-1.9515295891E-4), z, _F32(8.3321608736E-3), buf)
+    s = _f(s, z, _F32(-1.6666654611E-1), buf)
+    s *= z
+    s = _f(s, x, x, buf)
     sin = np.where(poly, s, c)
     cos = np.where(poly, c, s)
     sin = (sin.view(np.uint32) ^ sign_sin).view(_F32)
@@ -118,14 +120,14 @@ def _sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _box_muller16_f32(blocks: np.ndarray, mean: float, std: float) -> np.ndarray:
     """PyTorch's AVX2 ``NormalFill16<float>`` on rows of 16 uniforms."""
-    u1 = _F32(1) - blocks[:, :8]
-    u2 = blocks[:, 8:]
-    radius = np.sqrt(_F32(-2) * _log256(u1))
-    theta = _F32(2.0 * math.pi) * u2
-    sin, cos = _sincos256(theta)
+    u1 = (_F32(1) - blocks[:, :8]).reshape(-1)
+    u2 = np.ascontiguousarray(blocks[:, 8:]).reshape(-1)
+    buf = np.empty(u1.size)
+    radius = np.sqrt(_F32(-2) * _log256(u1, buf))
+    sin, cos = _sincos256(_F32(2.0 * math.pi) * u2, buf)
     out = np.empty_like(blocks)
-    out[:, :8] = _fma32(radius * cos, std, mean)
-    out[:, 8:] = _fma32(radius * sin, std, mean)
+    out[:, :8] = _fma32(radius * cos, std, mean).reshape(-1, 8)
+    out[:, 8:] = _fma32(radius * sin, std, mean).reshape(-1, 8)
     return out
 
 
