@@ -313,3 +313,24 @@ def test_generator_keyword_is_type_checked() -> None:
         ("TypeError", "normal_(): argument 'generator' must be torch.Generator, not int")
     with pytest.raises(RuntimeError):
         rg.Generator("cuda")
+
+
+CALL_FORMS = [
+    "L.randint(high=5, size=(3,))", "L.randint(low=2, high=5, size=(3,))", "L.randint(5, size=(3,))",
+    "L.randint(2, 5, size=[2, 2])", "L.randint(5, (3,), dtype=L.float64)", "L.randperm(5, dtype=L.int32)",
+    "L.rand(2, 3, requires_grad=True)", "L.randn((2, 3))", "L.rand([])", "L.normal(mean=L.zeros(2), std=L.ones(2))",
+    "L.normal(2.0, 3.0, size=(2,))", "L.bernoulli(L.full((3,), 0.5), p=0.2)", "L.randint_like(L.zeros(3), high=4)",
+    "L.randint_like(L.zeros(3), low=1, high=4)", "L.zeros(4).random_(to=5)", "L.zeros(4).random_(**{'from': 2, 'to': 9})",
+    "L.zeros(4).uniform_(**{'from': 2, 'to': 9})", "L.zeros(4).uniform_(to=3)", "L.zeros(4).normal_(std=2.0)",
+    "L.zeros(3).exponential_(lambd=2.0)", "L.zeros(5, dtype=L.int64).random_(-2**63, None)",
+    "L.zeros(5).random_(3, None)",
+]
+
+
+@pytest.mark.parametrize("call", CALL_FORMS)
+def test_call_forms_match_pytorch(torch: Any, call: str) -> None:
+    def run(lib: Any) -> Any:
+        lib.manual_seed(0)
+        r = eval(call, {"L": lib})
+        return str(r.dtype), r.tolist(), r.requires_grad
+    assert run(rg) == run(torch)

@@ -512,7 +512,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     return _finish(data, requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
+def randint(low: Any = None, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
             dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0), PyTorch's numbers.
 
@@ -524,6 +524,10 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
     from ._sampling import random_
 
     _check_device(device)
+    if low is None:  # randint(high=..., size=...)
+        if high is None:
+            raise TypeError("randint() missing required argument 'high'")
+        low = 0
     if size is None:
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
@@ -627,7 +631,7 @@ def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None 
     return _finish(data, requires_grad)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,  # noqa: A002
+def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dtype: Any = None,  # noqa: A002
                  generator: Generator | None = None, requires_grad: bool = False, device: Any = None,
                  layout: Any = None, memory_format: Any = None) -> Tensor:
     """Random integers in [low, high) shaped like ``input`` (its dtype unless ``dtype`` is given)."""
@@ -635,6 +639,8 @@ def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any
 
     if high is None:
         low, high = 0, low
+    if low is None:  # randint_like(x, high=...)
+        low = 0
     np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
     out = random_(_empty(input._data.shape, np_dtype), low, high, generator=generator)
     return _finish(out._data, requires_grad)
