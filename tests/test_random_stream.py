@@ -334,3 +334,26 @@ def test_call_forms_match_pytorch(torch: Any, call: str) -> None:
         r = eval(call, {"L": lib})
         return str(r.dtype), r.tolist(), r.requires_grad
     assert run(rg) == run(torch)
+
+
+def test_sampler_nodes_and_zero_gradients_match_pytorch(torch: Any) -> None:
+    """A sampler recorded by autograd is its own node (NormalBackward0...) with zero gradients."""
+    def run(lib: Any) -> Any:
+        lib.manual_seed(0)
+        a = lib.ones(3, requires_grad=True)
+        names = []
+        for call in ["normal_()", "uniform_()", "random_()", "random_(0, 5)", "random_(5)", "exponential_()",
+                     "geometric_(0.5)", "log_normal_()", "cauchy_()", "bernoulli_(0.5)",
+                     "bernoulli_(L.full((3,), 0.5, requires_grad=True))"]:
+            x = a * 1
+            eval("x." + call, {"x": x, "L": lib})
+            names.append(type(x.grad_fn).__name__)
+            x.sum().backward()
+        m = lib.zeros(3, requires_grad=True)
+        s = lib.ones(3, requires_grad=True)
+        outs = [lib.normal(m, 1.0), lib.normal(1.0, s), lib.normal(m, s), lib.bernoulli(m + 0.5), lib.poisson(s * 2)]
+        for y in outs:
+            names.append(type(y.grad_fn).__name__)
+            y.sum().backward()
+        return names, a.grad.tolist(), m.grad.tolist(), s.grad.tolist(), [y.tolist() for y in outs]
+    assert run(rg) == run(torch)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._dtype import scalar_type_name
 from ._random import CPUStream
+from .autograd.grad_mode import STATE, no_grad
 from .random import Generator, default_generator
 from .tensor import Tensor
 
@@ -67,12 +68,28 @@ def _place(t: Tensor, flat: np.ndarray) -> np.ndarray:
     return laid.transpose(np.argsort(order))
 
 
-def _write(t: Tensor, flat: np.ndarray) -> Tensor:
-    """Write the samples into ``t`` in place (a leaf that requires grad refuses, as in PyTorch)."""
+def _write(t: Tensor, flat: np.ndarray, op: str = "", *others: Tensor) -> Tensor:
+    """Write the samples into ``t`` in place; where autograd records it, as the sampler's own node
+    (``NormalBackward0``..., a zero gradient; a leaf that requires grad refuses, as in PyTorch)."""
     if t._data.dtype == np.float16 and flat.dtype == np.float64:
         flat = flat.astype(np.float32)  # c10::Half converts from float: double -> float -> half
-    values = _place(t, flat.astype(t._data.dtype, copy=False))
-    return t.copy_(Tensor._make(np.ascontiguousarray(values)))
+    values = np.ascontiguousarray(_place(t, flat.astype(t._data.dtype, copy=False)))
+    if op and STATE.grad_enabled and (t.requires_grad or any(o.requires_grad for o in others)):
+        from .ops import sampling
+        from .ops.inplace import apply_inplace
+
+        return apply_inplace(getattr(sampling, op), (t, *others, values))
+    return t.copy_(Tensor._make(values))
+
+
+def _result(sample: np.ndarray, op: str, inputs: tuple[Any, ...]) -> Tensor:
+    """A sampled tensor; when a parameter tensor requires grad, the output of the sampler's node."""
+    if STATE.grad_enabled and any(isinstance(i, Tensor) and i.requires_grad for i in inputs):
+        from .ops import sampling
+        from .ops.op import apply
+
+        return apply(getattr(sampling, op), (*inputs, sample))  # type: ignore[no-any-return]
+    return Tensor._make(sample)
 
 
 def _float_bounds(t: Tensor) -> tuple[float, float]:
@@ -99,7 +116,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
     g = stream(generator, "uniform_")
     if t.numel() == 0:
         return t
-    return _write(t, g.uniform(t.numel(), t._data.dtype, float(a), float(b)))
+    return _write(t, g.uniform(t.numel(), t._data.dtype, float(a), float(b)), "uniform_")
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -110,7 +127,7 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = 
     g = stream(generator, "normal_")
     if t.numel() == 0:
         return t
-    return _write(t, g.normal(t.numel(), t._data.dtype, float(mean), float(std), t.is_contiguous()))
+    return _write(t, g.normal(t.numel(), t._data.dtype, float(mean), float(std), t.is_contiguous()), "normal_")
 
 
 def _random_bounds_check(t: Tensor, low: int, high_inc: int) -> None:
@@ -164,7 +181,7 @@ def random_(t: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tens
     n = t.numel()
     if not args:
         g = stream(generator, "random_")
-        return t if n == 0 else _write(t, g.random_default(n, dtype))
+        return t if n == 0 else _write(t, g.random_default(n, dtype), "random_")
     if len(args) == 1:
         low, high = 0, args[0]
     else:
@@ -184,7 +201,8 @@ def random_(t: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tens
         g = stream(generator, "random_")
         if n == 0:
             return t
-        return _write(t, g.random_from_to(n, (high - low) & 0xFFFFFFFFFFFFFFFF, low).astype(dtype))
+        return _write(t, g.random_from_to(n, (high - low) & 0xFFFFFFFFFFFFFFFF, low).astype(dtype),
+                      "random_to_" if len(args) == 1 else "random_from_to_")
     if low != -2**63:
         if dtype.kind == "f":
             digits = np.finfo(dtype).nmant + 1
@@ -199,11 +217,12 @@ def random_(t: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tens
         g = stream(generator, "random_")
         if n == 0:
             return t
-        return _write(t, g.random_from_to(n, (top - low + 1) & 0xFFFFFFFFFFFFFFFF, low).astype(dtype))
+        return _write(t, g.random_from_to(n, (top - low + 1) & 0xFFFFFFFFFFFFFFFF, low).astype(dtype),
+                      "random_from_to_")
     if dtype not in (np.int64, np.float64, np.float32):
         raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, float and bfloat16")
     g = stream(generator, "random_")
-    return t if n == 0 else _write(t, g.random_full(n).astype(dtype))
+    return t if n == 0 else _write(t, g.random_full(n).astype(dtype), "random_from_to_")
 
 
 def exponential_(t: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -214,7 +233,7 @@ def exponential_(t: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Ten
     if t._data.dtype.kind != "f":
         raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {_name(t)}")
-    return _write(t, stream(generator, "exponential_").exponential(t.numel(), float(lambd)))
+    return _write(t, stream(generator, "exponential_").exponential(t.numel(), float(lambd)), "exponential_")
 
 
 def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
@@ -222,7 +241,8 @@ def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={cpp(p)}")
     if t._data.dtype == np.bool_:
         raise _not_implemented("geometric_cpu", t)
-    return t if t.numel() == 0 else _write(t, stream(generator, "geometric_").geometric(t.numel(), float(p)))
+    return t if t.numel() == 0 else _write(t, stream(generator, "geometric_").geometric(t.numel(), float(p)),
+                                           "geometric_")
 
 
 def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
@@ -230,7 +250,8 @@ def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: An
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp(std)}")
     if t._data.dtype.kind != "f":
         raise _not_implemented("log_normal_cpu", t)
-    return t if t.numel() == 0 else _write(t, stream(generator, "log_normal_").log_normal(t.numel(), float(mean), float(std)))
+    g = stream(generator, "log_normal_")
+    return t if t.numel() == 0 else _write(t, g.log_normal(t.numel(), float(mean), float(std)), "log_normal_")
 
 
 def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
@@ -239,7 +260,8 @@ def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: An
     if t._data.dtype.kind != "f":
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
                            f"point but you specified {_meta_name(t)}")
-    return t if t.numel() == 0 else _write(t, stream(generator, "cauchy_").cauchy(t.numel(), float(median), float(sigma)))
+    g = stream(generator, "cauchy_")
+    return t if t.numel() == 0 else _write(t, g.cauchy(t.numel(), float(median), float(sigma)), "cauchy_")
 
 
 _P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
@@ -262,12 +284,12 @@ def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
         if bad.size:  # PyTorch's kernel checks each element as it reaches it
             g.bernoulli_probs(flat[:bad[0]])
             raise RuntimeError(_P_RANGE)
-        return _write(t, g.bernoulli_probs(flat))
+        return _write(t, g.bernoulli_probs(flat), "bernoulli_tensor_", p)
     p = float(p)
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={cpp(p)}")
     g = stream(generator, "bernoulli_")
-    return t if t.numel() == 0 else _write(t, g.bernoulli_scalar(t.numel(), p))
+    return t if t.numel() == 0 else _write(t, g.bernoulli_scalar(t.numel(), p), "bernoulli_scalar_")
 
 
 def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any = None) -> Tensor:  # noqa: A002
@@ -281,8 +303,11 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any =
     if p is None:
         if input._data.dtype.kind != "f":
             raise _not_implemented("bernoulli_tensor_cpu_p_", input)
-        return bernoulli_(result, input, generator=generator)
-    return bernoulli_(result, p, generator=generator)
+        with no_grad():
+            bernoulli_(result, input, generator=generator)
+        return _result(result._data, "bernoulli", (input,))
+    with no_grad():
+        return bernoulli_(result, p, generator=generator)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
@@ -341,7 +366,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     if (input._data < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     g = stream(generator, "poisson")
-    return Tensor._make(g.poisson(input._data).astype(input._data.dtype))
+    return _result(g.poisson(input._data).astype(input._data.dtype), "poisson", (input,))
 
 
 def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:

@@ -598,6 +598,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
     else:
         shape = (mean if m_t else std)._data.shape
         base = (mean if m_t else std)._data.dtype
+    from ._sampling import _result
+
     draw = _empty(shape, base)
     if m_t and not s_t:
         normal_(draw, 0.0, float(std), generator=generator)
@@ -606,7 +608,11 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         normal_(draw, 0.0, 1.0, generator=generator)
         shift = mean._data if m_t else np.asarray(mean, base)
         data = draw._data * std._data + shift
-    return _finish(np.asarray(data, base), requires_grad)
+    if m_t and s_t:  # NormalBackward3/1/2: the output's node, zero gradients (as PyTorch's)
+        return _result(np.asarray(data, base), "normal_tensor_tensor", (mean, std))
+    if m_t:
+        return _result(np.asarray(data, base), "normal_tensor_float", (mean,))
+    return _result(np.asarray(data, base), "normal_float_tensor", (std,))
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
