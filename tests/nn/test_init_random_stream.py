@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.test_random_stream import skip_if_mkl_bernoulli, skip_unless_avx2_normal
 
 import retrograd as rg
 
@@ -47,6 +48,7 @@ MODULES = [
 @pytest.mark.parametrize("case", range(len(MODULES)))
 @pytest.mark.parametrize("seed", [0, 42])
 def test_default_initialisation_matches_pytorch(torch: Any, case: int, seed: int) -> None:
+    skip_unless_avx2_normal(torch)
     _both(torch, seed, lambda lib: MODULES[case](lib.nn).parameters())
 
 
@@ -74,6 +76,7 @@ INITS = [
 @pytest.mark.parametrize("case", range(len(INITS)))
 @pytest.mark.parametrize("shape", [(3, 5), (8, 4, 3, 3), (40, 50)])
 def test_init_functions_match_pytorch(torch: Any, case: int, shape: tuple[int, ...]) -> None:
+    skip_unless_avx2_normal(torch)
     _both(torch, 1, lambda lib: [INITS[case](lib, lib.empty(shape)), lib.rand(3)])
 
 
@@ -99,6 +102,7 @@ def test_orthogonal_draws_pytorch_normals(torch: Any, shape: tuple[int, ...]) ->
 
 @pytest.mark.parametrize("p", [0.1, 0.5, 0.9])
 def test_dropout_masks_match_pytorch(torch: Any, p: float) -> None:
+    skip_if_mkl_bernoulli(torch)
     x = np.linspace(-2, 2, 7 * 30, dtype=np.float32).reshape(7, 30)
 
     def draw(lib: Any) -> Any:
