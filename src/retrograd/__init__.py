@@ -98,6 +98,9 @@ from .factories import (
     zeros,
     zeros_like,
 )
+from . import random
+from .random import get_rng_state, set_rng_state
+from ._sampling import bernoulli, binomial, multinomial, poisson
 
 __version__ = "0.1.0"
 
@@ -147,3 +150,4 @@ __all__ = [
     "uint8", "where", "zeros", "zeros_like",
 ]
 __all__ += ["set_printoptions", "is_warn_always_enabled", "set_warn_always"]
+__all__ += ["bernoulli", "binomial", "get_rng_state", "multinomial", "poisson", "random", "set_rng_state"]

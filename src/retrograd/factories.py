@@ -4,14 +4,16 @@ generator (``manual_seed``)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ._dtype import FROM_NUMPY, _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
+from ._dtype import _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin
 from .autograd.fp_errors import quiet_forward
 from .autograd.grad_mode import STATE
+from .random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: F401 - re-exported
 from .tensor import Tensor, _sizes, device
 
 
@@ -448,103 +450,17 @@ def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, 
 # -- random -----------------------------------------------------------------------------------
 
 
-class Generator:
-    """A random-number generator (NumPy's PCG64) with PyTorch's ``manual_seed``/``seed`` API.
-
-    >>> import retrograd as rg
-    >>> g = rg.Generator().manual_seed(0)
-    >>> rg.rand(2, generator=g).shape
-    torch.Size([2])
-    """
-
-    def __init__(self, device: Any = "cpu") -> None:
-        # Seeded on first use: importing numpy.random costs ~10 ms that ``import retrograd`` need not pay.
-        self._seed: int | None = None
-        self._rng: np.random.Generator | None = None
-
-    @property
-    def rng(self) -> np.random.Generator:
-        if self._rng is None:
-            self.manual_seed(self._seed if self._seed is not None else _fresh_seed())
-        return self._rng  # type: ignore[return-value]
-
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
-        return self
-
-    def seed(self) -> int:
-        self.manual_seed(_fresh_seed())
-        return self._seed  # type: ignore[return-value]
-
-    def initial_seed(self) -> int:
-        if self._seed is None:
-            self._seed = _fresh_seed()
-        return self._seed
-
-    def get_state(self) -> Any:
-        return self.rng.bit_generator.state
-
-    def set_state(self, state: Any) -> Generator:
-        self.rng.bit_generator.state = state
-        return self
-
-
 def _fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy % (2**63))  # type: ignore[operator]
+    from .random import _fresh_seed as fresh
+
+    return fresh()
 
 
-default_generator = Generator()
+def _rng(generator: Generator | None) -> Any:
+    """The PyTorch-compatible engine behind ``generator`` (the default generator's for None)."""
+    from ._sampling import stream
 
-
-def manual_seed(seed: int) -> Generator:
-    """Seed retrograd's default generator (independent of NumPy's global state).
-
-    >>> import retrograd as rg
-    >>> _ = rg.manual_seed(0); a = rg.rand(2); _ = rg.manual_seed(0); rg.equal(a, rg.rand(2))
-    True
-    """
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    return default_generator.initial_seed()
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator).rng
-
-
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
-    """Uniform samples on [0, 1).
-
-    >>> import retrograd as rg
-    >>> (rg.rand(100) < 1).sum().item()
-    100
-    """
-    _check_device(device)
-    _check_float_sampling(dtype, "check_uniform_bounds")
-    data = _rng(generator).random(_size_args("rand", size)).astype(_factory_dtype(dtype))
-    return _finish(data, requires_grad)
-
-
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
-    """Standard normal samples.
-
-    >>> import retrograd as rg
-    >>> rg.randn(2, 3).shape
-    torch.Size([2, 3])
-    """
-    _check_device(device)
-    _check_float_sampling(dtype, "normal_kernel_cpu")
-    data = _rng(generator).standard_normal(_size_args("randn", size)).astype(_factory_dtype(dtype))
-    return _finish(data, requires_grad)
+    return stream(generator)
 
 
 def _cpp(value: Any) -> str:
@@ -558,15 +474,60 @@ def _check_float_sampling(dtype: Any, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(to_dtype(dtype).np)!r}')
 
 
-def randint(low: int, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0).
+def _empty(shape: tuple[int, ...], np_dtype: np.dtype) -> Tensor:
+    return Tensor._make(np.empty(shape, np_dtype))
+
+
+def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples on [0, 1): PyTorch's numbers after the same ``manual_seed``.
 
     >>> import retrograd as rg
-    >>> rg.randint(0, 3, (4,)).dtype
-    torch.int64
+    >>> _ = rg.manual_seed(0)
+    >>> [round(v, 4) for v in rg.rand(2).tolist()]
+    [0.4963, 0.7682]
     """
     _check_device(device)
+    _check_float_sampling(dtype, "check_uniform_bounds")
+    shape = _size_args("rand", size)
+    np_dtype = _factory_dtype(dtype)
+    data = _rng(generator).uniform(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
+    return _finish(data, requires_grad)
+
+
+def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples: PyTorch's numbers after the same ``manual_seed``.
+
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> [round(v, 4) for v in rg.randn(3).tolist()]
+    [1.541, -0.2934, -2.1788]
+    """
+    _check_device(device)
+    _check_float_sampling(dtype, "normal_kernel_cpu")
+    shape = _size_args("randn", size)
+    np_dtype = _factory_dtype(dtype)
+    data = _rng(generator).normal(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
+    return _finish(data, requires_grad)
+
+
+def randint(low: Any = None, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0), PyTorch's numbers.
+
+    >>> import retrograd as rg
+    >>> _ = rg.manual_seed(0)
+    >>> rg.randint(0, 10, (4,)).tolist()
+    [4, 9, 3, 0]
+    """
+    from ._sampling import random_
+
+    _check_device(device)
+    if low is None:  # randint(high=..., size=...)
+        if high is None:
+            raise TypeError("randint() missing required argument 'high'")
+        low = 0
     if size is None:
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
@@ -583,64 +544,109 @@ def randint(low: int, high: int | None = None, size: Any = None, *, generator: G
             raise ValueError("Overflow when unpacking long long")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    _nonnegative(_sizes((size,)))
-    data = _rng(generator).integers(low, high, _sizes((size,))).astype(_factory_dtype(dtype, np.dtype(np.int64)))
-    return _finish(data, requires_grad)
+    shape = _nonnegative(_sizes((size,)))
+    out = random_(_empty(shape, _factory_dtype(dtype, np.dtype(np.int64))), low, high, generator=generator)
+    return _finish(out._data, requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
-    """A random permutation of 0..n-1.
+    """A random permutation of 0..n-1 (PyTorch's Fisher-Yates swaps and numbers).
 
     >>> import retrograd as rg
-    >>> sorted(rg.randperm(4).tolist())
-    [0, 1, 2, 3]
+    >>> _ = rg.manual_seed(0)
+    >>> rg.randperm(5).tolist()
+    [4, 0, 1, 3, 2]
     """
+    _check_device(device)
     _nonnegative((n,))
-    return _finish(_rng(generator).permutation(n).astype(_factory_dtype(dtype, np.dtype(np.int64))), requires_grad)
+    perm = _rng(generator).randperm(int(n))
+    return _finish(perm.astype(_factory_dtype(dtype, np.dtype(np.int64))), requires_grad)
 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Generator | None = None,
-           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Normal samples; ``mean``/``std`` may be numbers (then ``size`` is needed) or tensors.
+           dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+    """Normal samples; ``mean``/``std`` may be numbers (then ``size`` is needed) or tensors
+    (PyTorch's four overloads and numbers: a standard normal draw scaled by ``std``, plus ``mean``).
 
     >>> import retrograd as rg
-    >>> rg.normal(0.0, 1.0, (3,)).shape
-    torch.Size([3])
+    >>> _ = rg.manual_seed(0)
+    >>> [round(v, 4) for v in rg.normal(2.0, 3.0, (2,)).tolist()]
+    [6.623, 1.1197]
     """
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    if size is None:
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-    else:
-        shape = _sizes((size,))
-    if isinstance(s, np.ndarray) and (s < 0).any():
+    from ._sampling import normal_
+
+    _check_device(device)
+    m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not m_t and not s_t:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
+                            "expected one of the overloads with a size")
+        _check_float_sampling(dtype, "normal_kernel_cpu")
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(std)}")
+        shape = _nonnegative(_sizes((size,)))
+        result = normal_(_empty(shape, _factory_dtype(dtype)), float(mean), float(std), generator=generator)
+        return _finish(result._data, requires_grad)
+    if s_t and std._data.size and (std._data < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    if not isinstance(s, np.ndarray) and s < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(s)}")
-    default = m.dtype if isinstance(m, np.ndarray) else (s.dtype if isinstance(s, np.ndarray) else None)
-    data = (m + s * _rng(generator).standard_normal(shape)).astype(_factory_dtype(dtype, default))
-    return _finish(np.asarray(data), requires_grad)
+    if not s_t and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(std)}")
+    if m_t and s_t:
+        shape = np.broadcast_shapes(mean._data.shape, std._data.shape)
+        base = mean._data.dtype
+    else:
+        shape = (mean if m_t else std)._data.shape
+        base = (mean if m_t else std)._data.dtype
+    from ._sampling import _result
+
+    draw = _empty(shape, base)
+    if m_t and not s_t:
+        normal_(draw, 0.0, float(std), generator=generator)
+        data = draw._data + mean._data
+    else:
+        normal_(draw, 0.0, 1.0, generator=generator)
+        shift = mean._data if m_t else np.asarray(mean, base)
+        data = draw._data * std._data + shift
+    if m_t and s_t:  # NormalBackward3/1/2: the output's node, zero gradients (as PyTorch's)
+        return _result(np.asarray(data, base), "normal_tensor_tensor", (mean, std))
+    if m_t:
+        return _result(np.asarray(data, base), "normal_tensor_float", (mean,))
+    return _result(np.asarray(data, base), "normal_float_tensor", (std,))
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
-              requires_grad: bool = False, device: Any = None) -> Tensor:
-    """Uniform samples shaped like ``input``."""
-    return rand(*input._data.shape, generator=generator, dtype=dtype or FROM_NUMPY[input._data.dtype],
-                requires_grad=requires_grad)
+              requires_grad: bool = False, device: Any = None, layout: Any = None,
+              memory_format: Any = None) -> Tensor:
+    """Uniform samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
+    np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
+    if np_dtype.kind != "f":
+        raise NotImplementedError(f'"check_uniform_bounds" not implemented for {scalar_type_name(np_dtype)!r}')
+    data = _rng(generator).uniform(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
+    return _finish(data, requires_grad)
 
 
 def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
-               requires_grad: bool = False, device: Any = None) -> Tensor:
-    """Normal samples shaped like ``input``."""
-    return randn(*input._data.shape, generator=generator, dtype=dtype or FROM_NUMPY[input._data.dtype],
-                 requires_grad=requires_grad)
+               requires_grad: bool = False, device: Any = None, layout: Any = None,
+               memory_format: Any = None) -> Tensor:
+    """Normal samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
+    np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
+    if np_dtype.kind != "f":
+        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for {scalar_type_name(np_dtype)!r}')
+    data = _rng(generator).normal(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
+    return _finish(data, requires_grad)
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None,  # noqa: A002
-                 generator: Generator | None = None, requires_grad: bool = False, device: Any = None) -> Tensor:
-    """Random integers shaped like ``input``."""
+def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dtype: Any = None,  # noqa: A002
+                 generator: Generator | None = None, requires_grad: bool = False, device: Any = None,
+                 layout: Any = None, memory_format: Any = None) -> Tensor:
+    """Random integers in [low, high) shaped like ``input`` (its dtype unless ``dtype`` is given)."""
+    from ._sampling import random_
+
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input._data.shape), generator=generator,
-                   dtype=dtype or FROM_NUMPY[input._data.dtype], requires_grad=requires_grad)
+    if low is None:  # randint_like(x, high=...)
+        low = 0
+    np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
+    out = random_(_empty(input._data.shape, np_dtype), low, high, generator=generator)
+    return _finish(out._data, requires_grad)

@@ -1464,6 +1464,59 @@ class Tensor:
     def prelu(self, weight: Tensor) -> Tensor:
         return _ops.nn.prelu(self, weight)  # type: ignore[no-any-return]
 
+    # -- random samplers (PyTorch's CPU stream: retrograd._sampling) ----------------------------
+    def uniform_(self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *, generator: Any = None,
+                 **kwargs: Any) -> Tensor:
+        from ._sampling import uniform_
+
+        return uniform_(self, kwargs.pop("from", from_), to, generator=generator, **kwargs)
+
+    def normal_(self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
+        from ._sampling import normal_
+
+        return normal_(self, mean, std, generator=generator)
+
+    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        from ._sampling import random_
+
+        return random_(self, *args, generator=generator, **kwargs)
+
+    def exponential_(self, lambd: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
+        from ._sampling import exponential_
+
+        return exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p: builtins.float, *, generator: Any = None) -> Tensor:
+        from ._sampling import geometric_
+
+        return geometric_(self, p, generator=generator)
+
+    def log_normal_(self, mean: builtins.float = 1.0, std: builtins.float = 2.0, *, generator: Any = None) -> Tensor:
+        from ._sampling import log_normal_
+
+        return log_normal_(self, mean, std, generator=generator)
+
+    def cauchy_(self, median: builtins.float = 0.0, sigma: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
+        from ._sampling import cauchy_
+
+        return cauchy_(self, median, sigma, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        from ._sampling import bernoulli_
+
+        return bernoulli_(self, p, generator=generator)
+
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
+        from ._sampling import bernoulli
+
+        return bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: builtins.int, replacement: builtins.bool = False, *,
+                    generator: Any = None) -> Tensor:
+        from ._sampling import multinomial
+
+        return multinomial(self, num_samples, replacement, generator=generator)
+
 
 def _rebuild(data: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor._make(data, requires_grad)

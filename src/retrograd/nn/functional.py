@@ -328,9 +328,18 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     [-0.25, 2.0]
     """
     if training:
-        from ..factories import default_generator
+        from ..random import default_generator
 
-        noise: Any = default_generator.rng.uniform(lower, upper, size=tuple(input.shape))
+        # PyTorch's CPU kernel draws U(lower, upper) as a double for each element <= 0, in order
+        data = input._data
+        negative = data <= 0
+        # (its bounds first rounded to the input's math type: float for float32/float16)
+        opmath = np.float64 if data.dtype == np.float64 else np.float32
+        low, high = float(opmath(lower)), float(opmath(upper))
+        # (a plain multiply-add: this kernel is not built with FMA, unlike uniform_'s)
+        draws = default_generator.stream.unit_double(int(negative.sum())) * (high - low) + low
+        noise: Any = np.ones(data.shape, data.dtype)  # the slope is stored in the input's dtype
+        noise[negative] = draws
     else:
         noise = (lower + upper) / 2
     return _unary(_nn.rrelu_with_noise, input, (noise,), inplace, _nn.rrelu_with_noise_)
@@ -350,12 +359,14 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     >>> rg.nn.functional.gumbel_softmax(rg.zeros(2, 3), hard=True).sum(-1).tolist()
     [1.0, 1.0]
     """
-    from ..factories import default_generator
+    from ..factories import empty_like
 
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning, stacklevel=2)
-    noise = -np.log(default_generator.rng.exponential(size=tuple(logits.shape)))
-    gumbels = (logits + _make(noise.astype(logits._data.dtype))) / tau
+    # PyTorch's recipe: -empty_like(logits).exponential_().log()
+    noise = -empty_like(logits).exponential_()._data.astype(logits._data.dtype)
+    noise = -np.log(-noise)
+    gumbels = (logits + _make(noise)) / tau
     y_soft = gumbels.softmax(dim)
     if not hard:
         return y_soft
@@ -505,9 +516,10 @@ def _check_p(p: float) -> None:
 
 
 def _bernoulli(shape: tuple[int, ...], keep: float) -> np.ndarray:
-    from ..factories import default_generator
+    """PyTorch's CPU dropout mask: ``empty(shape).bernoulli_(1 - p)`` on the default generator."""
+    from ..random import default_generator
 
-    return default_generator.rng.random(shape) < keep
+    return default_generator.stream.bernoulli_scalar(math.prod(shape), keep).reshape(shape)
 
 
 def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,  # noqa: A002
@@ -534,7 +546,8 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
         noise = _make((keep * a).astype(dtype))
         out = input.mul_(noise) if inplace else input * noise
         return out.add_(shift) if inplace else out + shift
-    noise = _make((keep / (1 - p)).astype(dtype))
+    # noise.div_(1 - p) in the input's dtype, as PyTorch scales the mask
+    noise = _make(keep.astype(dtype) / dtype.type(1 - p))
     return input.mul_(noise) if inplace else input * noise
 
 

@@ -14,17 +14,13 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..factories import Generator, default_generator
+from ..random import Generator
 from ..tensor import Tensor
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
     "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
-
-
-def _rng(generator: Generator | None) -> np.random.Generator:
-    return (generator or default_generator).rng
 
 
 def _write(tensor: Tensor, values: np.ndarray) -> Tensor:
@@ -79,40 +75,66 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """Fill with samples from U(a, b).
+    """Fill with samples from U(a, b): ``tensor.uniform_`` (PyTorch's numbers after the same seed).
 
     >>> import retrograd as rg
     >>> rg.nn.init.uniform_(rg.empty(100), -1, 1).abs().max().item() <= 1
     True
     """
-    return _write(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Generator | None = None) -> Tensor:
-    """Fill with samples from N(mean, std**2)."""
-    return _write(tensor, mean + std * _rng(generator).standard_normal(tensor.shape))
+    """Fill with samples from N(mean, std**2): ``tensor.normal_`` (PyTorch's numbers)."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Generator | None = None) -> Tensor:
-    """Fill with samples from N(mean, std**2) restricted to [a, b] (by rejection, resampling
-    out-of-range values)."""
+    """Fill with samples from N(mean, std**2) restricted to [a, b]: PyTorch's two rejection
+    samplers (redrawn normals when [a, b] holds over 30% of the mass, else uniform proposals
+    accepted against the density), draw for draw."""
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
                       "The distribution of values may be incorrect.", stacklevel=2)
-    rng = _rng(generator)
-    shape = tuple(tensor.shape)
-    out = mean + std * rng.standard_normal(shape)
-    bad = (out < a) | (out > b)
-    for _ in range(100):  # vectorised rounds of rejection
-        n = int(bad.sum())
-        if n == 0:
-            break
-        out[bad] = mean + std * rng.standard_normal(n)
-        bad = (out < a) | (out > b)
-    if bad.any():  # a vanishingly narrow window: uniform inside it is as good as exact
-        out[bad] = rng.uniform(a, b, int(bad.sum()))
-    return _write(tensor, out)
+    from .._functions import where
+    from ..factories import empty_like
+
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    with no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor._data.dtype.type(a).item(), tensor._data.dtype.type(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask._data.any():
+                    break
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates = empty_like(tensor)
+        accept = empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = (accept.uniform_(generator=generator).log() > candidates)
+        if pending._data.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, (accept.uniform_(generator=generator).log() > candidates), pending)
+                if not pending._data.any():
+                    break
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -210,7 +232,8 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).standard_normal((rows, cols))
+    # PyTorch's recipe: a (rows, cols) normal draw, transposed when wide, QR, signs from diag(R)
+    flat = Tensor._make(np.empty((rows, cols), tensor._data.dtype)).normal_(0, 1, generator=generator)._data
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

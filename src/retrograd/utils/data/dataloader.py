@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import numpy as np
+
 from ...factories import Generator
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -112,6 +114,14 @@ class DataLoader:
         return [self.dataset[i] for i in indices]
 
     def __iter__(self) -> Iterator[Any]:
+        # PyTorch's loader iterator draws its workers' base seed (one int64) when it is created,
+        # before the sampler's first draw: the same stream consumption keeps later draws in step
+        from ...random import default_generator
+
+        (self.generator or default_generator).stream.random_default(1, np.dtype(np.int64))
+        return self._batches()
+
+    def _batches(self) -> Iterator[Any]:
         collate = self.collate_fn
         if self._iterable:
             if self.batch_size is None:

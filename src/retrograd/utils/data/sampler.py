@@ -7,7 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ...factories import Generator, default_generator
+from ..._sampling import multinomial
+from ...factories import randint, randperm
+from ...random import Generator, default_generator
+from ...tensor import Tensor
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]
@@ -23,13 +26,13 @@ class Sampler:
         raise NotImplementedError
 
 
-def _fresh_rng(generator: Generator | None) -> np.random.Generator:
+def _fresh_generator(generator: Generator | None) -> Generator:
+    """PyTorch's RandomSampler: without a generator, a new one seeded from the default stream
+    (``empty((), int64).random_()``), so ``manual_seed`` makes every epoch's order reproducible."""
     if generator is not None:
-        return generator.rng
-    # Like PyTorch: a new generator seeded from the default one, so each pass differs but
-    # ``manual_seed`` makes the whole sequence reproducible.
-    seed = int(default_generator.rng.integers(0, 2**63 - 1))
-    return np.random.Generator(np.random.PCG64(seed))
+        return generator
+    seed = int(default_generator.stream.random_default(1, np.dtype(np.int64))[0])
+    return Generator().manual_seed(seed)
 
 
 class SequentialSampler(Sampler):
@@ -65,13 +68,15 @@ class RandomSampler(Sampler):
 
     def __iter__(self) -> Iterator[int]:
         n = len(self.data_source)
-        rng = _fresh_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, self.num_samples).tolist()
+        gen = _fresh_generator(self.generator)
+        if self.replacement:  # PyTorch draws in chunks of 32
+            for _ in range(self.num_samples // 32):
+                yield from randint(0, n, (32,), generator=gen).tolist()
+            yield from randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
             return
         for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[: self.num_samples % n].tolist()
+            yield from randperm(n, generator=gen).tolist()
+        yield from randperm(n, generator=gen).tolist()[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -85,7 +90,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in _fresh_rng(self.generator).permutation(len(self.indices)).tolist():
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -110,9 +115,8 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        rng = _fresh_rng(self.generator)
-        p = self.weights / self.weights.sum()
-        yield from rng.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()
+        weights = Tensor._make(self.weights)
+        yield from multinomial(weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:
         return self.num_samples
