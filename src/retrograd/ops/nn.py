@@ -1122,7 +1122,12 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     """The picked class per row (0 where ignored) and each row's weight; ``None`` stands for
     all ones (no class weights and nothing ignored: the common case takes fewer passes)."""
     flat = target.reshape(-1).astype(np.int64, copy=False)
-    if flat.size:  # the common case in two reductions: every target in range, none ignored
+    if flat.size and not 0 <= ignore_index < classes:
+        # The common case in one reduction: every target in range (a negative int64 seen as
+        # uint64 is beyond any class count), so none can be the ignored index.
+        if np.maximum.reduce(flat.view(np.uint64)) < classes:
+            return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
+    elif flat.size:  # in two reductions: every target in range, none ignored
         low, high = np.minimum.reduce(flat), np.maximum.reduce(flat)
         if 0 <= low and high < classes and not low <= ignore_index <= high:
             return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
