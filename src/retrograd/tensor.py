@@ -918,6 +918,8 @@ class Tensor:
 
     # -- reductions ---------------------------------------------------------------------------
     def sum(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
+        if dim is None and dtype is None:
+            return _R.sum_all.unary(self, None)  # type: ignore[no-any-return]  # (``apply`` would pick it)
         np_dtype = to_dtype(dtype).np if dtype is not None else None
         if dim is None:
             return _apply(_R.sum_all, (self, np_dtype))

@@ -29,7 +29,7 @@ from ..ops import nn as _nn
 from ..ops import shape as _S
 from ..ops.inplace import apply_inplace
 from ..ops.linalg import matmul as _matmul
-from ..ops.op import apply, broadcast_error
+from ..ops.op import apply, broadcast_error, prerun, ternary
 from ..ops.reduce import normalize_dim
 from ..tensor import Size, Tensor
 
@@ -446,7 +446,13 @@ def _addmm(bias: Tensor, mat1: Tensor, mat2: Tensor) -> Tensor:
     if (len(shape1) == 2 and shape1[1] == shape2[0]
             and (not isinstance(bias, Tensor) or bias._data.shape != (shape2[1],))):
         _check_bias_expands(bias, shape1[0], shape2[1])
-    return apply(_nn.addmm, (bias, mat1, mat2))  # type: ignore[no-any-return]
+    global _ADDMM
+    if _ADDMM is None:
+        _ADDMM = ternary(_nn.addmm)
+    return _ADDMM(bias, mat1, mat2)  # type: ignore[no-any-return]
+
+
+_ADDMM: Any = None  # addmm's three-input call path (ops/op.py, ``ternary``), made on first use
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -1427,8 +1433,35 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _cross_entropy_probs(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
     if label_smoothing > 0.0:
         return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, label_smoothing, class_dim)
+    if weight is None:
+        fused = _cross_entropy_fused(input, target, reduction, ignore_index)
+        if fused is not None:
+            return fused
     logp = apply(_nn.log_softmax, (input, normalize_dim(class_dim, input._data.ndim)))
     return _nll_loss_nd(logp, target, weight, reduction, ignore_index)
+
+
+_FUSED_CE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_CE_PATHS: list[Any] = []  # log_softmax's and nll_loss's recording paths for a forward run (ops/op.py, ``prerun``)
+
+
+def _cross_entropy_fused(input: Tensor, target: Tensor, reduction: str, ignore_index: int) -> Tensor | None:  # noqa: A002
+    """``cross_entropy`` of (N, C) float scores and N class indices, none ignored, with one fused
+    forward (``ops/nn.log_softmax_nll``) and the same two nodes as the composition records
+    (NllLossBackward0 after LogSoftmaxBackward0, the same saved values and params), so grad_fn,
+    double backward and saved-tensor hooks are unchanged. ``None``: take the composition."""
+    x, tdata = input._data, target._data
+    if not (x.ndim == 2 and tdata.ndim == 1 and tdata.dtype == np.int64 and x.dtype in _FUSED_CE_DTYPES
+            and x.shape[0] == tdata.shape[0] and not 0 <= ignore_index < x.shape[1]):
+        return None
+    fused = _nn.log_softmax_nll(x, tdata, reduction)
+    if fused is None:
+        return None
+    if not _CE_PATHS:
+        _CE_PATHS[:] = (prerun(_nn.log_softmax), prerun(_nn.nll_loss))
+    record_log_softmax, record_nll_loss = _CE_PATHS
+    logp = record_log_softmax(input, fused[0], 1)
+    return record_nll_loss(logp, fused[1], tdata, None, reduction, ignore_index)  # type: ignore[no-any-return]
 
 
 def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002

@@ -174,22 +174,30 @@ _MM: Any = None  # linalg's mm kernel, imported on first use (a function-level i
 
 
 def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    global _MM
-    if _MM is None:
-        from .linalg import _mm as _MM
-    _mm = _MM
     dtype = b.dtype
-    if bias.dtype != dtype or a.dtype != dtype:
-        for name, x in (("self", bias), ("mat1", a)):
-            if x.dtype != dtype:
-                raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} "
-                                   f"and {scalar_type_name(dtype)}")
-    out = _mm(a, b)
+    if (a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == dtype
+            and bias.dtype == dtype):  # every nn.Linear call: nothing left for the checks to refuse
+        out = a @ b
+    else:
+        out = _checked_mm(bias, a, b)
     if bias.ndim <= out.ndim and bias.shape == out.shape[out.ndim - bias.ndim:]:
         # The bias added into the product (a fresh array): no second result array.
         np.add(out, bias, out=out)
         return out
     return np.add(bias, out).astype(a.dtype, copy=False)
+
+
+def _checked_mm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` with PyTorch's errors for addmm's operands (dtypes, then mm's shape checks)."""
+    global _MM
+    if _MM is None:
+        from .linalg import _mm as _MM
+    dtype = b.dtype
+    for name, x in (("self", bias), ("mat1", a)):
+        if x.dtype != dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} "
+                               f"and {scalar_type_name(dtype)}")
+    return _MM(a, b)  # type: ignore[no-any-return]
 
 
 # ``addmm(bias, input, weight.t())``: how ``linear`` runs on a matrix with a bias.
@@ -1114,7 +1122,12 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     """The picked class per row (0 where ignored) and each row's weight; ``None`` stands for
     all ones (no class weights and nothing ignored: the common case takes fewer passes)."""
     flat = target.reshape(-1).astype(np.int64, copy=False)
-    if flat.size:  # the common case in two reductions: every target in range, none ignored
+    if flat.size and not 0 <= ignore_index < classes:
+        # The common case in one reduction: every target in range (a negative int64 seen as
+        # uint64 is beyond any class count), so none can be the ignored index.
+        if np.maximum.reduce(flat.view(np.uint64)) < classes:
+            return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
+    elif flat.size:  # in two reductions: every target in range, none ignored
         low, high = np.minimum.reduce(flat), np.maximum.reduce(flat)
         if 0 <= low and high < classes and not low <= ignore_index <= high:
             return flat, (weight[flat].astype(dtype, copy=False) if weight is not None else None)
@@ -1176,6 +1189,31 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
 nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
 nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
+
+
+_UINT64 = np.dtype(np.uint64)
+
+
+def _log_softmax_nll(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``log_softmax(x, 1)`` and the ``nll_loss`` of it in one pass, for ``cross_entropy``'s common
+    case: (N, C) float32/float64 scores, N int64 class indices, no class weights. The same values
+    as the two forwards (``_log_softmax``, ``_nll_loss``) with half the NumPy calls: one check of
+    the targets, no copies of them. ``None`` where the general path must run (no rows, a target
+    out of range: its error)."""
+    n, classes = x.shape
+    # One reduction checks 0 <= target < C: a negative int64 seen as uint64 is beyond any C.
+    if not n or np.maximum.reduce(target.view(_UINT64)) >= classes:
+        return None
+    logp = x - np.maximum.reduce(x, axis=1, keepdims=True)
+    logp -= np.log(np.add.reduce(np.exp(logp), axis=1, keepdims=True))
+    picked = logp[np.arange(n), target]
+    if reduction == "none":
+        return logp, -picked
+    total = np.add.reduce(picked)  # -sum(-p) is sum(p) negated, bit for bit
+    return logp, np.asarray(-total / n if reduction == "mean" else -total, x.dtype)
+
+
+log_softmax_nll = quiet_forward(_log_softmax_nll)
 
 
 def _soft_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:

@@ -965,3 +965,152 @@ else:
     RECORDING_SOURCE = _splice(_RECORDING_PATHS, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
                                                   "ATTACH_OUTPUT": _ATTACH_OUTPUT})
     _compile(RECORDING_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths (ops/op.py)>", globals(), "record")
+
+
+# -- Recording paths made on request ----------------------------------------------------------
+# Two paths written like ``binary_path`` (the same spliced snippets, compiled the same way) but
+# kept apart from RECORDING_SOURCE: each is made only for the ops whose callers ask for it
+# (``ternary(op)``, ``prerun(op)``), so nothing on the one- and two-input paths changes.
+# - ``ternary_path``: ``addmm(bias, input, weight.t())`` is how every ``nn.Linear`` on a matrix
+#   runs; through ``apply_generic`` its recording cost half as much again as PyTorch's.
+# - ``prerun_path``: a one-input op whose forward the caller has run already, as part of a
+#   fused forward of several ops (``cross_entropy``: log_softmax and nll_loss in one pass), so
+#   that each op still records its own node, as PyTorch does.
+
+_PATHS_ON_REQUEST = '''\
+def ternary_path(op: Op) -> Callable[..., Any]:
+    """``apply(op, (a, b, c, *params))`` for a three-input op, specialised to it: the hot path of
+    ``F.linear`` (``addmm``). Inline are three tensors (a ``"same"`` dtype rule does no casting);
+    anything else (numbers, promotion, errors) takes ``apply_generic``."""
+    if not (op.n_inputs == 3 and op.n_outputs == 1 and not op.view and not op.variadic and op.differentiable
+            and op.all_inputs_differentiable and op.joint_rule is None and op.dtype_rule == "same"):
+        return lambda a, b, c, *params: apply_generic(op, (a, b, c, *params))
+    forward = op.forward
+    node_cls: Any = op.node_cls
+    uses_meta = op.uses_meta
+    saves_for = op.saves_for
+    save_plans = []  # what to save, indexed by a_tracked + 2 * b_tracked + 4 * c_tracked
+    for tracked in range(8):
+        wanted: frozenset[int] = frozenset()
+        for i in range(3):
+            if tracked >> i & 1:
+                wanted |= saves_for[i]
+        save_plans.append((0 in wanted, 1 in wanted, 2 in wanted, 3 in wanted))
+
+    def ternary(a: Any, b: Any, c: Any, *params: Any) -> Any:
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor) and isinstance(c, Tensor)):
+            return apply_generic(op, (a, b, c, *params))
+        ad, bd, cd = a._data, b._data, c._data
+        try:
+            out = forward(ad, bd, cd, *params) if params else forward(ad, bd, cd)
+        except ValueError:
+            return apply_generic(op, (a, b, c, *params))  # raises PyTorch's error
+        except RuntimeWarning:
+            out = quiet(forward, ad, bd, cd, *params)
+        @WRAP_RESULT
+        a_tracked, b_tracked, c_tracked = a._requires_grad, b._requires_grad, c._requires_grad
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            result._is_inference = True
+        elif (a_tracked or b_tracked or c_tracked) and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            @NEW_NODE
+            if uses_meta:
+                node._input_meta = ((ad.shape, ad.dtype), (bd.shape, bd.dtype), (cd.shape, cd.dtype))
+            edges = []
+            for x, tracked in ((a, a_tracked), (b, b_tracked), (c, c_tracked)):
+                if tracked:
+                    fn = x._grad_fn
+                    edges.append((fn, x._output_nr) if fn is not None and x._base is None else _edge(x))
+                else:
+                    edges.append(NO_EDGE)
+            node.next_functions = tuple(edges)
+            @ATTACH_OUTPUT
+            save_a, save_b, save_c, save_result = save_plans[a_tracked + 2 * b_tracked + 4 * c_tracked]
+            if save_a or save_b or save_c or save_result:
+                node._saved = (
+                    _save(a) if save_a else None,
+                    _save(b) if save_b else None,
+                    _save(c) if save_c else None,
+                    _save_output(result) if save_result else None,
+                )
+            else:
+                node._saved = ()
+        return result
+
+    return ternary
+
+
+def prerun_path(op: Op) -> Callable[..., Tensor]:
+    """``unary_path(op)`` for a forward the caller has run: ``prerun(x, out, *params)`` wraps
+    ``out`` (what ``op.forward(x._data, *params)`` returns) and records the node exactly as
+    ``op.unary(x, *params)`` would. For ops that are not views, with a one-input fast path."""
+    if not op.unary_fast or op.view:
+        raise TypeError(f"op {op.name!r} has no pre-run recording path")
+    node_cls: Any = op.node_cls
+    keep_input, keep_result = op.unary_saves
+    uses_meta = op.uses_meta
+
+    def prerun(x: Tensor, out: Any, *params: Any) -> Tensor:
+        @WRAP_RESULT
+        if INFERENCE_CONTEXTS[0] and STATE.inference:
+            result._is_inference = True
+        elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
+            data = x._data
+            @NEW_NODE
+            fn = x._grad_fn
+            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
+            if uses_meta:
+                node._input_meta = ((data.shape, data.dtype),)
+            @ATTACH_OUTPUT
+            if keep_input or keep_result:
+                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
+            else:
+                node._saved = ()
+        return result
+
+    return prerun
+'''
+
+if TYPE_CHECKING:
+    def ternary_path(op: Op) -> Callable[..., Any]: ...
+
+    def prerun_path(op: Op) -> Callable[..., Tensor]: ...
+else:
+    PATHS_ON_REQUEST_SOURCE = _splice(_PATHS_ON_REQUEST, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
+                                                          "ATTACH_OUTPUT": _ATTACH_OUTPUT})
+    _compile(PATHS_ON_REQUEST_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths made on request (ops/op.py)>",
+             globals(), "ternary_path")
+
+
+def _made_on_request(op: Op, name: str, make: Callable[[Op], Any]) -> Any:
+    path = op.__dict__.get(name)
+    if path is None:
+        with _FIRST_USE:
+            path = op.__dict__.get(name)
+            if path is None:
+                path = op.__dict__[name] = make(op)
+    return path
+
+
+def ternary(op: Op) -> Callable[..., Any]:
+    """``op``'s three-input call path (``ternary_path``), made once, on first use.
+
+    >>> import retrograd as rg
+    >>> from retrograd.ops.nn import addmm
+    >>> out = ternary(addmm)(rg.zeros(2), rg.ones(1, 3), rg.ones(3, 2, requires_grad=True))
+    >>> out.tolist(), out.grad_fn.name()
+    ([[3.0, 3.0]], 'AddmmBackward0')
+    """
+    return _made_on_request(op, "_ternary", ternary_path)  # type: ignore[no-any-return]
+
+
+def prerun(op: Op) -> Callable[..., Tensor]:
+    """``op``'s recording path for a forward already run (``prerun_path``), made once, on first use.
+
+    >>> import numpy as np, retrograd as rg
+    >>> from retrograd.ops.elementwise import exp
+    >>> x = rg.zeros(2, requires_grad=True)
+    >>> y = prerun(exp)(x, np.exp(x._data))
+    >>> y.tolist(), y.grad_fn.name()
+    ([1.0, 1.0], 'ExpBackward0')
+    """
+    return _made_on_request(op, "_prerun", prerun_path)  # type: ignore[no-any-return]

@@ -109,7 +109,13 @@ def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     return np.asarray(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim, dtype=dtype))  # type: ignore[call-overload]
 
 
-sum_all = Op("sum", lambda x, dtype: _sum(x, None, False, dtype), node="SumBackward0", params=("dtype",),
+def _sum_all(x: np.ndarray, dtype: Any) -> Any:
+    if dtype is None and x.dtype.kind in "fc" and x.dtype != _HALF:
+        return np.add.reduce(x, axis=None)  # ``x.sum()``: one NumPy call (the path wraps its scalar)
+    return _sum(x, None, False, dtype)
+
+
+sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
              grads=(lambda grad, self_shape: grad.expand(self_shape),))
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
