@@ -17,6 +17,8 @@ from typing import Any
 
 from ... import factories
 from ..._functions import cat, stack
+from ...ops.op import apply
+from ...ops.rnn import fused_lstm_cell
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -30,11 +32,8 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
 def _step_lstm(xp: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, w_hr_t: Tensor | None) -> tuple[Tensor, Tensor]:
-    # ``xp`` already holds x @ W_ih^T + b_ih + b_hh for this step.
-    gates = xp.addmm(h, w_hh_t)
-    i, f, g, o = gates.chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
+    # ``xp`` already holds x @ W_ih^T + b_ih + b_hh for this step; the gates are one fused node.
+    h, c, _ = apply(fused_lstm_cell, (xp, h.mm(w_hh_t), c))
     if w_hr_t is not None:
         h = h.mm(w_hr_t)
     return h, c
