@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from ... import factories
+from ..._dtype import scalar_type_name
 from ..._functions import cat, stack
 from ...ops.op import apply
 from ...ops.rnn import fused_lstm_cell
@@ -351,8 +352,34 @@ class RNNBase(Module):
             hx = (zeros_h, factories.zeros(*shape, self.hidden_size, dtype=data.dtype)) if lstm else zeros_h
         elif sorted_indices is not None:
             hx = self.permute_hidden(hx, sorted_indices)  # type: ignore[arg-type]
-        self.check_forward_args(data, hx, batch_sizes)
+        if lstm and batch_sizes is not None:
+            self._check_packed_lstm(data, hx, max_batch)
+        else:
+            self.check_forward_args(data, hx, batch_sizes)
         return data, batch_sizes, sorted_indices, unsorted_indices, is_batched, hx
+
+    def _check_packed_lstm(self, data: Tensor, hx: Any, max_batch: int) -> None:
+        """PyTorch's LSTM runs no Python checks on packed input: a wrong input fails in the input
+        projection's matrix product, a wrong batch of the initial state in a broadcast; those
+        messages are PyTorch's. Other wrong states get the padded input's message (PyTorch's
+        kernel reports them in its own words)."""
+        weight = self._flat_weights[0]
+        assert weight is not None
+        if data.dtype != weight.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(data._data.dtype)} "
+                               f"and {scalar_type_name(weight._data.dtype)}")
+        if data.dim() < 1 or data.size(-1) != self.input_size:
+            rows = data.numel() // data.size(-1) if data.dim() and data.size(-1) else 0
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{data.size(-1)} and "
+                               f"{self.input_size}x{weight.shape[0]})")
+        h, c = hx
+        if h.dim() == 3 and h.size(1) != max_batch:
+            raise RuntimeError(f"The size of tensor a ({h.size(1)}) must match the size of tensor b ({max_batch}) "
+                               "at non-singleton dimension 0")
+        if c.dim() == 3 and c.size(1) != max_batch:
+            raise RuntimeError(f"The size of tensor a ({max_batch}) must match the size of tensor b ({c.size(1)}) "
+                               "at non-singleton dimension 0")
+        self.check_forward_args(data, hx, factories.tensor([max_batch]))
 
     def _finish(self, input: Any, output: Tensor, is_batched: bool, batch_sizes: Tensor | None,
                 sorted_indices: Tensor | None, unsorted_indices: Tensor | None) -> Any:
