@@ -635,3 +635,27 @@ ATTENTION = [
 
 OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + SHUFFLES + EMBEDDING + NORMALIZATION
                      + CROSS_ENTROPY + LOSSES + ATTENTION)
+
+
+def _fused_lstm_cell(lib: Any, input_gates: Any, hidden_gates: Any, cx: Any) -> Any:
+    """nn.LSTM's per-step node (``_thnn_fused_lstm_cell``, which PyTorch has on CUDA only):
+    retrograd's op against PyTorch's composite of the same gates, workspace ``[i, f, g, o,
+    tanh(cy)]`` included."""
+    if lib.__name__ == "retrograd":
+        from retrograd.ops.op import apply
+        from retrograd.ops.rnn import fused_lstm_cell
+        return apply(fused_lstm_cell, (input_gates, hidden_gates, cx))
+    i, f, g, o = (input_gates + hidden_gates).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    tanh_cy = cy.tanh()
+    return o * tanh_cy, cy, lib.cat([i, f, g, o, tanh_cy], 1)
+
+
+RECURRENT = [
+    OpInfo("_thnn_fused_lstm_cell", _fused_lstm_cell,
+           many(one(u(3, 8), u(3, 8), u(3, 2), name="batch"), one(u(1, 4, low=-6.0, high=6.0), u(1, 4), u(1, 1),
+                                                                  name="saturating")),
+           check_node=False),  # PyTorch's CPU reference is the composite (no fused node on the CPU)
+]
+OPS += RECURRENT
