@@ -104,6 +104,8 @@ def test_parity_options(torch: Any, kind: str, kwargs: dict[str, Any]) -> None:
     x = np.random.default_rng(0).standard_normal((5, 2, 3))
     (to, th), (ro, rh) = tm(torch.tensor(x)), rm(rg.tensor(x))
     np.testing.assert_allclose(ro.detach().numpy(), to.detach().numpy(), atol=1e-10)
+    for t, r in zip(th if kind == "LSTM" else (th,), rh if kind == "LSTM" else (rh,)):
+        np.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=1e-10)
     assert [n for n, _ in rm.named_parameters()] == [n for n, _ in tm.named_parameters()]
 
 

@@ -100,8 +100,8 @@ from .pooling import (
     MaxPool1d,
     MaxPool2d,
 )
-from .sparse import Embedding, EmbeddingBag
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [

@@ -312,7 +312,7 @@ class RNNBase(Module):
                 output = output.transpose(0, 1)
         return output, stack(h_n), stack(c_n) if c_n else None
 
-    def _prepare(self, input: Any, hx: Any, name: str, lstm: bool) -> tuple[Any, ...]:
+    def _prepare(self, input: Any, hx: Any, name: str, lstm: bool) -> tuple[Any, ...]:  # noqa: A002
         """PyTorch's argument handling: unpack a ``PackedSequence``, add the batch dimension of
         unbatched input, make zero initial states, check the shapes, apply the sort order."""
         num_directions = 2 if self.bidirectional else 1
@@ -381,7 +381,7 @@ class RNNBase(Module):
                                "at non-singleton dimension 0")
         self.check_forward_args(data, hx, factories.tensor([max_batch]))
 
-    def _finish(self, input: Any, output: Tensor, is_batched: bool, batch_sizes: Tensor | None,
+    def _finish(self, input: Any, output: Tensor, is_batched: bool, batch_sizes: Tensor | None,  # noqa: A002
                 sorted_indices: Tensor | None, unsorted_indices: Tensor | None) -> Any:
         if isinstance(input, PackedSequence):
             return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
