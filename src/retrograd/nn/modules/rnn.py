@@ -119,7 +119,7 @@ def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Ten
 
 
 class RNNBase(Module):
-    """The machinery shared by :class:`RNN`, :class:`LSTM` and :class:`GRU` (``mode`` is
+    """The machinery shared by ``RNN``, ``LSTM`` and ``GRU`` (``mode`` is
     ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``): PyTorch's parameters
     (``weight_ih_l{k}[_reverse]``, ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_hh_l{k}``,
     ``weight_hr_l{k}``) and checks.
@@ -390,7 +390,7 @@ class RNNBase(Module):
         return output
 
     def forward(self, input: Any, hx: Any = None) -> Any:  # noqa: A002
-        """``(output, h_n)``; see :class:`RNN` and :class:`GRU` (:class:`LSTM` has its own)."""
+        """``(output, h_n)``; see ``RNN`` and ``GRU`` (``LSTM`` has its own)."""
         name = "RNN" if self.mode.startswith("RNN") else self.mode
         data, batch_sizes, sorted_idx, unsorted_idx, is_batched, hx = self._prepare(input, hx, name, lstm=False)
         output, h_n, _ = self._run(data, batch_sizes, hx, None)

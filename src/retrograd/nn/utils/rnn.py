@@ -35,7 +35,7 @@ def _bind(value: Tensor | None, fn: Any) -> Tensor | None:
 
 class PackedSequence(PackedSequence_):
     """A batch of sequences of different lengths, packed (see the module's docstring). Made by
-    :func:`pack_padded_sequence` / :func:`pack_sequence`, accepted by the recurrent layers.
+    ``pack_padded_sequence`` / ``pack_sequence``, accepted by the recurrent layers.
 
     >>> import retrograd as rg
     >>> p = rg.nn.utils.rnn.pack_sequence([rg.tensor([1., 2., 3.]), rg.tensor([4., 5.])])
@@ -180,7 +180,7 @@ def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length: int | None = None) -> tuple[Tensor, Tensor]:
-    """Undo :func:`pack_padded_sequence`: the padded batch (padded with ``padding_value`` to the
+    """Undo ``pack_padded_sequence``: the padded batch (padded with ``padding_value`` to the
     longest sequence, or to ``total_length``) and the lengths, in the original batch order.
 
     >>> import retrograd as rg
@@ -246,7 +246,7 @@ def pad_sequence(sequences: Any, batch_first: bool = False, padding_value: float
 
 
 def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool = False) -> list[Tensor]:
-    """Split a padded batch back into its sequences (the inverse of :func:`pad_sequence`).
+    """Split a padded batch back into its sequences (the inverse of ``pad_sequence``).
 
     >>> import retrograd as rg
     >>> x = rg.tensor([[1., 2.], [3., 0.]])
@@ -261,13 +261,13 @@ def unpad_sequence(padded_sequences: Tensor, lengths: Tensor, batch_first: bool 
 
 def pack_sequence(sequences: list[Tensor], enforce_sorted: bool = True) -> PackedSequence:
     """Pack a list of sequences of shape ``(L_i, *)`` (longest first unless ``enforce_sorted`` is
-    False). See :class:`PackedSequence` for an example."""
+    False). See ``PackedSequence`` for an example."""
     lengths = [v.size(0) for v in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
 def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
-    """The list of sequences a :class:`PackedSequence` holds, in their original order.
+    """The list of sequences a ``PackedSequence`` holds, in their original order.
 
     >>> import retrograd as rg
     >>> p = rg.nn.utils.rnn.pack_sequence([rg.tensor([1.]), rg.tensor([2., 3.])], enforce_sorted=False)
