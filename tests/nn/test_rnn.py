@@ -506,3 +506,23 @@ def test_packed_input_with_hidden_state_in_caller_order(torch: Any) -> None:
         res.append([out.data, out.batch_sizes, out.sorted_indices, h_n])
     for a, b in zip(res[1], res[0]):
         _same(a, b)
+
+
+def test_functional_forms_refuse_a_wrong_parameter_count(torch: Any) -> None:
+    def call(lib: Any) -> Any:
+        m = lib.nn.GRU(2, 3)
+        return lib.gru(lib.zeros(4, 1, 2), lib.zeros(1, 1, 3), m._flat_weights[:3], True, 1, 0.0, False, False, False)
+    assert outcome(lambda: call(rg)) == outcome(lambda: call(torch))
+
+
+def test_functional_lstm_on_packed_data_matches(torch: Any) -> None:
+    tm, rm = both(torch, "LSTM", 2, 3, num_layers=2, bidirectional=True)
+    rng = np.random.default_rng(9)
+    seqs = [rng.standard_normal((n, 2)) for n in (4, 3, 1)]
+    results = []
+    for lib, m in ((torch, tm), (rg, rm)):
+        p = lib.nn.utils.rnn.pack_sequence([lib.tensor(s) for s in seqs])
+        hx = (lib.zeros(4, 3, 3, dtype=lib.float64), lib.zeros(4, 3, 3, dtype=lib.float64))
+        results.append(lib.lstm(p.data, p.batch_sizes, hx, m._flat_weights, True, 2, 0.0, False, True))
+    for t, r in zip(*results):
+        np.testing.assert_allclose(r.detach().numpy(), t.detach().numpy(), atol=1e-10)

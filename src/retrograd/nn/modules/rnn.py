@@ -114,6 +114,103 @@ def _run_direction(mode: str, data: Tensor, batch_sizes: list[int], uniform: boo
     return out, h, c
 
 
+def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor, cx: Tensor | None,  # noqa: A002
+                weights: list[Tensor], has_biases: bool, has_proj: bool, num_layers: int, dropout: float, train: bool,
+                bidirectional: bool, batch_first: bool) -> tuple[Tensor, Tensor, Tensor | None]:
+    """Every layer and direction over ``input`` (padded, or packed data when ``batch_sizes`` is
+    given) from the stacked initial states; ``weights`` is PyTorch's flat parameter list."""
+    if batch_sizes is None:
+        if batch_first:
+            input = input.transpose(0, 1)  # noqa: A001
+        steps, batch = input.shape[0], input.shape[1]
+        sizes = [batch] * steps
+        data = input.reshape(steps * batch, input.shape[2])
+        uniform = True
+    else:
+        sizes = [int(b) for b in batch_sizes.tolist()]
+        data = input
+        uniform = False
+    num_directions = 2 if bidirectional else 1
+    per_layer = (4 if has_biases else 2) + (1 if has_proj else 0)
+    if len(weights) != per_layer * num_layers * num_directions:
+        raise RuntimeError("got an incorrect number of RNN parameters")
+    h_n: list[Tensor] = []
+    c_n: list[Tensor] = []
+    layer_input = data
+    for layer in range(num_layers):
+        outs = []
+        for direction in range(num_directions):
+            k = layer * num_directions + direction
+            out, h, c = _run_direction(mode, layer_input, sizes, uniform, weights[k * per_layer:(k + 1) * per_layer],
+                                       has_biases, has_proj, hx[k], None if cx is None else cx[k],
+                                       reverse=direction == 1)
+            outs.append(out)
+            h_n.append(h)
+            if c is not None:
+                c_n.append(c)
+        layer_input = outs[0] if num_directions == 1 else cat(outs, 1)
+        if dropout and train and layer < num_layers - 1:
+            layer_input = F.dropout(layer_input, dropout, True)
+    output = layer_input
+    if batch_sizes is None:
+        output = output.view(len(sizes), sizes[0], output.shape[1])
+        if batch_first:
+            output = output.transpose(0, 1)
+    return output, stack(h_n), stack(c_n) if c_n else None
+
+
+def _functional(mode: str, args: tuple[Any, ...], lstm: bool) -> tuple[Tensor, ...]:
+    """``torch.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu``: ``(input, hx, params, has_biases,
+    num_layers, dropout, train, bidirectional, batch_first)``, or for packed data ``(data,
+    batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional)``."""
+    packed = isinstance(args[1], Tensor) and (lstm or isinstance(args[2], Tensor))
+    if packed:
+        data, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+        batch_first = False
+    else:
+        data, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+        batch_sizes = None
+    h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+    # PyTorch's LSTM has projections when the hidden and cell states differ in size.
+    has_proj = lstm and c0 is not None and h0.size(2) != c0.size(2)
+    output, h_n, c_n = _recurrence(mode, data, batch_sizes, h0, c0, list(params), bool(has_biases), has_proj,
+                                   int(num_layers), float(dropout), bool(train), bool(bidirectional),
+                                   bool(batch_first))
+    if lstm:
+        assert c_n is not None
+        return output, h_n, c_n
+    return output, h_n
+
+
+def lstm(*args: Any) -> tuple[Tensor, Tensor, Tensor]:
+    """PyTorch's functional LSTM (what ``nn.LSTM`` calls): ``(output, h_n, c_n)``.
+
+    >>> import retrograd as rg
+    >>> m = rg.nn.LSTM(2, 3)
+    >>> out, h, c = rg.lstm(rg.zeros(4, 1, 2), (rg.zeros(1, 1, 3), rg.zeros(1, 1, 3)), m._flat_weights,
+    ...                     True, 1, 0.0, False, False, False)
+    >>> out.shape, h.shape
+    (torch.Size([4, 1, 3]), torch.Size([1, 1, 3]))
+    """
+    return _functional("LSTM", args, lstm=True)  # type: ignore[return-value]
+
+
+def gru(*args: Any) -> tuple[Tensor, Tensor]:
+    """PyTorch's functional GRU (what ``nn.GRU`` calls): ``(output, h_n)``; arguments as ``lstm``
+    with one initial state tensor."""
+    return _functional("GRU", args, lstm=False)  # type: ignore[return-value]
+
+
+def rnn_tanh(*args: Any) -> tuple[Tensor, Tensor]:
+    """PyTorch's functional Elman RNN with tanh (what ``nn.RNN`` calls): ``(output, h_n)``."""
+    return _functional("RNN_TANH", args, lstm=False)  # type: ignore[return-value]
+
+
+def rnn_relu(*args: Any) -> tuple[Tensor, Tensor]:
+    """PyTorch's functional Elman RNN with ReLU: ``(output, h_n)``."""
+    return _functional("RNN_RELU", args, lstm=False)  # type: ignore[return-value]
+
+
 def _apply_permutation(tensor: Tensor, permutation: Tensor, dim: int = 1) -> Tensor:
     return tensor.index_select(dim, permutation)
 
@@ -272,45 +369,9 @@ class RNNBase(Module):
              cx: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
         """All layers over ``input`` (time-major padded, or packed data when ``batch_sizes`` is
         given) from ``hx`` (and ``cx``): output, ``h_n``, ``c_n``."""
-        if batch_sizes is None:
-            if self.batch_first:
-                input = input.transpose(0, 1)  # noqa: A001
-            steps, batch = input.shape[0], input.shape[1]
-            sizes = [batch] * steps
-            data = input.reshape(steps * batch, input.shape[2])
-            uniform = True
-        else:
-            sizes = [int(b) for b in batch_sizes.tolist()]
-            data = input
-            uniform = False
-        num_directions = 2 if self.bidirectional else 1
-        per_layer = len(self._all_weights[0])
-        flat = self._flat_weights
-        has_proj = self.proj_size > 0
-        h_n: list[Tensor] = []
-        c_n: list[Tensor] = []
-        layer_input = data
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                weights = flat[k * per_layer:(k + 1) * per_layer]
-                out, h, c = _run_direction(self.mode, layer_input, sizes, uniform, weights,  # type: ignore[arg-type]
-                                           self.bias, has_proj, hx[k], None if cx is None else cx[k],
-                                           reverse=direction == 1)
-                outs.append(out)
-                h_n.append(h)
-                if c is not None:
-                    c_n.append(c)
-            layer_input = outs[0] if num_directions == 1 else cat(outs, 1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        if batch_sizes is None:
-            output = output.view(len(sizes), sizes[0], output.shape[1])
-            if self.batch_first:
-                output = output.transpose(0, 1)
-        return output, stack(h_n), stack(c_n) if c_n else None
+        return _recurrence(self.mode, input, batch_sizes, hx, cx, self._flat_weights,  # type: ignore[arg-type]
+                           self.bias, self.proj_size > 0, self.num_layers, self.dropout, self.training,
+                           self.bidirectional, self.batch_first)
 
     def _prepare(self, input: Any, hx: Any, name: str, lstm: bool) -> tuple[Any, ...]:  # noqa: A002
         """PyTorch's argument handling: unpack a ``PackedSequence``, add the batch dimension of
