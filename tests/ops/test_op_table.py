@@ -106,7 +106,7 @@ def _public(module: Any) -> set[str]:
 
 
 # Names added on purpose since the list was written.
-FUNCTIONS_ADDED = frozenset({"is_warn_always_enabled", "set_warn_always"})
+FUNCTIONS_ADDED = frozenset({"is_warn_always_enabled", "set_warn_always", "gru", "lstm", "rnn_relu", "rnn_tanh"})
 
 
 def test_public_functions_unchanged() -> None:
