@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
-Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, transformer. Timed workloads run
+Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, lstm, transformer. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
 interpreter per library and per repetition. The NumPy floor is the same computation hand-written in
@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
-WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "transformer")
+WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer")
 MiB = 1024 * 1024
 
 
@@ -69,6 +69,8 @@ class Config:
     import_repeats: int = 7
     transformer_sizes: tuple[int, int, int, int] = (128, 4, 64, 16)  # d_model, heads, sequence, batch
     transformer_repeats: int = 10
+    lstm_sizes: tuple[int, int, int, int, int] = (128, 128, 2, 50, 32)  # input, hidden, layers, seq, batch
+    lstm_repeats: int = 7
 
     @classmethod
     def make(cls, quick: bool, repeats: int | None) -> Config:
@@ -78,10 +80,11 @@ class Config:
             cfg.long_chain_ops = 20_000
             cfg.deep_layers, cfg.deep_width, cfg.deep_batch = 8, 128, 32
             cfg.transformer_sizes = (16, 2, 8, 2)
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "transformer"):
+            cfg.lstm_sizes = (8, 8, 2, 5, 4)
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "transformer"):
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -282,6 +285,18 @@ def bench_transformer(cfg: Config, torch: Any) -> list[Row]:
     return [Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 1.5× PyTorch", met)]
 
 
+def bench_lstm(cfg: Config, torch: Any) -> list[Row]:
+    runners = {"retrograd": wl.lstm_step_lib(retrograd, cfg.lstm_sizes), "floor": wl.lstm_step_numpy(cfg.lstm_sizes)}
+    if torch is not None:
+        runners["torch"] = wl.lstm_step_lib(torch, cfg.lstm_sizes)
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.lstm_repeats).items()}
+    n_in, hidden, layers, seq, batch = cfg.lstm_sizes
+    met = vs(ms["retrograd"], ms.get("torch"), 1.5, "PyTorch")[1]
+    name = (f"8. nn.LSTM {layers} layers, input {n_in}, hidden {hidden}, sequence {seq}, batch {batch}: forward, "
+            "mean of squares, backward, optim.SGD step")
+    return [Row(name, "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 1.5× PyTorch", met)]
+
+
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "chain": bench_chain,
     "mlp_small": bench_mlp_small,
@@ -291,6 +306,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "deep_mlp": bench_deep_mlp,
     "import": bench_import,
     "transformer": bench_transformer,
+    "lstm": bench_lstm,
 }
 
 
@@ -326,7 +342,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
     repeats = {
         "chain": cfg.chain_repeats, "mlp_small": cfg.small_repeats, "mlp_large": cfg.large_repeats,
         "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
-        "import": cfg.import_repeats, "transformer": cfg.transformer_repeats,
+        "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -292,3 +292,106 @@ def module_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
         return time.perf_counter() - t0
 
     return run
+
+
+# -- the LSTM training step (bench.py row 8) ----------------------------------------------------
+
+
+def init_lstm(sizes: tuple[int, int, int, int, int], seed: int = 0) -> tuple[list[np.ndarray], np.ndarray]:
+    """Float32 weights ``[W_ih, W_hh, b_ih, b_hh]`` per layer (PyTorch's layout and U(-1/sqrt(H),
+    1/sqrt(H)) start) and an input ``(seq, batch, input)``; ``sizes`` is (input, hidden, layers,
+    seq, batch)."""
+    n_in, hidden, layers, seq, batch = sizes
+    rng = np.random.default_rng(seed)
+    bound = 1 / np.sqrt(hidden)
+    weights = []
+    for layer in range(layers):
+        width = n_in if layer == 0 else hidden
+        for shape in ((4 * hidden, width), (4 * hidden, hidden), (4 * hidden,), (4 * hidden,)):
+            weights.append(rng.uniform(-bound, bound, shape).astype(np.float32))
+    return weights, rng.standard_normal((seq, batch, n_in)).astype(np.float32)
+
+
+def lstm_step_lib(lib: Any, sizes: tuple[int, int, int, int, int]) -> Runner:
+    """``nn.LSTM`` forward, mean of squares of the output, backward, ``optim.SGD`` step."""
+    n_in, hidden, layers, _, _ = sizes
+    weights, x_np = init_lstm(sizes)
+    model = lib.nn.LSTM(n_in, hidden, layers)
+    with lib.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(lib.tensor(w))
+    x = lib.tensor(x_np)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        out, _ = model(x)
+        out.pow(2).mean().backward()
+        opt.step()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def lstm_step_numpy(sizes: tuple[int, int, int, int, int]) -> Runner:
+    """``lstm_step_lib`` by hand: the input projection of all steps at once, per step one product
+    for the hidden projection and the gates, then backpropagation through time and the SGD update."""
+    n_in, hidden, layers, seq, batch = sizes
+    weights, x = init_lstm(sizes)
+    h_ = hidden
+
+    def sigmoid(z: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-z))
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        inp = x
+        caches = []
+        for layer in range(layers):
+            w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
+            xp = (inp.reshape(seq * batch, -1) @ w_ih.T + (b_ih + b_hh)).reshape(seq, batch, 4 * h_)
+            h = np.zeros((batch, h_), np.float32)
+            c = np.zeros((batch, h_), np.float32)
+            hs, cache = [], []
+            for t in range(seq):
+                g = xp[t] + h @ w_hh.T
+                i, f, gg, o = sigmoid(g[:, :h_]), sigmoid(g[:, h_:2 * h_]), np.tanh(g[:, 2 * h_:3 * h_]), \
+                    sigmoid(g[:, 3 * h_:])
+                c_prev, h_prev = c, h
+                c = f * c + i * gg
+                tc = np.tanh(c)
+                h = o * tc
+                cache.append((i, f, gg, o, c_prev, tc, h_prev))
+                hs.append(h)
+            caches.append((inp, cache))
+            inp = np.stack(hs)
+        grad_out = 2 * inp / inp.size
+        for layer in reversed(range(layers)):
+            w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
+            inp, cache = caches[layer]
+            dh = np.zeros((batch, h_), np.float32)
+            dc = np.zeros((batch, h_), np.float32)
+            gates = np.empty((seq, batch, 4 * h_), np.float32)
+            d_w_hh = np.zeros_like(w_hh)
+            for t in reversed(range(seq)):
+                i, f, gg, o, c_prev, tc, h_prev = cache[t]
+                dh = dh + grad_out[t]
+                dc = dc + dh * o * (1 - tc * tc)
+                g = gates[t]
+                g[:, :h_] = dc * gg * i * (1 - i)
+                g[:, h_:2 * h_] = dc * c_prev * f * (1 - f)
+                g[:, 2 * h_:3 * h_] = dc * i * (1 - gg * gg)
+                g[:, 3 * h_:] = dh * tc * o * (1 - o)
+                dc = dc * f
+                dh = g @ w_hh
+                d_w_hh += g.T @ h_prev
+            flat = gates.reshape(seq * batch, -1)
+            d_w_ih = flat.T @ inp.reshape(seq * batch, -1)
+            d_b = flat.sum(0)
+            grad_out = (flat @ w_ih).reshape(seq, batch, -1)
+            for p, d in ((w_ih, d_w_ih), (w_hh, d_w_hh), (b_ih, d_b), (b_hh, d_b)):
+                p -= 0.01 * d
+        return time.perf_counter() - t0
+
+    return run

@@ -548,6 +548,36 @@ def isfinite(input: Tensor) -> Tensor:  # noqa: A002
     return Tensor._make(np.isfinite(input._data))
 
 
+def lstm(*args: Any) -> Any:
+    """PyTorch's functional LSTM: ``(input, hx, params, has_biases, num_layers, dropout, train,
+    bidirectional, batch_first)`` or ``(data, batch_sizes, hx, params, ...)`` -> ``(output, h_n,
+    c_n)`` (see ``nn.LSTM``; the recurrent layers load with ``retrograd.nn``)."""
+    from .nn.modules import rnn
+
+    return rnn.lstm(*args)
+
+
+def gru(*args: Any) -> Any:
+    """PyTorch's functional GRU -> ``(output, h_n)`` (arguments as ``lstm``, one state tensor)."""
+    from .nn.modules import rnn
+
+    return rnn.gru(*args)
+
+
+def rnn_tanh(*args: Any) -> Any:
+    """PyTorch's functional Elman RNN with tanh -> ``(output, h_n)``."""
+    from .nn.modules import rnn
+
+    return rnn.rnn_tanh(*args)
+
+
+def rnn_relu(*args: Any) -> Any:
+    """PyTorch's functional Elman RNN with ReLU -> ``(output, h_n)``."""
+    from .nn.modules import rnn
+
+    return rnn.rnn_relu(*args)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

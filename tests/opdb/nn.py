@@ -644,3 +644,55 @@ ATTENTION = [
 
 OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + SHUFFLES + EMBEDDING + NORMALIZATION
                      + CROSS_ENTROPY + LOSSES + ATTENTION)
+
+
+def _fused_lstm_cell(lib: Any, input_gates: Any, hidden_gates: Any, cx: Any) -> Any:
+    """nn.LSTM's per-step node (``_thnn_fused_lstm_cell``, which PyTorch has on CUDA only):
+    retrograd's op against PyTorch's composite of the same gates, workspace ``[i, f, g, o,
+    tanh(cy)]`` included."""
+    if lib.__name__ == "retrograd":
+        from retrograd.ops.op import apply
+        from retrograd.ops.rnn import fused_lstm_cell
+        return apply(fused_lstm_cell, (input_gates, hidden_gates, cx))
+    i, f, g, o = (input_gates + hidden_gates).chunk(4, 1)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
+    cy = f * cx + i * g
+    tanh_cy = cy.tanh()
+    return o * tanh_cy, cy, lib.cat([i, f, g, o, tanh_cy], 1)
+
+
+def _recurrent(name: str, bidirectional: bool = False, batch_first: bool = False) -> Callable[..., Any]:
+    """``lib.lstm`` / ``gru`` / ``rnn_tanh`` / ``rnn_relu`` with one layer's (or both directions')
+    weights: the functional forms the recurrent modules call."""
+    def fn(lib: Any, x: Any, h: Any, c: Any, *weights: Any) -> Any:
+        hx = (h, c) if name == "lstm" else h
+        return getattr(lib, name)(x, hx, list(weights), True, 1, 0.0, False, bidirectional, batch_first)
+    return fn
+
+
+def _recurrent_samples(gates: int, directions: int = 1, batch_first: bool = False) -> Callable[[Rng], list[Sample]]:
+    def samples(rng: Rng) -> list[Sample]:
+        weights = [w for _ in range(directions)
+                   for w in (uniform(rng, gates * 2, 3), uniform(rng, gates * 2, 2), uniform(rng, gates * 2),
+                             uniform(rng, gates * 2))]
+        x = uniform(rng, 2, 3, 3) if batch_first else uniform(rng, 3, 2, 3)
+        return [Sample((x, uniform(rng, directions, 2, 2), uniform(rng, directions, 2, 2),
+                        *weights), name="seq3")]
+    return samples
+
+
+RECURRENT = [
+    # PyTorch records its fused CPU kernel's node (MkldnnRnnLayerBackward0 and the like) for these.
+    OpInfo("lstm", _recurrent("lstm"), _recurrent_samples(4), check_node=False),
+    OpInfo("lstm", _recurrent("lstm", bidirectional=True, batch_first=True), _recurrent_samples(4, 2, batch_first=True),
+           check_node=False, variant_test_name="bidirectional_batch_first"),
+    OpInfo("gru", _recurrent("gru"), _recurrent_samples(3), check_node=False),
+    OpInfo("rnn_tanh", _recurrent("rnn_tanh"), _recurrent_samples(1), check_node=False),
+    OpInfo("rnn_relu", _recurrent("rnn_relu"), _recurrent_samples(1), check_node=False),
+    # lstm's per-step node on its own (the op database is keyed by public names).
+    OpInfo("lstm", _fused_lstm_cell,
+           many(one(u(3, 8), u(3, 8), u(3, 2), name="batch"), one(u(1, 4, low=-6.0, high=6.0), u(1, 4), u(1, 1),
+                                                                  name="saturating")),
+           check_node=False, variant_test_name="fused_cell_step"),  # PyTorch's CPU reference: the composite
+]
+OPS += RECURRENT
