@@ -1102,3 +1102,180 @@ masked_fill = Op("masked_fill", _masked_fill,
 masked_fill_tensor = Op("masked_fill", _masked_fill,
                         node="MaskedFillBackward1", inputs=("self", "mask", "value"),
                         grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
+
+
+# -- special functions (NumPy kernels in special_math.py, in float64, cast back) ---------------
+from . import special_math as _special  # noqa: E402
+
+polygamma: Op  # defined below; digamma's rule refers to it
+special_i1: Op
+
+
+def _check_float_kernel(kernel: str, x: np.ndarray) -> None:
+    if x.dtype.kind != "f":
+        raise _not_implemented_for(kernel, x.dtype)
+
+
+lgamma = Op("lgamma", _in_float64(_special.lgamma), node="LgammaBackward0", dtype="float_unary",
+            grads=(lambda grad, self: grad * digamma(self),), variants=_ALL_FORMS)
+digamma = Op("digamma", _in_float64(_special.digamma), node="DigammaBackward0", dtype="float_unary",
+             grads=(lambda grad, self: grad * polygamma(self, 1),), variants=_ALL_FORMS)
+
+
+def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
+    if type(n) is not int:
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    out = _special.polygamma(n, x)
+    return out.astype(x.dtype, copy=False) if x.dtype != np.float64 else out
+
+
+# (``retrograd.polygamma(n, input)`` takes n first: written in _functions.py)
+polygamma = Op("polygamma", _polygamma, node="PolygammaBackward0", params=("n",), dtype="float_unary",
+               grads=(lambda grad, self, n: grad * polygamma(self, n + 1),), variants=("method", "inplace"))
+
+
+def _mvlgamma(x: np.ndarray, p: Any) -> np.ndarray:
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    # PyTorch's order: lgamma(x - (p-1)/2) + ... + lgamma(x), then the constant.
+    total = np.zeros(x.shape, np.float64)
+    for i in range(p - 1, -1, -1):
+        total = total + _special.lgamma(x.astype(np.float64) - 0.5 * i)
+    out = total + p * (p - 1) * float(np.log(np.pi)) / 4
+    return out.astype(x.dtype, copy=False)
+
+
+def _mvlgamma_grad(grad: Any, self: Any, p: Any) -> Any:
+    total = digamma(self)
+    for i in range(1, p):
+        total = total + digamma(self - 0.5 * i)
+    return grad * total
+
+
+mvlgamma = Op("mvlgamma", _mvlgamma, node="MvlgammaBackward0", params=("p",), dtype="float_unary",
+              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "int"})
+
+
+def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
+    # i1'(x) = i0(x) - i1(x) / x, and 1/2 at 0 (x replaced by eps there, as PyTorch, so no 0/0).
+    eps = float(np.finfo(self._data.dtype).eps)
+    tiny = _const(np.abs(self._data) <= eps)
+    safe = where(tiny, eps, self)
+    return grad * where(tiny, 0.5, i0(safe) - result / safe)
+
+
+i0 = Op("i0", _in_float64(_special.i0), node="I0Backward0", dtype="float_unary",
+        grads=(lambda grad, self: grad * special_i1(self),), variants=_ALL_FORMS)
+# (PyTorch's torch.special.i1: i0's derivative, differentiable again)
+special_i1 = Op("special_i1", _in_float64(_special.i1), node="SpecialI1Backward0", dtype="float_unary",
+                grads=(_i1_grad,))
+
+
+def _gammainc(kernel: str, upper: bool) -> Any:
+    def forward(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(a, x)
+        if dtype.kind != "f":
+            raise _not_implemented_for(kernel, dtype)
+        out = _special.gammainc(a, x, upper)
+        return out.astype(dtype, copy=False)
+
+    return forward
+
+
+def _gammainc_input_grad(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+
+    return rule
+
+
+def _gammainc_other_grad(grad: Any, self: Any, other: Any) -> Any:
+    # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
+    return grad * ((self - 1) * other.log() - other - self.lgamma()).exp()
+
+
+igamma = Op("igamma", _gammainc("igamma_cpu", False), node="IgammaBackward0", inputs=("self", "other"),
+            dtype="promote", grads=(_gammainc_input_grad("igamma"), _gammainc_other_grad),
+            variants=_ALL_FORMS, convert={"other": "tensor"})
+igammac = Op("igammac", _gammainc("igammac_cpu", True), node="IgammacBackward0", inputs=("self", "other"),
+             dtype="promote", grads=(_gammainc_input_grad("igammac"),
+                                     lambda grad, self, other: -_gammainc_other_grad(grad, self, other)),
+             variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+# -- xlogy, sinc, logit, sgn, angle, deg2rad, rad2deg -------------------------------------------
+@_quiet
+def _xlogy(x: Any, y: Any) -> Any:
+    # 0 where x == 0, unless y is NaN (as PyTorch)
+    out = np.multiply(x, np.log(y))
+    return np.where((np.asarray(x) == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+
+def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    return grad * xlogy(self != 0, other)
+
+
+# The Tensor/Tensor entry and the two Scalar overloads (a number as ``other``: XlogyBackward2; as
+# ``self``: XlogyBackward1, written in _functions.py).
+xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
+           grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
+           variants=("method", "inplace"), convert={"other": "scalar"})
+xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other), node="XlogyBackward2", params=("other",),
+                        dtype="float", grads=(lambda grad, self, other: grad * xlogy(self != 0, other),),
+                        variants=("method", "inplace"), convert={"other": "scalar"})
+xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
+                       params=("self",), dtype="promote+params",
+                       grads=(lambda grad, self, other: grad * self / other,))
+
+
+@_quiet
+def _sinc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.sinc(x), x.dtype)
+
+
+def _sinc_grad(grad: Any, self: Any) -> Any:
+    # (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (selected, not multiplied: no 0 * inf)
+    pi_x = self * np.pi
+    square = self * self * np.pi
+    return where(square == 0.0, 0.0, grad * (pi_x * pi_x.cos() - pi_x.sin()) / square)
+
+
+sinc = Op("sinc", _sinc, node="SincBackward0", dtype="float_unary", grads=(_sinc_grad,), variants=_ALL_FORMS)
+
+
+@_quiet
+def _logit(x: np.ndarray, eps: Any) -> np.ndarray:
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps).astype(x.dtype, copy=False)
+    return np.asarray(np.log(x / (1 - x)), x.dtype)
+
+
+def _logit_grad(grad: Any, self: Any, eps: Any) -> Any:
+    slope = grad / (self * (1 - self))
+    if eps is None:
+        return where((self < 0) | (self > 1), float("nan"), slope)
+    return where((self < eps) | (self > 1 - eps), 0.0, slope)
+
+
+logit = Op("logit", _logit, node="LogitBackward0", params=("eps",), dtype="float_unary", grads=(_logit_grad,),
+           variants=_ALL_FORMS, signature="eps=None")
+
+sgn = Op("sgn", _sign, node="SgnBackward0", grads=(lambda grad, self, result: _zeros_like(grad),),
+         variants=_ALL_FORMS)
+
+
+def _angle(x: np.ndarray) -> np.ndarray:
+    # real input: pi below 0, NaN for NaN, else 0
+    out = np.where(x < 0, np.pi, 0.0).astype(x.dtype, copy=False)
+    return np.where(np.isnan(x), x, out)
+
+
+angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
+           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"))
+_DEG = float(np.pi / 180.0)
+deg2rad = Op("deg2rad", lambda x: np.multiply(x, np.asarray(_DEG, x.dtype)), node="Deg2RadBackward0",
+             dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS)
+rad2deg = Op("rad2deg", lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype)), node="Rad2DegBackward0",
+             dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS)
