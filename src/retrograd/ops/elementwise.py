@@ -76,6 +76,16 @@ def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
 
 
+def _integer_kernel(kernel: str, fn: Any, bools: bool = False) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        dtype = np.result_type(a, b)
+        if dtype.kind not in ("iub" if bools else "iu"):
+            raise _not_implemented_for(kernel, dtype)
+        return fn(a, b)
+
+    return forward
+
+
 # -- arithmetic -------------------------------------------------------------------------------
 
 
@@ -164,7 +174,7 @@ rsub.check_operands = _check_bool_sub
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self),
-         variants=_ALL_FORMS, aliases=("multiply",), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
+         variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply)
 
 div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
@@ -173,7 +183,7 @@ div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "ot
          operators=("__truediv__",))
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
-         variants=_ALL_FORMS, aliases=("negative",), operators=("__neg__",), hot=True)
+         variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True)
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
                 grads=(lambda grad, result: -grad * result * result,), variants=_ALL_FORMS, hot=True)
@@ -317,9 +327,11 @@ def _minimum(a: Any, b: Any) -> Any:
 
 
 maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
+             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)),
+             variants=("method",), convert={"other": "tensor"})
 minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
+             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)),
+             variants=("method",), convert={"other": "tensor"})
 
 
 # -- division with rounding, remainder, fmod --------------------------------------------------
@@ -486,7 +498,7 @@ sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_A
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),),
-         variants=_ALL_FORMS, aliases=("absolute",), operators=("__abs__",), hot=True)
+         variants=_ALL_FORMS, aliases=("absolute", "absolute_"), operators=("__abs__",), hot=True)
 
 def _threshold_backward(grad: Any, out: Any) -> Any:
     # PyTorch's select: grad where not ``out <= 0`` (so a NaN output passes its gradient), +0
@@ -1033,18 +1045,33 @@ ne = Op("ne", np.not_equal, inputs=_BINARY)
 # (``==``/``!=`` are hand-written in tensor.py: ``x == None`` is False, not an error.)
 _FORMS = ("function", "method")
 _SCALAR = {"other": "scalar"}
-lt = Op("lt", np.less, inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
-le = Op("le", np.less_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__le__",))
-gt = Op("gt", np.greater, inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
-ge = Op("ge", np.greater_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__ge__",))
-logical_not = Op("logical_not", np.logical_not, variants=("function", "method"))
-logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=("function", "method"))
-logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=("function", "method"))
-logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"))
-bitwise_and = Op("bitwise_and", np.bitwise_and, inputs=("self", "other"))
-bitwise_or = Op("bitwise_or", np.bitwise_or, inputs=("self", "other"))
-bitwise_xor = Op("bitwise_xor", np.bitwise_xor, inputs=("self", "other"))
-bitwise_not = Op("bitwise_not", np.invert)
+lt = Op("lt", np.less, inputs=_BINARY, variants=_ALL_FORMS, aliases=("less", "less_"), convert=_SCALAR,
+        operators=("__lt__",))
+le = Op("le", np.less_equal, inputs=_BINARY, variants=_ALL_FORMS, aliases=("less_equal", "less_equal_"), convert=_SCALAR,
+        operators=("__le__",))
+gt = Op("gt", np.greater, inputs=_BINARY, variants=_ALL_FORMS, aliases=("greater", "greater_"), convert=_SCALAR,
+        operators=("__gt__",))
+ge = Op("ge", np.greater_equal, inputs=_BINARY, variants=_ALL_FORMS, aliases=("greater_equal", "greater_equal_"),
+        convert=_SCALAR, operators=("__ge__",))
+logical_not = Op("logical_not", np.logical_not, variants=_ALL_FORMS)
+logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=_ALL_FORMS)
+logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=_ALL_FORMS)
+logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"), variants=_ALL_FORMS)
+bitwise_and = Op("bitwise_and", _integer_kernel("bitwise_and_cpu", np.bitwise_and, bools=True), inputs=("self", "other"),
+                 dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+bitwise_or = Op("bitwise_or", _integer_kernel("bitwise_or_cpu", np.bitwise_or, bools=True), inputs=("self", "other"),
+                dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+bitwise_xor = Op("bitwise_xor", _integer_kernel("bitwise_xor_cpu", np.bitwise_xor, bools=True), inputs=("self", "other"),
+                 dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+
+
+def _bitwise_not(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":
+        raise _not_implemented_for("bitwise_not_cpu", x.dtype)
+    return np.invert(x)
+
+
+bitwise_not = Op("bitwise_not", _bitwise_not, variants=_ALL_FORMS)
 
 
 def _where(condition: Any, x: Any, y: Any) -> Any:
@@ -1279,3 +1306,162 @@ deg2rad = Op("deg2rad", lambda x: np.multiply(x, np.asarray(_DEG, x.dtype)), nod
              dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS)
 rad2deg = Op("rad2deg", lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype)), node="Rad2DegBackward0",
              dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS)
+
+
+# -- copysign, heaviside, fmax/fmin, nextafter, ldexp, frexp -----------------------------------
+def _copysign_self_grad(grad: Any, self: Any, result: Any) -> Any:
+    # result / self is +-1, and 0 where self is 0 (selected: no 0/0)
+    ratio = where(self == 0, 0.0, result / self)
+    return grad * ratio
+
+
+copysign_scalar = Op("copysign", _quiet(lambda x, other: np.copysign(x, other).astype(x.dtype, copy=False)),
+                     node="CopysignBackward1", params=("other",), dtype="float", grads=(_copysign_self_grad,),
+                     variants=_ALL_FORMS, convert={"other": "scalar"})
+copysign = Op("copysign", _quiet(np.copysign), node="CopysignBackward0", inputs=("self", "other"), dtype="float",
+              grads=(_copysign_self_grad, lambda grad: _zeros_like(grad)),
+              variants=_ALL_FORMS, convert={"other": "scalar"})
+
+
+def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    if x.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if x.dtype.kind == "f":
+        return np.heaviside(x, values)
+    return np.where(x == 0, values, x > 0).astype(x.dtype)
+
+
+def _not_differentiable(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return rule
+
+
+heaviside = Op("heaviside", _heaviside, node="NotImplemented", inputs=("self", "values"),
+               grads=(_not_differentiable("heaviside"), _not_differentiable("heaviside")),
+               variants=_ALL_FORMS, convert={"values": "tensor"})
+
+
+def _fmax_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    # the first operand wins ties, and wherever the other is NaN
+    return where((self >= other) | other.isnan(), grad, 0.0)
+
+
+def _fmin_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    return where((self <= other) | other.isnan(), grad, 0.0)
+
+
+fmax = Op("fmax", np.fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
+          grads=(_fmax_self_grad, lambda grad, self, other: where((self >= other) | other.isnan(), 0.0, grad)),
+          variants=("function", "method"), convert={"other": "tensor"})
+fmin = Op("fmin", np.fmin, node="FminBackward0", inputs=("self", "other"), dtype="promote",
+          grads=(_fmin_self_grad, lambda grad, self, other: where((self <= other) | other.isnan(), 0.0, grad)),
+          variants=("function", "method"), convert={"other": "tensor"})
+
+
+def _nextafter(x: np.ndarray, other: np.ndarray) -> np.ndarray:
+    _check_float_kernel("nextafter_cpu", np.empty(0, np.result_type(x, other)))
+    return np.nextafter(x, other)
+
+
+nextafter = Op("nextafter", _nextafter, node="NextafterBackward0", inputs=("self", "other"), dtype="promote",
+               grads=(lambda grad: grad, lambda grad: _zeros_like(grad)),
+               variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _ldexp(x: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return np.multiply(x, np.exp2(other.astype(x.dtype, copy=False)))
+
+
+ldexp = Op("ldexp", _quiet(_ldexp), node="LdexpBackward0", inputs=("self", "other"), dtype="float",
+           grads=(lambda grad, other: grad * exp2(other), lambda grad, result: grad * result * _LN2),
+           variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(x)
+    return mantissa, exponent.astype(np.int32)
+
+
+frexp = Op("frexp", _frexp, node="FrexpBackward0", outputs=2, differentiable_outputs=(True, False),
+           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"},
+           variants=("function", "method"))
+
+
+# -- integer ops: gcd, lcm, shifts, bitwise; signbit, floor_divide -----------------------------
+gcd = Op("gcd", _integer_kernel("gcd_cpu", np.gcd), inputs=("self", "other"), dtype="promote",
+         variants=_ALL_FORMS, convert={"other": "tensor"})
+lcm = Op("lcm", _integer_kernel("lcm_cpu", np.lcm), inputs=("self", "other"), dtype="promote",
+         variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _shift(left: bool) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        a_arr, b_arr = np.asarray(a), np.asarray(b)
+        dtype = np.result_type(a_arr, b_arr)
+        if dtype.kind not in "iu":
+            raise _not_implemented_for("lshift_cpu" if left else "rshift_cpu", dtype)
+        a_arr, b_arr = a_arr.astype(dtype, copy=False), b_arr.astype(dtype, copy=False)
+        bits = dtype.itemsize * 8
+        # A shift by a negative amount or by the width or more: 0 (and -1 for a negative number
+        # shifted right), as PyTorch; NumPy's is the processor's (masked amount).
+        out_of_range = (b_arr < 0) | (b_arr >= bits)
+        safe = np.where(out_of_range, 0, b_arr).astype(dtype, copy=False)
+        if left:
+            out = np.left_shift(a_arr, safe)
+            return np.where(out_of_range, np.zeros((), dtype), out)
+        out = np.right_shift(a_arr, safe)
+        return np.where(out_of_range, np.where(a_arr < 0, -1, 0).astype(dtype), out)
+
+    return forward
+
+
+bitwise_left_shift = Op("bitwise_left_shift", _shift(True), inputs=("self", "other"), dtype="promote",
+                        variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__lshift__",))
+bitwise_right_shift = Op("bitwise_right_shift", _shift(False), inputs=("self", "other"), dtype="promote",
+                         variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__rshift__",))
+
+signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind == "f" else np.asarray(x < 0) if x.dtype.kind == "i"
+             else np.zeros(x.shape, np.bool_), variants=("function", "method"))
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    return _div_rounding(a, b, "floor")
+
+
+floor_divide = Op("floor_divide", _quiet(_floor_divide), node="NotImplemented", inputs=("self", "other"),
+                  dtype="promote", grads=(_not_differentiable("floor_divide"), _not_differentiable("floor_divide")),
+                  variants=_ALL_FORMS, convert={"other": "scalar"})
+
+# -- tests of values (bool results, no gradient) ------------------------------------------------
+_PREDICATE = ("function", "method")
+isnan = Op("isnan", np.isnan, variants=_PREDICATE)
+isinf = Op("isinf", np.isinf, variants=_PREDICATE)
+isfinite = Op("isfinite", np.isfinite, variants=_PREDICATE)
+isposinf = Op("isposinf", lambda x: np.isposinf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+              variants=_PREDICATE)
+isneginf = Op("isneginf", lambda x: np.isneginf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+              variants=_PREDICATE)
+isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
+
+
+def _isclose(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: Any) -> Any:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{scalar_type_name(a.dtype)} did not match {scalar_type_name(b.dtype)}")
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+isclose = Op("isclose", _isclose, inputs=("self", "other"), params=("rtol", "atol", "equal_nan"),
+             variants=_PREDICATE, signature="other, rtol=1e-05, atol=1e-08, equal_nan=False",
+             convert={"other": "tensor"})
+
+
+# ``torch.fill(input, value)``: out of place, its own nodes (the in-place ``fill_`` records
+# FillBackward2/3).
+fill_out = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward0",
+              params=("value",), grads=(_zeros_like,))
+fill_tensor_out = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward1",
+                     inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
