@@ -53,6 +53,15 @@ def require_tensor(name: str, value: Any, position: int, argument: str = "other"
     raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
+def require_int(name: str, value: Any, position: int, argument: str) -> Any:
+    """PyTorch's TypeError for an int argument given anything else (a float, a bool)."""
+    if type(value) is int or isinstance(value, np.integer):
+        return int(value)
+    # (PyTorch names the position only for a positional argument; a form's keyword is the common
+    # spelling of these, ``mvlgamma(x, p=2)``.)
+    raise TypeError(f"{name}(): argument '{argument}' must be int, not {type(value).__name__}")
+
+
 # A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
 # with this wrapper: NumPy's warnings off for that call only, as PyTorch computes them silently.
 _quiet = quiet_forward
@@ -1045,14 +1054,31 @@ ne = Op("ne", np.not_equal, inputs=_BINARY)
 # (``==``/``!=`` are hand-written in tensor.py: ``x == None`` is False, not an error.)
 _FORMS = ("function", "method")
 _SCALAR = {"other": "scalar"}
-lt = Op("lt", np.less, inputs=_BINARY, variants=_ALL_FORMS, aliases=("less", "less_"), convert=_SCALAR,
-        operators=("__lt__",))
-le = Op("le", np.less_equal, inputs=_BINARY, variants=_ALL_FORMS, aliases=("less_equal", "less_equal_"), convert=_SCALAR,
+# (no gradient, so no node is ever made: the names LtBackward0/1 are the in-place forms', below)
+lt = Op("lt", np.less, node="Lt", inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
+le = Op("le", np.less_equal, node="Le", inputs=_BINARY, variants=_FORMS, aliases=("less_equal",), convert=_SCALAR,
         operators=("__le__",))
-gt = Op("gt", np.greater, inputs=_BINARY, variants=_ALL_FORMS, aliases=("greater", "greater_"), convert=_SCALAR,
-        operators=("__gt__",))
-ge = Op("ge", np.greater_equal, inputs=_BINARY, variants=_ALL_FORMS, aliases=("greater_equal", "greater_equal_"),
-        convert=_SCALAR, operators=("__ge__",))
+gt = Op("gt", np.greater, node="Gt", inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
+ge = Op("ge", np.greater_equal, node="Ge", inputs=_BINARY, variants=_FORMS, aliases=("greater_equal",), convert=_SCALAR,
+        operators=("__ge__",))
+
+
+def _comparison_inplace(name: str, fn: Any, node: str, alias: str) -> tuple[Op, Op]:
+    """``x.lt_(other)``: PyTorch records a node (LtBackward0 for a number, LtBackward1 for a
+    tensor) whose gradients are zeros, and writes 1/0 in ``x``'s dtype."""
+    def forward(x: np.ndarray, other: Any) -> np.ndarray:
+        return np.asarray(fn(x, other)).astype(x.dtype)  # (a float result can carry the node)
+
+    return (Op(name, forward, node=f"{node}Backward0", params=("other",), grads=(_zeros_like,), variants=("inplace",),
+               aliases=(alias,), convert=_SCALAR),
+            Op(name, forward, node=f"{node}Backward1", inputs=_BINARY, grads=(_zeros_like, _zeros_like),
+               variants=("inplace",), aliases=(alias,), convert=_SCALAR))
+
+
+lt_scalar_inplace, lt_inplace = _comparison_inplace("lt", np.less, "Lt", "less_")
+le_scalar_inplace, le_inplace = _comparison_inplace("le", np.less_equal, "Le", "less_equal_")
+gt_scalar_inplace, gt_inplace = _comparison_inplace("gt", np.greater, "Gt", "greater_")
+ge_scalar_inplace, ge_inplace = _comparison_inplace("ge", np.greater_equal, "Ge", "greater_equal_")
 logical_not = Op("logical_not", np.logical_not, variants=_ALL_FORMS)
 logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=_ALL_FORMS)
 logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=_ALL_FORMS)
@@ -1160,7 +1186,8 @@ def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
 
 # (``retrograd.polygamma(n, input)`` takes n first: written in _functions.py)
 polygamma = Op("polygamma", _polygamma, node="PolygammaBackward0", params=("n",), dtype="float_unary",
-               grads=(lambda grad, self, n: grad * polygamma(self, n + 1),), variants=("method", "inplace"))
+               grads=(lambda grad, self, n: grad * polygamma(self, n + 1),), variants=("method", "inplace"),
+               convert={"n": "integer"})
 
 
 def _mvlgamma(x: np.ndarray, p: Any) -> np.ndarray:
@@ -1182,7 +1209,7 @@ def _mvlgamma_grad(grad: Any, self: Any, p: Any) -> Any:
 
 
 mvlgamma = Op("mvlgamma", _mvlgamma, node="MvlgammaBackward0", params=("p",), dtype="float_unary",
-              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "int"})
+              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "integer"})
 
 
 def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
@@ -1340,7 +1367,9 @@ def _not_differentiable(name: str) -> Any:
 
 heaviside = Op("heaviside", _heaviside, node="NotImplemented", inputs=("self", "values"),
                grads=(_not_differentiable("heaviside"), _not_differentiable("heaviside")),
-               variants=_ALL_FORMS, convert={"values": "tensor"})
+               variants=("function", "method"), convert={"values": "tensor"})
+# (no ``heaviside_``/``floor_divide_`` yet: PyTorch's in-place node refuses with its own name,
+# ``aten::heaviside_``, and one NotImplemented node per op name is all the forms can tell apart)
 
 
 def _fmax_self_grad(grad: Any, self: Any, other: Any) -> Any:
@@ -1434,7 +1463,7 @@ def _floor_divide(a: Any, b: Any) -> Any:
 
 floor_divide = Op("floor_divide", _quiet(_floor_divide), node="NotImplemented", inputs=("self", "other"),
                   dtype="promote", grads=(_not_differentiable("floor_divide"), _not_differentiable("floor_divide")),
-                  variants=_ALL_FORMS, convert={"other": "scalar"})
+                  variants=("function", "method"), convert={"other": "scalar"})
 
 # -- tests of values (bool results, no gradient) ------------------------------------------------
 _PREDICATE = ("function", "method")

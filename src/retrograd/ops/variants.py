@@ -146,6 +146,7 @@ CONVERSIONS = {
     "int": "int({0})",
     "float": "float({0})",
     "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
+    "integer": "require_int({name!r}, {0}, {position}, {0!r})",
     "index": "index_array({0})",
 }
 
@@ -232,7 +233,7 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
     """Compile the forms' source once (registered with ``linecache``); ``{public name: function}``
     with aliases bound to the same function."""
     from ..tensor import Tensor
-    from .elementwise import require_tensor
+    from .elementwise import require_int, require_tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
     from .reduce import normalize_dim, normalize_dims
     from .shape import _index_array
@@ -240,7 +241,7 @@ def _compile_forms(entries: list[Op], forms: tuple[str, ...], label: str, qualpr
     source, served = forms_source(entries, forms)
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
                       "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
-                      "require_tensor": require_tensor, "index_array": _index_array})
+                      "require_tensor": require_tensor, "require_int": require_int, "index_array": _index_array})
     for pair in served.values():
         for op in pair:
             if namespace.setdefault(_global(op), op) is not op:
