@@ -51,7 +51,7 @@ _METHOD_FUNCTIONS = (
 _ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
 # PyTorch's in-place functions (``torch.exp_(x)`` is ``x.exp_()``).
 _ELEMENTWISE_INPLACE_FUNCTIONS: tuple[str, ...] = tuple(
-    "abs_ absolute_ acos_ arccos_ acosh_ arccosh_ asin_ arcsin_ asinh_ arcsinh_ atan_ arctan_ atanh_ arctanh_ "
+    "abs_ acos_ arccos_ acosh_ arccosh_ asin_ arcsin_ asinh_ arcsinh_ atan_ arctan_ atanh_ arctanh_ "
     "ceil_ clamp_ clamp_min_ clamp_max_ clip_ cos_ cosh_ deg2rad_ rad2deg_ erf_ erfc_ exp_ exp2_ expm1_ fill_ "
     "fix_ floor_ frac_ gcd_ lcm_ i0_ ldexp_ log_ log10_ log1p_ log2_ logit_ nan_to_num_ neg_ negative_ "
     "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_".split()

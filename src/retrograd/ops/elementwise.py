@@ -1276,7 +1276,7 @@ def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
 xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
            grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
            variants=("method", "inplace"), convert={"other": "scalar"})
-xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other), node="XlogyBackward2", params=("other",),
+xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False), node="XlogyBackward2", params=("other",),
                         dtype="float", grads=(lambda grad, self, other: grad * xlogy(self != 0, other),),
                         variants=("method", "inplace"), convert={"other": "scalar"})
 xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
@@ -1404,7 +1404,8 @@ def _ldexp(x: np.ndarray, other: np.ndarray) -> np.ndarray:
 
 
 ldexp = Op("ldexp", _quiet(_ldexp), node="LdexpBackward0", inputs=("self", "other"), dtype="float",
-           grads=(lambda grad, other: grad * exp2(other), lambda grad, result: grad * result * _LN2),
+           # (PyTorch's ``grad * 2 ** other``: integer powers for an integer exponent, so 0 below 0)
+           grads=(lambda grad, other: grad * (2 ** other), lambda grad, result: grad * result * _LN2),
            variants=_ALL_FORMS, convert={"other": "tensor"})
 
 
