@@ -48,7 +48,7 @@ _METHOD_FUNCTIONS = (
     "eq ne numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
-_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round frexp".split())
 # PyTorch's in-place functions (``torch.exp_(x)`` is ``x.exp_()``).
 _ELEMENTWISE_INPLACE_FUNCTIONS: tuple[str, ...] = tuple(
     "abs_ acos_ arccos_ acosh_ arccosh_ asin_ arcsin_ asinh_ arcsinh_ atan_ arctan_ atanh_ arctanh_ "

@@ -1159,6 +1159,7 @@ masked_fill_tensor = Op("masked_fill", _masked_fill,
 
 # -- special functions (NumPy kernels in special_math.py, in float64, cast back) ---------------
 from . import special_math as _special  # noqa: E402
+from .return_types import return_type as _return_type  # noqa: E402
 
 polygamma: Op  # defined below; digamma's rule refers to it
 special_i1: Op
@@ -1268,7 +1269,8 @@ def _xlogy(x: Any, y: Any) -> Any:
 
 
 def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
-    return grad * xlogy(self != 0, other)
+    # PyTorch's: xlogy(grad, other), 0 where self == 0 and other <= 0 (selected, so no -inf * 0)
+    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
 
 
 # The Tensor/Tensor entry and the two Scalar overloads (a number as ``other``: XlogyBackward2; as
@@ -1277,7 +1279,7 @@ xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dty
            grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
            variants=("method", "inplace"), convert={"other": "scalar"})
 xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False), node="XlogyBackward2", params=("other",),
-                        dtype="float", grads=(lambda grad, self, other: grad * xlogy(self != 0, other),),
+                        dtype="float", grads=(_xlogy_self_grad,),
                         variants=("method", "inplace"), convert={"other": "scalar"})
 xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
                        params=("self",), dtype="promote+params",
@@ -1416,9 +1418,10 @@ def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mantissa, exponent.astype(np.int32)
 
 
+# (``Tensor.frexp`` in tensor.py returns PyTorch's named pair, ``frexp_result``)
 frexp = Op("frexp", _frexp, node="FrexpBackward0", outputs=2, differentiable_outputs=(True, False),
-           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"},
-           variants=("function", "method"))
+           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"})
+frexp_result = _return_type("frexp", ("mantissa", "exponent"))
 
 
 # -- integer ops: gcd, lcm, shifts, bitwise; signbit, floor_divide -----------------------------
@@ -1430,8 +1433,8 @@ lcm = Op("lcm", _integer_kernel("lcm_cpu", np.lcm), inputs=("self", "other"), dt
 
 def _shift(left: bool) -> Any:
     def forward(a: Any, b: Any) -> Any:
+        dtype = np.result_type(a, b)  # (a Python number is weak: the operands are already promoted)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
-        dtype = np.result_type(a_arr, b_arr)
         if dtype.kind not in "iu":
             raise _not_implemented_for("lshift_cpu" if left else "rshift_cpu", dtype)
         a_arr, b_arr = a_arr.astype(dtype, copy=False), b_arr.astype(dtype, copy=False)
@@ -1459,6 +1462,8 @@ signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind == "f" else np.a
 
 
 def _floor_divide(a: Any, b: Any) -> Any:
+    if np.asarray(a).dtype is _BOOL:
+        raise _not_implemented_for("div_floor_cpu", _BOOL)
     return _div_rounding(a, b, "floor")
 
 
