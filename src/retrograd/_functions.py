@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -76,6 +76,13 @@ del _name
 # The entries' declared "function" variants, with their declared signatures (the op table's
 # binding point: ops/variants.py).
 _VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), _variants.declared(), _t, _operand))
+
+if TYPE_CHECKING:  # (bound just above from the op table; named here for the type checker)
+    def isnan(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isinf(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isfinite(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+                equal_nan: bool = False) -> Tensor: ...
 
 
 # -- elementwise functions over several tensors or with a number first (pow ... where) --------
@@ -156,7 +163,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """
     if type(n) is not int:
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
-    return _t(input).polygamma(n)  # type: ignore[no-any-return]
+    return _t(input).polygamma(n)  # type: ignore[attr-defined,no-any-return]
 
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -169,7 +176,7 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     from .ops import elementwise as _e
 
     if isinstance(input, Tensor):
-        return input.xlogy(other)  # type: ignore[no-any-return]
+        return input.xlogy(other)  # type: ignore[attr-defined,no-any-return]
     other = _operand(other)
     if not isinstance(other, Tensor):
         raise TypeError("xlogy() received an invalid combination of arguments - got "

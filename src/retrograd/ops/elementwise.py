@@ -1161,7 +1161,8 @@ masked_fill_tensor = Op("masked_fill", _masked_fill,
 from . import special_math as _special  # noqa: E402
 from .return_types import return_type as _return_type  # noqa: E402
 
-polygamma: Op  # defined below; digamma's rule refers to it
+digamma: Op  # defined below; lgamma's and digamma's rules refer to them
+polygamma: Op
 special_i1: Op
 
 

@@ -191,15 +191,19 @@ def hurwitz_zeta(s: Any, q: np.ndarray) -> np.ndarray:
         b = np.zeros_like(q)
         done = np.zeros(q.shape, dtype=bool)
         i = 0
-        while True:
-            active = ~done & ((i < 9) | (a <= 9.0))
-            if not active.any():
+        idx = np.flatnonzero(np.ones(q.shape, dtype=bool))
+        a_flat, b_flat, t_flat, d_flat = a.reshape(-1), b.reshape(-1), total.reshape(-1), done.reshape(-1)
+        while idx.size:  # (only the elements still summing: far below 0 that is |q| steps for a few)
+            idx = idx[(i < 9) | (a_flat[idx] <= 9.0)]
+            if not idx.size:
                 break
             i += 1
-            a = np.where(active, a + 1.0, a)
-            b = np.where(active, np.power(a, -s), b)
-            total = np.where(active, total + b, total)
-            done |= active & (np.abs(b / total) < _EPS)
+            a_flat[idx] += 1.0
+            b_flat[idx] = np.power(a_flat[idx], -s)
+            t_flat[idx] += b_flat[idx]
+            converged = np.abs(b_flat[idx] / t_flat[idx]) < _EPS
+            d_flat[idx[converged]] = True
+            idx = idx[~converged]
         tail = ~done
         w = a
         t_total = total + b * w / (s - 1.0) - 0.5 * b
