@@ -176,7 +176,8 @@ def hurwitz_zeta(s: Any, q: np.ndarray) -> np.ndarray:
     Euler-Maclaurin tail. Poles (q a non-positive integer) give inf; a negative q needs an
     integer s (else NaN), and q < -1e4 gives NaN (``polygamma`` reflects it instead)."""
     s = float(s)
-    q = np.asarray(q, dtype=np.float64)
+    # C order throughout: the summing loop writes through flat views (reshape copies otherwise)
+    q = np.array(q, dtype=np.float64, order="C")  # (a copy; ascontiguousarray would make 0-d 1-d)
     if s == 1.0:
         return np.full(q.shape, np.inf)
     if s < 1.0 or math.isnan(s):
@@ -186,7 +187,7 @@ def hurwitz_zeta(s: Any, q: np.ndarray) -> np.ndarray:
     too_far = q < -1e4  # (|q| terms; polygamma reflects these)
     q = np.where(pole | too_far, 1.0, q)
     with np.errstate(all="ignore"):
-        total = np.power(q, -s)
+        total = np.array(np.power(q, -s), order="C")
         a = q.copy()
         b = np.zeros_like(q)
         done = np.zeros(q.shape, dtype=bool)
