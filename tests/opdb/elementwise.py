@@ -341,7 +341,8 @@ OPS: list[OpInfo] = [
     OpInfo("fill", lambda lib, a, v: lib.fill(a, v) * a, lambda rng: [Sample((_U(rng, 2, 3), _U(rng)))],
            covers=("fill",), variant_test_name="tensor_value"),
     # -- in-place comparisons record a node with zero gradients (LtBackward0/1) --
-    OpInfo("lt_", lambda lib, a, b: (a * 1).lt_(b).add(a.clone().ge_(0.1)).add(a.clone().greater_(b)).mul(a),
+    OpInfo("lt_", lambda lib, a, b: (a * 1).lt_(b).add(a.clone().ge_(0.1)).add(a.clone().greater_(b)).add(a.clone().lt_(0.2))
+           .add(a.clone().le_(b)).add(a.clone().le_(0.3)).add(a.clone().gt_(0.1)).add(a.clone().ge_(b)).mul(a),
            lambda rng: [Sample((_U(rng, 2, 3), _U(rng, 3)), name="broadcast rhs"), Sample((_U(rng, 4), _U(rng, 4)))],
            covers=("lt_", "ge_", "greater_")),
     # -- PyTorch's in-place functions (torch.exp_(x) is x.exp_()) --
