@@ -158,8 +158,8 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """The ``n``-th derivative of digamma (``n`` first, as PyTorch).
 
     >>> import retrograd as rg
-    >>> round(rg.polygamma(1, rg.tensor([1.0], dtype=rg.float64)).item(), 6)  # pi^2 / 6
-    1.644934
+    >>> f"{rg.polygamma(1, rg.tensor([1.0], dtype=rg.float64)).item():.6f}"  # pi^2 / 6
+    '1.644934'
     """
     if type(n) is not int:
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")

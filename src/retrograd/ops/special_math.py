@@ -10,8 +10,8 @@ because ``sin(-pi)`` is not 0 in floating point).
 >>> import numpy as np
 >>> float(lgamma(np.array(5.0)))  # log(4!)
 3.1780538303479458
->>> float(digamma(np.array(1.0)))  # -Euler's gamma
--0.5772156649015329
+>>> f"{float(digamma(np.array(1.0))):.14f}"  # -Euler's gamma
+'-0.57721566490153'
 """
 
 from __future__ import annotations
