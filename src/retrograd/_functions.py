@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,14 @@ _METHOD_FUNCTIONS = (
     "eq ne numel"
 ).split()
 # Each topic lists its own functional spellings of Tensor methods here.
-_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round".split())
+_ELEMENTWISE_FUNCTIONS: tuple[str, ...] = tuple("square round frexp".split())
+# PyTorch's in-place functions (``torch.exp_(x)`` is ``x.exp_()``).
+_ELEMENTWISE_INPLACE_FUNCTIONS: tuple[str, ...] = tuple(
+    "abs_ acos_ arccos_ acosh_ arccosh_ asin_ arcsin_ asinh_ arcsinh_ atan_ arctan_ atanh_ arctanh_ "
+    "ceil_ clamp_ clamp_min_ clamp_max_ clip_ cos_ cosh_ deg2rad_ rad2deg_ erf_ erfc_ exp_ exp2_ expm1_ fill_ "
+    "fix_ floor_ frac_ gcd_ lcm_ i0_ ldexp_ log_ log10_ log1p_ log2_ logit_ nan_to_num_ neg_ negative_ "
+    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_".split()
+)
 _REDUCTION_FUNCTIONS: tuple[str, ...] = tuple(
     "prod var std sort argsort msort topk kthvalue median nanmedian mode cumsum cumprod nansum nanmean "
     "aminmax cummax cummin bincount histogram unique unique_consecutive diff cov corrcoef quantile nanquantile".split()
@@ -62,7 +69,7 @@ _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
 )
 
-for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
+for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_ELEMENTWISE_INPLACE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
               *_LINALG_FUNCTIONS):
     globals()[_name] = _method(_name)
 del _name
@@ -70,6 +77,13 @@ del _name
 # The entries' declared "function" variants, with their declared signatures (the op table's
 # binding point: ops/variants.py), each made on first lookup by the ``__getattr__`` it sets here.
 _VARIANT_FUNCTIONS: tuple[str, ...] = tuple(_variants.bind_functions(globals(), _variants.declared(), _t, _operand))
+
+if TYPE_CHECKING:  # (bound just above from the op table; named here for the type checker)
+    def isnan(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isinf(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isfinite(input: Tensor) -> Tensor: ...  # noqa: A002
+    def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,  # noqa: A002
+                equal_nan: bool = False) -> Tensor: ...
 
 
 # -- elementwise functions over several tensors or with a number first (pow ... where) --------
@@ -139,6 +153,52 @@ def rsub(input: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:  # noqa: A002
 
 
 
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
+    """The ``n``-th derivative of digamma (``n`` first, as PyTorch).
+
+    >>> import retrograd as rg
+    >>> f"{rg.polygamma(1, rg.tensor([1.0], dtype=rg.float64)).item():.6f}"  # pi^2 / 6
+    '1.644934'
+    """
+    if type(n) is not int:
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    return _t(input).polygamma(n)  # type: ignore[attr-defined,no-any-return]
+
+
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a number.
+
+    >>> import retrograd as rg
+    >>> rg.xlogy(rg.tensor([0.0, 2.0]), rg.tensor([0.0, 1.0])).tolist()
+    [0.0, 0.0]
+    """
+    from .ops import elementwise as _e
+
+    if isinstance(input, Tensor):
+        return input.xlogy(other)  # type: ignore[attr-defined,no-any-return]
+    other = _operand(other)
+    if not isinstance(other, Tensor):
+        raise TypeError("xlogy() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__})")
+    return apply(_e.xlogy_scalar_self, (other, _operand(input)))  # type: ignore[no-any-return]
+
+
+def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A new tensor like ``input`` filled with ``value`` (a number or a 0-d tensor, which gets the
+    gradient's sum).
+
+    >>> import retrograd as rg
+    >>> rg.fill(rg.zeros(2), 3.0).tolist()
+    [3.0, 3.0]
+    """
+    from .ops import elementwise as _e
+    from .tensor import FILL_VALUE_ERROR, _scalar_value, _zero_dim_value
+
+    if isinstance(value, Tensor):
+        return apply(_e.fill_tensor_out, (input, _zero_dim_value(value, FILL_VALUE_ERROR)))  # type: ignore[no-any-return]
+    return apply(_e.fill_out, (input, _scalar_value(value)))  # type: ignore[no-any-return]
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -526,26 +586,6 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     True
     """
     return bool(np.allclose(input._data, _t(other)._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:  # noqa: A002
-    """Elementwise ``allclose``."""
-    return Tensor._make(np.isclose(input._data, _t(other)._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def isnan(input: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise NaN test (bool tensor)."""
-    return Tensor._make(np.isnan(input._data))
-
-
-def isinf(input: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise infinity test (bool tensor)."""
-    return Tensor._make(np.isinf(input._data))
-
-
-def isfinite(input: Tensor) -> Tensor:  # noqa: A002
-    """Elementwise finiteness test (bool tensor)."""
-    return Tensor._make(np.isfinite(input._data))
 
 
 def lstm(*args: Any) -> Any:

@@ -875,6 +875,15 @@ class Tensor:
             return _apply(_E.round_op, (self,))
         return _apply(_E.round_decimals, (self, int(decimals)))
 
+    def frexp(self) -> Any:
+        """(mantissa, exponent) with ``self = mantissa * 2 ** exponent`` (PyTorch's named pair).
+
+        >>> import retrograd as rg
+        >>> rg.tensor([8.0]).frexp().exponent.tolist()
+        [4]
+        """
+        return _E.frexp_result(*_apply(_E.frexp, (self,)))
+
     def round_(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:
             return _apply_inplace(_E.round_op, (self,))

@@ -53,6 +53,15 @@ def require_tensor(name: str, value: Any, position: int, argument: str = "other"
     raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {type(value).__name__}")
 
 
+def require_int(name: str, value: Any, position: int, argument: str) -> Any:
+    """PyTorch's TypeError for an int argument given anything else (a float, a bool)."""
+    if type(value) is int or isinstance(value, np.integer):
+        return int(value)
+    # (PyTorch names the position only for a positional argument; a form's keyword is the common
+    # spelling of these, ``mvlgamma(x, p=2)``.)
+    raise TypeError(f"{name}(): argument '{argument}' must be int, not {type(value).__name__}")
+
+
 # A forward that meets inf or nan on ordinary inputs (log(0), 1 / 0, exp(1000)) is declared
 # with this wrapper: NumPy's warnings off for that call only, as PyTorch computes them silently.
 _quiet = quiet_forward
@@ -74,6 +83,16 @@ def _zeros_like(grad: Any) -> Any:
 
 def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
+
+
+def _integer_kernel(kernel: str, fn: Any, bools: bool = False) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        dtype = np.result_type(a, b)
+        if dtype.kind not in ("iub" if bools else "iu"):
+            raise _not_implemented_for(kernel, dtype)
+        return fn(a, b)
+
+    return forward
 
 
 # -- arithmetic -------------------------------------------------------------------------------
@@ -164,7 +183,7 @@ rsub.check_operands = _check_bool_sub
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * other,
                 lambda grad, self: grad * self),
-         variants=_ALL_FORMS, aliases=("multiply",), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
+         variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply)
 
 div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
@@ -173,7 +192,7 @@ div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "ot
          operators=("__truediv__",))
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
-         variants=_ALL_FORMS, aliases=("negative",), operators=("__neg__",), hot=True)
+         variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True)
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
                 grads=(lambda grad, result: -grad * result * result,), variants=_ALL_FORMS, hot=True)
@@ -317,9 +336,11 @@ def _minimum(a: Any, b: Any) -> Any:
 
 
 maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)))
+             grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)),
+             variants=("method",), convert={"other": "tensor"})
 minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
-             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)))
+             grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)),
+             variants=("method",), convert={"other": "tensor"})
 
 
 # -- division with rounding, remainder, fmod --------------------------------------------------
@@ -486,7 +507,7 @@ sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_A
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * self.sign(),),
-         variants=_ALL_FORMS, aliases=("absolute",), operators=("__abs__",), hot=True)
+         variants=_ALL_FORMS, aliases=("absolute", "absolute_"), operators=("__abs__",), hot=True)
 
 def _threshold_backward(grad: Any, out: Any) -> Any:
     # PyTorch's select: grad where not ``out <= 0`` (so a NaN output passes its gradient), +0
@@ -1033,18 +1054,50 @@ ne = Op("ne", np.not_equal, inputs=_BINARY)
 # (``==``/``!=`` are hand-written in tensor.py: ``x == None`` is False, not an error.)
 _FORMS = ("function", "method")
 _SCALAR = {"other": "scalar"}
-lt = Op("lt", np.less, inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
-le = Op("le", np.less_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__le__",))
-gt = Op("gt", np.greater, inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
-ge = Op("ge", np.greater_equal, inputs=_BINARY, variants=_FORMS, convert=_SCALAR, operators=("__ge__",))
-logical_not = Op("logical_not", np.logical_not, variants=("function", "method"))
-logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=("function", "method"))
-logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=("function", "method"))
-logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"))
-bitwise_and = Op("bitwise_and", np.bitwise_and, inputs=("self", "other"))
-bitwise_or = Op("bitwise_or", np.bitwise_or, inputs=("self", "other"))
-bitwise_xor = Op("bitwise_xor", np.bitwise_xor, inputs=("self", "other"))
-bitwise_not = Op("bitwise_not", np.invert)
+# (no gradient, so no node is ever made: the names LtBackward0/1 are the in-place forms', below)
+lt = Op("lt", np.less, node="Lt", inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
+le = Op("le", np.less_equal, node="Le", inputs=_BINARY, variants=_FORMS, aliases=("less_equal",), convert=_SCALAR,
+        operators=("__le__",))
+gt = Op("gt", np.greater, node="Gt", inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
+ge = Op("ge", np.greater_equal, node="Ge", inputs=_BINARY, variants=_FORMS, aliases=("greater_equal",), convert=_SCALAR,
+        operators=("__ge__",))
+
+
+def _comparison_inplace(name: str, fn: Any, node: str, alias: str) -> tuple[Op, Op]:
+    """``x.lt_(other)``: PyTorch records a node (LtBackward0 for a number, LtBackward1 for a
+    tensor) whose gradients are zeros, and writes 1/0 in ``x``'s dtype."""
+    def forward(x: np.ndarray, other: Any) -> np.ndarray:
+        return np.asarray(fn(x, other)).astype(x.dtype)  # (a float result can carry the node)
+
+    return (Op(name, forward, node=f"{node}Backward0", params=("other",), grads=(_zeros_like,), variants=("inplace",),
+               aliases=(alias,), convert=_SCALAR),
+            Op(name, forward, node=f"{node}Backward1", inputs=_BINARY, grads=(_zeros_like, _zeros_like),
+               variants=("inplace",), aliases=(alias,), convert=_SCALAR))
+
+
+lt_scalar_inplace, lt_inplace = _comparison_inplace("lt", np.less, "Lt", "less_")
+le_scalar_inplace, le_inplace = _comparison_inplace("le", np.less_equal, "Le", "less_equal_")
+gt_scalar_inplace, gt_inplace = _comparison_inplace("gt", np.greater, "Gt", "greater_")
+ge_scalar_inplace, ge_inplace = _comparison_inplace("ge", np.greater_equal, "Ge", "greater_equal_")
+logical_not = Op("logical_not", np.logical_not, variants=_ALL_FORMS)
+logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=_ALL_FORMS)
+logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=_ALL_FORMS)
+logical_xor = Op("logical_xor", np.logical_xor, inputs=("self", "other"), variants=_ALL_FORMS)
+bitwise_and = Op("bitwise_and", _integer_kernel("bitwise_and_cpu", np.bitwise_and, bools=True), inputs=("self", "other"),
+                 dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+bitwise_or = Op("bitwise_or", _integer_kernel("bitwise_or_cpu", np.bitwise_or, bools=True), inputs=("self", "other"),
+                dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+bitwise_xor = Op("bitwise_xor", _integer_kernel("bitwise_xor_cpu", np.bitwise_xor, bools=True), inputs=("self", "other"),
+                 dtype="promote", variants=_ALL_FORMS, convert=_SCALAR)
+
+
+def _bitwise_not(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "f":
+        raise _not_implemented_for("bitwise_not_cpu", x.dtype)
+    return np.invert(x)
+
+
+bitwise_not = Op("bitwise_not", _bitwise_not, variants=_ALL_FORMS)
 
 
 def _where(condition: Any, x: Any, y: Any) -> Any:
@@ -1102,3 +1155,349 @@ masked_fill = Op("masked_fill", _masked_fill,
 masked_fill_tensor = Op("masked_fill", _masked_fill,
                         node="MaskedFillBackward1", inputs=("self", "mask", "value"),
                         grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
+
+
+# -- special functions (NumPy kernels in special_math.py, in float64, cast back) ---------------
+from . import special_math as _special  # noqa: E402
+from .return_types import return_type as _return_type  # noqa: E402
+
+digamma: Op  # defined below; lgamma's and digamma's rules refer to them
+polygamma: Op
+special_i1: Op
+
+
+def _check_float_kernel(kernel: str, x: np.ndarray) -> None:
+    if x.dtype.kind != "f":
+        raise _not_implemented_for(kernel, x.dtype)
+
+
+lgamma = Op("lgamma", _in_float64(_special.lgamma), node="LgammaBackward0", dtype="float_unary",
+            grads=(lambda grad, self: grad * digamma(self),), variants=_ALL_FORMS)
+digamma = Op("digamma", _in_float64(_special.digamma), node="DigammaBackward0", dtype="float_unary",
+             grads=(lambda grad, self: grad * polygamma(self, 1),), variants=_ALL_FORMS)
+
+
+def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
+    if type(n) is not int:
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    out = _special.polygamma(n, x)
+    return out.astype(x.dtype, copy=False) if x.dtype != np.float64 else out
+
+
+# (``retrograd.polygamma(n, input)`` takes n first: written in _functions.py)
+polygamma = Op("polygamma", _polygamma, node="PolygammaBackward0", params=("n",), dtype="float_unary",
+               grads=(lambda grad, self, n: grad * polygamma(self, n + 1),), variants=("method", "inplace"),
+               convert={"n": "integer"})
+
+
+def _mvlgamma(x: np.ndarray, p: Any) -> np.ndarray:
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    # PyTorch's order: lgamma(x - (p-1)/2) + ... + lgamma(x), then the constant.
+    total = np.zeros(x.shape, np.float64)
+    for i in range(p - 1, -1, -1):
+        total = total + _special.lgamma(x.astype(np.float64) - 0.5 * i)
+    out = total + p * (p - 1) * float(np.log(np.pi)) / 4
+    return out.astype(x.dtype, copy=False)
+
+
+def _mvlgamma_grad(grad: Any, self: Any, p: Any) -> Any:
+    total = digamma(self)
+    for i in range(1, p):
+        total = total + digamma(self - 0.5 * i)
+    return grad * total
+
+
+mvlgamma = Op("mvlgamma", _mvlgamma, node="MvlgammaBackward0", params=("p",), dtype="float_unary",
+              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "integer"})
+
+
+def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
+    # i1'(x) = i0(x) - i1(x) / x, and 1/2 at 0 (x replaced by eps there, as PyTorch, so no 0/0).
+    eps = float(np.finfo(self._data.dtype).eps)
+    tiny = _const(np.abs(self._data) <= eps)
+    safe = where(tiny, eps, self)
+    return grad * where(tiny, 0.5, i0(safe) - result / safe)
+
+
+i0 = Op("i0", _in_float64(_special.i0), node="I0Backward0", dtype="float_unary",
+        grads=(lambda grad, self: grad * special_i1(self),), variants=_ALL_FORMS)
+# (PyTorch's torch.special.i1: i0's derivative, differentiable again)
+special_i1 = Op("special_i1", _in_float64(_special.i1), node="SpecialI1Backward0", dtype="float_unary",
+                grads=(_i1_grad,))
+
+
+def _gammainc(kernel: str, upper: bool) -> Any:
+    def forward(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+        dtype = np.result_type(a, x)
+        if dtype.kind != "f":
+            raise _not_implemented_for(kernel, dtype)
+        out = _special.gammainc(a, x, upper)
+        return out.astype(dtype, copy=False)
+
+    return forward
+
+
+def _gammainc_input_grad(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+
+    return rule
+
+
+def _gammainc_other_grad(grad: Any, self: Any, other: Any) -> Any:
+    # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
+    return grad * ((self - 1) * other.log() - other - self.lgamma()).exp()
+
+
+igamma = Op("igamma", _gammainc("igamma_cpu", False), node="IgammaBackward0", inputs=("self", "other"),
+            dtype="promote", grads=(_gammainc_input_grad("igamma"), _gammainc_other_grad),
+            variants=_ALL_FORMS, convert={"other": "tensor"})
+igammac = Op("igammac", _gammainc("igammac_cpu", True), node="IgammacBackward0", inputs=("self", "other"),
+             dtype="promote", grads=(_gammainc_input_grad("igammac"),
+                                     lambda grad, self, other: -_gammainc_other_grad(grad, self, other)),
+             variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+# -- xlogy, sinc, logit, sgn, angle, deg2rad, rad2deg -------------------------------------------
+@_quiet
+def _xlogy(x: Any, y: Any) -> Any:
+    # 0 where x == 0, unless y is NaN (as PyTorch)
+    out = np.multiply(x, np.log(y))
+    return np.where((np.asarray(x) == 0) & ~np.isnan(y), np.zeros((), out.dtype), out)
+
+
+def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    # PyTorch's: xlogy(grad, other), 0 where self == 0 and other <= 0 (selected, so no -inf * 0)
+    return where((self == 0) & (other <= 0), 0.0, xlogy(grad, other))
+
+
+# The Tensor/Tensor entry and the two Scalar overloads (a number as ``other``: XlogyBackward2; as
+# ``self``: XlogyBackward1, written in _functions.py).
+xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
+           grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
+           variants=("method", "inplace"), convert={"other": "scalar"})
+xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False), node="XlogyBackward2", params=("other",),
+                        dtype="float", grads=(_xlogy_self_grad,),
+                        variants=("method", "inplace"), convert={"other": "scalar"})
+xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
+                       params=("self",), dtype="promote+params",
+                       grads=(lambda grad, self, other: grad * self / other,))
+
+
+@_quiet
+def _sinc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(np.sinc(x), x.dtype)
+
+
+def _sinc_grad(grad: Any, self: Any) -> Any:
+    # (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x = 0 (selected, not multiplied: no 0 * inf)
+    pi_x = self * np.pi
+    square = self * self * np.pi
+    return where(square == 0.0, 0.0, grad * (pi_x * pi_x.cos() - pi_x.sin()) / square)
+
+
+sinc = Op("sinc", _sinc, node="SincBackward0", dtype="float_unary", grads=(_sinc_grad,), variants=_ALL_FORMS)
+
+
+@_quiet
+def _logit(x: np.ndarray, eps: Any) -> np.ndarray:
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps).astype(x.dtype, copy=False)
+    return np.asarray(np.log(x / (1 - x)), x.dtype)
+
+
+def _logit_grad(grad: Any, self: Any, eps: Any) -> Any:
+    slope = grad / (self * (1 - self))
+    if eps is None:
+        return where((self < 0) | (self > 1), float("nan"), slope)
+    return where((self < eps) | (self > 1 - eps), 0.0, slope)
+
+
+logit = Op("logit", _logit, node="LogitBackward0", params=("eps",), dtype="float_unary", grads=(_logit_grad,),
+           variants=_ALL_FORMS, signature="eps=None")
+
+sgn = Op("sgn", _sign, node="SgnBackward0", grads=(lambda grad, self, result: _zeros_like(grad),),
+         variants=_ALL_FORMS)
+
+
+def _angle(x: np.ndarray) -> np.ndarray:
+    # real input: pi below 0, NaN for NaN, else 0
+    out = np.where(x < 0, np.pi, 0.0).astype(x.dtype, copy=False)
+    return np.where(np.isnan(x), x, out)
+
+
+angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
+           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"))
+_DEG = float(np.pi / 180.0)
+deg2rad = Op("deg2rad", lambda x: np.multiply(x, np.asarray(_DEG, x.dtype)), node="Deg2RadBackward0",
+             dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS)
+rad2deg = Op("rad2deg", lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype)), node="Rad2DegBackward0",
+             dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS)
+
+
+# -- copysign, heaviside, fmax/fmin, nextafter, ldexp, frexp -----------------------------------
+def _copysign_self_grad(grad: Any, self: Any, result: Any) -> Any:
+    # result / self is +-1, and 0 where self is 0 (selected: no 0/0)
+    ratio = where(self == 0, 0.0, result / self)
+    return grad * ratio
+
+
+copysign_scalar = Op("copysign", _quiet(lambda x, other: np.copysign(x, other).astype(x.dtype, copy=False)),
+                     node="CopysignBackward1", params=("other",), dtype="float", grads=(_copysign_self_grad,),
+                     variants=_ALL_FORMS, convert={"other": "scalar"})
+copysign = Op("copysign", _quiet(np.copysign), node="CopysignBackward0", inputs=("self", "other"), dtype="float",
+              grads=(_copysign_self_grad, lambda grad: _zeros_like(grad)),
+              variants=_ALL_FORMS, convert={"other": "scalar"})
+
+
+def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    if x.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if x.dtype.kind == "f":
+        return np.heaviside(x, values)
+    return np.where(x == 0, values, x > 0).astype(x.dtype)
+
+
+def _not_differentiable(name: str) -> Any:
+    def rule(grad: Any) -> Any:
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return rule
+
+
+heaviside = Op("heaviside", _heaviside, node="NotImplemented", inputs=("self", "values"),
+               grads=(_not_differentiable("heaviside"), _not_differentiable("heaviside")),
+               variants=("function", "method"), convert={"values": "tensor"})
+# (no ``heaviside_``/``floor_divide_`` yet: PyTorch's in-place node refuses with its own name,
+# ``aten::heaviside_``, and one NotImplemented node per op name is all the forms can tell apart)
+
+
+def _fmax_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    # the first operand wins ties, and wherever the other is NaN
+    return where((self >= other) | other.isnan(), grad, 0.0)
+
+
+def _fmin_self_grad(grad: Any, self: Any, other: Any) -> Any:
+    return where((self <= other) | other.isnan(), grad, 0.0)
+
+
+fmax = Op("fmax", np.fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
+          grads=(_fmax_self_grad, lambda grad, self, other: where((self >= other) | other.isnan(), 0.0, grad)),
+          variants=("function", "method"), convert={"other": "tensor"})
+fmin = Op("fmin", np.fmin, node="FminBackward0", inputs=("self", "other"), dtype="promote",
+          grads=(_fmin_self_grad, lambda grad, self, other: where((self <= other) | other.isnan(), 0.0, grad)),
+          variants=("function", "method"), convert={"other": "tensor"})
+
+
+def _nextafter(x: np.ndarray, other: np.ndarray) -> np.ndarray:
+    _check_float_kernel("nextafter_cpu", np.empty(0, np.result_type(x, other)))
+    return np.nextafter(x, other)
+
+
+nextafter = Op("nextafter", _nextafter, node="NextafterBackward0", inputs=("self", "other"), dtype="promote",
+               grads=(lambda grad: grad, lambda grad: _zeros_like(grad)),
+               variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _ldexp(x: np.ndarray, other: np.ndarray) -> np.ndarray:
+    return np.multiply(x, np.exp2(other.astype(x.dtype, copy=False)))
+
+
+ldexp = Op("ldexp", _quiet(_ldexp), node="LdexpBackward0", inputs=("self", "other"), dtype="float",
+           # (PyTorch's ``grad * 2 ** other``: integer powers for an integer exponent, so 0 below 0)
+           grads=(lambda grad, other: grad * (2 ** other), lambda grad, result: grad * result * _LN2),
+           variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(x)
+    return mantissa, exponent.astype(np.int32)
+
+
+# (``Tensor.frexp`` in tensor.py returns PyTorch's named pair, ``frexp_result``)
+frexp = Op("frexp", _frexp, node="FrexpBackward0", outputs=2, differentiable_outputs=(True, False),
+           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"})
+frexp_result = _return_type("frexp", ("mantissa", "exponent"))
+
+
+# -- integer ops: gcd, lcm, shifts, bitwise; signbit, floor_divide -----------------------------
+gcd = Op("gcd", _integer_kernel("gcd_cpu", np.gcd), inputs=("self", "other"), dtype="promote",
+         variants=_ALL_FORMS, convert={"other": "tensor"})
+lcm = Op("lcm", _integer_kernel("lcm_cpu", np.lcm), inputs=("self", "other"), dtype="promote",
+         variants=_ALL_FORMS, convert={"other": "tensor"})
+
+
+def _shift(left: bool) -> Any:
+    def forward(a: Any, b: Any) -> Any:
+        dtype = np.result_type(a, b)  # (a Python number is weak: the operands are already promoted)
+        a_arr, b_arr = np.asarray(a), np.asarray(b)
+        if dtype.kind not in "iu":
+            raise _not_implemented_for("lshift_cpu" if left else "rshift_cpu", dtype)
+        a_arr, b_arr = a_arr.astype(dtype, copy=False), b_arr.astype(dtype, copy=False)
+        bits = dtype.itemsize * 8
+        # A shift by a negative amount or by the width or more: 0 (and -1 for a negative number
+        # shifted right), as PyTorch; NumPy's is the processor's (masked amount).
+        out_of_range = (b_arr < 0) | (b_arr >= bits)
+        safe = np.where(out_of_range, 0, b_arr).astype(dtype, copy=False)
+        if left:
+            out = np.left_shift(a_arr, safe)
+            return np.where(out_of_range, np.zeros((), dtype), out)
+        out = np.right_shift(a_arr, safe)
+        return np.where(out_of_range, np.where(a_arr < 0, -1, 0).astype(dtype), out)
+
+    return forward
+
+
+bitwise_left_shift = Op("bitwise_left_shift", _shift(True), inputs=("self", "other"), dtype="promote",
+                        variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__lshift__",))
+bitwise_right_shift = Op("bitwise_right_shift", _shift(False), inputs=("self", "other"), dtype="promote",
+                         variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__rshift__",))
+
+signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind == "f" else np.asarray(x < 0) if x.dtype.kind == "i"
+             else np.zeros(x.shape, np.bool_), variants=("function", "method"))
+
+
+def _floor_divide(a: Any, b: Any) -> Any:
+    if np.asarray(a).dtype is _BOOL:
+        raise _not_implemented_for("div_floor_cpu", _BOOL)
+    return _div_rounding(a, b, "floor")
+
+
+floor_divide = Op("floor_divide", _quiet(_floor_divide), node="NotImplemented", inputs=("self", "other"),
+                  dtype="promote", grads=(_not_differentiable("floor_divide"), _not_differentiable("floor_divide")),
+                  variants=("function", "method"), convert={"other": "scalar"})
+
+# -- tests of values (bool results, no gradient) ------------------------------------------------
+_PREDICATE = ("function", "method")
+isnan = Op("isnan", np.isnan, variants=_PREDICATE)
+isinf = Op("isinf", np.isinf, variants=_PREDICATE)
+isfinite = Op("isfinite", np.isfinite, variants=_PREDICATE)
+isposinf = Op("isposinf", lambda x: np.isposinf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+              variants=_PREDICATE)
+isneginf = Op("isneginf", lambda x: np.isneginf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+              variants=_PREDICATE)
+isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
+
+
+def _isclose(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: Any) -> Any:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{scalar_type_name(a.dtype)} did not match {scalar_type_name(b.dtype)}")
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+isclose = Op("isclose", _isclose, inputs=("self", "other"), params=("rtol", "atol", "equal_nan"),
+             variants=_PREDICATE, signature="other, rtol=1e-05, atol=1e-08, equal_nan=False",
+             convert={"other": "tensor"})
+
+
+# ``torch.fill(input, value)``: out of place, its own nodes (the in-place ``fill_`` records
+# FillBackward2/3).
+fill_out = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward0",
+              params=("value",), grads=(_zeros_like,))
+fill_tensor_out = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward1",
+                     inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))

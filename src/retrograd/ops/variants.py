@@ -167,6 +167,7 @@ CONVERSIONS = {
     "int": "int({0})",
     "float": "float({0})",
     "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
+    "integer": "require_int({name!r}, {0}, {position}, {0!r})",
     "index": "index_array({0})",
     "str": "require_type({name!r}, {0}, {0!r}, str)",
     "bool": "require_type({name!r}, {0}, {0!r}, bool)",
@@ -322,14 +323,14 @@ _MAKING = RLock()
 def _helpers(namespace: dict[str, Any]) -> None:
     """The names the forms' source reads besides the entries (see ``forms_source``)."""
     from ..tensor import Tensor
-    from .elementwise import require_tensor
+    from .elementwise import require_int, require_tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
     from .reduce import normalize_dim, normalize_dims
     from .shape import _index_array
 
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
                       "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
-                      "require_tensor": require_tensor, "index_array": _index_array,
+                      "require_tensor": require_tensor, "require_int": require_int, "index_array": _index_array,
                       "require_type": require_type})
 
 
