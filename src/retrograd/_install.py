@@ -10,8 +10,9 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 # Registered at once, so that sys.modules shows them; any other ``torch.X`` is found on import.
 _EAGER = ("nn", "nn.functional", "nn.init", "optim", "optim.lr_scheduler", "utils", "utils.data", "autograd",

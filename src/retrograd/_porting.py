@@ -214,8 +214,8 @@ def is_neg(input: Any) -> bool:  # noqa: A002
     return False
 
 
-def _real_only(input: Any, name: str) -> Tensor:
-    t = _check_tensor(input, name)
+def _real_only(value: Any, name: str) -> Tensor:
+    t = _check_tensor(value, name)
     if t.is_complex():  # complex conjugation is the complex dtypes' own op
         return getattr(t, name)()  # type: ignore[no-any-return]
     return t

@@ -16,7 +16,8 @@ from __future__ import annotations
 import collections.abc
 import math
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
