@@ -81,7 +81,7 @@ class finfo:
         self.max = builtins.float(info.max)
         self.min = builtins.float(info.min)
         self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -info.precision  # (PyTorch's exact power of ten)
         self.dtype = d.name
 
     def __repr__(self) -> str:
@@ -605,7 +605,9 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 
 
 def is_autocast_cpu_enabled() -> bool:
-    """False (see ``is_autocast_enabled``)."""
+    """False (see ``is_autocast_enabled``); deprecated in PyTorch, with its warning."""
+    warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use torch.is_autocast_enabled('cpu') "
+                  "instead.", DeprecationWarning, stacklevel=2)
     return False
 
 
