@@ -13,7 +13,6 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-
 from tests.conftest import torch_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.conftest import outcome
 
 import retrograd as rg
-from tests.conftest import outcome
 
 FLOATS = ("float16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
