@@ -302,8 +302,13 @@ def make_tensor(*shape: Any, dtype: Any, device: Any, low: float | None = None, 
         lo, hi = limits(f.min, f.max, -9, 9)
         # drawn in float64 and rounded: ranges as wide as the dtype's stay finite
         u = factories.rand(size, dtype=_dtype.float64)._data
-        result = Tensor._make(((lo + (hi - lo) * u) if hi - lo < f.max else 2 * (lo / 2 + (hi / 2 - lo / 2) * u))
-                              .astype(d.np))
+        values = ((lo + (hi - lo) * u) if hi - lo < f.max else 2 * (lo / 2 + (hi / 2 - lo / 2) * u)).astype(d.np)
+        if lo < hi:  # rounding to the dtype must not leave [low, high)
+            top, bottom = d.np.type(hi), d.np.type(lo)
+            top = np.nextafter(top, d.np.type(-np.inf)) if top >= hi else top
+            bottom = np.nextafter(bottom, d.np.type(np.inf)) if bottom < lo else bottom
+            values = np.clip(values, bottom, top)
+        result = Tensor._make(values)
     else:
         raise TypeError(f"The requested dtype '{d}' is not supported by torch.testing.make_tensor(). To request "
                         "support, file an issue at: https://github.com/pytorch/pytorch/issues")
