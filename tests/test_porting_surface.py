@@ -142,6 +142,10 @@ def test_dlpack_round_trips_share_memory(torch: Any) -> None:
     theirs = torch.from_dlpack(t)  # PyTorch takes retrograd's tensor through DLPack
     assert theirs.tolist() == [7.0, 8.0, 2.0] and str(theirs.dtype) == "torch.float64"
     assert rg.from_dlpack(torch.arange(3)).tolist() == [0, 1, 2]
+    capsule = rg.to_dlpack(t)  # a capsule, as torch.to_dlpack gives, that torch can take
+    assert type(capsule).__name__ == type(torch.to_dlpack(torch.ones(1))).__name__ == "PyCapsule"
+    assert torch.from_dlpack(capsule).tolist() == [7.0, 8.0, 2.0]
+    assert rg.is_distributed(t) is torch.is_distributed(theirs) is False
 
 
 def test_thread_and_determinism_settings(torch: Any) -> None:

@@ -120,7 +120,8 @@ _PORTING_SUBMODULES = ("testing", "backends", "accelerator")
 _PORTING_NAMES = frozenset((
     "finfo", "iinfo", "promote_types", "result_type", "can_cast", "is_complex", "is_signed", "is_inference",
     "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical", "typename",
-    "get_device", "detach", "detach_", "asarray", "frombuffer", "from_dlpack", "layout", "strided",
+    "get_device", "detach", "detach_", "asarray", "frombuffer", "from_dlpack", "to_dlpack", "is_distributed",
+    "layout", "strided",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
     "init_num_threads", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",

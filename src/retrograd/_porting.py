@@ -410,6 +410,27 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
     return _finish(array, False)
 
 
+def to_dlpack(tensor: Any) -> Any:
+    """A DLPack capsule sharing the tensor's memory (NumPy makes it), for another library to take.
+
+    >>> import retrograd as rg
+    >>> type(rg.to_dlpack(rg.ones(2))).__name__
+    'PyCapsule'
+    """
+    return _check_tensor(tensor, "to_dlpack")._data.__dlpack__()
+
+
+def is_distributed(input: Any) -> bool:  # noqa: A002
+    """False: retrograd tensors are never distributed.
+
+    >>> import retrograd as rg
+    >>> rg.is_distributed(rg.ones(1))
+    False
+    """
+    _check_tensor(input, "is_distributed")
+    return False
+
+
 # ---- process settings ---------------------------------------------------------------------------
 
 _settings: dict[str, Any] = {
