@@ -311,11 +311,12 @@ def detach_(input: Any) -> Tensor:  # noqa: A002
 # ---- conversions --------------------------------------------------------------------------------
 
 def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool | None = None) -> Tensor:
     """A tensor from ``obj``, sharing memory with a tensor or NumPy array when ``copy`` allows.
 
     ``copy=None`` shares when the dtype allows, ``copy=True`` always copies, ``copy=False``
-    refuses to copy. A tensor given without a copy is returned itself, its graph kept.
+    refuses to copy. A tensor given without a copy is returned itself, its graph kept (as in
+    PyTorch 2.13, ``requires_grad`` left unspecified follows the tensor's; ``False`` detaches).
 
     >>> import numpy as np, retrograd as rg
     >>> a = np.zeros(2); t = rg.asarray(a); a[0] = 5; t
@@ -335,7 +336,9 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
                              f"dtype '{_dtype.scalar_type_name(want.np)}'.")
         else:
             out = obj.to(want)
-        if requires_grad and not out.requires_grad:
+        if requires_grad is False and out.requires_grad:
+            out = out.detach()
+        elif requires_grad and not out.requires_grad:
             out.requires_grad_()
         return out
     array = obj if isinstance(obj, np.ndarray) else None
@@ -351,10 +354,10 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
             array = array.astype(want.np)
         elif copy:
             array = array.copy()
-        return _finish(array, requires_grad)
+        return _finish(array, bool(requires_grad))
     if copy is False:
         raise ValueError("can't alias a Python sequence: it has no memory of its own to share")
-    return tensor(obj, dtype=want, requires_grad=requires_grad)
+    return tensor(obj, dtype=want, requires_grad=bool(requires_grad))
 
 
 def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
