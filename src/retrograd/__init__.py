@@ -117,6 +117,23 @@ FloatTensor = Tensor
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug")
 
 
+# The porting surface (``torch.testing``, ``torch.backends``, ``finfo``, ``set_num_threads``...)
+# and ``install_as_torch``: loaded on first use like the layers below.
+_PORTING_SUBMODULES = ("testing", "backends", "accelerator")
+_PORTING_NAMES = frozenset((
+    "finfo", "iinfo", "promote_types", "result_type", "can_cast", "is_complex", "is_signed", "is_inference",
+    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical", "typename",
+    "get_device", "detach", "detach_", "asarray", "frombuffer", "from_dlpack", "to_dlpack", "is_distributed",
+    "layout", "strided",
+    "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
+    "init_num_threads", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+    "get_deterministic_debug_mode", "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "set_flush_denormal", "set_default_tensor_type", "set_default_device", "get_default_device",
+    "is_autocast_enabled", "is_autocast_cpu_enabled", "is_autocast_cache_enabled",
+))
+
+
 def __getattr__(name: str) -> Any:
     # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``
     # (``save``/``load`` bring zipfile and pickle).
@@ -130,11 +147,19 @@ def __getattr__(name: str) -> Any:
     if name in _VARIANT_FUNCTIONS:  # the op table's functions, made on first use (ops/variants.py)
         value = globals()[name] = getattr(importlib.import_module("._functions", __name__), name)
         return value
+    if name in _PORTING_NAMES:  # (after the op table: an op of the same name wins)
+        value = globals()[name] = getattr(importlib.import_module("._porting", __name__), name)
+        return value
+    if name in _PORTING_SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in ("install_as_torch", "uninstall_as_torch"):
+        return getattr(importlib.import_module("._install", __name__), name)
     raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS})
+    return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
+                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch"})
 
 
 __all__ = [

@@ -1609,3 +1609,194 @@ if TYPE_CHECKING:  # loaded on first use (``ops.__getattr__``); named here for t
 # method delegating to them; an operator's other operand is coerced by ``_operand`` (a Python
 # number or NumPy value; anything else is NotImplemented). The other methods are made on first lookup.
 _variants.bind_methods(Tensor, _variants.declared(), _operand)
+
+
+# ---- the porting surface: storage queries and legacy methods ported programs call ----------------
+# (plain functions set on the class, so the class body and the op table stay as they are)
+
+def _data_ptr(self: Tensor) -> builtins.int:
+    """The address of the tensor's first element.
+
+    >>> import retrograd as rg
+    >>> x = rg.arange(4.0); x[1].data_ptr() - x.data_ptr()
+    4
+    """
+    return self._data.__array_interface__["data"][0]  # type: ignore[no-any-return]
+
+
+def _new(self: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """Legacy constructor: uninitialised of a size, or from data, with this tensor's dtype.
+
+    >>> import retrograd as rg
+    >>> rg.ones(1, dtype=rg.int64).new([1.5])
+    tensor([1])
+    """
+    if device is not None:
+        globals()["device"](device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0]  # an alias, as PyTorch returns
+    if not args or all(isinstance(a, builtins.int) for a in args) or (
+            len(args) == 1 and isinstance(args[0], Size)):
+        return Tensor._make(np.empty(_sizes(args) if args else (0,), self._data.dtype))
+    if len(args) == 1:
+        return Tensor._make(np.array(np.asarray(args[0]).astype(self._data.dtype)))
+    raise TypeError(f"new() received an invalid combination of arguments - got "
+                    f"({', '.join(type(a).__name__ for a in args)})")
+
+
+def _no_grad_inplace(self: Tensor, name: str) -> None:
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+
+
+def _elementwise_(self: Tensor, name: str, fn: Any, others: tuple[Tensor, ...]) -> Tensor:
+    _no_grad_inplace(self, name)
+    data = self._data
+    arrays = [np.broadcast_to(o._data, data.shape) for o in others]
+    values = [fn(*(a[i].item() for a in (data, *arrays))) for i in np.ndindex(data.shape)]
+    data[...] = np.array(values, dtype=data.dtype).reshape(data.shape) if values else data
+    self._counter().bump(name)
+    return self
+
+
+def _apply_(self: Tensor, callable: Any) -> Tensor:  # noqa: A002 - PyTorch's name
+    """Replace each element by ``callable(element)`` (slow: one Python call per element).
+
+    >>> import retrograd as rg
+    >>> rg.tensor([1.0, 2.0]).apply_(lambda v: v * 10)
+    tensor([10., 20.])
+    """
+    return _elementwise_(self, "apply_", callable, ())
+
+
+def _map_(self: Tensor, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """``self[i] = callable(self[i], tensor[i])``, ``tensor`` broadcast to this shape.
+
+    >>> import retrograd as rg
+    >>> rg.tensor([1.0, 2.0]).map_(rg.tensor([3.0, 4.0]), lambda a, b: a * b)
+    tensor([3., 8.])
+    """
+    return _elementwise_(self, "map_", callable, (tensor,))
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast to this shape.
+
+    >>> import retrograd as rg
+    >>> rg.tensor([1.0]).map2_(rg.tensor([2.0]), rg.tensor([3.0]), lambda a, b, c: a + b * c)
+    tensor([7.])
+    """
+    return _elementwise_(self, "map2_", callable, (x, y))
+
+
+def _as_subclass(self: Tensor, cls: type) -> Tensor:
+    """A tensor of class ``cls`` sharing this one's data (and its graph).
+
+    >>> import retrograd as rg
+    >>> class My(rg.Tensor): pass
+    >>> type(rg.ones(1).as_subclass(My)).__name__
+    'My'
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+    out = object.__new__(cls)
+    for slot in ("_data", "_requires_grad", "_grad_fn"):
+        setattr(out, slot, getattr(self, slot))
+    out.__dict__.update(self.__dict__)
+    return out
+
+
+def _is_set_to(self: Tensor, tensor: Tensor) -> builtins.bool:
+    """Whether both tensors view the same memory with the same offset, sizes and strides.
+
+    >>> import retrograd as rg
+    >>> x = rg.ones(2, 3); x.is_set_to(x), x.is_set_to(x.t())
+    (True, False)
+    """
+    a, b = self._data, tensor._data
+    return bool(_data_ptr(self) == _data_ptr(tensor) and a.shape == b.shape and a.strides == b.strides
+                and a.dtype == b.dtype and np.may_share_memory(a, b))
+
+
+def _set_(self: Tensor, source: Tensor | None = None) -> Tensor:
+    """Make this tensor view ``source``'s memory (or, without one, become empty).
+
+    >>> import retrograd as rg
+    >>> x = rg.ones(2); z = rg.zeros(1).set_(x); z.is_set_to(x)
+    True
+    """
+    from .autograd.grad_mode import is_grad_enabled
+    if self.requires_grad and self.is_leaf and is_grad_enabled():
+        raise RuntimeError(_ops.inplace.LEAF_ERROR)
+    if source is None:
+        self._data = np.empty((0,), self._data.dtype)
+        return self
+    if not isinstance(source, Tensor):
+        raise TypeError(f"set_(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if source._data.dtype != self._data.dtype:
+        raise RuntimeError(f"Could not set tensor of type {_cpp_type_name(source._data.dtype)} to a tensor of "
+                           f"type {_cpp_type_name(self._data.dtype)}")
+    if source.requires_grad and is_grad_enabled():
+        raise RuntimeError("set_() to a tensor that requires grad is not supported by retrograd; use "
+                           "source.detach()")
+    self._data = source._data
+    self._version_counter = source._counter()  # one storage, one version counter
+    return self
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: Any = False) -> tuple[builtins.int, ...]:
+    """The dimensions from outermost to innermost in memory (by decreasing stride).
+
+    >>> import retrograd as rg
+    >>> rg.ones(2, 3, 4).permute(2, 0, 1).dim_order()
+    (1, 2, 0)
+    """
+    strides = self.stride()
+    return tuple(sorted(range(len(strides)), key=lambda d: -strides[d]))
+
+
+def _volatile(self: Tensor) -> builtins.bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+Tensor.data_ptr = _data_ptr  # type: ignore[attr-defined]
+Tensor.const_data_ptr = _data_ptr  # type: ignore[attr-defined]
+Tensor.itemsize = property(lambda self: self._data.itemsize, doc="Bytes per element.")  # type: ignore[attr-defined]
+Tensor.nbytes = property(  # type: ignore[attr-defined]
+    lambda self: self._data.itemsize * self._data.size, doc="Bytes of the elements the tensor shows.")
+Tensor.is_cpu = property(lambda self: True, doc="True: every retrograd tensor is on the CPU.")  # type: ignore[attr-defined]
+Tensor.is_meta = property(lambda self: False, doc="False: there is no meta device.")  # type: ignore[attr-defined]
+Tensor.is_pinned = lambda self, device=None: False  # type: ignore[attr-defined]
+Tensor.is_shared = lambda self: False  # type: ignore[attr-defined]
+Tensor.is_distributed = lambda self: False  # type: ignore[attr-defined]
+Tensor.is_signed = lambda self: self._data.dtype.kind in "if"  # type: ignore[attr-defined]
+Tensor.get_device = lambda self: -1  # type: ignore[attr-defined]
+Tensor.is_same_size = lambda self, other: self._data.shape == other._data.shape  # type: ignore[attr-defined]
+Tensor.char = lambda self, memory_format=None: self.to(_dtype.int8)  # type: ignore[attr-defined]
+Tensor.new = _new  # type: ignore[attr-defined]
+Tensor.apply_ = _apply_  # type: ignore[attr-defined]
+Tensor.map_ = _map_  # type: ignore[attr-defined]
+Tensor.map2_ = _map2_  # type: ignore[attr-defined]
+Tensor.as_subclass = _as_subclass  # type: ignore[attr-defined]
+Tensor.is_set_to = _is_set_to  # type: ignore[attr-defined]
+Tensor.set_ = _set_  # type: ignore[attr-defined]
+Tensor.dim_order = _dim_order  # type: ignore[attr-defined]
+Tensor.volatile = property(_volatile, doc="Removed in PyTorch 0.4: always False, with a warning.")  # type: ignore[attr-defined]
+Tensor.grad_dtype = property(lambda self: self.dtype, doc="The dtype the gradient must have.")  # type: ignore[attr-defined]
+for _name in ("is_conj", "is_neg"):
+    if not hasattr(Tensor, _name):  # (a complex-dtype op of the name keeps its own)
+        setattr(Tensor, _name, lambda self: False)
+for _name in ("resolve_conj", "resolve_neg", "conj", "conj_physical"):
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, lambda self: self)
+Tensor.__dlpack__ = lambda self, *args, **kwargs: self._data.__dlpack__(*args, **kwargs)  # type: ignore[attr-defined]
+Tensor.__dlpack_device__ = lambda self: self._data.__dlpack_device__()  # type: ignore[attr-defined]
+
+
+def _layout(self: Tensor) -> Any:
+    from ._porting import strided  # (the layout objects load with the porting surface)
+    return strided
+
+
+Tensor.layout = property(_layout, doc="``torch.strided``: every retrograd tensor is dense.")  # type: ignore[attr-defined]
