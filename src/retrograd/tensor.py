@@ -882,7 +882,9 @@ class Tensor:
         >>> rg.tensor([8.0]).frexp().exponent.tolist()
         [4]
         """
-        return _E.frexp_result(*_apply(_E.frexp, (self,)))
+        from .ops.return_types import frexp  # (loaded on first use, as torch.return_types)
+
+        return frexp(*_apply(_E.frexp, (self,)))
 
     def round_(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:

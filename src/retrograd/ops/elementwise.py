@@ -1159,7 +1159,6 @@ masked_fill_tensor = Op("masked_fill", _masked_fill,
 
 # -- special functions (NumPy kernels in special_math.py, in float64, cast back) ---------------
 from . import special_math as _special  # noqa: E402
-from .return_types import return_type as _return_type  # noqa: E402
 
 digamma: Op  # defined below; lgamma's and digamma's rules refer to them
 polygamma: Op
@@ -1419,10 +1418,9 @@ def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mantissa, exponent.astype(np.int32)
 
 
-# (``Tensor.frexp`` in tensor.py returns PyTorch's named pair, ``frexp_result``)
+# (``Tensor.frexp`` in tensor.py returns PyTorch's named pair, ``return_types.frexp``)
 frexp = Op("frexp", _frexp, node="FrexpBackward0", outputs=2, differentiable_outputs=(True, False),
            grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"})
-frexp_result = _return_type("frexp", ("mantissa", "exponent"))
 
 
 # -- integer ops: gcd, lcm, shifts, bitwise; signbit, floor_divide -----------------------------

@@ -17,7 +17,6 @@ because ``sin(-pi)`` is not 0 in floating point).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,15 +26,20 @@ _LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def _bernoulli(count: int) -> list[Fraction]:
-    """B_2, B_4, ..., B_{2 count} (exact, from the Akiyama-Tanigawa recurrence)."""
+def _bernoulli(count: int) -> list[tuple[int, int]]:
+    """B_2, B_4, ..., B_{2 count} as exact (numerator, denominator) pairs, from the
+    Akiyama-Tanigawa recurrence in integer fractions (``fractions`` would cost the import of
+    ``decimal``; Python's ``int / int`` then rounds each coefficient correctly, as float(Fraction))."""
     n_max = 2 * count
-    out: list[Fraction] = []
-    a = [Fraction(0)] * (n_max + 1)
+    out: list[tuple[int, int]] = []
+    a = [(0, 1)] * (n_max + 1)
     for m in range(n_max + 1):
-        a[m] = Fraction(1, m + 1)
+        a[m] = (1, m + 1)
         for j in range(m, 0, -1):
-            a[j - 1] = j * (a[j - 1] - a[j])
+            (p1, q1), (p2, q2) = a[j - 1], a[j]
+            num, den = j * (p1 * q2 - p2 * q1), q1 * q2
+            g = math.gcd(num, den)
+            a[j - 1] = (num // g, den // g)
         if m >= 2 and m % 2 == 0:
             out.append(a[0])
     return out
@@ -43,11 +47,11 @@ def _bernoulli(count: int) -> list[Fraction]:
 
 _B2K = _bernoulli(12)  # B_2 .. B_24
 # Stirling's series for lgamma: sum B_2k / (2k (2k - 1) x^(2k - 1)).
-_STIRLING = [float(b / (2 * k * (2 * k - 1))) for k, b in enumerate(_B2K[:9], start=1)]
+_STIRLING = [p / (q * 2 * k * (2 * k - 1)) for k, (p, q) in enumerate(_B2K[:9], start=1)]
 # The asymptotic series of digamma: sum B_2k / (2k x^2k), k = 1..7 (PyTorch's, so the same rounding).
-_DIGAMMA_SERIES = [float(b / (2 * k)) for k, b in enumerate(_B2K[:7], start=1)]
+_DIGAMMA_SERIES = [p / (q * 2 * k) for k, (p, q) in enumerate(_B2K[:7], start=1)]
 # Euler-Maclaurin tail of the Hurwitz zeta function: (2j)! / B_2j, j = 1..12.
-_ZETA_TAIL = [float(math.factorial(2 * j) / b) for j, b in enumerate(_B2K[:12], start=1)]
+_ZETA_TAIL = [math.factorial(2 * j) * q / p for j, (p, q) in enumerate(_B2K[:12], start=1)]
 _PSI_10 = 2.251752589066721107647456163885  # digamma(10) = H_9 - Euler's gamma
 
 
