@@ -1298,6 +1298,30 @@ class Tensor:
         op, args = _S.scatter_args(self, dim, index, src, value, reduce)
         return _apply_inplace(op, args)
 
+    def diagflat(self, offset: Any = 0) -> Tensor:
+        return _S.diagflat(self, offset)
+
+    def unsafe_chunk(self, chunks: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+        return _S.unsafe_chunk(self, chunks, dim)
+
+    def adjoint(self) -> Tensor:
+        return _S.adjoint(self, "tensor.adjoint()")
+
+    @property
+    def mH(self) -> Tensor:
+        return _S.adjoint(self, "tensor.mH")
+
+    @property
+    def H(self) -> Tensor:
+        ndim = self._data.ndim
+        if ndim == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+            return self
+        if ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH" if ndim > 2 else ""))
+        return _S.adjoint(self, "tensor.H")
+
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 

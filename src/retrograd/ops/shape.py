@@ -1106,3 +1106,181 @@ def _block_diag_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...]) 
 
 block_diag: Op = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
                 grads=_block_diag_grad)
+
+
+# -- more shape ops (issue #12): rot90, unsafe_split / unsafe_chunk, diagflat, atleast_*d, the
+# stacking composites (hstack ... column_stack), cartesian_prod, combinations, adjoint ---------
+def _int_arg(op: str, name: str, value: Any) -> int:
+    """PyTorch's TypeError for a non-int where its signature says int."""
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    return int(value)
+
+
+def _ints_arg(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """PyTorch's TypeError for a non-sequence (or a non-int element) where it wants a tuple of ints."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, np.integer)) for v in value):
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not {type(value).__name__}")
+    return tuple(int(v) for v in value)
+
+
+def _rot90(x: np.ndarray, k: int, dims: tuple[int, ...]) -> np.ndarray:
+    k = _int_arg("rot90", "k", k)
+    dims = _ints_arg("rot90", "dims", dims)
+    # PyTorch checks the dims as given (before wrapping them), in this order.
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == x.ndim:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    d0, d1 = normalize_dim(dims[0], x.ndim), normalize_dim(dims[1], x.ndim)
+    return np.rot90(x, k, axes=(d0, d1)).copy()
+
+
+rot90: Op = Op("rot90", _rot90, node="Rot90Backward0", params=("k", "dims"),
+           grads=(lambda grad, k, dims: rot90(grad, -k, dims),),
+           variants=("function", "method"), signature="k=1, dims=(0, 1)")
+
+
+# ``unsafe_split``'s pieces alias the input's memory but are not tracked as views (PyTorch's
+# "unsafe": no shared version counter, no view history), hence plain NumPy slices and no view=True.
+def _unsafe_split(x: np.ndarray, split_size: int, dim: int) -> tuple[np.ndarray, ...]:
+    return _split(x, _int_arg("unsafe_split", "split_size", split_size), dim)
+
+
+unsafe_split: Op = Op("unsafe_split", _unsafe_split, node="UnsafeSplitBackward0", params=("split_size", "dim"), outputs=-1,
+                  saved=("dim", "split_size", "self_sym_sizes"),
+                  grads=lambda grads, dim: _split_grad(grads, dim),
+                  variants=("function", "method"), signature="split_size, dim=0",
+                  convert={"dim": "dim"})
+def _unsafe_split_with_sizes(x: np.ndarray, split_sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
+    normalize_dim(dim, x.ndim)  # PyTorch's IndexError; its messages name the dim as given
+    return _split_with_sizes(x, _ints_arg("unsafe_split_with_sizes", "split_sizes", split_sizes), dim)
+
+
+unsafe_split_with_sizes: Op = Op("unsafe_split_with_sizes", _unsafe_split_with_sizes, node="UnsafeSplitWithSizesBackward0",
+                             params=("split_sizes", "dim"), outputs=-1,
+                             saved=("dim", "split_sizes", "self_sym_sizes"),
+                             grads=lambda grads, dim: _split_grad(grads, dim),
+                             variants=("function", "method"), signature="split_sizes, dim=0")
+
+
+def unsafe_chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
+    """``chunk`` made of ``unsafe_split`` pieces (PyTorch's ``unsafe_chunk``)."""
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if size == 0:
+        return tuple(apply(unsafe_split_with_sizes, (x, (0,) * chunks, d)))
+    return tuple(apply(unsafe_split, (x, -(-size // chunks), d)))
+
+
+def diagflat(x: Tensor, offset: int) -> Tensor:
+    """The flattened input on the ``offset`` diagonal of a square matrix (a ``DiagEmbedBackward0``)."""
+    flat = apply(view, (x.contiguous(), (-1,)))  # PyTorch's ``contiguous().view(-1)``
+    return apply(diag_embed, (flat, int(offset), 0, 1))  # type: ignore[no-any-return]
+
+
+_ATLEAST_SHAPES: dict[int, dict[int, Any]] = {
+    # ndim wanted -> {input ndim: how to get there}
+    1: {0: "reshape"},
+    2: {0: "reshape", 1: (0,)},
+    3: {0: "reshape", 1: (0, 2), 2: (2,)},
+}
+
+
+def atleast(x: Tensor, n: int) -> Tensor:
+    """``x`` with at least ``n`` dims, as PyTorch's ``atleast_{n}d`` (the tensor itself if it has them)."""
+    ndim = x._data.ndim
+    how = _ATLEAST_SHAPES[n].get(ndim)
+    if how is None:
+        return x
+    if how == "reshape":
+        return apply(view, (x, (1,) * n))  # type: ignore[no-any-return]
+    for d in how:
+        x = apply(unsqueeze, (x, d))
+    return x
+
+
+def adjoint(x: Tensor, name: str) -> Tensor:
+    """The (conjugate) transpose of the last two dims; ``name`` is how PyTorch names it in its error."""
+    ndim = x._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return apply(transpose, (x, ndim - 2, ndim - 1))  # type: ignore[no-any-return]
+
+
+def _nonempty(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 1) for t in _nonempty(tensors, "hstack")]
+    return apply(cat, (*ts, 0 if ts[0]._data.ndim == 1 else 1))  # type: ignore[no-any-return]
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 2) for t in _nonempty(tensors, "vstack")]
+    return apply(cat, (*ts, 0))  # type: ignore[no-any-return]
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 3) for t in _nonempty(tensors, "dstack")]
+    return apply(cat, (*ts, 2))  # type: ignore[no-any-return]
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [apply(view, (t, (t._data.size, 1))) if t._data.ndim <= 1 else t
+          for t in _nonempty(tensors, "column_stack")]
+    return apply(cat, (*ts, 1))  # type: ignore[no-any-return]
+
+
+def _check_vector(t: Tensor) -> None:
+    if t._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_shape_str(t._data.shape)}")
+
+
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = _nonempty(tensors, "meshgrid")
+    for t in tensors:
+        _check_vector(t)
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if len(tensors) == 1:
+        return tensors[0]
+    n = len(tensors)
+    sizes = tuple(t._data.shape[0] for t in tensors)
+    grids = []
+    for i, t in enumerate(tensors):
+        shape = [1] * n
+        shape[i] = -1
+        grids.append(apply(expand, (apply(view, (t, tuple(shape))), sizes)).reshape(-1))
+    return apply(stack, (*grids, 1))  # type: ignore[no-any-return]
+
+
+def combinations(x: Tensor, r: int, with_replacement: bool) -> Tensor:
+    _check_vector(x)
+    r = int(r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(np.empty(0, x._data.dtype))
+    # As PyTorch: each column is the masked_select of one index grid (an expanded view of ``x``) by
+    # the mask of increasing (or, with replacement, non-decreasing) index tuples.
+    n = x._data.shape[0]
+    grid = np.indices((n,) * r)
+    ordered = np.ones((n,) * r, dtype=bool)
+    for i in range(r - 1):
+        ordered &= (grid[i] <= grid[i + 1]) if with_replacement else (grid[i] < grid[i + 1])
+    columns = []
+    for i in range(r):
+        shape = [1] * r
+        shape[i] = -1
+        columns.append(apply(masked_select, (apply(expand, (apply(view, (x, tuple(shape))), (n,) * r)), ordered)))
+    return apply(stack, (*columns, 1))  # type: ignore[no-any-return]

@@ -1,0 +1,115 @@
+"""Issue #12's shape, linear-algebra and creation ops: what the op database cannot check (errors
+against PyTorch's, aliasing and view semantics, identity of returned tensors, warnings)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from conftest import outcome
+
+M = np.arange(6.0).reshape(2, 3)
+V = np.arange(3.0)
+
+SHAPE_ERRORS = {
+    "rot90 one dim": lambda lib: lib.rot90(lib.tensor(M), 1, [0]),
+    "rot90 same dims": lambda lib: lib.rot90(lib.tensor(M), 1, [0, -2]),
+    "rot90 dim out of range": lambda lib: lib.rot90(lib.tensor(M), 1, [0, 5]),
+    "rot90 vector": lambda lib: lib.rot90(lib.tensor(V)),
+    "rot90 float k": lambda lib: lib.tensor(M).rot90(k=0.5),
+    "rot90 int dims": lambda lib: lib.tensor(M).rot90(dims=1),
+    "unsafe_split float": lambda lib: lib.tensor(M).unsafe_split(split_size=0.5),
+    "unsafe_split_with_sizes sum": lambda lib: lib.unsafe_split_with_sizes(lib.tensor(M), [1, 1], -1),
+    "unsafe_split_with_sizes int": lambda lib: lib.tensor(M).unsafe_split_with_sizes(split_sizes=1),
+    "unsafe_chunk zero": lambda lib: lib.unsafe_chunk(lib.tensor(V), 0),
+    "hstack empty": lambda lib: lib.hstack([]),
+    "vstack empty": lambda lib: lib.vstack([]),
+    "dstack empty": lambda lib: lib.dstack([]),
+    "column_stack empty": lambda lib: lib.column_stack([]),
+    "hstack not a tensor": lambda lib: lib.hstack([lib.tensor(V), 1.0]),
+    "cartesian_prod none": lambda lib: lib.cartesian_prod(),
+    "cartesian_prod matrix": lambda lib: lib.cartesian_prod(lib.tensor(M)),
+    "cartesian_prod dtypes": lambda lib: lib.cartesian_prod(lib.tensor(V), lib.tensor([1, 2])),
+    "combinations matrix": lambda lib: lib.combinations(lib.tensor(M)),
+    "combinations negative r": lambda lib: lib.combinations(lib.tensor(V), -1),
+    "H of a vector": lambda lib: lib.tensor(V).H,
+    "H of a batch": lambda lib: lib.tensor(M[None]).H,
+    "mH of a vector": lambda lib: lib.tensor(V).mH,
+    "adjoint of a vector": lambda lib: lib.tensor(V).adjoint(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_ERRORS))
+def test_shape_op_errors_match_torch(name: str, torch: Any) -> None:
+    call = SHAPE_ERRORS[name]
+    theirs = outcome(lambda: call(torch))
+    assert theirs[0] != "ok"
+    assert outcome(lambda: call(rg)) == theirs
+
+
+def test_unsafe_split_pieces_alias_the_input_untracked(torch: Any) -> None:
+    # PyTorch's "unsafe": pieces share the input's memory but not its version counter or view history.
+    for lib in (rg, torch):
+        x = lib.tensor(M.copy())
+        piece = lib.unsafe_split(x, 1)[0]
+        piece.add_(1)
+        assert x.tolist() == [[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]]
+        assert (x._version, piece._base) == (0, None)
+
+
+def test_unsafe_chunk_of_empty_dim_gives_chunks_empty_pieces(torch: Any) -> None:
+    ours, theirs = rg.unsafe_chunk(rg.ones(0), 3), torch.unsafe_chunk(torch.ones(0), 3)
+    assert [p.shape for p in ours] == [p.shape for p in theirs] == [(0,)] * 3
+
+
+def test_atleast_returns_tensors_that_have_the_dims_as_they_are() -> None:
+    x, m = rg.ones(3), rg.ones(2, 3)
+    assert rg.atleast_1d(x) is x
+    assert rg.atleast_2d(m) is m
+    assert rg.atleast_3d(m) is not m
+    one, = rg.atleast_1d([x])
+    assert one is x
+
+
+def test_atleast_views_share_memory_with_the_input() -> None:
+    x = rg.ones(3, requires_grad=True) * 1
+    y = rg.atleast_3d(x)
+    assert y.shape == (1, 3, 1) and y._base is x
+    y.mul_(2)
+    assert x.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_H_of_0d_warns_and_returns_the_tensor(torch: Any) -> None:
+    for lib in (rg, torch):
+        x = lib.tensor(2.0)
+        with pytest.warns(UserWarning, match="Tensor.H is deprecated on 0-D tensors"):
+            assert x.H is x
+
+
+def test_adjoint_is_a_view_of_the_base() -> None:
+    x = rg.tensor(M.copy())
+    x.mH[0, 1] = 10.0
+    assert x[1, 0].item() == 10.0
+    assert rg.adjoint(x)._base is x
+
+
+def test_rot90_gradient_is_the_inverse_rotation() -> None:
+    # hand-derived: rot90 only permutes elements, so d(sum(w * rot90(x)))/dx = rot90(w, -k)
+    x = rg.tensor(M.copy(), requires_grad=True)
+    w = rg.tensor(np.arange(6.0).reshape(3, 2) + 1)
+    (x.rot90() * w).sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.rot90(w.numpy(), -1))
+
+
+def test_combinations_count_and_order() -> None:
+    got = rg.combinations(rg.arange(5), 3).tolist()
+    import itertools
+
+    assert got == [list(c) for c in itertools.combinations(range(5), 3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rg.combinations(rg.arange(3), 4).shape == (0, 4)
