@@ -672,6 +672,13 @@ class Tensor:
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
+    def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                          requires_grad: builtins.bool = False) -> Tensor:
+        from .factories import empty_strided
+
+        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
+                             requires_grad=requires_grad)
+
     # -- arithmetic and elementwise math ------------------------------------------------------
     # ``+ - * /`` are the ops' own call paths (``Op.operator``), and most elementwise methods are
     # derived from the op table's entries (ops/variants.py): bound after the class; see the end.

@@ -110,10 +110,12 @@ FUNCTIONS_ADDED = frozenset({"is_warn_always_enabled", "set_warn_always"})
 # Issue #12, the shape / linear-algebra / creation ops.
 FUNCTIONS_ADDED |= frozenset(
     "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat atleast_1d atleast_2d atleast_3d hstack vstack "
-    "row_stack dstack column_stack cartesian_prod combinations adjoint".split()
+    "row_stack dstack column_stack cartesian_prod combinations adjoint tril_indices triu_indices vander logspace "
+    "range scalar_tensor bartlett_window blackman_window hamming_window hann_window kaiser_window empty_strided "
+    "empty_permuted".split()
 )
 TENSOR_METHODS_BEFORE |= frozenset(
-    "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat adjoint H mH".split()
+    "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat adjoint H mH new_empty_strided".split()
 )
 
 

@@ -113,3 +113,95 @@ def test_combinations_count_and_order() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert rg.combinations(rg.arange(3), 4).shape == (0, 4)
+
+
+# -- creation functions --------------------------------------------------------------------------
+def _described(t: Any) -> tuple[Any, ...]:
+    """Values (rounded to float32 noise), shape, dtype name and requires_grad of a tensor."""
+    return (np.round(t.detach().numpy().astype(np.float64), 5).tolist(), tuple(t.shape), str(t.dtype),
+            t.requires_grad)
+
+
+def _dtype(lib: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: getattr(lib, v) if k == "dtype" else v for k, v in kwargs.items()}
+
+
+CREATION_CALLS: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    *[(f, args, {}) for f in ("tril_indices", "triu_indices")
+      for args in [(3, 3), (3, 4, 1), (3, 4, -1), (0, 3), (4, 2, -2), (2, 5, 10), (-1, 3), (3, -2)]],
+    ("tril_indices", (3, 3), {"dtype": "int32"}),
+    ("triu_indices", (3, 3), {"dtype": "float32"}),
+    ("logspace", (0, 2, 3), {}), ("logspace", (0, 2, 3), {"base": 2}), ("logspace", (0, 2, 3), {"dtype": "int64"}),
+    ("logspace", (0, 2, -1), {}), ("logspace", (1, -1, 5), {"dtype": "float64"}), ("logspace", (0, 2, 1), {}),
+    ("range", (0, 3), {}), ("range", (0, 1, 0.5), {}), ("range", (0, 3), {"dtype": "int64"}), ("range", (3, 0), {}),
+    ("range", (0, 3, 0), {}), ("range", (3, 0, -1), {}), ("range", (0, 1, 0.3), {}), ("range", (5,), {}),
+    ("scalar_tensor", (3,), {}), ("scalar_tensor", (True,), {}), ("scalar_tensor", (3,), {"dtype": "int32"}),
+    ("scalar_tensor", (2.5,), {"requires_grad": True}),
+    *[(f"{w}_window", args, kwargs) for w in ("hann", "hamming", "blackman", "bartlett", "kaiser")
+      for args, kwargs in [((0,), {}), ((1,), {}), ((-1,), {}), ((3,), {"dtype": "int64"}),
+                           ((3,), {"dtype": "int32"}), ((4, False), {"dtype": "float64", "requires_grad": True}),
+                           ((7,), {"dtype": "float64"}), ((6, False), {}), ((5, True), {"dtype": "float64"})]],
+    ("hamming_window", (5, True, 0.5, 0.5), {}), ("kaiser_window", (5, False, 3.0), {}),
+    ("empty_strided", ((2, 3), (1,)), {}), ("empty_strided", ((2, -3), (1, 2)), {}),
+    ("empty_strided", ((2, 3), (-1, 2)), {}),
+    ("empty_permuted", ((2, 3, 4), (2, 0)), {}), ("empty_permuted", ((2, 3, 4), (2, 0, 0)), {}),
+]
+
+
+@pytest.mark.parametrize("call", CREATION_CALLS, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_creation_functions_match_torch(call: tuple[str, tuple[Any, ...], dict[str, Any]], torch: Any) -> None:
+    name, args, kwargs = call
+    results = []
+    for lib in (torch, rg):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                results.append(_described(getattr(lib, name)(*args, **_dtype(lib, kwargs))))
+            except Exception as e:  # noqa: BLE001
+                results.append((type(e).__name__, str(e)))
+    assert results[1] == results[0]
+
+
+def test_range_warns_as_torch(torch: Any) -> None:
+    for lib in (torch, rg):
+        with pytest.warns(UserWarning, match=r"torch.range is deprecated .* produces values in \[start, end\)"):
+            assert lib.range(0, 2).tolist() == [0.0, 1.0, 2.0]
+    import builtins
+
+    assert rg.factories.range is builtins.range if hasattr(rg.factories, "range") else True
+
+
+@pytest.mark.parametrize("n, increasing", [(None, False), (4, False), (4, True), (1, False), (0, True)])
+def test_vander_values_nodes_and_backward_as_torch(n: Any, increasing: bool, torch: Any) -> None:
+    # PyTorch writes the cumulative product into the view it reads, so its backward raises the
+    # saved-version error whenever N > 1: a differentiable vander has to match that, not compute.
+    got = []
+    for lib in (torch, rg):
+        x = lib.tensor([0.5, -1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.vander(x, N=n, increasing=increasing)
+        node = type(y.grad_fn).__name__
+        backward = outcome(lambda: lib.autograd.grad((y * y).sum(), x)) if y.requires_grad else None  # noqa: B023
+        got.append((y.detach().numpy().tolist(), node, y.requires_grad, backward))
+    assert got[1] == got[0]
+
+
+def test_vander_integer_inputs_become_int64(torch: Any) -> None:
+    for dtype in ("int32", "bool", "uint8"):
+        ours = rg.vander(rg.tensor([1, 0, 1], dtype=getattr(rg, dtype)))
+        theirs = torch.vander(torch.tensor([1, 0, 1], dtype=getattr(torch, dtype)))
+        assert (ours.tolist(), str(ours.dtype)) == (theirs.tolist(), str(theirs.dtype))
+
+
+@pytest.mark.parametrize("size, stride", [((2, 3), (1, 2)), ((2, 3), (0, 1)), ((2, 3), (3, 1)), ((3,), (2,))])
+def test_empty_strided_layout(size: Any, stride: Any, torch: Any) -> None:
+    ours, theirs = rg.empty_strided(size, stride), torch.empty_strided(size, stride)
+    assert (ours.shape, ours.stride(), ours.dtype) == (theirs.shape, theirs.stride(), rg.float32)
+    new = rg.ones(2, dtype=rg.float64).new_empty_strided(size, stride)
+    assert (new.stride(), new.dtype) == (stride, rg.float64)
+    assert rg.empty_strided(size, stride, dtype=rg.float64, requires_grad=True).requires_grad
+
+
+def test_empty_permuted_layout(torch: Any) -> None:
+    for size, layout in [((2, 3, 4), (2, 0, 1)), ((2, 3), (1, 0)), ((2, 3, 4), (0, 1, 2))]:
+        ours, theirs = rg.empty_permuted(size, layout), torch.empty_permuted(size, layout)
+        assert (ours.shape, ours.stride()) == (theirs.shape, theirs.stride())
