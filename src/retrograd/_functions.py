@@ -58,7 +58,8 @@ _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
-    "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
+    "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd "
+    "addr addbmm addmv_ cross pinverse matrix_exp".split()
 )
 
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
@@ -521,6 +522,20 @@ def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]
     [[0, 1], [2]]
     """
     return input.unsafe_chunk(chunks, dim)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the matrices (deprecated in PyTorch for ``linalg.multi_dot``; warns as it does).
+
+    >>> import warnings, retrograd as rg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.chain_matmul(rg.eye(2), rg.ones(2, 3)).shape
+    torch.Size([2, 3])
+    """
+    from .ops import linalg as _linalg
+
+    return _linalg.chain_matmul(*matrices)
 
 
 # -- predicates and closeness: is_tensor, equal, allclose, isclose, isnan, isinf, isfinite ----

@@ -1422,6 +1422,38 @@ class Tensor:
     def matrix_power(self, n: Any) -> Tensor:
         return _ops.linalg.matrix_power(self, n)
 
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addr, (self, vec1, vec2, beta, alpha))
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        if self._data.ndim != 2:
+            raise RuntimeError(f"2D tensor expected, got {self._data.ndim}D tensor for input")
+        sizes = [list(t.shape) for t in (vec1, vec2)]
+        if sizes[0] + sizes[1] != list(self._data.shape):
+            raise RuntimeError(f"size mismatch, input: {list(self._data.shape)}, v1: {sizes[0]}, v2: {sizes[1]}")
+        return _apply_inplace(_ops.linalg.addr, (self, vec1, vec2, beta, alpha))
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addbmm, (self, batch1, batch2, beta, alpha))
+
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.addbmm, self, (batch1, batch2, beta, alpha))
+
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.addmv, self, (mat, vec, beta, alpha))
+
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.baddbmm, self, (batch1, batch2, beta, alpha))
+
+    def cross(self, other: Tensor, dim: Any = None) -> Tensor:
+        return _ops.linalg.cross(self, other, dim)
+
+    def pinverse(self, rcond: builtins.float = 1e-15) -> Tensor:
+        return _apply(_ops.linalg.pinverse_op, (self, rcond))
+
+    def matrix_exp(self) -> Tensor:
+        return _apply(_ops.linalg.matrix_exp_op, (self,))
+
     def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 

@@ -205,3 +205,102 @@ def test_empty_permuted_layout(torch: Any) -> None:
     for size, layout in [((2, 3, 4), (2, 0, 1)), ((2, 3), (1, 0)), ((2, 3, 4), (0, 1, 2))]:
         ours, theirs = rg.empty_permuted(size, layout), torch.empty_permuted(size, layout)
         assert (ours.shape, ours.stride()) == (theirs.shape, theirs.stride())
+
+
+# -- linear algebra ------------------------------------------------------------------------------
+_RNG = np.random.default_rng(7)
+LM, LA, LB = _RNG.normal(size=(3, 4)), _RNG.normal(size=3), _RNG.normal(size=4)
+B1, B2 = _RNG.normal(size=(2, 3, 5)), _RNG.normal(size=(2, 5, 4))
+X3, Y3 = _RNG.normal(size=(4, 3)), _RNG.normal(size=(4, 3))
+
+LINALG_ERRORS = {
+    "addr 2-d vec1": lambda lib: lib.addr(lib.tensor(LM), lib.tensor(LA).view(3, 1), lib.tensor(LB)),
+    "addr 2-d vec2": lambda lib: lib.addr(lib.tensor(LM), lib.tensor(LA), lib.tensor(LB).view(1, 4)),
+    "addr input does not expand": lambda lib: lib.addr(lib.tensor(LM[:2]), lib.tensor(LA), lib.tensor(LB)),
+    "addr float beta for ints": lambda lib: lib.addr(lib.ones(3, 4, dtype=lib.int32), lib.ones(3, dtype=lib.int32),
+                                                     lib.ones(4, dtype=lib.int32), beta=0.5),
+    "addr_ of a vector": lambda lib: lib.tensor(LB).addr_(lib.tensor(LA), lib.tensor(LB)),
+    "addr_ size mismatch": lambda lib: lib.tensor(LM[:, :1]).addr_(lib.tensor(LA), lib.tensor(LB)),
+    "addbmm batches": lambda lib: lib.addbmm(lib.tensor(LM), lib.tensor(B1), lib.tensor(B2[:1])),
+    "addbmm inner sizes": lambda lib: lib.addbmm(lib.tensor(LM), lib.tensor(B1), lib.tensor(B2[:, :4])),
+    "addbmm self dtype": lambda lib: lib.addbmm(lib.tensor(LM), lib.tensor(B1, dtype=lib.float32),
+                                                lib.tensor(B2, dtype=lib.float32)),
+    "addbmm batch dtype": lambda lib: lib.addbmm(lib.tensor(LM), lib.tensor(B1), lib.tensor(B2, dtype=lib.float32)),
+    "addmv_ broadcast self": lambda lib: lib.tensor(LA[:1]).addmv_(lib.tensor(LM), lib.tensor(LB)),
+    "baddbmm_ broadcast self": lambda lib: lib.tensor(LM).baddbmm_(lib.tensor(B1), lib.tensor(B2)),
+    "cross length": lambda lib: lib.cross(lib.tensor(X3), lib.tensor(Y3[:, :2]), dim=1),
+    "cross dim length": lambda lib: lib.cross(lib.tensor(X3), lib.tensor(Y3), dim=0),
+    "cross ndim": lambda lib: lib.cross(lib.tensor(X3), lib.tensor(Y3[0]), dim=1),
+    "cross dtype": lambda lib: lib.cross(lib.tensor(X3), lib.tensor(Y3, dtype=lib.float32), dim=1),
+    "cross dim range": lambda lib: lib.cross(lib.tensor(X3), lib.tensor(Y3), dim=2),
+    "cross no dim of 3": lambda lib: lib.cross(lib.ones(4, 2), lib.ones(4, 2)),
+    "chain_matmul none": lambda lib: lib.chain_matmul(),
+    "chain_matmul shapes": lambda lib: lib.chain_matmul(lib.tensor(X3), lib.tensor(Y3)),
+    "chain_matmul vector": lambda lib: lib.chain_matmul(lib.tensor(X3[0]), lib.tensor(Y3.T)),
+    "pinverse vector": lambda lib: lib.pinverse(lib.ones(3)),
+    "pinverse integer": lambda lib: lib.pinverse(lib.ones(2, 3, dtype=lib.int64)),
+    "matrix_exp not square": lambda lib: lib.matrix_exp(lib.ones(2, 3)),
+    "matrix_exp integer": lambda lib: lib.matrix_exp(lib.ones(2, 2, dtype=lib.int64)),
+    "matrix_exp vector": lambda lib: lib.matrix_exp(lib.ones(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_ERRORS))
+def test_linalg_op_errors_match_torch(name: str, torch: Any) -> None:
+    call = LINALG_ERRORS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = outcome(lambda: call(torch))
+        ours = outcome(lambda: call(rg))
+    assert theirs[0] != "ok"
+    assert ours == theirs
+
+
+def test_inplace_products_write_into_self_and_keep_it_on_error(torch: Any) -> None:
+    for lib in (rg, torch):
+        x = lib.tensor(LA.copy())
+        assert x.addmv_(lib.tensor(LM), lib.tensor(LB), beta=0.5) is x
+        np.testing.assert_allclose(x.numpy(), 0.5 * LA + LM @ LB)
+        y = lib.tensor(LA[:1].copy())
+        with pytest.raises(RuntimeError, match="Bad in-place call"):
+            y.addmv_(lib.tensor(LM), lib.tensor(LB))
+        assert (y.tolist(), y._version) == (LA[:1].tolist(), 0)  # nothing written
+
+
+def test_cross_default_dim_warns_and_picks_the_first_dim_of_size_3(torch: Any) -> None:
+    a, b = _RNG.normal(size=(3, 3, 2)), _RNG.normal(size=(3, 3, 2))
+    # (PyTorch warns once per process, so only ours is checked for the warning)
+    with pytest.warns(UserWarning, match="Using torch.cross without specifying the dim arg is deprecated"):
+        ours = rg.cross(rg.tensor(a), rg.tensor(b)).numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.cross(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_allclose(ours, theirs)
+    np.testing.assert_allclose(ours, np.cross(a, b, axis=0))
+
+
+def test_chain_matmul_warns_and_one_matrix_is_a_copy(torch: Any) -> None:
+    m = rg.tensor(X3, requires_grad=True)
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):  # (PyTorch warns once per process)
+        one = rg.chain_matmul(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.chain_matmul(torch.tensor(X3, requires_grad=True))
+    assert type(one.grad_fn).__name__ == type(theirs.grad_fn).__name__ == "CloneBackward0"
+    assert not np.shares_memory(one.detach().numpy(), m.detach().numpy())
+    assert np.array_equal(one.detach().numpy(), X3)
+
+
+def test_matrix_exp_against_closed_forms() -> None:
+    # exp of a rotation generator is a rotation; exp of a nilpotent matrix is I + N.
+    t = 100.0
+    got = rg.matrix_exp(rg.tensor([[0.0, t], [-t, 0.0]], dtype=rg.float64)).numpy()
+    np.testing.assert_allclose(got, [[np.cos(t), np.sin(t)], [-np.sin(t), np.cos(t)]], atol=1e-9)
+    np.testing.assert_array_equal(rg.matrix_exp(rg.tensor([[0.0, 1.0], [0.0, 0.0]])).numpy(), [[1, 1], [0, 1]])
+
+
+def test_pinverse_of_rank_deficient_and_rcond(torch: Any) -> None:
+    for data, rcond in (([[1.0, 2.0], [2.0, 4.0]], 1e-15), ([[1.0, 0.0], [0.0, 1e-3]], 1e-2)):
+        ours = rg.pinverse(rg.tensor(data, dtype=rg.float64), rcond=rcond).numpy()
+        theirs = torch.pinverse(torch.tensor(data, dtype=torch.float64), rcond=rcond).numpy()
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
