@@ -112,11 +112,12 @@ FUNCTIONS_ADDED |= frozenset(
     "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat atleast_1d atleast_2d atleast_3d hstack vstack "
     "row_stack dstack column_stack cartesian_prod combinations adjoint tril_indices triu_indices vander logspace "
     "range scalar_tensor bartlett_window blackman_window hamming_window hann_window kaiser_window empty_strided "
-    "empty_permuted addr addbmm addmv_ cross pinverse matrix_exp chain_matmul".split()
+    "empty_permuted addr addbmm addmv_ cross pinverse matrix_exp chain_matmul select_scatter slice_scatter "
+    "diagonal_scatter".split()
 )
 TENSOR_METHODS_BEFORE |= frozenset(
     "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat adjoint H mH new_empty_strided addr addr_ addbmm "
-    "addbmm_ addmv_ baddbmm_ cross pinverse matrix_exp".split()
+    "addbmm_ addmv_ baddbmm_ cross pinverse matrix_exp select_scatter slice_scatter diagonal_scatter unfold".split()
 )
 
 

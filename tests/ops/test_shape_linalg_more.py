@@ -304,3 +304,56 @@ def test_pinverse_of_rank_deficient_and_rcond(torch: Any) -> None:
         ours = rg.pinverse(rg.tensor(data, dtype=rg.float64), rcond=rcond).numpy()
         theirs = torch.pinverse(torch.tensor(data, dtype=torch.float64), rcond=rcond).numpy()
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
+# -- select/slice/diagonal_scatter and Tensor.unfold ---------------------------------------------
+SX = _RNG.normal(size=(3, 4))
+
+# (a float where an int is wanted is given by keyword: PyTorch's message for a positional one adds
+# "(position N)", which the forms do not know)
+SCATTER_ERRORS = {
+    "select_scatter src size": lambda lib: lib.select_scatter(lib.tensor(SX), lib.ones(3, dtype=lib.float64), 0, 1),
+    "select_scatter index": lambda lib: lib.select_scatter(lib.tensor(SX), lib.ones(4, dtype=lib.float64), 0, 5),
+    "select_scatter float index": lambda lib: lib.tensor(SX).select_scatter(lib.ones(4), dim=0, index=0.5),
+    "slice_scatter src size": lambda lib: lib.slice_scatter(lib.tensor(SX), lib.ones(3, 3, dtype=lib.float64), 1),
+    "slice_scatter float start": lambda lib: lib.tensor(SX).slice_scatter(lib.ones(3, 4), dim=0, start=0.5),
+    "diagonal_scatter src size": lambda lib: lib.diagonal_scatter(lib.tensor(SX), lib.ones(4, dtype=lib.float64)),
+    "diagonal_scatter same dims": lambda lib: lib.diagonal_scatter(lib.tensor(SX), lib.ones(3), 0, 1, 1),
+    "unfold too big": lambda lib: lib.tensor(SX).unfold(1, 5, 1),
+    "unfold step 0": lambda lib: lib.tensor(SX).unfold(1, 2, 0),
+    "unfold dim": lambda lib: lib.tensor(SX).unfold(2, 2, 1),
+    "unfold float size": lambda lib: lib.tensor(SX).unfold(0, size=0.5, step=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCATTER_ERRORS))
+def test_scatter_and_unfold_errors_match_torch(name: str, torch: Any) -> None:
+    call = SCATTER_ERRORS[name]
+    theirs = outcome(lambda: call(torch))
+    assert theirs[0] != "ok"
+    assert outcome(lambda: call(rg)) == theirs
+
+
+def test_scatters_do_not_write_into_their_input() -> None:
+    x = rg.tensor(SX.copy())
+    y = x.select_scatter(rg.zeros(4, dtype=rg.float64), 0, 1)
+    z = rg.slice_scatter(x, rg.zeros(3, 2, dtype=rg.float64), 1, 0, None, 2)
+    w = rg.diagonal_scatter(x, rg.zeros(3, dtype=rg.float64))
+    assert np.array_equal(x.numpy(), SX) and x._version == 0
+    assert not y[1].any() and not z[:, ::2].any() and not w.diagonal().any()
+
+
+def test_unfold_is_a_view_with_pytorch_strides(torch: Any) -> None:
+    for lib in (rg, torch):
+        x = lib.tensor(SX.copy())
+        u = x.unfold(1, 2, 2)
+        assert u._base is x and u.stride() == (4, 2, 1) and tuple(u.shape) == (3, 2, 2)
+        u[0, 1, 0] = 100.0
+        assert x[0, 2].item() == 100.0 and x._version == 1
+
+
+def test_unfold_gradient_counts_overlapping_windows() -> None:
+    # hand-derived: with size 3, step 1 over 4 columns, columns 0..3 lie in 1, 2, 2, 1 windows.
+    x = rg.tensor(SX.copy(), requires_grad=True)
+    x.unfold(1, 3, 1).sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0, 2.0, 1.0]] * 3

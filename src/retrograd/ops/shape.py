@@ -1284,3 +1284,129 @@ def combinations(x: Tensor, r: int, with_replacement: bool) -> Tensor:
         shape[i] = -1
         columns.append(apply(masked_select, (apply(expand, (apply(view, (x, tuple(shape))), (n,) * r)), ordered)))
     return apply(stack, (*columns, 1))  # type: ignore[no-any-return]
+
+
+# -- select_scatter / slice_scatter / diagonal_scatter (out of place: ``src`` written into a copy
+# of the input's region), and Tensor.unfold (a view) -------------------------------------------
+def _scatter_into(x: np.ndarray, src: np.ndarray, region: Any) -> np.ndarray:
+    """A copy of ``x`` with ``region(copy)`` (a view of it) overwritten by ``src``, in ``x``'s dtype."""
+    out = x.copy()
+    view_of_out = region(out)
+    if view_of_out.shape != src.shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_shape_str(src.shape)}, slice size = {_shape_str(view_of_out.shape)}")
+    np.copyto(view_of_out, src, casting="unsafe")
+    return out
+
+
+def _select_scatter(x: np.ndarray, src: np.ndarray, dim: int, index: int) -> np.ndarray:
+    size = x.shape[dim]
+    index = _int_arg("select_scatter", "index", index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {_shape_str(x.shape)} at "
+                         f"dimension {dim}")
+    return _scatter_into(x, src, lambda out: _select(out, dim, index))
+
+
+select_scatter: Op = Op("select_scatter", _select_scatter, node="SelectScatterBackward0", inputs=("self", "src"),
+                    params=("dim", "index"),
+                    grads=(lambda grad, src_shape, dim, index: select_scatter(
+                        grad, grad.new_zeros(src_shape), dim, index),
+                        lambda grad, dim, index: select(grad, dim, index)),
+                    variants=("function", "method"), signature="src, dim, index", convert={"dim": "dim"})
+
+
+def _slice_bounds(size: int, start: Any, end: Any) -> tuple[int, int]:
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    start = min(max(start + size if start < 0 else start, 0), size)
+    end = min(max(end + size if end < 0 else end, start), size)
+    return start, end
+
+
+def _slice_scatter(x: np.ndarray, src: np.ndarray, dim: int, start: Any, end: Any, step: int) -> np.ndarray:
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if value is not None:
+            _int_arg("slice_scatter", name, value)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    lo, hi = _slice_bounds(x.shape[dim], start, end)
+    return _scatter_into(x, src, lambda out: _slice(out, dim, lo, hi, int(step)))
+
+
+def _slice_region_grad(grad: Tensor, dim: int, start: Any, end: Any, step: int) -> Tensor:
+    lo, hi = _slice_bounds(grad.shape[dim], start, end)
+    return apply(slice_op, (grad, dim, lo, hi, int(step)))  # type: ignore[no-any-return]
+
+
+slice_scatter: Op = Op("slice_scatter", _slice_scatter, node="SliceScatterBackward0", inputs=("self", "src"),
+                   params=("dim", "start", "end", "step"),
+                   grads=(lambda grad, src_shape, dim, start, end, step: slice_scatter(
+                       grad, grad.new_zeros(src_shape), dim, start, end, step),
+                       _slice_region_grad),
+                   variants=("function", "method"), signature="src, dim=0, start=None, end=None, step=1",
+                   convert={"dim": "dim"})
+
+
+def _diagonal_scatter(x: np.ndarray, src: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    d1, d2 = _check_diagonal_dims(x.ndim, dim1, dim2)
+    return _scatter_into(x, src, lambda out: diagonal_view(out, int(offset), d1, d2))
+
+
+diagonal_scatter: Op = Op("diagonal_scatter", _diagonal_scatter, node="DiagonalScatterBackward0",
+                      inputs=("self", "src"), params=("offset", "dim1", "dim2"),
+                      grads=(lambda grad, src_shape, offset, dim1, dim2: diagonal_scatter(
+                          grad, grad.new_zeros(src_shape), offset, dim1, dim2),
+                          lambda grad, offset, dim1, dim2: diagonal_copy(
+                              grad, offset, *_check_diagonal_dims(grad.dim(), dim1, dim2))),
+                      variants=("function", "method"), signature="src, offset=0, dim1=0, dim2=1")
+
+
+def _unfold_shape(shape: tuple[int, ...], dim: int, size: int, step: int) -> tuple[int, ...]:
+    if not shape:
+        return (size,)
+    return shape[:dim] + ((shape[dim] - size) // step + 1,) + shape[dim + 1:] + (size,)
+
+
+def _unfold(x: np.ndarray, dimension: int, size: int, step: int) -> np.ndarray:
+    dimension = normalize_dim(_int_arg("unfold", "dimension", dimension), x.ndim)
+    size, step = _int_arg("unfold", "size", size), _int_arg("unfold", "step", step)
+    dim_size = x.shape[dimension] if x.ndim else 1
+    if size > dim_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {dim_size} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if x.ndim == 0:
+        return x.reshape(1)[:size]
+    strides = x.strides[:dimension] + (x.strides[dimension] * step,) + x.strides[dimension + 1:] + (x.strides[dimension],)
+    return np.lib.stride_tricks.as_strided(x, _unfold_shape(x.shape, dimension, size, step), strides,
+                                           writeable=x.flags.writeable)
+
+
+def _unfold_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dimension: int, size: int,
+                             step: int) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    dimension = normalize_dim(dimension, len(shape))
+    if not shape:
+        out[...] = grad.sum()
+        return out
+    # Windows may overlap (step < size): add each one in turn.
+    for i in range(grad.shape[dimension]):
+        window = np.moveaxis(np.take(grad, i, axis=dimension), -1, dimension)
+        key: list[Any] = [slice(None)] * len(shape)
+        key[dimension] = slice(i * step, i * step + size)
+        out[tuple(key)] += window
+    return out
+
+
+unfold_backward: Op = Op("unfold_backward", _unfold_backward_forward, node="UnfoldBackwardBackward0",
+                     params=("shape", "dimension", "size", "step"),
+                     grads=(lambda grad, dimension, size, step: unfold(grad, dimension, size, step),))
+
+unfold: Op = Op("unfold", _unfold, node="UnfoldBackward0", params=("dimension", "size", "step"), view=True,
+            saved=("dimension", "self_sym_sizes", "size", "step"),
+            grads=(lambda grad, self_shape, dimension, size, step: unfold_backward(
+                grad, self_shape, dimension, size, step),),
+            variants=("method",), signature="dimension, size, step")
