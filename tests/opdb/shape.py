@@ -405,7 +405,7 @@ OPS: list[OpInfo] = [
                         Sample((uniform(rng, 3, 4), 0, 3, 1), name="whole dim"),
                         zero_d(Sample((uniform(rng), 0, 1, 1), name="0-d"), 0),
                         Sample((uniform(rng, 4, 3), -1, 2, 1), name="noncontiguous", noncontiguous=True)],
-           covers=("unfold",)),
+           covers=("unfold",), variant_test_name="tensor_method"),
 ]
 
 
