@@ -1311,6 +1311,9 @@ class Tensor:
     def unsafe_chunk(self, chunks: Any, dim: Any = 0) -> tuple[Tensor, ...]:
         return _S.unsafe_chunk(self, chunks, dim)
 
+    def fill_diagonal_(self, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+        return _S.fill_diagonal_(self, fill_value, wrap)
+
     def adjoint(self) -> Tensor:
         return _S.adjoint(self, "tensor.adjoint()")
 

@@ -117,7 +117,8 @@ FUNCTIONS_ADDED |= frozenset(
 )
 TENSOR_METHODS_BEFORE |= frozenset(
     "rot90 unsafe_split unsafe_split_with_sizes unsafe_chunk diagflat adjoint H mH new_empty_strided addr addr_ addbmm "
-    "addbmm_ addmv_ baddbmm_ cross pinverse matrix_exp select_scatter slice_scatter diagonal_scatter unfold".split()
+    "addbmm_ addmv_ baddbmm_ cross pinverse matrix_exp select_scatter slice_scatter diagonal_scatter unfold "
+    "fill_diagonal_".split()
 )
 
 

@@ -357,3 +357,28 @@ def test_unfold_gradient_counts_overlapping_windows() -> None:
     x = rg.tensor(SX.copy(), requires_grad=True)
     x.unfold(1, 3, 1).sum().backward()
     assert x.grad.tolist() == [[1.0, 2.0, 2.0, 1.0]] * 3
+
+
+# -- fill_diagonal_ --------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, value, wrap", [((3, 3), 2.0, False), ((7, 3), 1.0, True), ((7, 3), 1.0, False),
+                                                ((2, 5), -1.0, True), ((2, 2, 2), 3.0, False), ((3,), 1.0, False),
+                                                ((2, 3, 2), 1.0, False)])
+def test_fill_diagonal_matches_torch(shape: Any, value: float, wrap: bool, torch: Any) -> None:
+    got = []
+    for lib in (torch, rg):
+        def run() -> Any:
+            x = lib.tensor(np.arange(float(np.prod(shape))).reshape(shape), requires_grad=True)
+            y = x * 1
+            out = y.fill_diagonal_(value, wrap=wrap)
+            assert out is y
+            (grad,) = lib.autograd.grad((y * y).sum(), x)
+            return y.detach().numpy().tolist(), type(y.grad_fn).__name__, grad.numpy().tolist()
+
+        got.append(outcome(run) if len(shape) < 2 or len(set(shape)) > 1 and len(shape) > 2 else run())
+    assert got[1] == got[0]
+
+
+def test_fill_diagonal_on_integers_truncates_like_torch(torch: Any) -> None:
+    ours = rg.zeros(2, 2, dtype=rg.int64).fill_diagonal_(1.7)
+    theirs = torch.zeros(2, 2, dtype=torch.int64).fill_diagonal_(1.7)
+    assert ours.tolist() == theirs.tolist()

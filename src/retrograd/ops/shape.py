@@ -1410,3 +1410,27 @@ unfold: Op = Op("unfold", _unfold, node="UnfoldBackward0", params=("dimension", 
             grads=(lambda grad, self_shape, dimension, size, step: unfold_backward(
                 grad, self_shape, dimension, size, step),),
             variants=("method",), signature="dimension, size, step")
+
+
+def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool) -> Tensor:
+    """PyTorch's ``fill_diagonal_``: the main diagonal of a matrix, or of a tensor whose dims are all
+    equal, set to ``fill_value`` in place; ``wrap`` restarts a tall matrix's diagonal every
+    ``columns + 1`` rows. Written as ``fill_`` on diagonal views, so the history is ``CopySlices``."""
+    shape = x._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if len(shape) > 2:
+        view = x
+        while view.dim() > 1:
+            view = view.diagonal(0, 0, 1)
+        view.fill_(fill_value)
+        return x
+    rows, cols = shape
+    if not wrap or rows <= cols:
+        x.diagonal().fill_(fill_value)
+        return x
+    for start in range(0, rows, cols + 1):
+        x.narrow(0, start, min(cols, rows - start)).diagonal().fill_(fill_value)
+    return x
