@@ -97,6 +97,21 @@ from .factories import (
 from . import random
 from .random import get_rng_state, set_rng_state
 from ._sampling import bernoulli, binomial, multinomial, poisson
+from .factories import (  # issue #12's creation functions
+    bartlett_window,
+    blackman_window,
+    empty_permuted,
+    empty_strided,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+    logspace,
+    scalar_tensor,
+    tril_indices,
+    triu_indices,
+    vander,
+)
+from .factories import range_inclusive as range  # noqa: A004 (PyTorch's name)
 
 __version__ = "0.1.0"
 

@@ -66,7 +66,8 @@ _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
     "diagonal diag diag_embed".split()
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
-    "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd".split()
+    "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd "
+    "addr addbmm addmv_ cross pinverse matrix_exp".split()
 )
 
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_ELEMENTWISE_INPLACE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
@@ -550,6 +551,157 @@ def _check_tensor_list(tensors: Sequence[Any], name: str) -> None:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
+def _atleast(n: int, tensors: tuple[Any, ...]) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return _shape.atleast(tensors[0], n)
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    _check_tensor_list(tensors, f"atleast_{n}d")
+    return tuple(_shape.atleast(t, n) for t in tensors)
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """The tensor (or each of several) with at least one dim; tensors that have it come back as they are.
+
+    >>> import retrograd as rg
+    >>> rg.atleast_1d(rg.tensor(1.0)).shape
+    torch.Size([1])
+    """
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """The tensor (or each of several) with at least two dims (a vector becomes a row).
+
+    >>> import retrograd as rg
+    >>> rg.atleast_2d(rg.ones(3)).shape
+    torch.Size([1, 3])
+    """
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """The tensor (or each of several) with at least three dims (as NumPy's ``atleast_3d``).
+
+    >>> import retrograd as rg
+    >>> rg.atleast_3d(rg.ones(2, 3)).shape
+    torch.Size([2, 3, 1])
+    """
+    return _atleast(3, tensors)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate column-wise (along dim 1, or dim 0 for vectors).
+
+    >>> import retrograd as rg
+    >>> rg.hstack([rg.ones(2), rg.zeros(1)]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    _check_tensor_list(tensors, "hstack")
+    return _shape.hstack(tensors)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate row-wise (vectors become rows).
+
+    >>> import retrograd as rg
+    >>> rg.vstack([rg.ones(2), rg.zeros(2)]).shape
+    torch.Size([2, 2])
+    """
+    _check_tensor_list(tensors, "vstack")
+    return _shape.vstack(tensors)
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate depth-wise (along dim 2, after ``atleast_3d``).
+
+    >>> import retrograd as rg
+    >>> rg.dstack([rg.ones(2), rg.zeros(2)]).shape
+    torch.Size([1, 2, 2])
+    """
+    _check_tensor_list(tensors, "dstack")
+    return _shape.dstack(tensors)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stack vectors (and 0-d tensors) as columns, matrices as they are, along dim 1.
+
+    >>> import retrograd as rg
+    >>> rg.column_stack([rg.ones(2), rg.zeros(2)]).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    _check_tensor_list(tensors, "column_stack")
+    return _shape.column_stack(tensors)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """The Cartesian product of vectors, one row per tuple (one vector comes back as it is).
+
+    >>> import retrograd as rg
+    >>> rg.cartesian_prod(rg.tensor([1, 2]), rg.tensor([3])).tolist()
+    [[1, 3], [2, 3]]
+    """
+    _check_tensor_list(tensors, "meshgrid")
+    return _shape.cartesian_prod(tensors)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """The length-``r`` combinations of a vector's elements, one per row (``itertools.combinations``).
+
+    >>> import retrograd as rg
+    >>> rg.combinations(rg.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    return _shape.combinations(input, r, with_replacement)
+
+
+def adjoint(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.adjoint()``: the transpose of the last two dims (conjugated for complex tensors).
+
+    >>> import retrograd as rg
+    >>> rg.adjoint(rg.ones(2, 3)).shape
+    torch.Size([3, 2])
+    """
+    return input.adjoint()
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
+    """``input.diagflat(offset)``: the flattened input on a diagonal of a square matrix.
+
+    >>> import retrograd as rg
+    >>> rg.diagflat(rg.tensor([1, 2])).tolist()
+    [[1, 0], [0, 2]]
+    """
+    return _t(input).diagflat(offset)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input.unsafe_chunk(chunks, dim)``: ``chunk`` whose pieces are not tracked as views.
+
+    >>> import retrograd as rg
+    >>> [p.tolist() for p in rg.unsafe_chunk(rg.arange(3), 2)]
+    [[0, 1], [2]]
+    """
+    return input.unsafe_chunk(chunks, dim)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """The product of the matrices (deprecated in PyTorch for ``linalg.multi_dot``; warns as it does).
+
+    >>> import warnings, retrograd as rg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.chain_matmul(rg.eye(2), rg.ones(2, 3)).shape
+    torch.Size([2, 3])
+    """
+    from .ops import linalg as _linalg
+
+    return _linalg.chain_matmul(*matrices)
 
 
 # -- predicates and closeness: is_tensor, equal, allclose, isclose, isnan, isinf, isfinite ----

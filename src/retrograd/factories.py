@@ -5,6 +5,7 @@ generator (``manual_seed``)."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -650,3 +651,293 @@ def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dty
     np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
     out = random_(_empty(input._data.shape, np_dtype), low, high, generator=generator)
     return _finish(out._data, requires_grad)
+
+
+# -- more creation functions (issue #12): index grids, vander, logspace, range, scalar_tensor,
+# signal windows, strided / permuted empty tensors ---------------------------------------------
+def _tri_indices(row: int, col: int, offset: int, dtype: Any, upper: bool, name: str) -> Tensor:
+    for arg, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{arg} must be non-negative, got{v}")
+    np_dtype = _factory_dtype(dtype, np.dtype(np.int64))
+    if np_dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
+        raise NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(np_dtype)}\'')
+    rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+    return _finish(np.stack([rows, cols]).astype(np_dtype).reshape(2, -1), False)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor.
+
+    >>> import retrograd as rg
+    >>> rg.tril_indices(2, 2).tolist()
+    [[0, 1, 1], [0, 0, 1]]
+    """
+    _check_device(device)
+    return _tri_indices(int(row), int(col), int(offset), dtype, False, "tril_indices")
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor.
+
+    >>> import retrograd as rg
+    >>> rg.triu_indices(2, 2).tolist()
+    [[0, 0, 1], [0, 1, 1]]
+    """
+    _check_device(device)
+    return _tri_indices(int(row), int(col), int(offset), dtype, True, "triu_indices")
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 (PyTorch's name)
+    """The Vandermonde matrix of a vector: columns ``x**(N-1) ... x**0`` (``increasing`` reverses them).
+
+    Differentiable in ``x`` (PyTorch's construction: cumulative products written into a tensor of
+    ones, then flipped).
+
+    >>> import retrograd as rg
+    >>> rg.vander(rg.tensor([1, 2, 3]), N=3).tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    if x._data.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x._data.shape[0] if N is None else int(N)
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    kind = x._data.dtype.kind
+    out_dtype = np.dtype(np.int64) if kind in "biu" else x._data.dtype
+    result = _finish(np.empty((x._data.shape[0], n), out_dtype), False)
+    result.fill_(1)  # as PyTorch's ``ones`` (empty, then fill_): the version count its errors show
+    if n > 1:
+        cols = result.narrow(1, 1, n - 1)
+        cols.copy_(x.unsqueeze(1).expand(x._data.shape[0], n - 1))
+        cols.copy_(cols.cumprod(1))
+    return result if increasing else result.flip(1)
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent.
+
+    >>> import retrograd as rg
+    >>> rg.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    np_dtype = _factory_dtype(dtype)
+    with np.errstate(over="ignore"):
+        data = np.power(float(base), np.linspace(start, end, steps))
+    if np_dtype.kind in "iub":
+        data = np.round(data)
+    return _finish(data.astype(np_dtype), requires_grad)
+
+
+RANGE_WARNING = ("torch.range is deprecated and will be removed in a future release because its behavior is "
+                 "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                 "[start, end).")
+
+
+def range_inclusive(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
+                    requires_grad: bool = False) -> Tensor:
+    """Deprecated: values from ``start`` to ``end`` *inclusive* by ``step`` (the default float dtype).
+
+    >>> import warnings, retrograd as rg
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.range(0, 2).tolist()
+    [0.0, 1.0, 2.0]
+    """
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    warnings.warn(RANGE_WARNING, UserWarning, stacklevel=2)
+    _check_device(device)
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if values[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite(values[:2])):
+        raise RuntimeError(f"unsupported range: {_cpp(values[0])} -> {_cpp(values[1])}")
+    if (values[1] - values[0]) * values[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    np_dtype = _factory_dtype(dtype)
+    count = int(np.floor((values[1] - values[0]) / values[2])) + 1
+    data = values[0] + np.arange(count, dtype=np.float64) * values[2]
+    return _finish(data.astype(np_dtype), requires_grad)
+
+
+# Public as ``retrograd.range``; named otherwise here so that this module's ``range`` stays the builtin.
+range_inclusive.__name__ = range_inclusive.__qualname__ = "range"
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` says otherwise.
+
+    >>> import retrograd as rg
+    >>> rg.scalar_tensor(3).dtype
+    torch.float32
+    """
+    _check_device(device)
+    if isinstance(s, Tensor):
+        s = s.item()
+    return _finish(np.array(s).astype(_factory_dtype(dtype)), requires_grad)
+
+
+_CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                   "uint8": "unsigned char", "bool": "bool"}
+
+
+def _window(name: str, window_length: int, periodic: bool, dtype: Any, device: Any, requires_grad: bool,
+            symmetric: Any) -> Tensor:
+    """A window from ``symmetric(n, dtype)`` (the symmetric window of n >= 2 points, computed in the
+    dtype as PyTorch does): a periodic window of length N is the symmetric one of N + 1 points
+    without its last."""
+    _check_device(device)
+    np_dtype = _factory_dtype(dtype)
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    if np_dtype.kind != "f":
+        raise RuntimeError(
+            f"{name} expects floating point dtypes, got: TensorOptions(dtype={_CPP_TYPE_NAMES.get(np_dtype.name)}, "
+            "device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false, "
+            "memory_format=(nullopt))"
+        )
+    if window_length <= 1:
+        data = np.ones(window_length, np_dtype)
+    else:
+        data = symmetric(window_length + 1, np_dtype)[:-1] if periodic else symmetric(window_length, np_dtype)
+    return _finish(np.ascontiguousarray(data, np_dtype), requires_grad)
+
+
+def _hamming(alpha: float, beta: float) -> Any:
+    def symmetric(n: int, dt: np.dtype) -> np.ndarray:
+        return np.cos(np.arange(n, dtype=dt) * dt.type(2 * np.pi / (n - 1))) * dt.type(-beta) + dt.type(alpha)
+
+    return symmetric
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
+                layout: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` (periodic by default).
+
+    >>> import retrograd as rg
+    >>> rg.hann_window(3, periodic=False, dtype=rg.float64).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _hamming(0.5, 0.5))
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype: Any = None, device: Any = None, layout: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` (periodic by default).
+
+    >>> import retrograd as rg
+    >>> round(rg.hamming_window(4, False, dtype=rg.float64)[0].item(), 2)
+    0.08
+    """
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, _hamming(alpha, beta))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
+                    layout: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``.
+
+    >>> import retrograd as rg
+    >>> rg.blackman_window(3, False, dtype=rg.float64).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    def symmetric(n: int, dt: np.dtype) -> np.ndarray:
+        w = np.arange(n, dtype=dt) * dt.type(np.pi / (n - 1))
+        return np.cos(w * dt.type(4)) * dt.type(0.08) - np.cos(w * dt.type(2)) * dt.type(0.5) + dt.type(0.42)
+
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, symmetric)
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype: Any = None, device: Any = None,
+                    layout: Any = None, requires_grad: bool = False) -> Tensor:
+    """The triangular (Bartlett) window ``1 - |2n / (N - 1) - 1|`` (periodic by default).
+
+    >>> import retrograd as rg
+    >>> rg.bartlett_window(3, False).tolist()
+    [0.0, 1.0, 0.0]
+    """
+    def symmetric(n: int, dt: np.dtype) -> np.ndarray:
+        w = np.arange(n, dtype=dt) * dt.type(2 / (n - 1))
+        half = ((n - 1) >> 1) + 1
+        w[half:] = w[half:] * dt.type(-1) + dt.type(2)
+        return w
+
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, symmetric)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype: Any = None,
+                  device: Any = None, layout: Any = None, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - (2n / (N - 1) - 1)**2)) / I0(beta)`` (periodic by default).
+
+    >>> import retrograd as rg
+    >>> rg.kaiser_window(3, False).tolist()[1]
+    1.0
+    """
+    def symmetric(n: int, dt: np.dtype) -> np.ndarray:
+        alpha = (n - 1) / 2.0
+        ratio = (np.arange(n, dtype=np.float64) - alpha) / alpha
+        return (np.i0(beta * np.sqrt(np.clip(1 - ratio * ratio, 0, None))) / np.i0(beta)).astype(dt)
+
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, symmetric)
+
+
+def _strided(size: Any, stride: Any, np_dtype: np.dtype) -> np.ndarray:
+    shape, strides = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(
+            f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides ({len(strides)})"
+        )
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    if any(s < 0 for s in strides):
+        raise RuntimeError(
+            f"Storage size calculation overflowed with sizes={list(shape)} and strides={list(strides)}"
+        )
+    storage = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    # Zeros rather than uninitialised memory: the values are unspecified either way.
+    buffer = np.zeros(storage, np_dtype)
+    return np.lib.stride_tricks.as_strided(buffer, shape, tuple(s * np_dtype.itemsize for s in strides))
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, device: Any = None, layout: Any = None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` laid out with the given ``stride`` (in elements).
+
+    >>> import retrograd as rg
+    >>> rg.empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    _check_device(device)
+    return _finish(_strided(size, stride, _factory_dtype(dtype)), requires_grad)
+
+
+def empty_permuted(size: Any, physical_layout: Any, *, dtype: Any = None, device: Any = None, layout: Any = None,
+                   requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size`` whose dims lie in memory in the order ``physical_layout``
+    (outermost first).
+
+    >>> import retrograd as rg
+    >>> rg.empty_permuted((2, 3, 4), (2, 0, 1)).stride()
+    (3, 1, 6)
+    """
+    _check_device(device)
+    shape, order = tuple(int(s) for s in size), tuple(int(d) for d in physical_layout)
+    if len(shape) != len(order):
+        raise RuntimeError(
+            "Number of dimensions in size does not match the length of the physical_layout; i.e. len(size) = "
+            f"{len(shape)} is not equal to len(physical_layout) = {len(order)}"
+        )
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    physical = np.zeros(tuple(shape[d] for d in order), _factory_dtype(dtype))
+    return _finish(np.transpose(physical, np.argsort(order)), requires_grad)

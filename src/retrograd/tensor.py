@@ -672,6 +672,13 @@ class Tensor:
     def new_empty(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
         return _new_filled(self, 0, size, dtype, requires_grad)
 
+    def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                          requires_grad: builtins.bool = False) -> Tensor:
+        from .factories import empty_strided
+
+        return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
+                             requires_grad=requires_grad)
+
     # -- arithmetic and elementwise math ------------------------------------------------------
     # ``+ - * /`` are the ops' own call paths (``Op.operator``), and most elementwise methods are
     # derived from the op table's entries (ops/variants.py): bound after the class; see the end.
@@ -1367,6 +1374,33 @@ class Tensor:
         op, args = _S.scatter_args(self, dim, index, src, value, reduce)
         return _apply_inplace(op, args)
 
+    def diagflat(self, offset: Any = 0) -> Tensor:
+        return _S.diagflat(self, offset)
+
+    def unsafe_chunk(self, chunks: Any, dim: Any = 0) -> tuple[Tensor, ...]:
+        return _S.unsafe_chunk(self, chunks, dim)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+        return _S.fill_diagonal_(self, fill_value, wrap)
+
+    def adjoint(self) -> Tensor:
+        return _S.adjoint(self, "tensor.adjoint()")
+
+    @property
+    def mH(self) -> Tensor:
+        return _S.adjoint(self, "tensor.mH")
+
+    @property
+    def H(self) -> Tensor:
+        ndim = self._data.ndim
+        if ndim == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+            return self
+        if ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor."
+                               + (" For batches of matrices, consider using tensor.mH" if ndim > 2 else ""))
+        return _S.adjoint(self, "tensor.H")
+
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 
@@ -1471,6 +1505,38 @@ class Tensor:
 
     def matrix_power(self, n: Any) -> Tensor:
         return _ops.linalg.matrix_power(self, n)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addr, (self, vec1, vec2, beta, alpha))
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        if self._data.ndim != 2:
+            raise RuntimeError(f"2D tensor expected, got {self._data.ndim}D tensor for input")
+        sizes = [list(t.shape) for t in (vec1, vec2)]
+        if sizes[0] + sizes[1] != list(self._data.shape):
+            raise RuntimeError(f"size mismatch, input: {list(self._data.shape)}, v1: {sizes[0]}, v2: {sizes[1]}")
+        return _apply_inplace(_ops.linalg.addr, (self, vec1, vec2, beta, alpha))
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _apply(_ops.linalg.addbmm, (self, batch1, batch2, beta, alpha))
+
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.addbmm, self, (batch1, batch2, beta, alpha))
+
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.addmv, self, (mat, vec, beta, alpha))
+
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        return _ops.linalg.inplace_product(_ops.linalg.baddbmm, self, (batch1, batch2, beta, alpha))
+
+    def cross(self, other: Tensor, dim: Any = None) -> Tensor:
+        return _ops.linalg.cross(self, other, dim)
+
+    def pinverse(self, rcond: builtins.float = 1e-15) -> Tensor:
+        return _apply(_ops.linalg.pinverse_op, (self, rcond))
+
+    def matrix_exp(self) -> Tensor:
+        return _apply(_ops.linalg.matrix_exp_op, (self,))
 
     def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))

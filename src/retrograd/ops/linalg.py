@@ -1009,3 +1009,209 @@ def einsum(*args: Any) -> Tensor:
     if len(all_labels) > n_out:
         result = result.view(*[sizes[lab] for lab in out_labels])
     return result
+
+
+# -- more linear algebra (issue #12): addr, addbmm, the in-place checks of addmv_/baddbmm_/addbmm_,
+# cross, pinverse, matrix_exp, chain_matmul ----------------------------------------------------
+def _check_integral_scalars(x: np.ndarray, beta: Any, alpha: Any) -> None:
+    if x.dtype.kind in "biu":
+        for name, value in (("beta", beta), ("alpha", alpha)):
+            if isinstance(value, (float, np.floating)):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+
+
+def _addr(x: np.ndarray, v1: np.ndarray, v2: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
+    for name, v in (("vec1", v1), ("vec2", v2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    _check_integral_scalars(x, beta, alpha)
+    return _combine(_expand(x, (v1.shape[0], v2.shape[0])), np.multiply.outer(v1, v2), beta, alpha)
+
+
+addr = Op("addr", _addr, node="AddrBackward0", inputs=("self", "vec1", "vec2"), params=("beta", "alpha"),
+          dtype="promote",
+          grads=(lambda grad, beta: _scaled(grad, beta),
+                 lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
+                 lambda grad, vec1, alpha: _scaled(grad.t().mv(vec1), alpha)))
+
+
+def _addbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
+    for name, b in (("batch1", b1), ("batch2", b2)):
+        if b.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if b1.shape[0] != b2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {b1.shape[0]} and {b2.shape[0]}")
+    if b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
+                           f"{b2.shape[1]}x{b2.shape[2]})")
+    if x.dtype != b2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
+                           f"{scalar_type_name(b2.dtype)}")
+    if b1.dtype != b2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(b1.dtype)} and "
+                           f"{scalar_type_name(b2.dtype)}")
+    product = np.einsum("bij,bjk->ik", b1, b2) if b1.shape[0] else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype)
+    return _combine(_expand(x, product.shape), product, beta, alpha)
+
+
+def _batched(grad: Tensor, batch: Tensor) -> Tensor:
+    return grad.unsqueeze(0).expand(batch.shape[0], *grad.shape)
+
+
+addbmm = Op("addbmm", _addbmm, node="AddbmmBackward0", inputs=("self", "batch1", "batch2"), params=("beta", "alpha"),
+            grads=(lambda grad, beta: _scaled(grad, beta),
+                   lambda grad, batch1, batch2, alpha: _scaled(_batched(grad, batch1).bmm(batch2.transpose(1, 2)),
+                                                               alpha),
+                   lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(_batched(grad, batch1)), alpha)))
+
+
+def inplace_product(op: Op, x: Tensor, args: tuple[Any, ...]) -> Tensor:
+    """``x.addmv_(...)`` and friends: PyTorch refuses a result that does not have ``x``'s shape
+    (it would broadcast ``x``), before anything is written."""
+    from .inplace import apply_inplace
+    from .op import forward_arrays
+
+    with np.errstate(all="ignore"):
+        out = forward_arrays(op, (x, *args[:2]), args[2:])
+    if out.shape != x._data.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(x._data.shape)} and output tensor size "
+                           f"{list(out.shape)} should match")
+    return apply_inplace(op, (x, *args))
+
+
+def _cross(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(a.dtype)} but found {scalar_type_name(b.dtype)}")
+    if a.ndim != b.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = normalize_dim(dim, a.ndim)
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {a.shape[d]} and {b.shape[d]}")
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(broadcast_error([a.shape, b.shape])) from None
+    if 0 in shape:
+        return np.zeros(shape, a.dtype)
+    return np.asarray(np.cross(a, b, axisa=d, axisb=d, axisc=d), dtype=a.dtype)
+
+
+cross_op: Op = Op("linalg_cross", _cross, node="LinalgCrossBackward0", inputs=("self", "other"), params=("dim",),
+              grads=(lambda grad, other, dim: cross_op(other, grad, dim),
+                     lambda grad, self, dim: cross_op(grad, self, dim)))
+
+CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                 "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with "
+                 "that of linalg.cross in a future release.")
+
+
+def cross(a: Tensor, b: Tensor, dim: int | None) -> Tensor:
+    """``torch.cross``: without ``dim``, the first dim of size 3 (PyTorch's deprecated default, warned)."""
+    from .op import apply
+
+    if dim is None:
+        import warnings
+
+        warnings.warn(CROSS_WARNING, UserWarning, stacklevel=3)
+        sizes = a._data.shape
+        found = [i for i, s in enumerate(sizes) if s == 3]
+        if not found:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = found[0]
+    return apply(cross_op, (a, b, dim))  # type: ignore[no-any-return]
+
+
+def _pinv(a: np.ndarray, rcond: float) -> np.ndarray:
+    if a.ndim < 2 or a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.pinv({_type_label(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
+                           "dimensions of float, double, cfloat or cdouble types")
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (a.shape[-1], a.shape[-2]), a.dtype)
+    return np.asarray(np.linalg.pinv(a, rcond=rcond), dtype=a.dtype)
+
+
+def _type_label(a: np.ndarray) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool",
+            "float16": "Half", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(a.dtype.name, a.dtype.name)
+
+
+def _pinv_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    # The derivative of the Moore-Penrose inverse for a matrix of constant rank (Golub & Pereyra).
+    m, n = self.shape[-2], self.shape[-1]
+    pinv_h, grad_h = result.mT, grad.mT
+    if m <= n:
+        k = grad_h @ result
+        k_pinv_h = k @ pinv_h
+        return -(result @ k).mT + k_pinv_h - (self @ result) @ k_pinv_h + (pinv_h @ result) @ (grad_h - k @ self)
+    k = result @ grad_h
+    pinv_h_k = pinv_h @ k
+    return -(k @ result).mT + (grad_h - self @ k) @ result @ pinv_h + pinv_h_k - pinv_h_k @ result @ self
+
+
+pinverse_op = Op("linalg_pinv", _pinv, node="LinalgPinvBackward0", params=("rcond",), saved=("result", "self"),
+                 grads=(_pinv_grad,))
+
+
+def _matrix_exp(a: np.ndarray) -> np.ndarray:
+    if a.ndim < 2:
+        raise RuntimeError("linalg.matrix_exp: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_label(a)}")
+    if a.size == 0:
+        return a.copy()
+    # Scaling and squaring: exp(A) = exp(A / 2**s) ** (2**s), with a Taylor series where the norm
+    # is below 1/2 (18 terms: below double precision's rounding there).
+    work = a.astype(np.float64)
+    norm = np.max(np.sum(np.abs(work), axis=-2), axis=-1)
+    s = int(max(0, np.ceil(np.log2(max(float(np.max(norm)), 1e-300) / 0.5)))) if np.all(np.isfinite(norm)) else 0
+    scaled = work / 2.0**s
+    eye = np.broadcast_to(np.eye(a.shape[-1]), a.shape)
+    term = eye.copy()
+    total = eye.copy()
+    with np.errstate(all="ignore"):
+        for k in range(1, 19):
+            term = term @ scaled / k
+            total = total + term
+        for _ in range(s):
+            total = total @ total
+    return total.astype(a.dtype)
+
+
+def _matrix_exp_grad(grad: Tensor, self: Tensor) -> Tensor:
+    # d exp(A)[G] is the top-right block of exp([[A^T, G], [0, A^T]]) (Mathias 1996): written with
+    # this op itself, so the rule is differentiable again.
+    n = self.shape[-1]
+    at = self.mT
+    top = _cat(at, grad, -1)
+    bottom = _cat(at.new_zeros(at.shape), at, -1)
+    return matrix_exp_op(_cat(top, bottom, -2)).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+matrix_exp_op: Op = Op("linalg_matrix_exp", _matrix_exp, node="LinalgMatrixExpBackward0", grads=(_matrix_exp_grad,))
+
+CHAIN_MATMUL_WARNING = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                        "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                        "multiple parameters.")
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """``torch.chain_matmul``: the product of matrices (deprecated for ``linalg.multi_dot``, warned)."""
+    import warnings
+
+    from ..linalg import multi_dot
+
+    warnings.warn(CHAIN_MATMUL_WARNING, UserWarning, stacklevel=3)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        if matrices[0].dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {matrices[0].dim()}, expected 2 instead.")
+        return matrices[0].clone()
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    return multi_dot(matrices)

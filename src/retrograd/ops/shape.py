@@ -1106,3 +1106,331 @@ def _block_diag_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...]) 
 
 block_diag: Op = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
                 grads=_block_diag_grad)
+
+
+# -- more shape ops (issue #12): rot90, unsafe_split / unsafe_chunk, diagflat, atleast_*d, the
+# stacking composites (hstack ... column_stack), cartesian_prod, combinations, adjoint ---------
+def _int_arg(op: str, name: str, value: Any) -> int:
+    """PyTorch's TypeError for a non-int where its signature says int."""
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__}")
+    return int(value)
+
+
+def _ints_arg(op: str, name: str, value: Any) -> tuple[int, ...]:
+    """PyTorch's TypeError for a non-sequence (or a non-int element) where it wants a tuple of ints."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, np.integer)) for v in value):
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not {type(value).__name__}")
+    return tuple(int(v) for v in value)
+
+
+def _rot90(x: np.ndarray, k: int, dims: tuple[int, ...]) -> np.ndarray:
+    k = _int_arg("rot90", "k", k)
+    dims = _ints_arg("rot90", "dims", dims)
+    # PyTorch checks the dims as given (before wrapping them), in this order.
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    if dims[0] == dims[1] or abs(dims[0] - dims[1]) == x.ndim:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    d0, d1 = normalize_dim(dims[0], x.ndim), normalize_dim(dims[1], x.ndim)
+    return np.rot90(x, k, axes=(d0, d1)).copy()
+
+
+rot90: Op = Op("rot90", _rot90, node="Rot90Backward0", params=("k", "dims"),
+           grads=(lambda grad, k, dims: rot90(grad, -k, dims),),
+           variants=("function", "method"), signature="k=1, dims=(0, 1)")
+
+
+# ``unsafe_split``'s pieces alias the input's memory but are not tracked as views (PyTorch's
+# "unsafe": no shared version counter, no view history), hence plain NumPy slices and no view=True.
+def _unsafe_split(x: np.ndarray, split_size: int, dim: int) -> tuple[np.ndarray, ...]:
+    return _split(x, _int_arg("unsafe_split", "split_size", split_size), dim)
+
+
+unsafe_split: Op = Op("unsafe_split", _unsafe_split, node="UnsafeSplitBackward0", params=("split_size", "dim"), outputs=-1,
+                  saved=("dim", "split_size", "self_sym_sizes"),
+                  grads=lambda grads, dim: _split_grad(grads, dim),
+                  variants=("function", "method"), signature="split_size, dim=0",
+                  convert={"dim": "dim"})
+def _unsafe_split_with_sizes(x: np.ndarray, split_sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
+    normalize_dim(dim, x.ndim)  # PyTorch's IndexError; its messages name the dim as given
+    return _split_with_sizes(x, _ints_arg("unsafe_split_with_sizes", "split_sizes", split_sizes), dim)
+
+
+unsafe_split_with_sizes: Op = Op("unsafe_split_with_sizes", _unsafe_split_with_sizes, node="UnsafeSplitWithSizesBackward0",
+                             params=("split_sizes", "dim"), outputs=-1,
+                             saved=("dim", "split_sizes", "self_sym_sizes"),
+                             grads=lambda grads, dim: _split_grad(grads, dim),
+                             variants=("function", "method"), signature="split_sizes, dim=0")
+
+
+def unsafe_chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
+    """``chunk`` made of ``unsafe_split`` pieces (PyTorch's ``unsafe_chunk``)."""
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, x._data.ndim)
+    size = x._data.shape[d]
+    if size == 0:
+        return tuple(apply(unsafe_split_with_sizes, (x, (0,) * chunks, d)))
+    return tuple(apply(unsafe_split, (x, -(-size // chunks), d)))
+
+
+def diagflat(x: Tensor, offset: int) -> Tensor:
+    """The flattened input on the ``offset`` diagonal of a square matrix (a ``DiagEmbedBackward0``)."""
+    flat = apply(view, (x.contiguous(), (-1,)))  # PyTorch's ``contiguous().view(-1)``
+    return apply(diag_embed, (flat, int(offset), 0, 1))  # type: ignore[no-any-return]
+
+
+_ATLEAST_SHAPES: dict[int, dict[int, Any]] = {
+    # ndim wanted -> {input ndim: how to get there}
+    1: {0: "reshape"},
+    2: {0: "reshape", 1: (0,)},
+    3: {0: "reshape", 1: (0, 2), 2: (2,)},
+}
+
+
+def atleast(x: Tensor, n: int) -> Tensor:
+    """``x`` with at least ``n`` dims, as PyTorch's ``atleast_{n}d`` (the tensor itself if it has them)."""
+    ndim = x._data.ndim
+    how = _ATLEAST_SHAPES[n].get(ndim)
+    if how is None:
+        return x
+    if how == "reshape":
+        return apply(view, (x, (1,) * n))  # type: ignore[no-any-return]
+    for d in how:
+        x = apply(unsqueeze, (x, d))
+    return x
+
+
+def adjoint(x: Tensor, name: str) -> Tensor:
+    """The (conjugate) transpose of the last two dims; ``name`` is how PyTorch names it in its error."""
+    ndim = x._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return apply(transpose, (x, ndim - 2, ndim - 1))  # type: ignore[no-any-return]
+
+
+def _nonempty(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 1) for t in _nonempty(tensors, "hstack")]
+    return apply(cat, (*ts, 0 if ts[0]._data.ndim == 1 else 1))  # type: ignore[no-any-return]
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 2) for t in _nonempty(tensors, "vstack")]
+    return apply(cat, (*ts, 0))  # type: ignore[no-any-return]
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [atleast(t, 3) for t in _nonempty(tensors, "dstack")]
+    return apply(cat, (*ts, 2))  # type: ignore[no-any-return]
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    ts = [apply(view, (t, (t._data.size, 1))) if t._data.ndim <= 1 else t
+          for t in _nonempty(tensors, "column_stack")]
+    return apply(cat, (*ts, 1))  # type: ignore[no-any-return]
+
+
+def _check_vector(t: Tensor) -> None:
+    if t._data.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {_shape_str(t._data.shape)}")
+
+
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = _nonempty(tensors, "meshgrid")
+    for t in tensors:
+        _check_vector(t)
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if len(tensors) == 1:
+        return tensors[0]
+    n = len(tensors)
+    sizes = tuple(t._data.shape[0] for t in tensors)
+    grids = []
+    for i, t in enumerate(tensors):
+        shape = [1] * n
+        shape[i] = -1
+        grids.append(apply(expand, (apply(view, (t, tuple(shape))), sizes)).reshape(-1))
+    return apply(stack, (*grids, 1))  # type: ignore[no-any-return]
+
+
+def combinations(x: Tensor, r: int, with_replacement: bool) -> Tensor:
+    _check_vector(x)
+    r = int(r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(np.empty(0, x._data.dtype))
+    # As PyTorch: each column is the masked_select of one index grid (an expanded view of ``x``) by
+    # the mask of increasing (or, with replacement, non-decreasing) index tuples.
+    n = x._data.shape[0]
+    grid = np.indices((n,) * r)
+    ordered = np.ones((n,) * r, dtype=bool)
+    for i in range(r - 1):
+        ordered &= (grid[i] <= grid[i + 1]) if with_replacement else (grid[i] < grid[i + 1])
+    columns = []
+    for i in range(r):
+        shape = [1] * r
+        shape[i] = -1
+        columns.append(apply(masked_select, (apply(expand, (apply(view, (x, tuple(shape))), (n,) * r)), ordered)))
+    return apply(stack, (*columns, 1))  # type: ignore[no-any-return]
+
+
+# -- select_scatter / slice_scatter / diagonal_scatter (out of place: ``src`` written into a copy
+# of the input's region), and Tensor.unfold (a view) -------------------------------------------
+def _scatter_into(x: np.ndarray, src: np.ndarray, region: Any) -> np.ndarray:
+    """A copy of ``x`` with ``region(copy)`` (a view of it) overwritten by ``src``, in ``x``'s dtype."""
+    out = x.copy()
+    view_of_out = region(out)
+    if view_of_out.shape != src.shape:
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{_shape_str(src.shape)}, slice size = {_shape_str(view_of_out.shape)}")
+    np.copyto(view_of_out, src, casting="unsafe")
+    return out
+
+
+def _select_scatter(x: np.ndarray, src: np.ndarray, dim: int, index: int) -> np.ndarray:
+    size = x.shape[dim]
+    index = _int_arg("select_scatter", "index", index)
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {_shape_str(x.shape)} at "
+                         f"dimension {dim}")
+    return _scatter_into(x, src, lambda out: _select(out, dim, index))
+
+
+select_scatter: Op = Op("select_scatter", _select_scatter, node="SelectScatterBackward0", inputs=("self", "src"),
+                    params=("dim", "index"),
+                    grads=(lambda grad, src_shape, dim, index: select_scatter(
+                        grad, grad.new_zeros(src_shape), dim, index),
+                        lambda grad, dim, index: select(grad, dim, index)),
+                    variants=("function", "method"), signature="src, dim, index", convert={"dim": "dim"})
+
+
+def _slice_bounds(size: int, start: Any, end: Any) -> tuple[int, int]:
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    start = min(max(start + size if start < 0 else start, 0), size)
+    end = min(max(end + size if end < 0 else end, start), size)
+    return start, end
+
+
+def _slice_scatter(x: np.ndarray, src: np.ndarray, dim: int, start: Any, end: Any, step: int) -> np.ndarray:
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if value is not None:
+            _int_arg("slice_scatter", name, value)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    lo, hi = _slice_bounds(x.shape[dim], start, end)
+    return _scatter_into(x, src, lambda out: _slice(out, dim, lo, hi, int(step)))
+
+
+def _slice_region_grad(grad: Tensor, dim: int, start: Any, end: Any, step: int) -> Tensor:
+    lo, hi = _slice_bounds(grad.shape[dim], start, end)
+    return apply(slice_op, (grad, dim, lo, hi, int(step)))  # type: ignore[no-any-return]
+
+
+slice_scatter: Op = Op("slice_scatter", _slice_scatter, node="SliceScatterBackward0", inputs=("self", "src"),
+                   params=("dim", "start", "end", "step"),
+                   grads=(lambda grad, src_shape, dim, start, end, step: slice_scatter(
+                       grad, grad.new_zeros(src_shape), dim, start, end, step),
+                       _slice_region_grad),
+                   variants=("function", "method"), signature="src, dim=0, start=None, end=None, step=1",
+                   convert={"dim": "dim"})
+
+
+def _diagonal_scatter(x: np.ndarray, src: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    d1, d2 = _check_diagonal_dims(x.ndim, dim1, dim2)
+    return _scatter_into(x, src, lambda out: diagonal_view(out, int(offset), d1, d2))
+
+
+diagonal_scatter: Op = Op("diagonal_scatter", _diagonal_scatter, node="DiagonalScatterBackward0",
+                      inputs=("self", "src"), params=("offset", "dim1", "dim2"),
+                      grads=(lambda grad, src_shape, offset, dim1, dim2: diagonal_scatter(
+                          grad, grad.new_zeros(src_shape), offset, dim1, dim2),
+                          lambda grad, offset, dim1, dim2: diagonal_copy(
+                              grad, offset, *_check_diagonal_dims(grad.dim(), dim1, dim2))),
+                      variants=("function", "method"), signature="src, offset=0, dim1=0, dim2=1")
+
+
+def _unfold_shape(shape: tuple[int, ...], dim: int, size: int, step: int) -> tuple[int, ...]:
+    if not shape:
+        return (size,)
+    return shape[:dim] + ((shape[dim] - size) // step + 1,) + shape[dim + 1:] + (size,)
+
+
+def _unfold(x: np.ndarray, dimension: int, size: int, step: int) -> np.ndarray:
+    dimension = normalize_dim(_int_arg("unfold", "dimension", dimension), x.ndim)
+    size, step = _int_arg("unfold", "size", size), _int_arg("unfold", "step", step)
+    dim_size = x.shape[dimension] if x.ndim else 1
+    if size > dim_size:
+        raise RuntimeError(f"maximum size for tensor at dimension {dimension} is {dim_size} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if x.ndim == 0:
+        return x.reshape(1)[:size]
+    strides = x.strides[:dimension] + (x.strides[dimension] * step,) + x.strides[dimension + 1:] + (x.strides[dimension],)
+    return np.lib.stride_tricks.as_strided(x, _unfold_shape(x.shape, dimension, size, step), strides,
+                                           writeable=x.flags.writeable)
+
+
+def _unfold_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dimension: int, size: int,
+                             step: int) -> np.ndarray:
+    out = np.zeros(shape, grad.dtype)
+    dimension = normalize_dim(dimension, len(shape))
+    if not shape:
+        out[...] = grad.sum()
+        return out
+    # Windows may overlap (step < size): add each one in turn.
+    for i in range(grad.shape[dimension]):
+        window = np.moveaxis(np.take(grad, i, axis=dimension), -1, dimension)
+        key: list[Any] = [slice(None)] * len(shape)
+        key[dimension] = slice(i * step, i * step + size)
+        out[tuple(key)] += window
+    return out
+
+
+unfold_backward: Op = Op("unfold_backward", _unfold_backward_forward, node="UnfoldBackwardBackward0",
+                     params=("shape", "dimension", "size", "step"),
+                     grads=(lambda grad, dimension, size, step: unfold(grad, dimension, size, step),))
+
+unfold: Op = Op("unfold", _unfold, node="UnfoldBackward0", params=("dimension", "size", "step"), view=True,
+            saved=("dimension", "self_sym_sizes", "size", "step"),
+            grads=(lambda grad, self_shape, dimension, size, step: unfold_backward(
+                grad, self_shape, dimension, size, step),),
+            variants=("method",), signature="dimension, size, step")
+
+
+def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool) -> Tensor:
+    """PyTorch's ``fill_diagonal_``: the main diagonal of a matrix, or of a tensor whose dims are all
+    equal, set to ``fill_value`` in place; ``wrap`` restarts a tall matrix's diagonal every
+    ``columns + 1`` rows. Written as ``fill_`` on diagonal views, so the history is ``CopySlices``."""
+    shape = x._data.shape
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    if len(shape) > 2:
+        view = x
+        while view.dim() > 1:
+            view = view.diagonal(0, 0, 1)
+        view.fill_(fill_value)
+        return x
+    rows, cols = shape
+    if not wrap or rows <= cols:
+        x.diagonal().fill_(fill_value)
+        return x
+    for start in range(0, rows, cols + 1):
+        x.narrow(0, start, min(cols, rows - start)).diagonal().fill_(fill_value)
+    return x
