@@ -31,7 +31,8 @@ NOT_OPS = {
 
 
 def public_ops() -> set[str]:
-    names = set(functions.__all__) | set(F.__all__)
+    # (the op table's function forms are made on first lookup, so not in the module's __all__)
+    names = set(functions.__all__) | set(functions._VARIANT_FUNCTIONS) | set(F.__all__)
     names |= {"linalg." + n for n in linalg.__all__}
     return names
 
