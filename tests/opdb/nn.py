@@ -400,6 +400,10 @@ NORMALIZATION = [
            one(u(4, 3), u(4, 3)), covers=("pairwise_distance",), variant_test_name="p1"),
     OpInfo("pairwise_distance", lambda lib, a, b: F(lib).pairwise_distance(a, b, p=3, eps=0.0),
            one(u(4, 3), u(4, 3)), covers=("pairwise_distance",), variant_test_name="p3"),
+    # torch.norm_except_dim (weight_norm's norm): dim -1 is at::norm's Scalar overload (NormBackward0)
+    OpInfo("norm", lambda lib, v: (lib.norm_except_dim(v, 2, -1), lib.norm_except_dim(v, 3, 1),
+                                  lib.norm_except_dim(v, 1, 0)),
+           one(u(2, 3, 4)), covers=("norm",), variant_test_name="except_dim"),
 ]
 
 

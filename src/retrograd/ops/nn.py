@@ -1264,3 +1264,8 @@ def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, redu
 
 multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
                             params=("target", "reduction"), grads=(_multilabel_margin_grad,))
+
+
+# ``at::norm(x, p)`` over every element (``torch.norm_except_dim(v, p, -1)``): the Scalar overload's node.
+norm_all = Op("norm", _R._vector_norm, node="NormBackward0", params=("ord", "dim", "keepdim"),
+              grads=(_R.vector_norm_backward,))
