@@ -121,7 +121,7 @@ _NN_FUNCTIONS = frozenset(
     "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
     "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
     "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
-    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d norm_except_dim pairwise_distance pdist "
+    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d norm_except_dim pairwise_distance pdist "
     "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
     "triplet_margin_loss".split()
 )

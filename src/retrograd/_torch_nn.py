@@ -24,7 +24,7 @@ NAMES = (
     "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
     "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
     "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
-    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d norm_except_dim pairwise_distance pdist "
+    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d norm_except_dim pairwise_distance pdist "
     "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
     "triplet_margin_loss"
 ).split()
@@ -444,6 +444,17 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     [[[3.0]]]
     """
     return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0, dilation: Any = 1,  # noqa: A002
+               ceil_mode: bool = False) -> Tensor:
+    """``F.max_pool3d`` (an empty ``stride`` is the kernel size).
+
+    >>> import retrograd as rg
+    >>> rg.max_pool3d(rg.arange(8.0).reshape(1, 2, 2, 2), 2).tolist()
+    [[[[7.0]]]]
+    """
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)  # type: ignore[no-any-return]
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any = 0,  # noqa: A002

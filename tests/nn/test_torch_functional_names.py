@@ -95,6 +95,7 @@ CASES: list[Case] = [
     ("max_pool1d", lambda L, T: ((T(X3), 3, 2, 1, 1, True), {})),
     ("max_pool2d", lambda L, T: ((T(X4), [2, 3], [], 1), {})),
     ("max_pool2d", lambda L, T: ((T(X4), 2), {"dilation": 2, "ceil_mode": True})),
+    ("max_pool3d", lambda L, T: ((T(X5), 2, [], 1), {})),
     ("max_pool1d_with_indices", lambda L, T: ((T(X3), 2, 1, 1), {})),
     ("avg_pool1d", lambda L, T: ((T(X3), 3, 2, 1, True, False), {})),
     ("avg_pool1d", lambda L, T: ((T(X3), [2]), {})),

@@ -1903,3 +1903,9 @@ from ._functional_attention import __all__ as _attention_all  # noqa: E402
 from ._functional_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
 
 __all__ += _attention_all
+
+# The 3-D, power-average and unpooling pools, generalised from the 2-D ones (nn/_functional_pool.py).
+from ._functional_pool import *  # noqa: E402, F401, F403
+from ._functional_pool import __all__ as _pool_all  # noqa: E402
+
+__all__ += _pool_all
