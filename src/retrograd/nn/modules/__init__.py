@@ -131,3 +131,9 @@ __all__ = [
     "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
+
+# The 3-D, power-average and unpooling pools (pooling3d.py).
+from .pooling3d import *  # noqa: E402, F403
+from .pooling3d import __all__ as _pooling3d_all  # noqa: E402
+
+__all__ += _pooling3d_all
