@@ -137,3 +137,9 @@ from .pooling3d import *  # noqa: E402, F403
 from .pooling3d import __all__ as _pooling3d_all  # noqa: E402
 
 __all__ += _pooling3d_all
+
+# Lazy modules (lazy.py): shapes from the first input.
+from .lazy import *  # noqa: E402, F403
+from .lazy import __all__ as _lazy_all  # noqa: E402
+
+__all__ += _lazy_all
