@@ -143,3 +143,9 @@ from .lazy import *  # noqa: E402, F403
 from .lazy import __all__ as _lazy_all  # noqa: E402
 
 __all__ += _lazy_all
+
+# PyTorch's deprecated NLLLoss2d and Container, and SyncBatchNorm (compat.py).
+from .compat import *  # noqa: E402, F403
+from .compat import __all__ as _compat_all  # noqa: E402
+
+__all__ += _compat_all
