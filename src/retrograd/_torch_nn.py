@@ -14,12 +14,13 @@ import warnings
 from typing import Any
 
 from .nn import functional as F
+from .nn._functional_grid import affine_grid_generator as _affine_grid_generator
 from .nn.functional import _nn, _unary
 from .ops.op import apply
 from .tensor import Tensor
 
 NAMES = (
-    "adaptive_avg_pool1d adaptive_max_pool1d alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
+    "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
     "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d conv2d conv3d "
     "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
     "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
@@ -124,6 +125,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
 
 
 rms_norm = F.rms_norm
+affine_grid_generator = _affine_grid_generator
 
 
 def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:  # noqa: A002

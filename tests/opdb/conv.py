@@ -344,3 +344,17 @@ OPS += [
     OpInfo("max_unpool2d", _unpool(2), _unpool_inputs(2)),
     OpInfo("max_unpool3d", _unpool(3), _unpool_inputs(3)),
 ]
+
+
+def _affine_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 3), (2, 3, 4, 5)), {"align_corners": False}, name="2-D"),
+        Sample((uniform(rng, 1, 2, 3), (1, 1, 3, 1)), {"align_corners": False}, name="2-D unit width"),
+        Sample((uniform(rng, 2, 3, 4), (2, 1, 2, 3, 4)), {"align_corners": True}, name="3-D align corners"),
+        Sample((uniform(rng, 1, 3, 4), (1, 2, 3, 2, 2)), {"align_corners": False}, name="3-D"),
+    ]
+
+
+OPS += [
+    OpInfo("affine_grid", lambda lib, theta, size, **kw: _F(lib).affine_grid(theta, size, **kw), _affine_samples),
+]

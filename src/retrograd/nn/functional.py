@@ -1909,3 +1909,9 @@ from ._functional_pool import *  # noqa: E402, F401, F403
 from ._functional_pool import __all__ as _pool_all  # noqa: E402
 
 __all__ += _pool_all
+
+# affine_grid (nn/_functional_grid.py).
+from ._functional_grid import *  # noqa: E402, F401, F403
+from ._functional_grid import __all__ as _grid_all  # noqa: E402
+
+__all__ += _grid_all

@@ -728,3 +728,38 @@ _unpool_scatter_ops.update({
 })
 max_unpool2d = _unpool_scatter_ops[2]
 max_unpool3d = _unpool_scatter_ops[3]
+
+
+# -- affine_grid: the base grid of normalised coordinates times each affine matrix ------------------
+
+
+def affine_base_grid(size: Sequence[int], align_corners: bool, dtype: np.dtype) -> np.ndarray:
+    """(prod(spatial), nd + 1) rows (x, y[, z], 1) of the normalised output coordinates, x fastest."""
+    spatial = list(size[2:])
+    axes = []
+    for n in spatial:
+        if n <= 1:
+            axes.append(np.zeros(max(n, 0), dtype))
+        else:
+            line = np.linspace(-1.0, 1.0, n, dtype=dtype)
+            axes.append(line if align_corners else line * dtype.type((n - 1) / n))
+    mesh = np.meshgrid(*axes, indexing="ij")  # (D,) H, W
+    columns = [m.reshape(-1) for m in reversed(mesh)]  # x (W) first
+    columns.append(np.ones(prod(spatial), dtype))
+    return np.stack(columns, axis=-1)
+
+
+def _affine_grid(theta: np.ndarray, size: tuple[int, ...], align_corners: bool) -> np.ndarray:
+    base = affine_base_grid(size, align_corners, theta.dtype)
+    out = np.matmul(base, theta.swapaxes(1, 2))  # (N, prod(spatial), nd)
+    return out.reshape((size[0],) + tuple(size[2:]) + (len(size) - 2,))  # type: ignore[no-any-return]
+
+
+def _affine_grid_grad(grad: Tensor, size: tuple[int, ...], align_corners: bool) -> Tensor:
+    base = Tensor._make(affine_base_grid(size, align_corners, grad._data.dtype))
+    nd = len(size) - 2
+    return grad.reshape(size[0], -1, nd).transpose(1, 2) @ base  # type: ignore[no-any-return]
+
+
+affine_grid_generator = Op("affine_grid_generator", _affine_grid, node="AffineGridGeneratorBackward0",
+                           params=("size", "align_corners"), grads=(_affine_grid_grad,))
