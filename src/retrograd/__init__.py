@@ -117,7 +117,7 @@ FloatTensor = Tensor
 # The torch.* spellings of nn.functional ops (_torch_nn.NAMES, checked equal in its tests).
 _NN_FUNCTIONS = frozenset(
     "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
-    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d conv2d conv3d "
+    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d ctc_loss conv2d conv3d "
     "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
     "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
     "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "

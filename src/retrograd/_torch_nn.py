@@ -21,7 +21,7 @@ from .tensor import Tensor
 
 NAMES = (
     "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
-    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d conv2d conv3d "
+    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d ctc_loss conv2d conv3d "
     "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
     "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
     "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
@@ -504,3 +504,15 @@ def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:  # noq
     [9.0, 1.0]
     """
     return F.pad(input, list(pad), "constant", value)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """``F.ctc_loss`` with ``reduction`` as an int.
+
+    >>> import retrograd as rg
+    >>> lp = rg.zeros(2, 1, 2).log_softmax(2)
+    >>> [round(v, 4) for v in rg.ctc_loss(lp, rg.tensor([[1]]), [2], [1]).tolist()]
+    [0.2877]
+    """
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)

@@ -648,3 +648,27 @@ ATTENTION = [
 
 OPS: list[OpInfo] = (ACTIVATIONS + SOFTMAX + LINEAR + PADDING + SHUFFLES + EMBEDDING + NORMALIZATION
                      + CROSS_ENTROPY + LOSSES + ATTENTION)
+
+
+def _ctc(reduction: str, zero_infinity: bool = False) -> Callable[..., Any]:
+    # the log-probabilities through log_softmax, as CTC expects (PyTorch's gradient assumes it)
+    return lambda lib, x, t, il, tl: F(lib).ctc_loss(x.log_softmax(-1), t, il, tl, reduction=reduction,
+                                                     zero_infinity=zero_infinity)
+
+
+def _ctc_samples(rng: Rng) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 6, 2, 4), np.array([[1, 2, 2], [3, 1, 0]]), np.array([6, 5]), np.array([3, 2])),
+               name="padded"),
+        Sample((uniform(rng, 5, 2, 3), np.array([1, 2, 2, 1]), np.array([5, 4]), np.array([2, 2])), name="concatenated"),
+        Sample((uniform(rng, 4, 3), np.array([2, 1]), np.array(4), np.array(2)), name="unbatched"),
+    ]
+
+
+# PyTorch has no double backward for CTC (its backward is not differentiable)
+OPS += [
+    OpInfo("ctc_loss", _ctc("mean"), _ctc_samples, gradgradcheck=False),
+    OpInfo("ctc_loss", _ctc("none", True), _ctc_samples, covers=("ctc_loss",), gradgradcheck=False,
+           variant_test_name="none_zero_infinity"),
+    OpInfo("ctc_loss", _ctc("sum"), _ctc_samples, covers=("ctc_loss",), gradgradcheck=False, variant_test_name="sum"),
+]

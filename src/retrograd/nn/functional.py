@@ -1915,3 +1915,9 @@ from ._functional_grid import *  # noqa: E402, F401, F403
 from ._functional_grid import __all__ as _grid_all  # noqa: E402
 
 __all__ += _grid_all
+
+# ctc_loss (nn/_functional_ctc.py).
+from ._functional_ctc import *  # noqa: E402, F401, F403
+from ._functional_ctc import __all__ as _ctc_all  # noqa: E402
+
+__all__ += _ctc_all

@@ -149,3 +149,9 @@ from .compat import *  # noqa: E402, F403
 from .compat import __all__ as _compat_all  # noqa: E402
 
 __all__ += _compat_all
+
+# CTCLoss (ctc.py).
+from .ctc import *  # noqa: E402, F403
+from .ctc import __all__ as _ctc_all  # noqa: E402
+
+__all__ += _ctc_all
