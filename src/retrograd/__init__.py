@@ -125,6 +125,18 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.
 
 FloatTensor = Tensor
 
+# The torch.* spellings of nn.functional ops (_torch_nn.NAMES, checked equal in its tests).
+_NN_FUNCTIONS = frozenset(
+    "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
+    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d ctc_loss conv2d conv3d "
+    "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
+    "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
+    "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
+    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d norm_except_dim pairwise_distance pdist "
+    "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
+    "triplet_margin_loss".split()
+)
+
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug")
 
 
@@ -165,12 +177,15 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f".{name}", __name__)
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
+    if name in _NN_FUNCTIONS:  # torch.conv2d, torch.dropout, ...: they import nn, so on first use
+        value = globals()[name] = getattr(importlib.import_module("._torch_nn", __name__), name)
+        return value
     raise AttributeError(f"module 'retrograd' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
-                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch"})
+                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS})
 
 
 __all__ = [

@@ -248,3 +248,113 @@ OPS: list[OpInfo] = [
     OpInfo("fold", lambda lib, x, size, k, **kw: _F(lib).fold(x, size, k, **kw), _fold_samples),
     OpInfo("interpolate", _interp, _interp_samples, covers=("interpolate",)),
 ]
+
+
+# -- 3-D pools, power-average pools and max_unpool ------------------------------------------------
+
+
+def _max_pool3d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((distinct(rng, 2, 2, 4, 4, 4), 2), name="kernel 2"),
+        Sample((distinct(rng, 1, 2, 5, 4, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}, name="ceil mode"),
+        Sample((distinct(rng, 1, 1, 5, 6, 5), (2, 2, 3)), {"stride": (1, 2, 1), "padding": (1, 0, 1),
+                                                           "dilation": (2, 1, 1)}, name="dilation"),
+        Sample((distinct(rng, 2, 3, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
+        Sample((distinct(rng, 2, 2, 4, 4, 4), 2), name="noncontiguous", noncontiguous=True),
+        Sample((distinct(rng, 0, 2, 4, 4, 4), 2), name="empty batch"),
+    ]
+
+
+def _avg_pool3d_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 4, 4, 4), 2), name="kernel 2"),
+        Sample((uniform(rng, 1, 2, 5, 4, 5), 3), {"stride": 2, "padding": 1, "ceil_mode": True}, name="ceil mode"),
+        Sample((uniform(rng, 1, 2, 5, 4, 3), (3, 2, 2)),
+               {"stride": (2, 1, 1), "padding": 1, "ceil_mode": True, "count_include_pad": False},
+               name="exclude padding"),
+        Sample((uniform(rng, 1, 1, 3, 4, 5), 2), {"stride": 1, "padding": 1, "divisor_override": 3},
+               name="divisor override"),
+        Sample((uniform(rng, 2, 3, 5, 4), 2), {"stride": 1}, name="unbatched overlapping"),
+        Sample((uniform(rng, 2, 2, 4, 4, 4), 2), name="noncontiguous", noncontiguous=True),
+    ]
+
+
+def _adaptive3d_samples(values: Any) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((values(rng, 2, 2, 5, 4, 3), (3, 2, 2)), name="shrink"),
+            Sample((values(rng, 1, 2, 3, 2, 4), (4, 3, 3)), name="grow"),
+            Sample((values(rng, 2, 5, 3, 4), (None, 2, 3)), name="unbatched keep depth"),
+            Sample((values(rng, 1, 2, 3, 4, 4), 1), name="global"),
+            Sample((values(rng, 2, 1, 4, 5, 3), 2), name="noncontiguous", noncontiguous=True),
+        ]
+
+    return samples
+
+
+def _lp_samples(nd: int) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        spatial = (5, 4, 6)[:nd]
+        x = np.abs(uniform(rng, 2, 2, *spatial)) + 0.5  # away from 0, where x ** p is not differentiable
+        return [
+            Sample((x, 2, 2), name="p 2"),
+            Sample((x, 1.5, 3), {"stride": 1}, name="p 1.5 stride 1"),
+            Sample((x, 3, 2), {"ceil_mode": True}, name="p 3 ceil mode"),
+            Sample((uniform(rng, 2, *spatial), float("inf"), 2), name="p inf unbatched"),
+        ]
+
+    return samples
+
+
+def _unpool(nd: int) -> Any:
+    def fn(lib: Any, x: Any, source: Any, **kw: Any) -> Any:
+        F = _F(lib)
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[nd - 1]
+        _, indices = pool(source.detach(), 2, return_indices=True, **kw)
+        return unpool(x, indices, 2, **kw)
+
+    return fn
+
+
+def _unpool_inputs(nd: int) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((uniform(rng, 2, 2, *(2,) * nd), distinct(rng, 2, 2, *(4,) * nd)), grad=(True, False),
+                   name="kernel 2"),
+            Sample((uniform(rng, 2, *(3,) * nd), distinct(rng, 2, *(4,) * nd)), {"stride": 2, "padding": 1},
+                   grad=(True, False), name="unbatched padding"),
+        ]
+
+    return samples
+
+
+OPS += [
+    OpInfo("max_pool3d", lambda lib, x, k, **kw: _F(lib).max_pool3d(x, k, **kw), _max_pool3d_samples),
+    OpInfo("max_pool3d", lambda lib, x, k, **kw: _F(lib).max_pool3d(x, k, return_indices=True, **kw),
+           _max_pool3d_samples, covers=("max_pool3d", "max_pool3d_with_indices"), variant_test_name="indices"),
+    OpInfo("avg_pool3d", lambda lib, x, k, **kw: _F(lib).avg_pool3d(x, k, **kw), _avg_pool3d_samples),
+    OpInfo("adaptive_avg_pool3d", lambda lib, x, o: _F(lib).adaptive_avg_pool3d(x, o), _adaptive3d_samples(uniform)),
+    OpInfo("adaptive_max_pool3d", lambda lib, x, o: _F(lib).adaptive_max_pool3d(x, o, return_indices=True),
+           _adaptive3d_samples(distinct), covers=("adaptive_max_pool3d", "adaptive_max_pool3d_with_indices")),
+    OpInfo("lp_pool1d", lambda lib, x, p, k, **kw: _F(lib).lp_pool1d(x, p, k, **kw), _lp_samples(1)),
+    OpInfo("lp_pool2d", lambda lib, x, p, k, **kw: _F(lib).lp_pool2d(x, p, k, **kw), _lp_samples(2)),
+    OpInfo("lp_pool3d", lambda lib, x, p, k, **kw: _F(lib).lp_pool3d(x, p, k, **kw), _lp_samples(3)),
+    OpInfo("max_unpool1d", _unpool(1), _unpool_inputs(1)),
+    OpInfo("max_unpool2d", _unpool(2), _unpool_inputs(2)),
+    OpInfo("max_unpool3d", _unpool(3), _unpool_inputs(3)),
+]
+
+
+def _affine_samples(rng: np.random.Generator) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 2, 2, 3), (2, 3, 4, 5)), {"align_corners": False}, name="2-D"),
+        Sample((uniform(rng, 1, 2, 3), (1, 1, 3, 1)), {"align_corners": False}, name="2-D unit width"),
+        Sample((uniform(rng, 2, 3, 4), (2, 1, 2, 3, 4)), {"align_corners": True}, name="3-D align corners"),
+        Sample((uniform(rng, 1, 3, 4), (1, 2, 3, 2, 2)), {"align_corners": False}, name="3-D"),
+    ]
+
+
+OPS += [
+    OpInfo("affine_grid", lambda lib, theta, size, **kw: _F(lib).affine_grid(theta, size, **kw), _affine_samples),
+]

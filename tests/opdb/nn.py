@@ -400,6 +400,10 @@ NORMALIZATION = [
            one(u(4, 3), u(4, 3)), covers=("pairwise_distance",), variant_test_name="p1"),
     OpInfo("pairwise_distance", lambda lib, a, b: F(lib).pairwise_distance(a, b, p=3, eps=0.0),
            one(u(4, 3), u(4, 3)), covers=("pairwise_distance",), variant_test_name="p3"),
+    # torch.norm_except_dim (weight_norm's norm): dim -1 is at::norm's Scalar overload (NormBackward0)
+    OpInfo("norm", lambda lib, v: (lib.norm_except_dim(v, 2, -1), lib.norm_except_dim(v, 3, 1),
+                                  lib.norm_except_dim(v, 1, 0)),
+           one(u(2, 3, 4)), covers=("norm",), variant_test_name="except_dim"),
 ]
 
 
@@ -696,3 +700,27 @@ RECURRENT = [
            check_node=False, variant_test_name="fused_cell_step"),  # PyTorch's CPU reference: the composite
 ]
 OPS += RECURRENT
+
+
+def _ctc(reduction: str, zero_infinity: bool = False) -> Callable[..., Any]:
+    # the log-probabilities through log_softmax, as CTC expects (PyTorch's gradient assumes it)
+    return lambda lib, x, t, il, tl: F(lib).ctc_loss(x.log_softmax(-1), t, il, tl, reduction=reduction,
+                                                     zero_infinity=zero_infinity)
+
+
+def _ctc_samples(rng: Rng) -> list[Sample]:
+    return [
+        Sample((uniform(rng, 6, 2, 4), np.array([[1, 2, 2], [3, 1, 0]]), np.array([6, 5]), np.array([3, 2])),
+               name="padded"),
+        Sample((uniform(rng, 5, 2, 3), np.array([1, 2, 2, 1]), np.array([5, 4]), np.array([2, 2])), name="concatenated"),
+        Sample((uniform(rng, 4, 3), np.array([2, 1]), np.array(4), np.array(2)), name="unbatched"),
+    ]
+
+
+# PyTorch has no double backward for CTC (its backward is not differentiable)
+OPS += [
+    OpInfo("ctc_loss", _ctc("mean"), _ctc_samples, gradgradcheck=False),
+    OpInfo("ctc_loss", _ctc("none", True), _ctc_samples, covers=("ctc_loss",), gradgradcheck=False,
+           variant_test_name="none_zero_infinity"),
+    OpInfo("ctc_loss", _ctc("sum"), _ctc_samples, covers=("ctc_loss",), gradgradcheck=False, variant_test_name="sum"),
+]

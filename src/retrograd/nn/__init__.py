@@ -3,8 +3,8 @@
 from . import functional, init, utils
 from .modules import *  # noqa: F403  (the layer list is kept once, in modules/__init__.py)
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Buffer", "Parameter", "functional", "init", "utils"]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional", "init", "utils"]
 __all__ += _modules_all
 __all__.sort()

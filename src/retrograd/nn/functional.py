@@ -1936,3 +1936,21 @@ from ._functional_attention import __all__ as _attention_all  # noqa: E402
 from ._functional_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
 
 __all__ += _attention_all
+
+# The 3-D, power-average and unpooling pools, generalised from the 2-D ones (nn/_functional_pool.py).
+from ._functional_pool import *  # noqa: E402, F401, F403
+from ._functional_pool import __all__ as _pool_all  # noqa: E402
+
+__all__ += _pool_all
+
+# affine_grid (nn/_functional_grid.py).
+from ._functional_grid import *  # noqa: E402, F401, F403
+from ._functional_grid import __all__ as _grid_all  # noqa: E402
+
+__all__ += _grid_all
+
+# ctc_loss (nn/_functional_ctc.py).
+from ._functional_ctc import *  # noqa: E402, F401, F403
+from ._functional_ctc import __all__ as _ctc_all  # noqa: E402
+
+__all__ += _ctc_all

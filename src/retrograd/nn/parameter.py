@@ -85,3 +85,96 @@ class Buffer(metaclass=_BufferMeta):
         out.persistent = persistent  # type: ignore[attr-defined]
         return out
 
+
+
+class _UninitializedMixin:
+    """A placeholder of no shape for a lazy module's parameter or buffer, until ``materialize``."""
+
+    cls_to_become: type = Tensor
+    _data: np.ndarray
+
+    @property
+    def shape(self) -> Any:
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+            "`forward` to initialize the parameters before accessing their attributes.")
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Give the placeholder storage of ``shape`` (uninitialised values) and make it a plain
+        ``cls_to_become`` (``Parameter`` or ``Tensor``) in place."""
+        from ..factories import empty
+
+        if dtype is None:
+            dtype = _dtype_of(self._data.dtype)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self._data = empty(shape, dtype=dtype)._data
+        self.__class__ = self.cls_to_become  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def detach(self) -> Any:
+        # (what state_dict stores: still a placeholder, as in PyTorch)
+        return type(self)(requires_grad=False, dtype=_dtype_of(self._data.dtype))  # type: ignore[call-arg]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        if id(self) in memo:
+            return memo[id(self)]
+        out = type(self)(requires_grad=self._requires_grad, dtype=_dtype_of(self._data.dtype))  # type: ignore[attr-defined,call-arg]
+        memo[id(self)] = out
+        return out
+
+
+def _dtype_of(np_dtype: np.dtype) -> Any:
+    from .._dtype import FROM_NUMPY
+
+    return FROM_NUMPY[np_dtype]
+
+
+class UninitializedParameter(_UninitializedMixin, Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first forward).
+
+    >>> import retrograd as rg
+    >>> p = rg.nn.parameter.UninitializedParameter()
+    >>> p
+    <UninitializedParameter>
+    >>> p.materialize((2, 3)); type(p).__name__, p.shape
+    ('Parameter', torch.Size([2, 3]))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> UninitializedParameter:
+        from ..factories import empty
+
+        return Parameter.__new__(cls, empty(0, dtype=dtype), requires_grad)  # type: ignore[return-value]
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        pass
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise RuntimeError("Can't pickle an uninitialized parameter")
+
+
+class UninitializedBuffer(_UninitializedMixin, Tensor):
+    """A buffer whose shape is not known yet (a lazy norm's running statistics).
+
+    >>> import retrograd as rg
+    >>> b = rg.nn.parameter.UninitializedBuffer()
+    >>> b.materialize(3); type(b).__name__, b.shape, b.requires_grad
+    ('Tensor', torch.Size([3]), False)
+    """
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> UninitializedBuffer:
+        from ..factories import empty
+
+        out = object.__new__(cls)
+        Tensor._init(out, empty(0, dtype=dtype)._data)
+        out.requires_grad_(requires_grad)
+        return out
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None) -> None:
+        pass

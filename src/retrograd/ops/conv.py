@@ -541,3 +541,225 @@ interpolation: dict[str, tuple[Op, Op]] = {
                       node.replace("Backward0", "BackwardBackward0"))
     for node in INTERP_NODES
 }
+
+
+# -- 3-D pools and max_unpool: the 2-D kernels generalised to any number of spatial dims --------
+
+
+def _axis_grid(values: np.ndarray, axis: int, nd: int) -> np.ndarray:
+    """``values`` laid along ``axis`` of an ``nd``-dim grid (size 1 elsewhere), for broadcasting."""
+    return values.reshape((1,) * axis + (-1,) + (1,) * (nd - axis - 1))
+
+
+def _avg_divisor_nd(size: Sequence[int], cfg: Any) -> np.ndarray:
+    kernel, stride, padding, _, count_include_pad, divisor_override, out = cfg
+    if divisor_override:
+        return np.asarray(divisor_override)
+    nd = len(kernel)
+    total: Any = 1
+    for axis, (n, k, s, p, o) in enumerate(zip(size, kernel, stride, padding, out, strict=False)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        factor = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        total = total * _axis_grid(factor, axis, nd)
+    return np.maximum(total, 1)  # type: ignore[no-any-return]
+
+
+def _avg_pool_nd(x: np.ndarray, cfg: Any) -> np.ndarray:
+    kernel, stride, padding, _, _, _, out = cfg
+    nd = len(kernel)
+    win = im2col_windows(x, kernel, stride, _sym(padding), (1,) * nd, out)
+    total = win.sum(axis=tuple(range(2, 2 + nd)))
+    div = _avg_divisor_nd(x.shape[2:], cfg)
+    if x.dtype.kind in "iub":
+        return np.trunc(total / div).astype(x.dtype)  # type: ignore[no-any-return]
+    return (total / div).astype(x.dtype, copy=False)  # type: ignore[no-any-return]
+
+
+def _avg_pool_nd_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+    kernel, stride, padding, _, _, _, out = cfg
+    nd = len(kernel)
+    scaled = (g / _avg_divisor_nd(shape[2:], cfg)).astype(g.dtype, copy=False)
+    cols = np.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * nd], g.shape[:2] + tuple(kernel) + tuple(out))
+    return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1,) * nd)
+
+
+avg_pool3d, avg_pool3d_backward = linear_pair("avg_pool3d", _batched(_avg_pool_nd, 3),
+                                              _batched_adjoint(_avg_pool_nd_adjoint, 3),
+                                              "AvgPool3DBackward0", "AvgPool3DBackwardBackward0")
+
+
+def _adaptive_avg_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> np.ndarray:
+    pd, ph, pw = (_averaging_matrix(n, o, x.dtype) for n, o in zip(x.shape[-3:], out, strict=False))
+    return np.einsum("...dhw,ad,bh,cw->...abc", x, pd, ph, pw).astype(x.dtype, copy=False)  # type: ignore[no-any-return]
+
+
+def _adaptive_avg_pool3d_adjoint(g: np.ndarray, out: tuple[int, int, int], shape: tuple[int, ...]) -> np.ndarray:
+    pd, ph, pw = (_averaging_matrix(n, o, g.dtype) for n, o in zip(shape[-3:], out, strict=False))
+    return np.einsum("...abc,ad,bh,cw->...dhw", g, pd, ph, pw).astype(g.dtype, copy=False)  # type: ignore[no-any-return]
+
+
+adaptive_avg_pool3d, adaptive_avg_pool3d_backward = linear_pair(
+    "adaptive_avg_pool3d", _adaptive_avg_pool3d, _adaptive_avg_pool3d_adjoint,
+    "AdaptiveAvgPool3DBackward0", "AdaptiveAvgPool3DBackwardBackward0")
+
+
+def _flat_strides(size: Sequence[int]) -> list[int]:
+    """Row-major element strides of a ``size`` volume."""
+    return [prod(size[i + 1:]) for i in range(len(size))]
+
+
+def _max_pool_nd(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
+                 dilation: tuple[int, ...], out: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """``_max_pool2d`` for any number of spatial dims: the values and the flat index of each maximum."""
+    nd = len(kernel)
+    batched = x.ndim == nd + 2
+    xb = x if batched else x[None]
+    size = xb.shape[2:]
+    place = _flat_strides(size)
+    win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
+    flat = win.reshape(xb.shape[:2] + tuple(out) + (prod(kernel),))
+    arg = _argmax_last(flat)
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    origin: Any = 0
+    offsets: Any = 0
+    for axis in range(nd):
+        origin = origin + _axis_grid((np.arange(out[axis]) * stride[axis] - padding[axis]) * place[axis], axis, nd)
+        offsets = offsets + _axis_grid(np.arange(kernel[axis]) * (dilation[axis] * place[axis]), axis, nd)
+    indices = origin + np.ravel(offsets)[arg]
+    lowest = _lowest(x.dtype)
+    if xb.size and (values == lowest).any():
+        # Windows whose real elements all equal the padding value: PyTorch keeps the first real one.
+        first: Any = 0
+        for axis in range(nd):
+            start = np.arange(out[axis]) * stride[axis] - padding[axis]
+            first = first + _axis_grid(_first_inside(start, dilation[axis]) * place[axis], axis, nd)
+        indices = np.where(values == lowest, first, indices)
+    if not batched:
+        return values[0], indices[0]
+    return values, indices
+
+
+def _volume_gather(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``_plane_gather`` over the last three dims (flat D * H * W indices)."""
+    return _plane_gather(x.reshape(x.shape[:-3] + (x.shape[-3] * x.shape[-2], x.shape[-1])), index)
+
+
+def _volume_scatter(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    plane = tuple(shape[:-3]) + (shape[-3] * shape[-2], shape[-1])
+    return _plane_scatter(g, index, plane).reshape(shape)
+
+
+volume_gather, volume_scatter = linear_pair("volume_gather", _volume_gather, _volume_scatter, "GatherBackward0",
+                                            "MaxPool3DWithIndicesBackwardBackward0")
+adaptive_volume_gather, adaptive_volume_scatter = linear_pair(
+    "volume_gather", _volume_gather, _volume_scatter, "GatherBackward0", "AdaptiveMaxPool3DBackwardBackward0")
+
+
+max_pool3d = Op("max_pool3d_with_indices", _max_pool_nd, node="MaxPool3DWithIndicesBackward0",
+                params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
+                differentiable_outputs=(True, False),
+                grads=(lambda grad, result1, self_shape: apply(volume_scatter,
+                                                               (grad[0], result1._data, tuple(self_shape))),))
+
+
+def _adaptive_max_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    size = x.shape[-3:]
+    if not all(out):
+        return np.empty(x.shape[:-3] + tuple(out), x.dtype), np.empty(x.shape[:-3] + tuple(out), np.int64)
+    place = _flat_strides(size)
+    gathers = [adaptive_gather(n, o) for n, o in zip(size, out, strict=False)]
+    flat_index: Any = 0
+    for axis, g in enumerate(gathers):  # (od, oh, ow, kd, kh, kw)
+        shape = [1] * 6
+        shape[axis], shape[3 + axis] = g.shape
+        flat_index = flat_index + (g * place[axis]).reshape(shape)
+    flat_index = flat_index.reshape(tuple(out) + (-1,))
+    values = x.reshape(x.shape[:-3] + (-1,))[..., flat_index]
+    arg = _argmax_last(values)
+    best = np.take_along_axis(values, arg[..., None], axis=-1)[..., 0]
+    indices = np.take_along_axis(np.broadcast_to(flat_index, values.shape), arg[..., None], axis=-1)[..., 0]
+    return best, indices.astype(np.int64)
+
+
+adaptive_max_pool3d = Op("adaptive_max_pool3d", _adaptive_max_pool3d, node="AdaptiveMaxPool3DBackward0",
+                         params=("out",), outputs=2, differentiable_outputs=(True, False),
+                         grads=(lambda grad, result1, self_shape: apply(
+                             adaptive_volume_scatter, (grad[0], result1._data, tuple(self_shape))),))
+
+
+# max_unpool{2,3}d: zeros of the output size with each value written at its flat index over the
+# last ``spatial`` dims; its adjoint (the backward) gathers there.
+
+
+def _unpool(x: np.ndarray, indices: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    lead = x.shape[:x.ndim - len(size)]
+    volume = prod(size)
+    rows = prod(lead)
+    out = np.zeros((rows, volume), x.dtype)
+    idx = indices.reshape(rows, -1)
+    if idx.size and (idx.min() < 0 or idx.max() >= volume):
+        bad = idx[(idx < 0) | (idx >= volume)][0]
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(str(s) for s in size)})")
+    # (repeated indices: the last write wins, as PyTorch's serial CPU loop)
+    out[np.arange(rows)[:, None], idx] = x.reshape(rows, -1)
+    return out.reshape(lead + tuple(size))
+
+
+def _unpool_gather(g: np.ndarray, indices: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    lead = g.shape[:g.ndim - len(size)]
+    flat = g.reshape(lead + (-1,))
+    return np.take_along_axis(flat, indices.reshape(lead + (-1,)), axis=-1).reshape(indices.shape)
+
+
+def unpool_backward(grad: Tensor, indices: np.ndarray, output_size: tuple[int, ...]) -> Tensor:
+    """The gradient of ``max_unpool``: ``grad`` read at the flat ``indices``."""
+    return apply(unpool_gather, (grad, indices, output_size))  # type: ignore[no-any-return]
+
+
+_unpool_scatter_ops: dict[int, Op] = {}
+unpool_gather = Op("max_unpool_gather", _unpool_gather, node="GatherBackward0", params=("indices", "size"),
+                   grads=(lambda grad, indices, size: apply(_unpool_scatter_ops[len(size)], (grad, indices, size)),))
+_unpool_scatter_ops.update({
+    nd: Op(f"max_unpool{nd}d", _unpool, node=f"MaxUnpool{nd}DBackward0", params=("indices", "size"),
+           grads=(lambda grad, indices, size: unpool_backward(grad, indices, size),))
+    for nd in (2, 3)
+})
+max_unpool2d = _unpool_scatter_ops[2]
+max_unpool3d = _unpool_scatter_ops[3]
+
+
+# -- affine_grid: the base grid of normalised coordinates times each affine matrix ------------------
+
+
+def affine_base_grid(size: Sequence[int], align_corners: bool, dtype: np.dtype) -> np.ndarray:
+    """(prod(spatial), nd + 1) rows (x, y[, z], 1) of the normalised output coordinates, x fastest."""
+    spatial = list(size[2:])
+    axes = []
+    for n in spatial:
+        if n <= 1:
+            axes.append(np.zeros(max(n, 0), dtype))
+        else:
+            line = np.linspace(-1.0, 1.0, n, dtype=dtype)
+            axes.append(line if align_corners else line * dtype.type((n - 1) / n))
+    mesh = np.meshgrid(*axes, indexing="ij")  # (D,) H, W
+    columns = [m.reshape(-1) for m in reversed(mesh)]  # x (W) first
+    columns.append(np.ones(prod(spatial), dtype))
+    return np.stack(columns, axis=-1)
+
+
+def _affine_grid(theta: np.ndarray, size: tuple[int, ...], align_corners: bool) -> np.ndarray:
+    base = affine_base_grid(size, align_corners, theta.dtype)
+    out = np.matmul(base, theta.swapaxes(1, 2))  # (N, prod(spatial), nd)
+    return out.reshape((size[0],) + tuple(size[2:]) + (len(size) - 2,))  # type: ignore[no-any-return]
+
+
+def _affine_grid_grad(grad: Tensor, size: tuple[int, ...], align_corners: bool) -> Tensor:
+    base = Tensor._make(affine_base_grid(size, align_corners, grad._data.dtype))
+    nd = len(size) - 2
+    return grad.reshape(size[0], -1, nd).transpose(1, 2) @ base  # type: ignore[no-any-return]
+
+
+affine_grid_generator = Op("affine_grid_generator", _affine_grid, node="AffineGridGeneratorBackward0",
+                           params=("size", "align_corners"), grads=(_affine_grid_grad,))

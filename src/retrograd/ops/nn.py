@@ -1302,3 +1302,107 @@ def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, redu
 
 multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
                             params=("target", "reduction"), grads=(_multilabel_margin_grad,))
+
+
+# ``at::norm(x, p)`` over every element (``torch.norm_except_dim(v, p, -1)``): the Scalar overload's node.
+norm_all = Op("norm", _R._vector_norm, node="NormBackward0", params=("ord", "dim", "keepdim"),
+              grads=(_R.vector_norm_backward,))
+
+
+# -- ctc_loss: log-space forward-backward over the blank-extended targets -------------------------
+
+
+def _ctc_extended(target: np.ndarray, blank: int) -> np.ndarray:
+    ext = np.full(2 * len(target) + 1, blank, dtype=np.int64)
+    ext[1::2] = target
+    return ext
+
+
+def _ctc_one(lp: np.ndarray, target: np.ndarray, blank: int) -> tuple[float, np.ndarray]:
+    """One sequence: (negative log-likelihood, PyTorch's gradient w.r.t. ``lp`` (T, C) for a unit
+    upstream gradient: ``exp(lp) - posterior`` over the frames used)."""
+    steps = lp.shape[0]
+    ext = _ctc_extended(target, blank)
+    size = len(ext)
+    neg = -np.inf
+    # s - 2 is a valid predecessor where the label is not blank and differs from the one two back
+    skip = np.zeros(size, bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    emit = lp[:, ext]  # (T, S)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        alpha = np.full((steps, size), neg)
+        if steps:
+            alpha[0, 0] = emit[0, 0]
+            if size > 1:
+                alpha[0, 1] = emit[0, 1]
+        for t in range(1, steps):
+            prev = alpha[t - 1]
+            one = np.full(size, neg)
+            one[1:] = prev[:-1]
+            two = np.full(size, neg)
+            two[2:] = prev[:-2]
+            two = np.where(skip, two, neg)
+            alpha[t] = np.logaddexp(np.logaddexp(prev, one), two) + emit[t]
+        beta = np.full((steps, size), neg)
+        if steps:
+            beta[-1, -1] = emit[-1, -1]
+            if size > 1:
+                beta[-1, -2] = emit[-1, -2]
+        skip_next = np.zeros(size, bool)
+        skip_next[:-2] = skip[2:]
+        for t in range(steps - 2, -1, -1):
+            nxt = beta[t + 1]
+            one = np.full(size, neg)
+            one[:-1] = nxt[1:]
+            two = np.full(size, neg)
+            two[:-2] = nxt[2:]
+            two = np.where(skip_next, two, neg)
+            beta[t] = np.logaddexp(np.logaddexp(nxt, one), two) + emit[t]
+        if steps == 0:
+            nll = 0.0 if size == 1 else np.inf
+        else:
+            nll = -float(np.logaddexp(alpha[-1, -1], alpha[-1, -2] if size > 1 else neg))
+        grad = np.exp(lp)
+        if steps and np.isfinite(nll):
+            both = alpha + beta  # (T, S), each path's emission at t counted twice
+            lcab = np.full(lp.shape, neg)
+            for s in range(size):
+                lcab[:, ext[s]] = np.logaddexp(lcab[:, ext[s]], both[:, s])
+            grad = grad - np.exp(lcab + nll - lp)
+    return nll, grad
+
+
+def _ctc_targets(targets: np.ndarray, target_lengths: Any) -> list[np.ndarray]:
+    if targets.ndim == 2:  # padded (N, S)
+        return [targets[b, :n] for b, n in enumerate(target_lengths)]
+    offsets = np.concatenate(([0], np.cumsum(target_lengths)))  # concatenated (sum(target_lengths),)
+    return [targets[offsets[b]:offsets[b + 1]] for b in range(len(target_lengths))]
+
+
+def _ctc_forward(lp: np.ndarray, targets: np.ndarray, input_lengths: tuple[int, ...],
+                 target_lengths: tuple[int, ...], blank: int, zero_infinity: bool) -> tuple[np.ndarray, np.ndarray]:
+    batched = lp.ndim == 3
+    x = lp if batched else lp[:, None]
+    work = x.astype(np.float64)
+    losses = np.empty(x.shape[1], np.float64)
+    grads = np.zeros(x.shape, np.float64)
+    for b, target in enumerate(_ctc_targets(targets, target_lengths)):
+        n = input_lengths[b]
+        losses[b], grads[:n, b] = _ctc_one(work[:n, b], target.astype(np.int64), blank)
+        if zero_infinity and np.isinf(losses[b]):
+            grads[:, b] = 0
+    out = losses.astype(lp.dtype)
+    grads = grads.astype(lp.dtype)
+    return (out if batched else out[0]), (grads if batched else grads[:, 0])
+
+
+def _ctc_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...]) -> Tensor:
+    g = grad[0]
+    scale = g.reshape(1, -1, 1) if len(self_shape) == 3 else g.reshape(1, 1)
+    return scale * result1
+
+
+ctc_loss = Op("_ctc_loss", _ctc_forward, node="CtcLossBackward0", inputs=("log_probs",),
+              params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), outputs=2,
+              differentiable_outputs=(True, False),
+              grads=(lambda grad, result1, log_probs_shape: _ctc_grad(grad, result1, log_probs_shape),))

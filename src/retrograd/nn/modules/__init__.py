@@ -132,3 +132,27 @@ __all__ = [
     "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
+
+# The 3-D, power-average and unpooling pools (pooling3d.py).
+from .pooling3d import *  # noqa: E402, F403
+from .pooling3d import __all__ as _pooling3d_all  # noqa: E402
+
+__all__ += _pooling3d_all
+
+# Lazy modules (lazy.py): shapes from the first input.
+from .lazy import *  # noqa: E402, F403
+from .lazy import __all__ as _lazy_all  # noqa: E402
+
+__all__ += _lazy_all
+
+# PyTorch's deprecated NLLLoss2d and Container, and SyncBatchNorm (compat.py).
+from .compat import *  # noqa: E402, F403
+from .compat import __all__ as _compat_all  # noqa: E402
+
+__all__ += _compat_all
+
+# CTCLoss (ctc.py).
+from .ctc import *  # noqa: E402, F403
+from .ctc import __all__ as _ctc_all  # noqa: E402
+
+__all__ += _ctc_all
