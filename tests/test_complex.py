@@ -134,6 +134,14 @@ LOSSES = {
     "shapes": lambda lib, z, x: (lib.cat([z.reshape(2, 2).t(), z[1:3].reshape(1, 2)]) * 1j).sum().imag
     + lib.stack([z, z * x]).mean(0).abs().sum(),
     "real_to_complex_cast": lambda lib, z, x: (x.to(lib.complex128) * z).imag.sum(),
+    "matmul_mm_bmm": lambda lib, z, x: (z.reshape(2, 2) @ (z.reshape(2, 2).t() * x.reshape(2, 2))).abs().sum()
+    + lib.bmm(z.reshape(1, 2, 2), z.reshape(1, 2, 2) * 1j).real.sum() + (z.reshape(2, 2).mv(z[:2]) * x[:2]).abs().sum()
+    + lib.dot(z, z * x).imag,
+    "linear": lambda lib, z, x: lib.nn.functional.linear(x.reshape(2, 2).to(lib.complex128), z.reshape(2, 2), z[:2])
+    .abs().sum() + lib.nn.functional.linear(x.to(lib.complex128), z.reshape(1, 4)).abs().sum(),
+    "prod_with_a_zero": lambda lib, z, x: (lib.cat([z[:2], z[2:] * 0]).reshape(2, 2).prod(1) * x[:2]).abs().sum()
+    + lib.cat([z[:3], z[3:] * 0]).prod().imag,
+    "prod": lambda lib, z, x: (z.prod() * x).abs().sum() + (z.reshape(2, 2) * x.reshape(2, 2)).prod(1).real.sum(),
 }
 
 
