@@ -184,3 +184,20 @@ def test_gradcheck_checks_complex_outputs_and_catches_a_missing_conjugate() -> N
 def test_to_real_discards_the_imaginary_part_with_pytorchs_warning(torch: Any) -> None:
     with pytest.warns(UserWarning, match="Casting complex values to real discards the imaginary part"):
         assert rg.tensor([1 + 2j]).to(rg.float32).tolist() == [1.0]
+
+
+def test_save_and_load_with_pytorch(torch: Any, tmp_path: Any) -> None:
+    theirs = {"a": torch.tensor([1 + 2j]), "b": torch.tensor([[1j, 2]], dtype=torch.cdouble)}
+    torch.save(theirs, tmp_path / "t.pt")
+    ours = rg.load(tmp_path / "t.pt")
+    assert [(repr(v.dtype), v.tolist()) for v in ours.values()] == [(repr(v.dtype), v.tolist()) for v in theirs.values()]
+    rg.save(ours, tmp_path / "r.pt")
+    back = torch.load(tmp_path / "r.pt")
+    assert [(repr(v.dtype), v.tolist()) for v in back.values()] == [(repr(v.dtype), v.tolist()) for v in theirs.values()]
+
+
+def test_python_number_conversions(torch: Any) -> None:
+    for lib in (rg, torch):
+        t = lib.tensor([1 + 2j])
+        assert complex(t) == t.item() == 1 + 2j and t.tolist() == [1 + 2j]
+    assert outcome(lambda: float(rg.tensor([1j]))) == outcome(lambda: float(torch.tensor([1j])))

@@ -593,7 +593,12 @@ class Tensor:
         return value
 
     def __float__(self) -> builtins.float:
+        if self._data.dtype.kind == "c":  # (PyTorch's message: a complex value is no double)
+            raise RuntimeError("value cannot be converted to type double without overflow")
         return float(self.item())
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
 
     def __int__(self) -> builtins.int:
         return int(self.item())
