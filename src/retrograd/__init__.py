@@ -36,9 +36,26 @@ from ._dtype import (
     short,
     uint8,
 )
+from ._dtype import cdouble, cfloat, complex64, complex128
 from ._dtype import float as float  # noqa: A004, PLC0414
 from ._dtype import int as int  # noqa: A004, PLC0414
 from ._format import set_printoptions
+from ._complex import (
+    complex,  # noqa: A004 - PyTorch's name
+    conj,
+    conj_physical,
+    conj_physical_,
+    imag,
+    is_complex,
+    is_conj,
+    is_neg,
+    polar,
+    real,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
+)
 from ._functions import *  # noqa: F403
 from ._functions import _VARIANT_FUNCTIONS
 from ._functions import (
@@ -137,7 +154,7 @@ _NN_FUNCTIONS = frozenset(
     "triplet_margin_loss".split()
 )
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft")
 
 
 # The porting surface (``torch.testing``, ``torch.backends``, ``finfo``, ``set_num_threads``...)
@@ -201,4 +218,7 @@ __all__ = [
     "uint8", "where", "zeros", "zeros_like",
 ]
 __all__ += ["set_printoptions", "is_warn_always_enabled", "set_warn_always"]
+__all__ += ["cdouble", "cfloat", "complex64", "complex128", "complex", "conj", "conj_physical", "conj_physical_",
+            "imag", "is_complex", "is_conj", "is_neg", "polar", "real", "resolve_conj", "resolve_neg",
+            "view_as_complex", "view_as_real"]
 __all__ += ["bernoulli", "binomial", "get_rng_state", "multinomial", "poisson", "random", "set_rng_state"]

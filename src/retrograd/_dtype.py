@@ -21,14 +21,14 @@ class dtype:
     def __init__(self, name: str, np_dtype: Any, category: builtins.int) -> None:
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.category = category  # 0 bool, 1 integer, 2 floating: the promotion categories
+        self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex: the promotion categories
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "if"
+        self.is_signed = self.np.kind in "ifc"
         self.itemsize = self.np.itemsize
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.category == 3
 
     def __repr__(self) -> str:
         return "torch." + self.name
@@ -48,8 +48,12 @@ int64 = dtype("int64", np.int64, 1)
 bool_ = dtype("bool", np.bool_, 0)
 half, float, double = float16, float32, float64  # noqa: A001 - PyTorch's aliases
 short, int, long = int16, int32, int64  # noqa: A001
+# complex32 (chalf) is left out: NumPy has no complex type of two float16s.
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+cfloat, cdouble = complex64, complex128
 
-ALL_DTYPES = (float16, float32, float64, uint8, int8, int16, int32, int64, bool_)
+ALL_DTYPES = (float16, float32, float64, uint8, int8, int16, int32, int64, bool_, complex64, complex128)
 
 
 def __getattr__(name: str) -> dtype:
@@ -123,6 +127,8 @@ def _promote_pair(a: np.dtype | None, b: np.dtype) -> np.dtype:
     ca: builtins.int = FROM_NUMPY[a].category
     cb: builtins.int = FROM_NUMPY[b].category
     if ca != cb:
+        if ca + cb == 5:  # complex and floating: NumPy widens as PyTorch does (complex64 + float64)
+            return np.promote_types(a, b)
         return a if ca > cb else b
     return np.promote_types(a, b)
 
@@ -133,7 +139,21 @@ _PROMOTION_CACHE: dict[tuple[Any, ...], np.dtype] = {}
 def _category(np_dtype: np.dtype) -> builtins.int:
     """0 bool, 1 integer, 2 floating."""
     return FROM_NUMPY[np_dtype].category
-_SCALAR_CATEGORY = {_py_bool: 0, _py_int: 1, _py_float: 2}
+_py_complex = (1j).__class__
+_SCALAR_CATEGORY = {_py_bool: 0, _py_int: 1, _py_float: 2, _py_complex: 3}
+
+
+def default_complex() -> dtype:
+    """The complex dtype matching the default float (complex64 for float32, complex128 for float64)."""
+    return complex128 if _default_float[0] is float64 else complex64
+
+
+def _higher_group(result: np.dtype, lower: np.dtype) -> np.dtype:
+    """A lower-priority group's complex dtype over a floating one keeps the floating one's width
+    (PyTorch: float64 tensor + complex scalar is complex128)."""
+    if lower.kind == "c" and result.kind == "f":
+        return np.promote_types(np.dtype(np.complex64), result)
+    return lower
 
 
 def result_type(operands: tuple[Any, ...]) -> np.dtype:
@@ -166,9 +186,10 @@ def result_type(operands: tuple[Any, ...]) -> np.dtype:
         return cached
     result = dims
     if zeros is not None and (result is None or _category(zeros) > _category(result)):
-        result = zeros
+        result = zeros if result is None else _higher_group(result, zeros)
     if scalar_cat >= 0 and (result is None or scalar_cat > _category(result)):
-        result = (bool_, int64, get_default_dtype())[scalar_cat].np
+        wrapped = (bool_, int64, get_default_dtype(), default_complex())[scalar_cat].np
+        result = wrapped if result is None else _higher_group(result, wrapped)
     assert result is not None
     _PROMOTION_CACHE[key] = result
     return result
@@ -177,6 +198,7 @@ def result_type(operands: tuple[Any, ...]) -> np.dtype:
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte", "int8": "Char",
     "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
 

@@ -154,7 +154,23 @@ def _values(data: np.ndarray) -> list[Any]:
     return data.astype(np.float64).tolist() if data.dtype.kind == "f" else data.tolist()
 
 
-def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+class _ComplexFormatter:
+    """PyTorch's complex printing: the real and the imaginary parts each get their own formatter,
+    and an element is ``real`` then the signed imaginary part and ``j`` (``1.5000-2.2500e+00j``)."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.real = _Formatter(np.ascontiguousarray(data.real))
+        self.imag = _Formatter(np.ascontiguousarray(data.imag))
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value: Any) -> str:
+        value = complex(value)
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
+def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: Any) -> str:
     element_length = fmt.max_width + 2
     per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
     edge = PRINT_OPTS.edgeitems
@@ -169,7 +185,7 @@ def _vector_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter)
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _tensor_str(data: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+def _tensor_str(data: np.ndarray, indent: int, summarize: bool, fmt: Any) -> str:
     # recursion depth is the number of dims, never the number of elements
     if data.ndim == 0:
         return fmt.format(_values(data))
@@ -212,11 +228,12 @@ def tensor_repr(t: Tensor) -> str:
         if data.dtype != default_float:  # nothing to tell an int from a float: always named
             suffixes.append(f"dtype={_dtype.FROM_NUMPY[data.dtype]!r}")
     else:
-        if data.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_)):
+        if data.dtype not in (default_float, np.dtype(np.int64), np.dtype(np.bool_), _dtype.default_complex().np):
             suffixes.append(f"dtype={_dtype.FROM_NUMPY[data.dtype]!r}")
         shown = data.astype(np.float32) if data.dtype == np.float16 else data
         summarize = data.size > PRINT_OPTS.threshold
-        fmt = _Formatter(_summarized(shown) if summarize else shown)
+        fmt: Any = (_ComplexFormatter if data.dtype.kind == "c" else _Formatter)(
+            _summarized(shown) if summarize else shown)
         body = _tensor_str(shown, indent, summarize, fmt)
     if t._grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._dtype import _promote_pair, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
+from ._dtype import _promote_pair, default_complex, from_numpy_dtype, get_default_dtype, scalar_type_name, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin
 from .autograd.fp_errors import quiet_forward
 from .autograd.grad_mode import STATE
@@ -134,6 +134,8 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         return np.dtype(np.int64)
     if kind == "f":
         return get_default_dtype().np
+    if kind == "c":
+        return default_complex().np
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -179,6 +181,8 @@ def _infer_leaf_dtype(data: Any) -> np.dtype | None:
             dt = np.dtype(np.int64)
         elif kind is bool:
             dt = np.dtype(np.bool_)
+        elif kind is complex:
+            dt = default_complex().np
         elif isinstance(kind, np.dtype):
             dt = from_numpy_dtype(kind).np
         else:

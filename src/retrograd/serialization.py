@@ -177,7 +177,7 @@ def _torch_device(*args: Any) -> device:
 _STORAGE_TYPES = {
     "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16, "ByteStorage": np.uint8,
     "CharStorage": np.int8, "ShortStorage": np.int16, "IntStorage": np.int32, "LongStorage": np.int64,
-    "BoolStorage": np.bool_,
+    "BoolStorage": np.bool_, "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
 }
 _STORAGE_BY_DTYPE = {np.dtype(v): _StorageType(k, v) for k, v in _STORAGE_TYPES.items()}
 _UNTYPED = _StorageType("UntypedStorage", np.uint8)

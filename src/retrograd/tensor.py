@@ -107,7 +107,7 @@ def _operand(x: Any) -> Any:
         return float(x) if isinstance(x, np.bool_) else x.item()
     if isinstance(x, np.ndarray):
         return Tensor._make(x.copy() if x.dtype in FROM_NUMPY else x.astype(np.float64))
-    if isinstance(x, (int, float)):
+    if isinstance(x, (int, float, complex)):
         return x
     return NotImplemented
 
@@ -252,7 +252,71 @@ class Tensor:
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> builtins.bool:
+        return self._data.dtype.kind == "c"
+
+    # -- complex parts (ops/complex.py) ---------------------------------------------------------
+    @property
+    def real(self) -> Tensor:
+        """The real part, a view (the tensor itself when it is real).
+
+        >>> import retrograd as rg
+        >>> rg.tensor([1 + 2j]).real
+        tensor([1.])
+        """
+        return _Cx.real(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        _Cx.real(self).copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part, a view; PyTorch's RuntimeError for a real tensor."""
+        return _Cx.imag(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        _Cx.imag(self).copy_(value)
+
+    def conj(self) -> Tensor:
+        """The complex conjugate (the tensor itself when it is real). A conjugated copy, not
+        PyTorch's lazy view: NumPy has no conjugate bit, so ``is_conj()`` stays False.
+
+        >>> import retrograd as rg
+        >>> rg.tensor([1 + 2j]).conj()
+        tensor([1.-2.j])
+        """
+        if self._data.dtype.kind != "c":
+            return self
+        return _apply(_Cx.conj, (self,))  # type: ignore[no-any-return]
+
+    def conj_physical(self) -> Tensor:
+        """The complex conjugate, computed (the tensor itself when it is real)."""
+        if self._data.dtype.kind != "c":
+            return self
+        return _apply(_Cx.conj_physical, (self,))  # type: ignore[no-any-return]
+
+    def conj_physical_(self) -> Tensor:
+        """Conjugate in place (nothing to do for a real tensor)."""
+        if self._data.dtype.kind != "c":
+            return self
+        return _apply_inplace(_Cx.conj_physical, (self,))  # type: ignore[no-any-return]
+
+    def is_conj(self) -> builtins.bool:
+        """Always False: ``conj()`` materialises, so no tensor carries a conjugate bit."""
         return False
+
+    def resolve_conj(self) -> Tensor:
+        """The tensor itself: no tensor carries a conjugate bit (see ``conj``)."""
+        return self
+
+    def is_neg(self) -> builtins.bool:
+        """Always False: no tensor carries a negative bit."""
+        return False
+
+    def resolve_neg(self) -> Tensor:
+        """The tensor itself: no tensor carries a negative bit."""
+        return self
 
     def is_inference(self) -> builtins.bool:
         return self._is_inference
@@ -529,7 +593,12 @@ class Tensor:
         return value
 
     def __float__(self) -> builtins.float:
+        if self._data.dtype.kind == "c":  # (PyTorch's message: a complex value is no double)
+            raise RuntimeError("value cannot be converted to type double without overflow")
         return float(self.item())
+
+    def __complex__(self) -> builtins.complex:
+        return builtins.complex(self.item())
 
     def __int__(self) -> builtins.int:
         return int(self.item())
@@ -625,6 +694,14 @@ class Tensor:
 
     def half(self) -> Tensor:
         return self.to(_dtype.float16)
+
+    def cfloat(self) -> Tensor:
+        """This tensor as complex64 (``rg.tensor([1.]).cfloat()`` is ``tensor([1.+0.j])``)."""
+        return self.to(_dtype.complex64)
+
+    def cdouble(self) -> Tensor:
+        """This tensor as complex128."""
+        return self.to(_dtype.complex128)
 
     def long(self) -> Tensor:
         return self.to(_dtype.int64)
@@ -1661,6 +1738,7 @@ def _bitwise(op: Any, a: Tensor, b: Any) -> Tensor:
 
 
 from . import ops as _ops  # noqa: E402
+from .ops import complex as _Cx  # noqa: E402
 from .ops import elementwise as _E  # noqa: E402
 from .ops import reduce as _R  # noqa: E402
 from .ops import shape as _S  # noqa: E402

@@ -81,6 +81,12 @@ NODE_EXEMPT.update(dict.fromkeys(
      "RandomBackward0", "RandomBackward1", "RandomBackward2", "ExponentialBackward0", "GeometricBackward0",
      "LogNormalBackward0", "CauchyBackward0", "BernoulliBackward0", "BernoulliBackward1", "BernoulliBackward2",
      "PoissonBackward0"], "a sampler: node and zero gradient checked in tests/test_random_stream.py"))
+# Complex ops and the FFTs (the database's samples are real): each is gradchecked on complex inputs
+# (real and imaginary perturbations) and compared with PyTorch in tests/test_complex.py, tests/test_fft.py.
+NODE_EXEMPT.update(dict.fromkeys(
+    ["ComplexBackward0", "PolarBackward0", "ConjBackward0", "ConjPhysicalBackward0", "ViewAsRealBackward0",
+     "ViewAsComplexBackward0", "FftC2CBackward0", "FftR2CBackward0", "FftC2RBackward0"],
+    "complex: gradchecked and checked against PyTorch in tests/test_complex.py and tests/test_fft.py"))
 
 
 def differentiable_op_nodes() -> dict[str, str]:

@@ -130,6 +130,8 @@ def _reduce_to(grad: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
     if grad._data.shape != shape:
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
+        if grad._data.dtype.kind == "c" and dtype.kind != "c":
+            grad = grad.real  # a complex gradient reaching a real input: PyTorch keeps its real part
         grad = grad.to(dtype)
     return grad
 

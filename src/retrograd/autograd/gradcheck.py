@@ -60,7 +60,7 @@ def _differentiable_outputs(outputs: tuple[Any, ...]) -> list[Any]:
     """The outputs gradcheck differentiates: float tensors (for the vjp helpers below)."""
     from ..tensor import Tensor
 
-    return [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind == "f"]
+    return [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fc"]
 
 
 def _tensor(array: np.ndarray) -> Any:
@@ -89,11 +89,11 @@ def _perturbed_outputs(func: Callable[..., Any], inputs: tuple[Any, ...], i: int
                 f"function returned {len(positions)} differentiable outputs with grad enabled but "
                 f"{len(_float_positions(minus))} under no_grad"
             )
-        minus_arrays = [minus[k]._data.astype(np.float64) for k in positions]
+        minus_arrays = [_real_flat(minus[k]._data) for k in positions]
         minus_meta = [(minus[k].shape, minus[k].dtype) for k in positions]
         data[...] = original + delta
         plus = _as_tuple(func(*inputs))
-        plus_arrays = [plus[k]._data.astype(np.float64) for k in positions]
+        plus_arrays = [_real_flat(plus[k]._data) for k in positions]
         plus_meta = [(plus[k].shape, plus[k].dtype) for k in positions]
     finally:
         data[...] = original
@@ -108,7 +108,30 @@ def _perturbed_outputs(func: Callable[..., Any], inputs: tuple[Any, ...], i: int
                 f"Expected `func` to return outputs with the same dtype when inputs are perturbed {where}by "
                 f"{eps}, but got: dtypes {dtype_a} and {dtype_b}."
             )
-    return [(b - a).reshape(-1) / 2 for a, b in zip(minus_arrays, plus_arrays)]
+    return [(b - a) / 2 for a, b in zip(minus_arrays, plus_arrays)]
+
+
+# Complex values are checked as PyTorch's gradcheck checks them: a complex number is two real
+# ones, so a complex input has a row for each real part, then one for each imaginary part, and a
+# complex output a column for each. The vjp with grad_output 1 (then 1j) at an output element
+# gives, in the conjugate Wirtinger convention, d(part)/dx + i d(part)/dy at each input element.
+def _real_flat(array: np.ndarray) -> np.ndarray:
+    """An array's values as float64, flat; a complex array's real parts then imaginary parts."""
+    if array.dtype.kind == "c":
+        return np.concatenate([array.real.reshape(-1), array.imag.reshape(-1)]).astype(np.float64)
+    return array.astype(np.float64).reshape(-1)
+
+
+def _real_size(array: np.ndarray) -> int:
+    return 2 * array.size if array.dtype.kind == "c" else array.size
+
+
+def _from_real_flat(vector: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """The inverse of ``_real_flat``: a real vector as an array shaped and typed as ``like``."""
+    if like.dtype.kind == "c":
+        n = like.size
+        return (vector[:n] + 1j * vector[n:]).reshape(like.shape).astype(like.dtype)
+    return vector.reshape(like.shape).astype(like.dtype)
 
 
 def _numerical_jacobians(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[int],
@@ -120,12 +143,13 @@ def _numerical_jacobians(func: Callable[..., Any], inputs: tuple[Any, ...], diff
         for i in diff:
             data = inputs[i]._data
             columns: list[list[np.ndarray]] = [[] for _ in positions]
-            for idx in np.ndindex(data.shape):
-                delta = np.zeros(data.shape, data.dtype)
-                delta[idx] = eps
-                diffs = _perturbed_outputs(func, inputs, i, delta, positions, f"on index {idx} ", eps)
-                for k, d in enumerate(diffs):
-                    columns[k].append(d / eps)
+            for step in ((eps, eps * 1j) if data.dtype.kind == "c" else (eps,)):
+                for idx in np.ndindex(data.shape):
+                    delta = np.zeros(data.shape, data.dtype)
+                    delta[idx] = step
+                    diffs = _perturbed_outputs(func, inputs, i, delta, positions, f"on index {idx} ", eps)
+                    for k, d in enumerate(diffs):
+                        columns[k].append(d / eps)
             result.append([
                 np.stack(col) if col else np.zeros((0, size)) for col, size in zip(columns, sizes)
             ])
@@ -136,18 +160,18 @@ def _vjp_rows(output: Any, inputs: list[Any], check_grad_dtypes: bool) -> list[n
     """The Jacobian of ``output`` with respect to each of ``inputs``, one vjp per output element."""
     from . import grad
 
-    n_out = output._data.size
-    jacobians = [np.zeros((t._data.size, n_out)) for t in inputs]
+    n_out = _real_size(output._data)
+    jacobians = [np.zeros((_real_size(t._data), n_out)) for t in inputs]
     for j in range(n_out):
-        onehot = np.zeros(n_out, output._data.dtype)
+        onehot = np.zeros(n_out)
         onehot[j] = 1
-        grads = grad(output, inputs, _tensor(onehot.reshape(output._data.shape)), retain_graph=True,
-                     allow_unused=True)
+        g_out = _tensor(_from_real_flat(onehot, output._data))
+        grads = grad(output, inputs, g_out, retain_graph=True, allow_unused=True)
         for row, (g, t) in enumerate(zip(grads, inputs)):
             if g is None:
                 continue
             _check_gradient(g, t, check_grad_dtypes)
-            jacobians[row][:, j] = g._data.astype(np.float64).reshape(-1)
+            jacobians[row][:, j] = _real_flat(g._data) if t._data.dtype.kind == "c" else g._data.real.reshape(-1)
     return jacobians
 
 
@@ -174,7 +198,7 @@ def _mismatch(output_idx: int, input_idx: int, numerical: Any, analytical: Any) 
 
 
 def _sizes(outputs: tuple[Any, ...], positions: list[int]) -> list[int]:
-    return [outputs[k]._data.size for k in positions]
+    return [_real_size(outputs[k]._data) for k in positions]
 
 
 def _check_no_differentiable_outputs(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[int],
@@ -200,7 +224,7 @@ def _slow_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
         for row, a in enumerate(analytical):
             n = numerical[row][k]
             if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-                dtype = diff_inputs[row]._data.dtype  # PyTorch's Jacobians have the input's dtype
+                dtype = diff_inputs[row]._data.real.dtype  # PyTorch's Jacobians have the input's dtype
                 raise GradcheckError(_mismatch(output_idx, row, _tensor(n.astype(dtype)), _tensor(a.astype(dtype))))
         output_idx += 1
 
@@ -221,12 +245,12 @@ def _fast_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
 
     diff_inputs = [inputs[i] for i in diff]
     used = [(k, pos) for k, pos in enumerate(positions) if func_out[pos].requires_grad]
-    all_u = [unit(t._data.size) for t in diff_inputs]
-    all_v = [unit(func_out[pos]._data.size) for _, pos in used]
+    all_u = [unit(_real_size(t._data)) for t in diff_inputs]
+    all_v = [unit(_real_size(func_out[pos]._data)) for _, pos in used]
     numerical = np.zeros((len(diff), len(used)))
     with no_grad():
         for row, (i, u) in enumerate(zip(diff, all_u)):
-            delta = (u * eps).reshape(inputs[i]._data.shape).astype(inputs[i]._data.dtype)
+            delta = _from_real_flat(u * eps, inputs[i]._data)
             diffs = _perturbed_outputs(func, inputs, i, delta, positions, "", eps)
             for col, (k, _) in enumerate(used):
                 numerical[row, col] = float(all_v[col] @ (diffs[k] / eps))
@@ -235,7 +259,7 @@ def _fast_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
         output = func_out[pos]
         runs = []
         for _ in range(2):  # twice: a backward must give the same result every time
-            g_out = _tensor(all_v[col].reshape(output._data.shape).astype(output._data.dtype))
+            g_out = _tensor(_from_real_flat(all_v[col], output._data))
             grads = grad(output, diff_inputs, g_out, retain_graph=True, allow_unused=True)
             values = []
             for g, t, u in zip(grads, diff_inputs, all_u):
@@ -243,7 +267,8 @@ def _fast_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[in
                     values.append(0.0)
                     continue
                 _check_gradient(g, t, check_grad_dtypes)
-                values.append(float(g._data.astype(np.float64).reshape(-1) @ u))
+                values.append(float((_real_flat(g._data) if t._data.dtype.kind == "c" else
+                                     g._data.real.reshape(-1)) @ u))
             runs.append(np.array(values))
         _check_reentrant([runs[0]], [runs[1]], nondet_tol)
         analytical[:, col] = runs[0]

@@ -10,6 +10,7 @@ Binary ops broadcast; the engine sums each gradient back to its input's shape.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,21 @@ def _integer_kernel(kernel: str, fn: Any, bools: bool = False) -> Any:
 # -- arithmetic -------------------------------------------------------------------------------
 
 
+def _cj(x: Any) -> Any:
+    """The complex conjugate of a rule's factor: PyTorch's gradient of a holomorphic ``f`` is
+    ``grad * conj(f'(z))``. A real factor (a tensor or a Python number) is returned as it is."""
+    if type(x) is complex:
+        return x.conjugate()
+    data = getattr(x, "_data", None)
+    return x.conj() if data is not None and data.dtype.kind == "c" else x
+
+
+def _sgn(z: Any) -> Any:
+    """``z / |z|`` (0 at 0) of a complex tensor: ``abs``'s derivative there, as PyTorch's sgn."""
+    magnitude = z.abs()
+    return where(magnitude == 0, 0.0, z / magnitude)
+
+
 def _times_alpha(b: Any, alpha: Any) -> Any:
     # A Python number stays one (a NumPy float64 scalar would promote a float32 tensor).
     return b * alpha if type(b) is not np.ndarray else np.multiply(b, alpha)
@@ -181,21 +197,21 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
-         grads=(lambda grad, other: grad * other,
-                lambda grad, self: grad * self),
+         grads=(lambda grad, other: grad * _cj(other),
+                lambda grad, self: grad * _cj(self)),
          variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply)
 
 div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
-         grads=(lambda grad, other: grad / other,
-                lambda grad, self, other: -grad * self / (other * other)),
+         grads=(lambda grad, other: grad / _cj(other),
+                lambda grad, self, other: -grad * _cj(self / (other * other))),
          operators=("__truediv__",))
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
          variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True)
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
-                grads=(lambda grad, result: -grad * result * result,), variants=_ALL_FORMS, hot=True)
+                grads=(lambda grad, result: -grad * _cj(result * result),), variants=_ALL_FORMS, hot=True)
 
 
 _C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
@@ -268,18 +284,18 @@ def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
         return _zeros_like(grad)  # PyTorch's zeros_like: no NaN from an inf or NaN gradient
     # PyTorch's pow kernel computes x ** ±0.5 as rsqrt/sqrt, which keep the sign of -0.0.
     power = self.rsqrt() if exponent == 0.5 else self.sqrt() if exponent == 1.5 else self ** (exponent - 1)
-    return grad * (exponent * power)
+    return grad * _cj(exponent * power)
 
 
 def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
     # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN).
-    return where(exponent == 0, 0.0, grad * (exponent * self ** (exponent - 1)))
+    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** (exponent - 1)))
 
 
 def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
     # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 and e >= 0 (for e < 0 it
     # is inf * -inf = -inf).
-    return grad * where((exponent >= 0) & (self == 0), 0.0, result * self.log())
+    return grad * _cj(where((exponent >= 0) & (self == 0), 0.0, result * self.log()))
 
 
 def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> Any:
@@ -447,15 +463,15 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(lambda grad, result: grad * result,), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, result: grad * _cj(result),), variants=_ALL_FORMS, hot=True)
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad / self,), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True)
 sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
-          grads=(lambda grad, result: grad / (2 * result),), variants=_ALL_FORMS, hot=True)
+          grads=(lambda grad, result: grad / (2 * _cj(result)),), variants=_ALL_FORMS, hot=True)
 sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * self.cos(),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: grad * _cj(self.cos()),), variants=_ALL_FORMS, hot=True)
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
-         grads=(lambda grad, self: -grad * self.sin(),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: -grad * _cj(self.sin()),), variants=_ALL_FORMS, hot=True)
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
 _ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
 
@@ -481,17 +497,19 @@ sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - o
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)))
 
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: tanh_backward(grad, result),), variants=_ALL_FORMS, hot=True)
+          grads=(lambda grad, result: tanh_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True)
 
 
 def _sigmoid(x: Any) -> Any:
+    if x.dtype.kind == "c":  # (no overflow guard: a complex number has no sign)
+        return 1 / (1 + np.exp(-x))
     # exp of a non-positive number only, so no overflow for large |x|.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
-             grads=(lambda grad, result: sigmoid_backward(grad, result),), variants=_ALL_FORMS, hot=True)
+             grads=(lambda grad, result: sigmoid_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -506,7 +524,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
 sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_ALL_FORMS, hot=True)
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
-         grads=(lambda grad, self: grad * self.sign(),),
+         grads=(lambda grad, self: grad * (self.sign() if self._data.dtype.kind != "c" else _sgn(self)),),
          variants=_ALL_FORMS, aliases=("absolute", "absolute_"), operators=("__abs__",), hot=True)
 
 def _threshold_backward(grad: Any, out: Any) -> Any:
@@ -1120,14 +1138,29 @@ where = Op("where", _where, node="WhereBackward0", inputs=("condition", "self", 
 
 clone = Op("clone", lambda x: x.copy(), node="CloneBackward0", grads=(lambda grad: grad,))
 
-to_dtype = Op("to", lambda x, dtype: x.astype(dtype), node="ToCopyBackward0", params=("dtype",),
-              grads=(lambda grad, self_dtype: grad.to(FROM_NUMPY[self_dtype]),))
+def _quiet_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x.astype(dtype)``; complex to real keeps the real part with PyTorch's warning, not NumPy's."""
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=2)
+        x = x.real
+    return x.astype(dtype)
+
+
+def _cast_back(grad: Any, dtype: np.dtype) -> Any:
+    """A gradient cast back to its input's dtype; a real input keeps a complex gradient's real part."""
+    if grad._data.dtype.kind == "c" and dtype.kind != "c":
+        grad = grad.real
+    return grad.to(FROM_NUMPY[dtype])
+
+
+to_dtype = Op("to", _quiet_cast, node="ToCopyBackward0", params=("dtype",),
+              grads=(lambda grad, self_dtype: _cast_back(grad, self_dtype),))
 
 # The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
 copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
           inputs=("self", "src"),
           grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
-                 lambda grad, src_dtype: grad.to(FROM_NUMPY[src_dtype])))
+                 lambda grad, src_dtype: _cast_back(grad, src_dtype)))
 
 fill = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward2",
           params=("value",), grads=(_zeros_like,))

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._dtype import scalar_type_name
 from ..tensor import Tensor
+from .elementwise import _cj
 from .op import Op, broadcast_error
 from .reduce import normalize_dim
 from .return_types import linalg_eigh, linalg_qr, linalg_slogdet, linalg_svd  # noqa: F401 - re-exported
@@ -169,20 +170,20 @@ squeeze_inplace = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="Squeez
 
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
         saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
-        grads=(lambda grad, mat2: grad.mm(mat2.t()),
-               lambda grad, self: self.t().mm(grad)))
+        grads=(lambda grad, mat2: grad.mm(_cj(mat2).t()),
+               lambda grad, self: _cj(self).t().mm(grad)))
 
 mv = Op("mv", _mv, node="MvBackward0", inputs=("self", "vec"),
-        grads=(lambda grad, vec: grad.unsqueeze(-1) * vec,
-               lambda grad, self: self.t().mv(grad)))
+        grads=(lambda grad, vec: grad.unsqueeze(-1) * _cj(vec),
+               lambda grad, self: _cj(self).t().mv(grad)))
 
 dot = Op("dot", _dot, node="DotBackward0", inputs=("self", "tensor"),
-         grads=(lambda grad, tensor: grad * tensor,
-                lambda grad, self: grad * self))
+         grads=(lambda grad, tensor: grad * _cj(tensor),
+                lambda grad, self: grad * _cj(self)))
 
 bmm = Op("bmm", _bmm, node="BmmBackward0", inputs=("self", "mat2"),
-         grads=(lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
-                lambda grad, self: self.transpose(1, 2).bmm(grad)))
+         grads=(lambda grad, mat2: grad.bmm(_cj(mat2).transpose(1, 2)),
+                lambda grad, self: _cj(self).transpose(1, 2).bmm(grad)))
 
 
 def matmul(a: Tensor, b: Tensor) -> Any:
@@ -439,8 +440,8 @@ def _scaled(grad: Tensor, factor: Any) -> Tensor:
 
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),
-                  lambda grad, mat2, alpha: _scaled(grad.mm(mat2.t()), alpha),
-                  lambda grad, mat1, alpha: _scaled(mat1.t().mm(grad), alpha)))
+                  lambda grad, mat2, alpha: _scaled(grad.mm(_cj(mat2).t()), alpha),
+                  lambda grad, mat1, alpha: _scaled(_cj(mat1).t().mm(grad), alpha)))
 
 addmv = Op("addmv", _addmv, node="AddmvBackward0", inputs=("self", "mat", "vec"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),

@@ -21,6 +21,7 @@ from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import elementwise as _E
 from . import shape as _S
+from .elementwise import _cj
 from .op import Op
 
 _make = Tensor._make
@@ -305,11 +306,11 @@ def prod_backward(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tenso
     if result._data.dtype != x.dtype:
         result, grad = result.to(FROM_NUMPY[x.dtype]), grad.to(FROM_NUMPY[x.dtype])
     if not (x == 0).any():
-        return grad * result / self
+        return grad * _cj(result / self)
     # The product of all the others, without dividing: left and right exclusive products.
     left = _exclusive_cumprod(self, dim)
     right = flip(_exclusive_cumprod(flip(self, (dim,)), dim), (dim,))
-    return grad * (left * right)
+    return grad * _cj(left * right)
 
 
 def _prod_all_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
