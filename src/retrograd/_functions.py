@@ -730,6 +730,27 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002
     return input._data.shape == other._data.shape and bool(np.array_equal(input._data, other._data))
 
 
+def positive(input: Tensor) -> Tensor:  # noqa: A002
+    """``input`` itself (``+input``), as ``torch.positive``; bool tensors refuse.
+
+    >>> import retrograd as rg
+    >>> t = rg.ones(2)
+    >>> rg.positive(t) is t
+    True
+    """
+    return input.positive()
+
+
+def not_equal(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``input != other`` elementwise (``torch.ne``'s alias).
+
+    >>> import retrograd as rg
+    >>> rg.not_equal(rg.tensor([1.0, 2.0]), 1.0).tolist()
+    [False, True]
+    """
+    return input.ne(other)
+
+
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:  # noqa: A002
     """``|input - other| <= atol + rtol * |other|`` everywhere.
 

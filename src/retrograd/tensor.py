@@ -914,6 +914,42 @@ class Tensor:
 
     eq = __eq__
     ne = __ne__
+    not_equal = __ne__
+
+    def allclose(self, other: Tensor, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08,
+                 equal_nan: builtins.bool = False) -> builtins.bool:
+        """``retrograd.allclose(self, other, ...)``: a Python bool.
+
+        >>> import retrograd as rg
+        >>> rg.ones(2).allclose(rg.ones(2) + 1e-9)
+        True
+        """
+        from ._functions import allclose
+
+        return allclose(self, other, rtol, atol, equal_nan)
+
+    def equal(self, other: Tensor) -> builtins.bool:
+        """``retrograd.equal(self, other)``: same shape and elements, a Python bool.
+
+        >>> import retrograd as rg
+        >>> rg.ones(2).equal(rg.ones(2))
+        True
+        """
+        from ._functions import equal
+
+        return equal(self, other)
+
+    def positive(self) -> Tensor:
+        """``+self``: the tensor itself, as PyTorch returns it (bool tensors refuse).
+
+        >>> import retrograd as rg
+        >>> t = rg.ones(2)
+        >>> t.positive() is t
+        True
+        """
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
 
     def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         if rounding_mode is None:

@@ -19,6 +19,7 @@ from opdb import all_ops, to_lib
 # Public names that are not differentiable ops, each with where it is tested instead.
 NOT_OPS = {
     "allclose", "equal", "isclose", "is_tensor", "is_floating_point", "numel",  # predicates: tests/test_tensor.py
+    "positive", "not_equal",  # the tensor itself / ne's alias: tests/test_tensor_methods_more.py
     "broadcast_shapes",  # shape arithmetic, no tensor: tests/ops/test_shape_errors.py
     "linalg.LinAlgError",  # an exception class
     # random: distributions, masks and seeding are tested in tests/ops/test_nn_functional_errors.py
