@@ -114,7 +114,8 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.
 
 FloatTensor = Tensor
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug",
+                    "distributions")
 
 
 def __getattr__(name: str) -> Any:
