@@ -61,8 +61,8 @@ class _StandardGamma(Function):
     def forward(ctx: Any, concentration: Any) -> Any:
         alpha = np.asarray(concentration.detach().numpy(), dtype=np.float64)
         x = _sample_standard_gamma(alpha)
-        tiny = float(np.finfo(concentration.numpy().dtype).tiny)
-        x = np.maximum(x, tiny).astype(concentration.numpy().dtype)
+        tiny = float(np.finfo(concentration.detach().numpy().dtype).tiny)
+        x = np.maximum(x, tiny).astype(concentration.detach().numpy().dtype)
         ctx.alpha = alpha
         ctx.x = x
         ctx.dtype = concentration.dtype

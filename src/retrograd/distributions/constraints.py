@@ -264,7 +264,7 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Any) -> Any:
-        tol = float(np.finfo(value.numpy().dtype).eps) * value.size(-1) * 10
+        tol = float(np.finfo(value.detach().numpy().dtype).eps) * value.size(-1) * 10
         row_norm = rg.linalg.norm(value.detach(), dim=-1)
         unit_row_norm = ((row_norm - 1.0).abs() <= tol).all(-1)
         return _LowerCholesky().check(value) & unit_row_norm

@@ -18,7 +18,8 @@ def _solve_lower(L: Any, b: Any) -> Any:
     batch = rg.broadcast_shapes(tuple(L.shape[:-2]), tuple(b.shape[:-2]))
     L = L.expand(tuple(batch) + tuple(L.shape[-2:]))
     b = b.expand(tuple(batch) + tuple(b.shape[-2:]))
-    return rg.linalg.solve(L, b)
+    # tril: only the lower triangle is read, so the upper one gets no gradient (as a triangular solve)
+    return rg.linalg.solve(L.tril(), b)
 
 
 def _batch_mv(bmat: Any, bvec: Any) -> Any:

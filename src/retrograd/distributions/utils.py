@@ -10,7 +10,7 @@ import retrograd as rg
 
 
 def _finfo(t: Any) -> Any:
-    return np.finfo(np.dtype(t.numpy().dtype) if t.is_floating_point() else np.float32)
+    return np.finfo(np.dtype(t.detach().numpy().dtype) if t.is_floating_point() else np.float32)
 
 
 def broadcast_all(*values: Any) -> tuple[Any, ...]:
