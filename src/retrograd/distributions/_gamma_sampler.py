@@ -79,6 +79,6 @@ def standard_gamma(concentration: Any) -> Any:
     if concentration.requires_grad and rg.is_grad_enabled():
         return _StandardGamma.apply(concentration)
     with rg.no_grad():
-        alpha = np.asarray(concentration.numpy(), dtype=np.float64)
+        alpha = np.asarray(concentration.detach().numpy(), dtype=np.float64)
         x = _sample_standard_gamma(alpha)
         return rg.tensor(x, dtype=concentration.dtype)
