@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-from retrograd import distributions as D
-
 from conftest import torch_or_skip
+from retrograd import distributions as D
 
 N = 20000
 

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-from retrograd import distributions as D
-
 from conftest import outcome, torch_or_skip
+from retrograd import distributions as D
 
 R = np.random.default_rng(0)  # fixed test inputs only; samples come from retrograd's generator
 

@@ -1,12 +1,9 @@
 """Argument/sample validation, shapes, expand and constraints of retrograd.distributions vs PyTorch."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import retrograd as rg
-
 from conftest import outcome, torch_or_skip
 
 ERROR_CASES = [

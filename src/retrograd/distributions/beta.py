@@ -29,7 +29,7 @@ class Beta(Distribution):
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: Any = None) -> None:
         if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            concentration1_concentration0 = rg.tensor([float(concentration1), float(concentration0)])
+            concentration1_concentration0 = rg.tensor([concentration1, concentration0], dtype=rg.get_default_dtype())
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)
             concentration1_concentration0 = rg.stack([concentration1, concentration0], -1)
@@ -71,10 +71,8 @@ class Beta(Distribution):
 
     @property
     def concentration1(self) -> Any:
-        result = self._dirichlet.concentration[..., 0]
-        return rg.tensor([float(result)]) if isinstance(result, Number) else result
+        return self._dirichlet.concentration[..., 0]
 
     @property
     def concentration0(self) -> Any:
-        result = self._dirichlet.concentration[..., 1]
-        return rg.tensor([float(result)]) if isinstance(result, Number) else result
+        return self._dirichlet.concentration[..., 1]

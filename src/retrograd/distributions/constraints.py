@@ -282,7 +282,8 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not bool(square_check.all()):
             return square_check
-        return rg.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        close: Any = rg.isclose(value, value.mT, atol=1e-6)
+        return close.all(-2).all(-1)
 
 
 def _matrices(value: Any) -> tuple[np.ndarray, tuple[int, ...]]:
