@@ -44,6 +44,15 @@ CASES: list[tuple[str, dict[str, Any], Any, tuple[str, ...]]] = [
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
     ("MultivariateNormal", {"loc": np.array([0.5, -1.0, 2.0]), "precision_matrix": np.linalg.inv(COV3)},
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
+    ("Cauchy", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
+    ("Chi2", {"df": POS2}, np.array([0.1, 0.5]), ("entropy",)),
+    ("StudentT", {"df": np.array([0.7, 1.5, 4.0]), "loc": np.array([0.3, -1.0, 2.0]),
+                  "scale": np.array([1.0, 0.5, 2.0])}, np.array([0.1, 0.5, 1.0]), ("entropy",)),
+    ("Gumbel", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("entropy", "cdf", "icdf")),
+    ("Geometric", {"probs": UNIT2}, np.array([0.0, 3.0]), ("entropy",)),
+    ("Geometric", {"logits": REAL2}, np.array([2.0, 0.0]), ("entropy",)),
+    ("HalfNormal", {"scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
+    ("LogNormal", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
 ]
 INT_PARAMS = {"total_count"}
 PROPS = ("mean", "variance", "stddev", "mode")
