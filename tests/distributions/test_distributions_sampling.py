@@ -31,6 +31,12 @@ MOMENT_CASES = [
     lambda: D.OneHotCategorical(f64(0.1, 0.3, 0.6)),
     lambda: D.Multinomial(7, f64(0.1, 0.3, 0.6)),
     lambda: D.MultivariateNormal(f64(1.0, -1.0), rg.tensor([[2.0, 0.6], [0.6, 0.5]], dtype=rg.float64)),
+    lambda: D.Chi2(f64(1.0, 6.0)),
+    lambda: D.StudentT(f64(8.0, 12.0), f64(1.0, -1.0), f64(0.5, 2.0)),
+    lambda: D.Gumbel(f64(1.0, -1.0), f64(0.5, 2.0)),
+    lambda: D.Geometric(f64(0.2, 0.7)),
+    lambda: D.HalfNormal(f64(0.5, 2.0)),
+    lambda: D.LogNormal(f64(0.0, -1.0), f64(0.3, 0.5)),
 ]
 
 

@@ -37,6 +37,11 @@ ERROR_CASES = [
     lambda L: L.distributions.Multinomial(3, L.tensor([0.5, 0.5])).log_prob(L.tensor([2.0, 2.0])),
     lambda L: L.distributions.OneHotCategorical(L.tensor([0.5, 0.5])).log_prob(L.tensor([1.0, 1.0])),
     lambda L: L.distributions.Laplace(L.tensor([0.0]), L.tensor([float("nan")])),
+    lambda L: L.distributions.Geometric(L.tensor([0.0, 0.5])),
+    lambda L: L.distributions.StudentT(L.tensor([-1.0])),
+    lambda L: L.distributions.HalfNormal(L.tensor([1.0])).log_prob(L.tensor([-1.0])),
+    lambda L: L.distributions.Chi2(L.tensor([-1.0])),
+    lambda L: L.distributions.Cauchy(0.0, 0.0),
 ]
 
 
@@ -78,6 +83,13 @@ SHAPE_CASES = [
     lambda L: L.distributions.Exponential(L.ones(2)),
     lambda L: L.distributions.Laplace(L.zeros(2), 1.0),
     lambda L: L.distributions.Uniform(L.zeros(2), 1.0),
+    lambda L: L.distributions.Cauchy(L.zeros(2), 1.0),
+    lambda L: L.distributions.Chi2(L.ones(2)),
+    lambda L: L.distributions.StudentT(L.full((2,), 3.0)),
+    lambda L: L.distributions.Gumbel(L.zeros(2), 1.0),
+    lambda L: L.distributions.Geometric(L.full((2,), 0.3)),
+    lambda L: L.distributions.HalfNormal(L.ones(2)),
+    lambda L: L.distributions.LogNormal(L.zeros(2), 1.0),
 ]
 
 
