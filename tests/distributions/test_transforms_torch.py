@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-
 from conftest import outcome, torch_or_skip
 
 X = np.array([[0.3, -1.2, 0.8], [2.0, 0.1, -0.4]])

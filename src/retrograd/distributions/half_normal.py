@@ -26,6 +26,7 @@ class HalfNormal(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    base_dist: Any
 
     def __init__(self, scale: Any, validate_args: Any = None) -> None:
         base_dist = Normal(0, scale, validate_args=False)

@@ -25,6 +25,7 @@ class LogNormal(TransformedDistribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    base_dist: Any
 
     def __init__(self, loc: Any, scale: Any, validate_args: Any = None) -> None:
         base_dist = Normal(loc, scale, validate_args=validate_args)

@@ -126,7 +126,7 @@ class _InverseTransform(Transform):
         return self._inv_transform.domain
 
     @property  # type: ignore[override]
-    def bijective(self) -> bool:
+    def bijective(self) -> bool:  # type: ignore[override]
         return self._inv_transform.bijective
 
     @property
@@ -208,7 +208,7 @@ class ComposeTransform(Transform):
         return codomain
 
     @property  # type: ignore[override]
-    def bijective(self) -> bool:
+    def bijective(self) -> bool:  # type: ignore[override]
         return all(p.bijective for p in self.parts)
 
     @property
@@ -443,7 +443,8 @@ class AffineTransform(Transform):
     @property
     def sign(self) -> Any:
         if isinstance(self.scale, Number):
-            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+            s: Any = self.scale
+            return 1 if s > 0 else -1 if s < 0 else 0
         return self.scale.sign()
 
     def _call(self, x: Any) -> Any:
@@ -454,9 +455,10 @@ class AffineTransform(Transform):
 
     def log_abs_det_jacobian(self, x: Any, y: Any) -> Any:
         shape = tuple(x.shape)
-        scale = self.scale
+        scale: Any = self.scale
         if isinstance(scale, Number):
-            result = rg.full_like(x, math.log(abs(float(scale))))
+            number: Any = scale
+            result = rg.full_like(x, math.log(abs(number)))
         else:
             result = rg.abs(scale).log()
         if self.event_dim:
