@@ -44,6 +44,10 @@ CASES: list[tuple[str, dict[str, Any], Any, tuple[str, ...]]] = [
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
     ("MultivariateNormal", {"loc": np.array([0.5, -1.0, 2.0]), "precision_matrix": np.linalg.inv(COV3)},
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
+    ("LowRankMultivariateNormal", {"loc": np.array([[0.5, -1.0, 2.0], [0.0, 1.0, 0.3]]),
+                                   "cov_factor": np.array([[1.0, 0.2], [0.3, -0.5], [0.0, 0.7]]),
+                                   "cov_diag": np.array([0.5, 1.2, 0.3])},
+     np.array([0.1, 0.2, 0.3]), ("entropy",)),
     ("Cauchy", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
     ("Chi2", {"df": POS2}, np.array([0.1, 0.5]), ("entropy",)),
     ("StudentT", {"df": np.array([0.7, 1.5, 4.0]), "loc": np.array([0.3, -1.0, 2.0]),
@@ -171,6 +175,20 @@ def test_kl_divergence_matches_torch(pair: Any) -> None:
     assert out[0][1] == out[1][1]
     for k in out[1][2]:
         np.testing.assert_allclose(out[0][2][k], out[1][2][k], rtol=1e-10, atol=1e-12, err_msg=str(k))
+
+
+def test_lowrank_mvn_matrices_match_torch() -> None:
+    torch = torch_or_skip()
+    params = {"loc": np.array([0.5, -1.0, 2.0]), "cov_factor": np.array([[1.0, 0.2], [0.3, -0.5], [0.0, 0.7]]),
+              "cov_diag": np.array([0.5, 1.2, 0.3])}
+    out = []
+    for lib in (rg, torch):
+        d, leaves = _build(lib, "LowRankMultivariateNormal", params, grad=True)
+        mats = [d.covariance_matrix, d.precision_matrix, d.scale_tril]
+        sum((m * (i + 1)).sum() for i, m in enumerate(mats)).backward()
+        out.append(([_np(m) for m in mats], [_np(leaves[k].grad) for k in ("cov_factor", "cov_diag")]))
+    for a, b in zip(out[0][0] + out[0][1], out[1][0] + out[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_kl_infinite_and_mixed_pairs_match_torch() -> None:
