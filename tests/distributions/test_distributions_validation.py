@@ -42,6 +42,10 @@ ERROR_CASES = [
     lambda L: L.distributions.HalfNormal(L.tensor([1.0])).log_prob(L.tensor([-1.0])),
     lambda L: L.distributions.Chi2(L.tensor([-1.0])),
     lambda L: L.distributions.Cauchy(0.0, 0.0),
+    lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(3), L.ones(2, 1), L.ones(3)),
+    lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.ones(2)),
+    lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(3), L.ones(3), L.ones(3)),
+    lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(3), L.ones(3, 1), L.tensor([1.0, 1.0, -0.5])),
 ]
 
 
@@ -90,6 +94,7 @@ SHAPE_CASES = [
     lambda L: L.distributions.Geometric(L.full((2,), 0.3)),
     lambda L: L.distributions.HalfNormal(L.ones(2)),
     lambda L: L.distributions.LogNormal(L.zeros(2), 1.0),
+    lambda L: L.distributions.LowRankMultivariateNormal(L.zeros(2, 3), L.ones(3, 2), L.ones(3)),
 ]
 
 
