@@ -8,12 +8,13 @@ import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """Bernoulli distribution given by ``probs`` or ``logits`` (exactly one).
 
     >>> import retrograd as torch
@@ -98,3 +99,10 @@ class Bernoulli(Distribution):
         if expand:
             values = values.expand((-1,) + tuple(self._batch_shape))
         return values
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (rg.logit(self.probs),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return rg.log1p(rg.exp(x))

@@ -9,12 +9,13 @@ import retrograd as rg
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Beta distribution, as the first coordinate of a two-class Dirichlet.
 
     >>> import retrograd as torch
@@ -76,3 +77,10 @@ class Beta(Distribution):
     @property
     def concentration0(self) -> Any:
         return self._dirichlet.concentration[..., 1]
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return rg.lgamma(x) + rg.lgamma(y) - rg.lgamma(x + y)

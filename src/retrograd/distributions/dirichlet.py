@@ -8,11 +8,12 @@ import retrograd as rg
 from . import constraints
 from ._gamma_sampler import standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Dirichlet distribution over the simplex with concentration vector ``concentration``.
 
     >>> import retrograd as torch
@@ -75,3 +76,10 @@ class Dirichlet(Distribution):
         a0 = self.concentration.sum(-1)
         return (rg.lgamma(self.concentration).sum(-1) - rg.lgamma(a0) - (k - a0) * rg.digamma(a0)
                 - ((self.concentration - 1.0) * rg.digamma(self.concentration)).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return x.lgamma().sum(-1) - rg.lgamma(x.sum(-1))

@@ -8,12 +8,13 @@ import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Exponential distribution with rate ``rate``.
 
     >>> import retrograd as torch
@@ -77,3 +78,10 @@ class Exponential(Distribution):
 
     def entropy(self) -> Any:
         return 1.0 - rg.log(self.rate)
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return -rg.log(-x)

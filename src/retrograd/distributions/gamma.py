@@ -9,12 +9,13 @@ import retrograd as rg
 from . import constraints
 from ._gamma_sampler import standard_gamma
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _finfo, broadcast_all
 
 __all__ = ["Gamma"]
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     >>> import retrograd as torch
@@ -76,3 +77,10 @@ class Gamma(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return rg.igamma(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return rg.lgamma(x + 1) + (x + 1) * rg.log(-y.reciprocal())

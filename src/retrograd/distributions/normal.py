@@ -9,12 +9,13 @@ import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """Normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import retrograd as torch
@@ -84,3 +85,10 @@ class Normal(Distribution):
 
     def entropy(self) -> Any:
         return 0.5 + 0.5 * math.log(2 * math.pi) + rg.log(self.scale)
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x: Any, y: Any) -> Any:
+        return -0.25 * x.pow(2) / y + 0.5 * rg.log(-math.pi / y)

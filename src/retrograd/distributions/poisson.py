@@ -8,12 +8,13 @@ import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Poisson distribution with rate ``rate``.
 
     >>> import retrograd as torch
@@ -60,3 +61,10 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return value.xlogy(rate) - rate - (value + 1).lgamma()
+
+    @property
+    def _natural_params(self) -> tuple[Any, ...]:
+        return (rg.log(self.rate),)
+
+    def _log_normalizer(self, x: Any) -> Any:
+        return rg.exp(x)
