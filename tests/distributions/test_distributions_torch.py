@@ -283,3 +283,36 @@ def test_cross_family_kl_error_matches_torch() -> None:
         return lambda: L.distributions.kl_divergence(L.distributions.Normal(0.0, 1.0),
                                                      L.distributions.Poisson(L.tensor(1.0)))
     assert outcome(run(rg)) == outcome(run(torch))
+
+
+MORE_KL = [
+    ("Gumbel", {"loc": REAL2, "scale": POS2}, "Gumbel", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Geometric", {"probs": UNIT2}, "Geometric", {"probs": UNIT2[::-1].copy()}),
+    ("HalfNormal", {"scale": POS2}, "HalfNormal", {"scale": POS2B}),
+    ("LogNormal", {"loc": REAL2, "scale": POS2}, "LogNormal", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Cauchy", {"loc": REAL2, "scale": POS2}, "Cauchy", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Normal", {"loc": REAL2, "scale": POS2}, "Laplace", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Laplace", {"loc": REAL2, "scale": POS2}, "Normal", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Gamma", {"concentration": POS2, "rate": POS2B}, "Exponential", {"rate": POS2}),
+    ("Exponential", {"rate": POS2}, "Normal", {"loc": REAL2, "scale": POS2B}),
+    ("Gamma", {"concentration": POS2, "rate": POS2B}, "Normal", {"loc": REAL2, "scale": POS2B}),
+    ("Normal", {"loc": REAL2, "scale": POS2}, "Gumbel", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Gumbel", {"loc": REAL2, "scale": POS2}, "Normal", {"loc": REAL2[::-1].copy(), "scale": POS2B}),
+    ("Bernoulli", {"probs": UNIT2}, "Poisson", {"rate": POS2}),
+]
+
+
+@pytest.mark.parametrize("pair", MORE_KL, ids=[f"{p[0]}-{p[2]}" for p in MORE_KL])
+def test_more_kl_pairs_match_torch(pair: Any) -> None:
+    torch = torch_or_skip()
+    pn, pp, qn, qp = pair
+    out = []
+    for lib in (rg, torch):
+        p, lp = _build(lib, pn, pp, grad=True)
+        q, lq = _build(lib, qn, qp, grad=True)
+        kl = lib.distributions.kl_divergence(p, q)
+        kl.sum().backward()
+        out.append((_np(kl), [_np(t.grad) for t in list(lp.values()) + list(lq.values())]))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-10, atol=1e-12)
+    for a, b in zip(out[0][1], out[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
