@@ -69,7 +69,7 @@ class ExpRelaxedCategorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_scale = rg.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
+        log_scale = rg.lgamma(rg.full_like(self.temperature, float(K))) - self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
         return score + log_scale
