@@ -37,6 +37,7 @@ MOMENT_CASES = [
     lambda: D.Geometric(f64(0.2, 0.7)),
     lambda: D.HalfNormal(f64(0.5, 2.0)),
     lambda: D.LogNormal(f64(0.0, -1.0), f64(0.3, 0.5)),
+    lambda: D.NegativeBinomial(f64(3.0, 0.7), f64(0.4, 0.8)),
     lambda: D.LowRankMultivariateNormal(f64(1.0, -1.0), rg.tensor([[1.0], [0.5]], dtype=rg.float64), f64(0.3, 2.0)),
 ]
 

@@ -48,6 +48,8 @@ CASES: list[tuple[str, dict[str, Any], Any, tuple[str, ...]]] = [
                                    "cov_factor": np.array([[1.0, 0.2], [0.3, -0.5], [0.0, 0.7]]),
                                    "cov_diag": np.array([0.5, 1.2, 0.3])},
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
+    ("NegativeBinomial", {"total_count": np.array([3.0, 0.5]), "probs": UNIT2}, np.array([0.0, 4.0]), ()),
+    ("NegativeBinomial", {"total_count": np.array([2.5, 7.0]), "logits": REAL2}, np.array([3.0, 1.0]), ()),
     ("Cauchy", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
     ("Chi2", {"df": POS2}, np.array([0.1, 0.5]), ("entropy",)),
     ("StudentT", {"df": np.array([0.7, 1.5, 4.0]), "loc": np.array([0.3, -1.0, 2.0]),
@@ -58,7 +60,7 @@ CASES: list[tuple[str, dict[str, Any], Any, tuple[str, ...]]] = [
     ("HalfNormal", {"scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
     ("LogNormal", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
 ]
-INT_PARAMS = {"total_count"}
+INT_PARAMS = {"total_count"}  # NegativeBinomial's real total_count is held fixed too
 PROPS = ("mean", "variance", "stddev", "mode")
 
 
