@@ -50,6 +50,7 @@ CASES: list[tuple[str, dict[str, Any], Any, tuple[str, ...]]] = [
      np.array([0.1, 0.2, 0.3]), ("entropy",)),
     ("NegativeBinomial", {"total_count": np.array([3.0, 0.5]), "probs": UNIT2}, np.array([0.0, 4.0]), ()),
     ("NegativeBinomial", {"total_count": np.array([2.5, 7.0]), "logits": REAL2}, np.array([3.0, 1.0]), ()),
+    ("HalfCauchy", {"scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
     ("Cauchy", {"loc": REAL2, "scale": POS2}, np.array([0.1, 0.5]), ("cdf", "icdf", "entropy")),
     ("Chi2", {"df": POS2}, np.array([0.1, 0.5]), ("entropy",)),
     ("StudentT", {"df": np.array([0.7, 1.5, 4.0]), "loc": np.array([0.3, -1.0, 2.0]),
