@@ -154,7 +154,8 @@ _NN_FUNCTIONS = frozenset(
     "triplet_margin_loss".split()
 )
 
-_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft")
+_LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft",
+                    "distributions")
 
 
 # The porting surface (``torch.testing``, ``torch.backends``, ``finfo``, ``set_num_threads``...)

@@ -1,0 +1,101 @@
+"""``NegativeBinomial(total_count, probs=None, logits=None)``."""
+from __future__ import annotations
+
+from typing import Any
+
+import retrograd as rg
+
+from . import constraints
+from .distribution import Distribution
+from .gamma import Gamma
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """Number of successes before ``total_count`` failures, each trial succeeding with ``probs``.
+
+    >>> import retrograd as torch
+    >>> from retrograd.distributions import NegativeBinomial
+    >>> NegativeBinomial(torch.tensor(3.0), torch.tensor(0.5)).mean
+    tensor(3.)
+    """
+
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count: Any, probs: Any = None, logits: Any = None, validate_args: Any = None) -> None:
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = rg.Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self) -> Any:
+        return self.total_count * rg.exp(self.logits)
+
+    @property
+    def mode(self) -> Any:
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self) -> Any:
+        return self.mean / rg.sigmoid(-self.logits)
+
+    @lazy_property
+    def logits(self) -> Any:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Any:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Any:
+        return self._param.size()
+
+    @lazy_property
+    def _gamma(self) -> Any:
+        # a Poisson whose rate is Gamma distributed
+        return Gamma(concentration=self.total_count, rate=rg.exp(-self.logits), validate_args=False)
+
+    def sample(self, sample_shape: Any = ()) -> Any:
+        with rg.no_grad():
+            rate = self._gamma.sample(sample_shape=sample_shape)
+            return rg.poisson(rate)
+
+    def log_prob(self, value: Any) -> Any:
+        if self._validate_args:
+            self._validate_sample(value)
+        logsigmoid = rg.nn.functional.logsigmoid
+        log_unnormalized_prob = self.total_count * logsigmoid(-self.logits) + value * logsigmoid(self.logits)
+        log_normalization = (-rg.lgamma(self.total_count + value) + rg.lgamma(1.0 + value)
+                             + rg.lgamma(self.total_count))
+        # zero successes out of zero trials has probability one
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization
