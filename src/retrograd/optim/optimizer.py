@@ -119,10 +119,17 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    # Per-group flags an older pickled state may lack, with their defaults, filled in (in this
+    # order) by ``__setstate__``, as each PyTorch optimizer's own ``__setstate__`` does.
+    _group_flag_defaults: tuple[tuple[str, Any], ...] = ()
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", OrderedDict())
         self.__dict__.setdefault("_optimizer_step_post_hooks", OrderedDict())
+        for group in self.param_groups:
+            for key, value in self._group_flag_defaults:
+                group.setdefault(key, value)
 
     def __repr__(self) -> str:
         text = type(self).__name__ + " ("
