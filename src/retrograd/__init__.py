@@ -113,7 +113,6 @@ from .factories import (
 )
 from . import random
 from .random import get_rng_state, set_rng_state
-from ._sampling import bernoulli, binomial, multinomial, poisson
 from .factories import (  # issue #12's creation functions
     bartlett_window,
     blackman_window,
@@ -175,6 +174,9 @@ _PORTING_NAMES = frozenset((
 ))
 
 
+_SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisson"))
+
+
 def __getattr__(name: str) -> Any:
     # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``
     # (``save``/``load`` bring zipfile and pickle).
@@ -193,6 +195,9 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _PORTING_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _SAMPLING_FUNCTIONS:  # (the samplers bring the mt19937 engine, retrograd._random)
+        value = globals()[name] = getattr(importlib.import_module("._sampling", __name__), name)
+        return value
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
     if name in _NN_FUNCTIONS:  # torch.conv2d, torch.dropout, ...: they import nn, so on first use
@@ -203,7 +208,8 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
-                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS})
+                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS,
+                   *_SAMPLING_FUNCTIONS})
 
 
 __all__ = [

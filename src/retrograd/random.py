@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._random import CPUStream
 from .tensor import Tensor, device
+
+if TYPE_CHECKING:
+    from ._random import CPUStream
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed", "manual_seed", "seed",
            "set_rng_state"]
@@ -64,6 +66,8 @@ class Generator:
         if self._stream is None:
             if self._initial_seed is None:
                 self._initial_seed = _fresh_seed()
+            from ._random import CPUStream
+
             self._stream = CPUStream(self._initial_seed)
         return self._stream
 
