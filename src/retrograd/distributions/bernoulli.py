@@ -1,20 +1,19 @@
 """``Bernoulli(probs=None, logits=None)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import BinaryProbsOrLogits
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbsOrLogits, ExponentialFamily):
     """Bernoulli distribution given by ``probs`` or ``logits`` (exactly one).
 
     >>> import retrograd as torch
@@ -29,30 +28,11 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: Any = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = () if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Bernoulli:
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = rg.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Bernoulli, batch_shape, _instance, expand=("probs", "logits"))
 
     @property
     def mean(self) -> Any:
@@ -66,18 +46,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self) -> Any:
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     def sample(self, sample_shape: Any = ()) -> Any:
         shape = self._extended_shape(sample_shape)

@@ -8,7 +8,6 @@ import retrograd as rg
 
 from . import constraints
 from .dirichlet import Dirichlet
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -38,12 +37,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Beta:
-        new = self._get_checked_instance(Beta, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new._dirichlet = self._dirichlet.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Beta, batch_shape, _instance, expand=("_dirichlet",))
 
     @property
     def mean(self) -> Any:

@@ -6,8 +6,7 @@ from typing import Any
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .distribution import BinaryProbsOrLogits, Distribution
 
 __all__ = ["Binomial"]
 
@@ -17,7 +16,7 @@ def _clamp_by_zero(x: Any) -> Any:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsOrLogits, Distribution):
     """Number of successes in ``total_count`` Bernoulli trials of probability ``probs``.
 
     >>> import retrograd as torch
@@ -35,30 +34,12 @@ class Binomial(Distribution):
 
     def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
                  validate_args: Any = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Binomial:
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Binomial, batch_shape, _instance, expand=("total_count", "probs", "logits"))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:
@@ -75,18 +56,6 @@ class Binomial(Distribution):
     @property
     def variance(self) -> Any:
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     def sample(self, sample_shape: Any = ()) -> Any:
         shape = self._extended_shape(sample_shape)

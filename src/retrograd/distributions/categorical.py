@@ -41,19 +41,7 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Categorical:
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = rg.Size(batch_shape)
-        param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
-        new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Categorical, batch_shape, _instance, expand=("probs", "logits"), share=("_num_events",), event_shape=(self._num_events,))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self) -> Any:

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Distribution"]
 
@@ -160,6 +161,38 @@ class Distribution:
                 f"of the distribution {self!r}, "
                 f"but found invalid values:\n{value}")
 
+    def _set_parameters(self, validate_args: Any, **given: Any) -> None:
+        """The constructor of a distribution with elementwise parameters (``Normal(loc, scale)``,
+        ``Gamma``, ``Uniform``, ...): the parameters broadcast against each other and stored, their
+        shape the batch shape (``()`` when every one is a number), then ``Distribution.__init__``."""
+        values = broadcast_all(*given.values())
+        for name, value in zip(given, values):
+            setattr(self, name, value)
+        scalar = all(isinstance(v, Number) for v in given.values())
+        Distribution.__init__(self, () if scalar else values[0].size(), validate_args=validate_args)
+
+    def _expanded(self, cls: Any, batch_shape: Any, _instance: Any, expand: tuple[str, ...] = (),
+                  share: tuple[str, ...] = (), event_shape: tuple[int, ...] = ()) -> Any:
+        """``expand``'s body for most distributions: a new ``cls`` (or ``_instance``) whose
+        parameters named in ``expand`` are expanded to ``batch_shape + event_shape`` (only those set:
+        a lazily derived ``probs`` or ``logits`` may not be yet), those in ``share`` carried over,
+        and validation as this one's. ``probs``/``logits`` also become ``_param``, as in PyTorch."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = rg.Size(batch_shape)
+        shape = tuple(batch_shape) + event_shape
+        for name in expand:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                value = value.expand(shape) if rg.is_tensor(value) else value.expand(batch_shape)
+                setattr(new, name, value)
+                if name in ("probs", "logits"):
+                    new._param = value
+        for name in share:
+            setattr(new, name, getattr(self, name))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls: Any, _instance: Any = None) -> Any:
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
@@ -173,3 +206,39 @@ class Distribution:
             f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class BinaryProbsOrLogits:
+    """The parameter of Bernoulli, Binomial, NegativeBinomial, Geometric and LogitRelaxedBernoulli:
+    a binary event's probability, given as exactly one of ``probs`` or ``logits``; the other is
+    derived on first use (a ``lazy_property``, as in PyTorch). A mixin before the base class.
+
+    >>> from retrograd.distributions import Bernoulli
+    >>> Bernoulli(logits=0.0).probs
+    tensor(0.5000)
+    """
+
+    _param: Any
+
+    def _set_probs_or_logits(self, probs: Any, logits: Any, *others: Any) -> tuple[Any, ...]:
+        """Store the one given (as itself and as ``_param``) broadcast with ``others``, which
+        are returned broadcast."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        *rest, param = broadcast_all(*others, given)
+        setattr(self, name, param)
+        self._param = param
+        return tuple(rest)
+
+    @lazy_property
+    def logits(self) -> Any:
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self) -> Any:
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Any:
+        return self._param.size()

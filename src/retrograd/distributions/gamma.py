@@ -1,16 +1,14 @@
 """``Gamma(concentration, rate)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
 from ._gamma_sampler import standard_gamma
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
-from .utils import _finfo, broadcast_all
+from .utils import _finfo
 
 __all__ = ["Gamma"]
 
@@ -29,20 +27,14 @@ class Gamma(ExponentialFamily):
     has_rsample = True
     _mean_carrier_measure = 0
 
+    concentration: Any
+    rate: Any
+
     def __init__(self, concentration: Any, rate: Any, validate_args: Any = None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        scalar = isinstance(concentration, Number) and isinstance(rate, Number)
-        batch_shape = () if scalar else self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_parameters(validate_args, concentration=concentration, rate=rate)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Gamma:
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Gamma, batch_shape, _instance, expand=("concentration", "rate"))
 
     @property
     def mean(self) -> Any:

@@ -1,19 +1,18 @@
 """``Geometric(probs=None, logits=None)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
-from .utils import _finfo, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .distribution import BinaryProbsOrLogits, Distribution
+from .utils import _finfo, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsOrLogits, Distribution):
     """Number of failures before the first success in Bernoulli(``probs``) trials.
 
     >>> import retrograd as torch
@@ -26,15 +25,8 @@ class Geometric(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: Any = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        given = probs if probs is not None else logits
-        batch_shape = () if isinstance(given, Number) else given.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             value = self.probs
             valid = value > 0
@@ -47,15 +39,7 @@ class Geometric(Distribution):
                     f"to be positive but found invalid values:\n{invalid_value}")
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Geometric:
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = rg.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Geometric, batch_shape, _instance, expand=("probs", "logits"))
 
     @property
     def mean(self) -> Any:
@@ -68,14 +52,6 @@ class Geometric(Distribution):
     @property
     def variance(self) -> Any:
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape: Any = ()) -> Any:
         shape = self._extended_shape(sample_shape)

@@ -1,14 +1,13 @@
 """``Laplace(loc, scale)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _finfo, broadcast_all
+from .utils import _finfo
 
 __all__ = ["Laplace"]
 
@@ -26,19 +25,14 @@ class Laplace(Distribution):
     support = constraints.real
     has_rsample = True
 
+    loc: Any
+    scale: Any
+
     def __init__(self, loc: Any, scale: Any, validate_args: Any = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = () if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_parameters(validate_args, loc=loc, scale=scale)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Laplace, batch_shape, _instance, expand=("loc", "scale"))
 
     @property
     def mean(self) -> Any:

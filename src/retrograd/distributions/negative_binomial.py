@@ -6,14 +6,14 @@ from typing import Any
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import BinaryProbsOrLogits, Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsOrLogits, Distribution):
     """Number of successes before ``total_count`` failures, each trial succeeding with ``probs``.
 
     >>> import retrograd as torch
@@ -30,30 +30,12 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count: Any, probs: Any = None, logits: Any = None, validate_args: Any = None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        (total_count,) = self._set_probs_or_logits(probs, logits, total_count)
+        self.total_count = total_count.type_as(self._param)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> NegativeBinomial:
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(NegativeBinomial, batch_shape, _instance, expand=("total_count", "probs", "logits"))
 
     @property
     def mean(self) -> Any:
@@ -66,18 +48,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self) -> Any:
         return self.mean / rg.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
 
     @lazy_property
     def _gamma(self) -> Any:

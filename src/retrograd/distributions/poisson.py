@@ -1,13 +1,11 @@
 """``Poisson(rate)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -26,18 +24,13 @@ class Poisson(ExponentialFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
+    rate: Any
+
     def __init__(self, rate: Any, validate_args: Any = None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = () if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_parameters(validate_args, rate=rate)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Poisson:
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Poisson, batch_shape, _instance, expand=("rate",))
 
     @property
     def mean(self) -> Any:

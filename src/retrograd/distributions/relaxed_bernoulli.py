@@ -1,21 +1,20 @@
 """``LogitRelaxedBernoulli`` and ``RelaxedBernoulli`` (binary Concrete)."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
-from .distribution import Distribution
+from .distribution import BinaryProbsOrLogits, Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsOrLogits, Distribution):
     """Logit of a relaxed Bernoulli sample with ``temperature``.
 
     >>> import retrograd as torch
@@ -29,43 +28,11 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature: Any, probs: Any = None, logits: Any = None, validate_args: Any = None) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = () if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_probs_or_logits(probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> LogitRelaxedBernoulli:
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @lazy_property
-    def logits(self) -> Any:
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self) -> Any:
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Any:
-        return self._param.size()
+        return self._expanded(LogitRelaxedBernoulli, batch_shape, _instance, expand=("probs", "logits"), share=("temperature",))
 
     def rsample(self, sample_shape: Any = ()) -> Any:
         shape = tuple(self._extended_shape(sample_shape))

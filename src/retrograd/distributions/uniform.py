@@ -1,14 +1,12 @@
 """``Uniform(low, high)``."""
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 import retrograd as rg
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
@@ -28,19 +26,14 @@ class Uniform(Distribution):
     def arg_constraints(self) -> dict[str, Any]:  # type: ignore[override]
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
+    low: Any
+    high: Any
+
     def __init__(self, low: Any, high: Any, validate_args: Any = None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        batch_shape = () if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._set_parameters(validate_args, low=low, high=high)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> Uniform:
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = rg.Size(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(Uniform, batch_shape, _instance, expand=("low", "high"))
 
     @property
     def mean(self) -> Any:
