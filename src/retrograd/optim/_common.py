@@ -1,15 +1,59 @@
-"""Checks shared by the optimizers added after the first five (NAdam, RAdam, Adamax, ...): a
-1-element tensor ``lr``, and ``capturable=True``, which PyTorch refuses at ``step`` on the CPU."""
+"""What the optimizers added after the first five (NAdam, RAdam, Adamax, ...) share: PyTorch's
+checks of their hyperparameters, the refusal of ``capturable=True`` (PyTorch refuses it at
+``step`` on the CPU), and the start of their NumPy fast paths."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..tensor import Tensor
+from .optimizer import _add_into, _plain_arrays
 
 _CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+
+# PyTorch's constructor checks, by hyperparameter name: (valid, message).
+_HYPERPARAMETER_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "lr": (lambda v: 0.0 <= v, "Invalid learning rate: {}"),
+    "rho": (lambda v: 0.0 <= v <= 1.0, "Invalid rho value: {}"),
+    "eps": (lambda v: 0.0 <= v, "Invalid epsilon value: {}"),
+    "weight_decay": (lambda v: 0.0 <= v, "Invalid weight_decay value: {}"),
+    "momentum_decay": (lambda v: 0.0 <= v, "Invalid momentum_decay value: {}"),
+}
+
+
+def _check_hyperparameters(**values: Any) -> None:
+    """PyTorch's constructor checks, in the order given (the first failure is the one reported):
+    ``lr`` (a 1-element tensor, then non-negative), ``betas`` (each in [0, 1)), and the others of
+    ``_HYPERPARAMETER_CHECKS``."""
+    for name, value in values.items():
+        if name == "lr":
+            _check_lr(value)
+        if name == "betas":
+            for index in (0, 1):
+                if not 0.0 <= value[index] < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {index}: {value[index]}")
+            continue
+        valid, message = _HYPERPARAMETER_CHECKS[name]
+        if not valid(value):
+            raise ValueError(message.format(value))
+
+
+def _plain_state(p: Tensor, state: dict[str, Any], *buffers: str) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """The start of a NumPy update (``_<name>_update_arrays``): the arrays of ``p``, its gradient and
+    the state ``buffers``, with ``state["step"]`` counted (``step.add_(1)``) and its array returned
+    too; None, with nothing done, when ``_plain_arrays`` refuses them or ``p`` is 0-d (NumPy makes
+    scalars of its temporaries) and the tensor ops must run instead."""
+    step_t: Tensor = state["step"]
+    arrays = _plain_arrays(p, p._grad, *(state[name] for name in buffers))  # type: ignore[arg-type]
+    steps = _plain_scalar(step_t)
+    if arrays is None or not arrays[0].ndim or steps is None:
+        return None
+    _add_into(step_t, steps, 1)
+    return steps, arrays
 
 
 def _check_lr(lr: Any) -> None:

@@ -7,11 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import set_grad_enabled
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _check_lr, _lr_value, _plain_scalar, _refuse_capturable, _write_into
-from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
+from ._common import _check_hyperparameters, _lr_value, _plain_state, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["Adadelta"]
 
@@ -29,11 +28,7 @@ class Adadelta(Optimizer):
     def __init__(self, params: Any, lr: Any = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _check_lr(lr)
-        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
-        _check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
@@ -43,35 +38,31 @@ class Adadelta(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
-        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
-                params: list[Any] = _params_with_grad(group)
-                for p in params:
-                    self._state_at(p, ("square_avg", "acc_delta"))
-                if params:
-                    _refuse_capturable(group, "params and state_steps", "['cuda', 'xpu', 'hpu', 'privateuseone']")
-                plain = (weight_decay == 0 and not group["maximize"] and not group["differentiable"]
-                         and all(_number(x) for x in (lr, rho, eps)))
-                for p in params:
-                    state = self.state[p]
-                    if plain and _adadelta_update_arrays(p, state, lr, rho, eps):
-                        continue
-                    square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                    state["step"].add_(1)
-                    grad: Any = _grad_of(p, group["maximize"])
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
-                    square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                    std = square_avg.add(eps).sqrt_()
-                    delta = acc_delta.add(eps).sqrt_()
-                    if group["differentiable"]:
-                        delta = delta.clone()
-                    delta.div_(std).mul_(grad)
-                    acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                    p.add_(delta, alpha=-lr)
+        for group, params in self._groups_with_grads():
+            lr = _lr_value(group["lr"])
+            rho, eps, weight_decay = group["rho"], group["eps"], group["weight_decay"]
+            for p in params:
+                self._state_at(p, ("square_avg", "acc_delta"))
+            if params:
+                _refuse_capturable(group, "params and state_steps", "['cuda', 'xpu', 'hpu', 'privateuseone']")
+            plain = self._plain_group(group, lr, rho, eps)
+            for p in params:
+                state = self.state[p]
+                if plain and _adadelta_update_arrays(p, state, lr, rho, eps):
+                    continue
+                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+                state["step"].add_(1)
+                grad: Any = _grad_of(p, group["maximize"])
+                if weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+                std = square_avg.add(eps).sqrt_()
+                delta = acc_delta.add(eps).sqrt_()
+                if group["differentiable"]:
+                    delta = delta.clone()
+                delta.div_(std).mul_(grad)
+                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+                p.add_(delta, alpha=-lr)
         return loss
 
 
@@ -79,15 +70,12 @@ def _adadelta_update_arrays(p: Tensor, state: dict[str, Any], lr: float, rho: fl
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays: the
     tensor ops' own kernels, in the same order, with the same version bumps. False (nothing
     done) when ``_plain_arrays`` refuses the arrays, or for a 0-d parameter."""
-    step_t: Tensor = state["step"]
     square_avg: Tensor = state["square_avg"]
     acc_delta: Tensor = state["acc_delta"]
-    arrays = _plain_arrays(p, p._grad, square_avg, acc_delta)  # type: ignore[arg-type]
-    steps = _plain_scalar(step_t)
-    if arrays is None or not arrays[0].ndim or steps is None:
+    plain = _plain_state(p, state, "square_avg", "acc_delta")
+    if plain is None:
         return False
-    data, grad, v, u = arrays
-    _add_into(step_t, steps, 1)  # step.add_(1)
+    steps, (data, grad, v, u) = plain
     _mul_into(square_avg, v, rho)  # square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
     _write_into(square_avg, v, _addcmul(v, grad, grad, 1 - rho), "addcmul_")
     std = np.add(v, eps)  # square_avg.add(eps).sqrt_()

@@ -8,11 +8,10 @@ from typing import Any
 import numpy as np
 
 from .._functions import cat, maximum
-from ..autograd.grad_mode import set_grad_enabled
 from ..ops.elementwise import _addcdiv
 from ..tensor import Tensor
-from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
-from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
+from ._common import _check_hyperparameters, _lerp_into, _lr_value, _plain_state, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _grad_of, _mul_into
 
 __all__ = ["Adamax"]
 
@@ -30,12 +29,7 @@ class Adamax(Optimizer):
     def __init__(self, params: Any, lr: Any = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        _check_lr(lr)
-        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
@@ -45,36 +39,32 @@ class Adamax(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
-        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                beta1, beta2 = group["betas"]
-                lr = _lr_value(group["lr"])
-                eps, weight_decay = group["eps"], group["weight_decay"]
-                params: list[Any] = _params_with_grad(group)
-                for p in params:
-                    self._state_at(p, ("exp_avg", "exp_inf"))
-                if params:
-                    _refuse_capturable(group, "params and state_steps")
-                plain = (weight_decay == 0 and not group["maximize"] and not group["differentiable"]
-                         and all(_number(x) for x in (lr, beta1, beta2, eps)))
-                for p in params:
-                    state = self.state[p]
-                    if plain and _adamax_update_arrays(p, state, lr, beta1, beta2, eps):
-                        continue
-                    grad: Any = _grad_of(p, group["maximize"])
-                    exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                    state["step"].add_(1)
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
-                    exp_avg.lerp_(grad, 1 - beta1)
-                    if group["differentiable"]:  # PyTorch's recorded form: the max over a stack
-                        norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze(0)], 0)
-                        exp_inf.copy_(norm_buf.amax(0, keepdim=False))
-                    else:
-                        exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
-                    clr = lr / (1 - beta1 ** state["step"].item())
-                    p.addcdiv_(exp_avg, exp_inf, value=-clr)
+        for group, params in self._groups_with_grads():
+            beta1, beta2 = group["betas"]
+            lr = _lr_value(group["lr"])
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            for p in params:
+                self._state_at(p, ("exp_avg", "exp_inf"))
+            if params:
+                _refuse_capturable(group, "params and state_steps")
+            plain = self._plain_group(group, lr, beta1, beta2, eps)
+            for p in params:
+                state = self.state[p]
+                if plain and _adamax_update_arrays(p, state, lr, beta1, beta2, eps):
+                    continue
+                grad: Any = _grad_of(p, group["maximize"])
+                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                state["step"].add_(1)
+                if weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                if group["differentiable"]:  # PyTorch's recorded form: the max over a stack
+                    norm_buf = cat([exp_inf.mul_(beta2).unsqueeze(0), grad.abs().add_(eps).unsqueeze(0)], 0)
+                    exp_inf.copy_(norm_buf.amax(0, keepdim=False))
+                else:
+                    exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+                clr = lr / (1 - beta1 ** state["step"].item())
+                p.addcdiv_(exp_avg, exp_inf, value=-clr)
         return loss
 
 
@@ -82,15 +72,12 @@ def _adamax_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: fl
                           eps: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
     Adadelta's (``_adadelta_update_arrays``)."""
-    step_t: Tensor = state["step"]
     exp_avg: Tensor = state["exp_avg"]
     exp_inf: Tensor = state["exp_inf"]
-    arrays = _plain_arrays(p, p._grad, exp_avg, exp_inf)  # type: ignore[arg-type]
-    steps = _plain_scalar(step_t)
-    if arrays is None or not arrays[0].ndim or steps is None:
+    plain = _plain_state(p, state, "exp_avg", "exp_inf")
+    if plain is None:
         return False
-    data, grad, m, u = arrays
-    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    steps, (data, grad, m, u) = plain
     _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
     _mul_into(exp_inf, u, beta2)  # exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
     bound = np.abs(grad)

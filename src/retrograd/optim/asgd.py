@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from ..autograd.grad_mode import set_grad_enabled
 from ..factories import ones, tensor, zeros, zeros_like
-from ._common import _check_lr, _lr_value, _refuse_capturable
-from .optimizer import Optimizer, _check, _grad_of, _params_with_grad
+from ._common import _check_hyperparameters, _lr_value, _refuse_capturable
+from .optimizer import Optimizer, _grad_of
 
 __all__ = ["ASGD"]
 
@@ -29,9 +26,7 @@ class ASGD(Optimizer):
     def __init__(self, params: Any, lr: Any = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        _check_lr(lr)
-        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr=lr, weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
@@ -41,36 +36,33 @@ class ASGD(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
-        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                lambd, alpha, t0, weight_decay = group["lambd"], group["alpha"], group["t0"], group["weight_decay"]
-                params: list[Any] = _params_with_grad(group)
-                for p in params:
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = zeros(())
-                        state["eta"] = tensor(float(lr))
-                        state["mu"] = ones(())
-                        state["ax"] = zeros_like(p)
-                if params:
-                    _refuse_capturable(group, "params, mus, etas, and state_steps")
-                for p in params:
-                    state = self.state[p]
-                    grad: Any = _grad_of(p, group["maximize"])
-                    eta, mu, ax = state["eta"], state["mu"], state["ax"]
-                    state["step"].add_(1)
-                    if weight_decay != 0:
-                        grad = grad.add(p, alpha=weight_decay)
-                    eta_value = eta.item()
-                    p.mul_(1 - lambd * eta_value)
-                    p.add_(grad, alpha=-eta_value)
-                    if mu.item() != 1:
-                        ax.add_(p.sub(ax).mul_(mu))
-                    else:
-                        ax.copy_(p)
-                    step = state["step"].item()
-                    eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
-                    mu.copy_(tensor(1 / max(1, step - t0)))
+        for group, params in self._groups_with_grads():
+            lr = _lr_value(group["lr"])
+            lambd, alpha, t0, weight_decay = group["lambd"], group["alpha"], group["t0"], group["weight_decay"]
+            for p in params:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = zeros(())
+                    state["eta"] = tensor(float(lr))
+                    state["mu"] = ones(())
+                    state["ax"] = zeros_like(p)
+            if params:
+                _refuse_capturable(group, "params, mus, etas, and state_steps")
+            for p in params:
+                state = self.state[p]
+                grad: Any = _grad_of(p, group["maximize"])
+                eta, mu, ax = state["eta"], state["mu"], state["ax"]
+                state["step"].add_(1)
+                if weight_decay != 0:
+                    grad = grad.add(p, alpha=weight_decay)
+                eta_value = eta.item()
+                p.mul_(1 - lambd * eta_value)
+                p.add_(grad, alpha=-eta_value)
+                if mu.item() != 1:
+                    ax.add_(p.sub(ax).mul_(mu))
+                else:
+                    ax.copy_(p)
+                step = state["step"].item()
+                eta.copy_(tensor(lr / ((1 + lambd * lr * step) ** alpha)))
+                mu.copy_(tensor(1 / max(1, step - t0)))
         return loss

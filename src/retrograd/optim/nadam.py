@@ -7,12 +7,19 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import set_grad_enabled
 from ..factories import tensor, zeros_like
 from ..ops.elementwise import _addcdiv, _addcmul
 from ..tensor import Tensor
-from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
-from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
+from ._common import (
+    _check_hyperparameters,
+    _lerp_into,
+    _lr_value,
+    _plain_scalar,
+    _plain_state,
+    _refuse_capturable,
+    _write_into,
+)
+from .optimizer import Optimizer, _grad_of, _mul_into
 
 __all__ = ["NAdam"]
 
@@ -32,13 +39,7 @@ class NAdam(Optimizer):
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _check_lr(lr)
-        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-        _check(0.0 <= momentum_decay, f"Invalid momentum_decay value: {momentum_decay}")
+        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay, momentum_decay=momentum_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)
@@ -49,55 +50,51 @@ class NAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
-        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                beta1, beta2 = group["betas"]
-                lr = _lr_value(group["lr"])
-                eps, weight_decay, momentum_decay = group["eps"], group["weight_decay"], group["momentum_decay"]
-                params: list[Any] = _params_with_grad(group)
-                differentiable = group["differentiable"]
-                plain = (weight_decay == 0 and not group["maximize"] and not differentiable
-                         and all(_number(x) for x in (lr, beta1, beta2, eps, momentum_decay)))
-                for p in params:
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = tensor(0.0)
-                        state["mu_product"] = tensor(1.0)
-                        state["exp_avg"] = zeros_like(p)
-                        state["exp_avg_sq"] = zeros_like(p)
-                if params:
-                    _refuse_capturable(group, "params, mu_products and state_steps")
-                for p in params:
-                    state = self.state[p]
-                    if plain and _nadam_update_arrays(p, state, lr, beta1, beta2, eps, momentum_decay):
-                        continue
-                    grad: Any = _grad_of(p, group["maximize"])
-                    exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
-                    state["step"].add_(1)
-                    step = state["step"].item()
-                    bias_correction2 = 1 - beta2**step
-                    if weight_decay != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(1 - lr * weight_decay)
-                        else:
-                            grad = grad.add(p, alpha=weight_decay)
-                    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-                    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-                    mu_product.mul_(mu)  # in the scalar's own dtype, as PyTorch's float32 state
-                    exp_avg.lerp_(grad, 1 - beta1)
-                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                    denom = exp_avg_sq.div(bias_correction2).sqrt()
-                    if differentiable:
-                        # PyTorch's recorded form: out-of-place, the factors from the float32 product.
-                        denom = denom.add(eps)
-                        p.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
-                        p.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product * mu_next)), denom)
-                        continue
-                    denom.add_(eps)
-                    product = mu_product.item()
-                    p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - product))
-                    p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - product * mu_next))
+        for group, params in self._groups_with_grads():
+            beta1, beta2 = group["betas"]
+            lr = _lr_value(group["lr"])
+            eps, weight_decay, momentum_decay = group["eps"], group["weight_decay"], group["momentum_decay"]
+            differentiable = group["differentiable"]
+            plain = self._plain_group(group, lr, beta1, beta2, eps, momentum_decay)
+            for p in params:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = tensor(0.0)
+                    state["mu_product"] = tensor(1.0)
+                    state["exp_avg"] = zeros_like(p)
+                    state["exp_avg_sq"] = zeros_like(p)
+            if params:
+                _refuse_capturable(group, "params, mu_products and state_steps")
+            for p in params:
+                state = self.state[p]
+                if plain and _nadam_update_arrays(p, state, lr, beta1, beta2, eps, momentum_decay):
+                    continue
+                grad: Any = _grad_of(p, group["maximize"])
+                exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
+                state["step"].add_(1)
+                step = state["step"].item()
+                bias_correction2 = 1 - beta2**step
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        p.mul_(1 - lr * weight_decay)
+                    else:
+                        grad = grad.add(p, alpha=weight_decay)
+                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+                mu_product.mul_(mu)  # in the scalar's own dtype, as PyTorch's float32 state
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                denom = exp_avg_sq.div(bias_correction2).sqrt()
+                if differentiable:
+                    # PyTorch's recorded form: out-of-place, the factors from the float32 product.
+                    denom = denom.add(eps)
+                    p.addcdiv_(grad * (-lr * (1.0 - mu) / (1.0 - mu_product)), denom)
+                    p.addcdiv_(exp_avg * (-lr * mu_next / (1.0 - mu_product * mu_next)), denom)
+                    continue
+                denom.add_(eps)
+                product = mu_product.item()
+                p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - product))
+                p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - product * mu_next))
         return loss
 
 
@@ -107,16 +104,16 @@ def _nadam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: flo
     tensor ops' own kernels, in the same order, with the same version bumps, without their
     per-op dispatch. False (nothing done) when ``_plain_arrays`` refuses the arrays, or for a
     0-d parameter (NumPy makes scalars of its temporaries)."""
-    step_t: Tensor = state["step"]
     mu_t: Tensor = state["mu_product"]
     exp_avg: Tensor = state["exp_avg"]
     exp_avg_sq: Tensor = state["exp_avg_sq"]
-    arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
-    steps, mu_product = _plain_scalar(step_t), _plain_scalar(mu_t)
-    if arrays is None or not arrays[0].ndim or steps is None or mu_product is None:
+    mu_product = _plain_scalar(mu_t)
+    if mu_product is None:
         return False
-    data, grad, m, v = arrays
-    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    plain = _plain_state(p, state, "exp_avg", "exp_avg_sq")
+    if plain is None:
+        return False
+    steps, (data, grad, m, v) = plain
     step = steps.item()
     bias_correction2 = 1 - beta2**step
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))

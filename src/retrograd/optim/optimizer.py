@@ -8,12 +8,12 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..factories import tensor, zeros_like
 from ..tensor import Tensor
 
@@ -216,6 +216,21 @@ class Optimizer:
             return None
         with enable_grad():
             return closure()
+
+    def _groups_with_grads(self) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+        """Each param group with its parameters that have a gradient, as ``step`` walks them:
+        grad mode as ``differentiable`` asks (PyTorch records the update only then), NumPy's
+        floating-point reports off as for the tensor ops."""
+        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
+            for group in self.param_groups:
+                yield group, _params_with_grad(group)
+
+    @staticmethod
+    def _plain_group(group: dict[str, Any], *hyperparameters: Any) -> bool:
+        """Whether a group's update may take the NumPy path: no weight decay, not maximizing, not
+        recorded, and every hyperparameter a number (not a tensor)."""
+        return (group["weight_decay"] == 0 and not group["maximize"] and not group["differentiable"]
+                and all(_number(x) for x in hyperparameters))
 
     def _state_at(self, p: Tensor, buffers: tuple[str, ...]) -> dict[str, Any]:
         """``self.state[p]``, started on first use as ``step`` 0 and a zero tensor like ``p`` for each

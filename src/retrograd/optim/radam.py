@@ -7,11 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.grad_mode import set_grad_enabled
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _check_lr, _lerp_into, _lr_value, _plain_scalar, _refuse_capturable, _write_into
-from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
+from ._common import _check_hyperparameters, _lerp_into, _lr_value, _plain_state, _refuse_capturable, _write_into
+from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["RAdam"]
 
@@ -30,12 +29,7 @@ class RAdam(Optimizer):
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
-        _check_lr(lr)
-        _check(0.0 <= lr, f"Invalid learning rate: {lr}")
-        _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
-        _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        _check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
@@ -46,47 +40,43 @@ class RAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        # (differentiable=True records the update, as PyTorch: grad mode follows the flag)
-        with set_grad_enabled(bool(self.defaults["differentiable"])), np.errstate(all="ignore"):
-            for group in self.param_groups:
-                beta1, beta2 = group["betas"]
-                lr = _lr_value(group["lr"])
-                eps, weight_decay = group["eps"], group["weight_decay"]
-                params: list[Any] = _params_with_grad(group)
-                differentiable = group["differentiable"]
-                plain = (weight_decay == 0 and not group["maximize"] and not differentiable
-                         and all(_number(x) for x in (lr, beta1, beta2, eps)))
-                for p in params:
-                    self._state_at(p, ("exp_avg", "exp_avg_sq"))
-                if params:
-                    _refuse_capturable(group, "params and state_steps")
-                rho_inf = 2 / (1 - beta2) - 1
-                for p in params:
-                    state = self.state[p]
-                    if plain and _radam_update_arrays(p, state, lr, beta1, beta2, eps, rho_inf):
-                        continue
-                    grad: Any = _grad_of(p, group["maximize"])
-                    exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                    state["step"].add_(1)
-                    step = state["step"].item()
-                    if weight_decay != 0:
-                        if group["decoupled_weight_decay"]:
-                            p.mul_(1 - lr * weight_decay)
-                        else:
-                            grad = grad.add(p, alpha=weight_decay)
-                    exp_avg.lerp_(grad, 1 - beta1)
-                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                    bias_correction1 = 1 - beta1**step
-                    bias_correction2 = 1 - beta2**step
-                    corrected = exp_avg / bias_correction1
-                    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-                    if rho_t > 5.0:
-                        root = exp_avg_sq.sqrt()
-                        adaptive = (bias_correction2**0.5) / (root.add(eps) if differentiable else root.add_(eps))
-                        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                        p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+        for group, params in self._groups_with_grads():
+            beta1, beta2 = group["betas"]
+            lr = _lr_value(group["lr"])
+            eps, weight_decay = group["eps"], group["weight_decay"]
+            differentiable = group["differentiable"]
+            plain = self._plain_group(group, lr, beta1, beta2, eps)
+            for p in params:
+                self._state_at(p, ("exp_avg", "exp_avg_sq"))
+            if params:
+                _refuse_capturable(group, "params and state_steps")
+            rho_inf = 2 / (1 - beta2) - 1
+            for p in params:
+                state = self.state[p]
+                if plain and _radam_update_arrays(p, state, lr, beta1, beta2, eps, rho_inf):
+                    continue
+                grad: Any = _grad_of(p, group["maximize"])
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                state["step"].add_(1)
+                step = state["step"].item()
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        p.mul_(1 - lr * weight_decay)
                     else:
-                        p.add_(corrected * lr, alpha=-1.0)
+                        grad = grad.add(p, alpha=weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                bias_correction1 = 1 - beta1**step
+                bias_correction2 = 1 - beta2**step
+                corrected = exp_avg / bias_correction1
+                rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+                if rho_t > 5.0:
+                    root = exp_avg_sq.sqrt()
+                    adaptive = (bias_correction2**0.5) / (root.add(eps) if differentiable else root.add_(eps))
+                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                    p.add_(corrected * lr * adaptive * rect, alpha=-1.0)
+                else:
+                    p.add_(corrected * lr, alpha=-1.0)
         return loss
 
 
@@ -94,15 +84,12 @@ def _radam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: flo
                          rho_inf: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
     NAdam's (``_nadam_update_arrays``)."""
-    step_t: Tensor = state["step"]
     exp_avg: Tensor = state["exp_avg"]
     exp_avg_sq: Tensor = state["exp_avg_sq"]
-    arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
-    steps = _plain_scalar(step_t)
-    if arrays is None or not arrays[0].ndim or steps is None:
+    plain = _plain_state(p, state, "exp_avg", "exp_avg_sq")
+    if plain is None:
         return False
-    data, grad, m, v = arrays
-    _add_into(step_t, steps, 1)  # step_t.add_(1)
+    steps, (data, grad, m, v) = plain
     step = steps.item()
     _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
     _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
