@@ -141,7 +141,7 @@ warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"retrograd(\.
 
 FloatTensor = Tensor
 
-# The torch.* spellings of nn.functional ops (_torch_nn.NAMES, checked equal in its tests).
+# The torch.* spellings of nn.functional ops, served by _torch_nn (which imports nn) on first lookup.
 _NN_FUNCTIONS = frozenset(
     "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
     "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d ctc_loss conv2d conv3d "

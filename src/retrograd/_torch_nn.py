@@ -13,22 +13,15 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from . import _NN_FUNCTIONS
 from .nn import functional as F
 from .nn._functional_grid import affine_grid_generator as _affine_grid_generator
 from .nn.functional import _nn, _unary
 from .ops.op import apply
 from .tensor import Tensor
 
-NAMES = (
-    "adaptive_avg_pool1d adaptive_max_pool1d affine_grid_generator alpha_dropout alpha_dropout_ avg_pool1d batch_norm bilinear "
-    "binary_cross_entropy_with_logits celu celu_ channel_shuffle constant_pad_nd conv1d ctc_loss conv2d conv3d "
-    "conv_transpose1d conv_transpose2d conv_transpose3d convolution cosine_embedding_loss cosine_similarity "
-    "dropout dropout_ embedding embedding_renorm_ feature_alpha_dropout feature_alpha_dropout_ feature_dropout "
-    "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
-    "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d norm_except_dim pairwise_distance pdist "
-    "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
-    "triplet_margin_loss"
-).split()
+# The names are listed once, in the package (``_NN_FUNCTIONS``): it serves them on first lookup.
+NAMES = tuple(sorted(_NN_FUNCTIONS))
 
 _REDUCTIONS = ("none", "mean", "sum")
 

@@ -14,6 +14,9 @@ from .optimizer import _add_into, _plain_arrays
 
 _CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
 
+# The per-group flags these optimizers' ``__setstate__`` fills in (``Optimizer._group_flag_defaults``).
+_GROUP_FLAGS = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+
 
 # PyTorch's constructor checks, by hyperparameter name: (valid, message).
 _HYPERPARAMETER_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _check_hyperparameters, _lr_value, _plain_state, _refuse_capturable, _write_into
+from ._common import _GROUP_FLAGS, _check_hyperparameters, _lr_value, _plain_state, _refuse_capturable, _write_into
 from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["Adadelta"]
@@ -33,7 +33,7 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    _group_flag_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _group_flag_defaults = _GROUP_FLAGS
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""

@@ -10,7 +10,15 @@ import numpy as np
 from .._functions import cat, maximum
 from ..ops.elementwise import _addcdiv
 from ..tensor import Tensor
-from ._common import _check_hyperparameters, _lerp_into, _lr_value, _plain_state, _refuse_capturable, _write_into
+from ._common import (
+    _GROUP_FLAGS,
+    _check_hyperparameters,
+    _lerp_into,
+    _lr_value,
+    _plain_state,
+    _refuse_capturable,
+    _write_into,
+)
 from .optimizer import Optimizer, _grad_of, _mul_into
 
 __all__ = ["Adamax"]
@@ -34,7 +42,7 @@ class Adamax(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    _group_flag_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _group_flag_defaults = _GROUP_FLAGS
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""

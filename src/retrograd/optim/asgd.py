@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..factories import ones, tensor, zeros, zeros_like
-from ._common import _check_hyperparameters, _lr_value, _refuse_capturable
+from ._common import _GROUP_FLAGS, _check_hyperparameters, _lr_value, _refuse_capturable
 from .optimizer import Optimizer, _grad_of
 
 __all__ = ["ASGD"]
@@ -31,7 +31,7 @@ class ASGD(Optimizer):
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
-    _group_flag_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("capturable", False))
+    _group_flag_defaults = _GROUP_FLAGS
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
