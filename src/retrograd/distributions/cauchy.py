@@ -6,13 +6,12 @@ from typing import Any
 
 import retrograd as rg
 
-from . import constraints
-from .distribution import Distribution
+from .distribution import LocationScale
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
+class Cauchy(LocationScale):
     """Cauchy (Lorentz) distribution with median ``loc`` and half-width ``scale``.
 
     >>> import retrograd as torch
@@ -21,26 +20,9 @@ class Cauchy(Distribution):
     tensor(0.7500)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    loc: Any
-    scale: Any
-
-    def __init__(self, loc: Any, scale: Any, validate_args: Any = None) -> None:
-        self._set_parameters(validate_args, loc=loc, scale=scale)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Cauchy:
-        return self._expanded(Cauchy, batch_shape, _instance, expand=("loc", "scale"))
-
     @property
     def mean(self) -> Any:
         return rg.full(tuple(self._extended_shape()), float("nan"), dtype=self.loc.dtype)
-
-    @property
-    def mode(self) -> Any:
-        return self.loc
 
     @property
     def variance(self) -> Any:

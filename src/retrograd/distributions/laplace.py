@@ -5,14 +5,13 @@ from typing import Any
 
 import retrograd as rg
 
-from . import constraints
-from .distribution import Distribution
+from .distribution import LocationScale
 from .utils import _finfo
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """Laplace distribution with location ``loc`` and scale ``scale``.
 
     >>> import retrograd as torch
@@ -21,25 +20,8 @@ class Laplace(Distribution):
     tensor(0.5000)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    loc: Any
-    scale: Any
-
-    def __init__(self, loc: Any, scale: Any, validate_args: Any = None) -> None:
-        self._set_parameters(validate_args, loc=loc, scale=scale)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Laplace:
-        return self._expanded(Laplace, batch_shape, _instance, expand=("loc", "scale"))
-
     @property
     def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
         return self.loc
 
     @property

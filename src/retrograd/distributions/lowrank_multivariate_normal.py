@@ -106,9 +106,7 @@ class LowRankMultivariateNormal(Distribution):
     def mean(self) -> Any:
         return self.loc
 
-    @property
-    def mode(self) -> Any:
-        return self.loc
+    mode = mean
 
     @lazy_property
     def variance(self) -> Any:

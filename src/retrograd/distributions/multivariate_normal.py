@@ -123,9 +123,7 @@ class MultivariateNormal(Distribution):
     def mean(self) -> Any:
         return self.loc
 
-    @property
-    def mode(self) -> Any:
-        return self.loc
+    mode = mean
 
     @property
     def variance(self) -> Any:

@@ -6,14 +6,14 @@ from typing import Any
 
 import retrograd as rg
 
-from . import constraints
+from .distribution import LocationScale
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     """Normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> import retrograd as torch
@@ -22,26 +22,10 @@ class Normal(ExponentialFamily):
     tensor(-0.9189)
     """
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
-
-    loc: Any
-    scale: Any
-
-    def __init__(self, loc: Any, scale: Any, validate_args: Any = None) -> None:
-        self._set_parameters(validate_args, loc=loc, scale=scale)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> Normal:
-        return self._expanded(Normal, batch_shape, _instance, expand=("loc", "scale"))
 
     @property
     def mean(self) -> Any:
-        return self.loc
-
-    @property
-    def mode(self) -> Any:
         return self.loc
 
     @property
