@@ -9,7 +9,7 @@ from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import broadcast_all, forwarded
 
 __all__ = ["Multinomial"]
 
@@ -57,21 +57,10 @@ class Multinomial(Distribution):
     def variance(self) -> Any:
         return self.total_count * self.probs * (1 - self.probs)
 
-    @property
-    def _param(self) -> Any:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Any:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Any:
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Any:
-        return self._categorical.param_shape
+    _param = forwarded("_categorical", "_param")
+    probs = forwarded("_categorical", "probs")
+    logits = forwarded("_categorical", "logits")
+    param_shape = forwarded("_categorical", "param_shape")
 
     def sample(self, sample_shape: Any = ()) -> Any:
         sample_shape = rg.Size(sample_shape)

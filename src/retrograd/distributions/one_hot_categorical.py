@@ -8,6 +8,7 @@ import retrograd as rg
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
+from .utils import forwarded
 
 __all__ = ["OneHotCategorical"]
 
@@ -39,17 +40,9 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def _param(self) -> Any:
-        return self._categorical._param
-
-    @property
-    def probs(self) -> Any:
-        return self._categorical.probs
-
-    @property
-    def logits(self) -> Any:
-        return self._categorical.logits
+    _param = forwarded("_categorical", "_param")
+    probs = forwarded("_categorical", "probs")
+    logits = forwarded("_categorical", "logits")
 
     @property
     def mean(self) -> Any:
@@ -65,9 +58,7 @@ class OneHotCategorical(Distribution):
     def variance(self) -> Any:
         return self._categorical.probs * (1 - self._categorical.probs)
 
-    @property
-    def param_shape(self) -> Any:
-        return self._categorical.param_shape
+    param_shape = forwarded("_categorical", "param_shape")
 
     def sample(self, sample_shape: Any = ()) -> Any:
         probs = self._categorical.probs

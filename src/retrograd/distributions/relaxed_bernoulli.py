@@ -9,7 +9,7 @@ from . import constraints
 from .distribution import BinaryProbsOrLogits, Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import broadcast_all, clamp_probs, forwarded
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -71,14 +71,6 @@ class RelaxedBernoulli(TransformedDistribution):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Any:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Any:
-        return self.base_dist.probs
+    temperature = forwarded("base_dist", "temperature")
+    logits = forwarded("base_dist", "logits")
+    probs = forwarded("base_dist", "probs")

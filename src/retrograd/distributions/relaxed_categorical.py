@@ -10,7 +10,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import broadcast_all, clamp_probs, forwarded
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
@@ -44,17 +44,9 @@ class ExpRelaxedCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    @property
-    def param_shape(self) -> Any:
-        return self._categorical.param_shape
-
-    @property
-    def logits(self) -> Any:
-        return self._categorical.logits
-
-    @property
-    def probs(self) -> Any:
-        return self._categorical.probs
+    param_shape = forwarded("_categorical", "param_shape")
+    logits = forwarded("_categorical", "logits")
+    probs = forwarded("_categorical", "probs")
 
     def rsample(self, sample_shape: Any = ()) -> Any:
         shape = tuple(self._extended_shape(sample_shape))
@@ -97,14 +89,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)  # type: ignore[return-value]
 
-    @property
-    def temperature(self) -> Any:
-        return self.base_dist.temperature
-
-    @property
-    def logits(self) -> Any:
-        return self.base_dist.logits
-
-    @property
-    def probs(self) -> Any:
-        return self.base_dist.probs
+    temperature = forwarded("base_dist", "temperature")
+    logits = forwarded("base_dist", "logits")
+    probs = forwarded("base_dist", "probs")

@@ -93,3 +93,17 @@ class lazy_property:  # noqa: N801 - PyTorch's name
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+def forwarded(holder: str, name: str) -> property:
+    """A read-only property that is ``self.<holder>.<name>``: a wrapper's parameters read from the
+    distribution it wraps (``RelaxedBernoulli.probs`` is its base distribution's).
+
+    >>> class Wrapper:
+    ...     probs = forwarded("inner", "probs")
+    ...     def __init__(self, inner): self.inner = inner
+    >>> from types import SimpleNamespace
+    >>> Wrapper(SimpleNamespace(probs=0.25)).probs
+    0.25
+    """
+    return property(lambda self: getattr(getattr(self, holder), name), doc=f"``self.{holder}.{name}``")
