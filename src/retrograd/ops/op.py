@@ -730,6 +730,20 @@ if dtype.kind in "fc":  # an integer or bool output never requires grad
     result._grad_fn = node
 """
 
+# The node of a one-input op (``unary_path`` and ``prerun_path``).
+_RECORD_ONE_INPUT = """\
+@NEW_NODE
+fn = x._grad_fn
+node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
+if uses_meta:
+    node._input_meta = ((data.shape, data.dtype),)
+@ATTACH_OUTPUT
+if keep_input or keep_result:
+    node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
+else:
+    node._saved = ()
+"""
+
 _RECORDING_PATHS = '''\
 def unary_path(op: Op) -> Callable[..., Tensor]:
     """``apply(op, (x, *params))`` for a one-input op, specialised to it: the hot path of
@@ -780,16 +794,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             if not is_view:
                 result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
-            @NEW_NODE
-            fn = x._grad_fn
-            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
-            if uses_meta:
-                node._input_meta = ((data.shape, data.dtype),)
-            @ATTACH_OUTPUT
-            if keep_input or keep_result:
-                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
-            else:
-                node._saved = ()
+            @RECORD_ONE_INPUT
         return result
 
     return unary
@@ -950,6 +955,9 @@ def _splice(source: str, snippets: Mapping[str, str]) -> str:
     return "".join(out)
 
 
+_SNIPPETS = {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE, "ATTACH_OUTPUT": _ATTACH_OUTPUT}
+_SNIPPETS["RECORD_ONE_INPUT"] = _splice(_RECORD_ONE_INPUT, _SNIPPETS)
+
 # Names the recording source reads from this module's globals (the save helpers are read there
 # at each call, so that ``_use_saved_tensors_hooks`` can swap them).
 _READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE)
@@ -962,8 +970,7 @@ if TYPE_CHECKING:
 
     def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Tensor]) -> OpNode: ...
 else:
-    RECORDING_SOURCE = _splice(_RECORDING_PATHS, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
-                                                  "ATTACH_OUTPUT": _ATTACH_OUTPUT})
+    RECORDING_SOURCE = _splice(_RECORDING_PATHS, _SNIPPETS)
     _compile(RECORDING_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths (ops/op.py)>", globals(), "record")
 
 
@@ -1055,16 +1062,7 @@ def prerun_path(op: Op) -> Callable[..., Tensor]:
             result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             data = x._data
-            @NEW_NODE
-            fn = x._grad_fn
-            node.next_functions = ((fn, x._output_nr),) if fn is not None and x._base is None else (_edge(x),)
-            if uses_meta:
-                node._input_meta = ((data.shape, data.dtype),)
-            @ATTACH_OUTPUT
-            if keep_input or keep_result:
-                node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
-            else:
-                node._saved = ()
+            @RECORD_ONE_INPUT
         return result
 
     return prerun
@@ -1075,8 +1073,7 @@ if TYPE_CHECKING:
 
     def prerun_path(op: Op) -> Callable[..., Tensor]: ...
 else:
-    PATHS_ON_REQUEST_SOURCE = _splice(_PATHS_ON_REQUEST, {"WRAP_RESULT": _WRAP_RESULT, "NEW_NODE": _NEW_NODE,
-                                                          "ATTACH_OUTPUT": _ATTACH_OUTPUT})
+    PATHS_ON_REQUEST_SOURCE = _splice(_PATHS_ON_REQUEST, _SNIPPETS)
     _compile(PATHS_ON_REQUEST_SOURCE, f"{GENERATED_FILE_PREFIX}recording paths made on request (ops/op.py)>",
              globals(), "ternary_path")
 
