@@ -41,6 +41,7 @@ class LRScheduler:
 
     _get_lr_called_within_step: bool = False
     _is_initial: bool = False
+    _last_lr: list[float]
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -103,20 +104,7 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._get_lr_called_within_step = True
-        try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                closed_form = getattr(self, "_get_closed_form_lr", None)
-                values = closed_form() if closed_form is not None else self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values, strict=False):
-            group["lr"] = lr
-        self._last_lr = _group_lrs(self.optimizer)
+        _update_lr_at(self, epoch)
 
 
 _LRScheduler = LRScheduler
@@ -369,17 +357,22 @@ def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
     return [param] * len(optimizer.param_groups)
 
 
-def _update_lr_at(scheduler: LRScheduler, epoch: int) -> None:
-    """Jump ``scheduler`` to ``epoch`` (its closed form where it has one) without counting a step:
-    what ``SequentialLR`` does to the scheduler whose milestone is reached."""
+def _update_lr_at(scheduler: LRScheduler, epoch: int | None) -> None:
+    """Set the optimizer's learning rates for the next epoch (``epoch`` None, ``step()``'s way) or
+    for ``epoch`` (its closed form where it has one: ``step(epoch)``, and what ``SequentialLR`` does
+    to the scheduler whose milestone is reached)."""
     scheduler._get_lr_called_within_step = True
     try:
-        scheduler.last_epoch = epoch
-        closed_form = getattr(scheduler, "_get_closed_form_lr", None)
-        values = closed_form() if closed_form is not None else scheduler.get_lr()
+        if epoch is None:
+            scheduler.last_epoch += 1
+            values = scheduler.get_lr()
+        else:
+            scheduler.last_epoch = epoch
+            closed_form = getattr(scheduler, "_get_closed_form_lr", None)
+            values = closed_form() if closed_form is not None else scheduler.get_lr()
     finally:
         scheduler._get_lr_called_within_step = False
-    for group, lr in zip(scheduler.optimizer.param_groups, values, strict=True):
+    for group, lr in zip(scheduler.optimizer.param_groups, values, strict=False):
         group["lr"] = lr
     scheduler._last_lr = _group_lrs(scheduler.optimizer)
 
