@@ -11,6 +11,7 @@ of these functions read ATen's default. Loaded on the first lookup of one of ``N
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from . import _NN_FUNCTIONS
@@ -147,65 +148,33 @@ def norm_except_dim(v: Tensor, pow: int = 2, dim: int = 0) -> Tensor:  # noqa: A
 # -- dropout: (input, p, train) ----------------------------------------------------------------
 
 
-def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """``F.dropout(input, p, train)``.
-
-    >>> import retrograd as rg
-    >>> x = rg.ones(3)
-    >>> rg.dropout(x, 0.5, False) is x
-    True
-    """
-    return _dropout(input, p, train, False, False, False)
-
-
-def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """In-place ``dropout``."""
-    return _dropout(input, p, train, True, False, False)
-
-
-def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """``F.alpha_dropout(input, p, train)``."""
-    return _dropout(input, p, train, False, False, True)
-
-
-def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """In-place ``alpha_dropout``."""
-    return _dropout(input, p, train, True, False, True)
-
-
 def _check_p(p: float) -> None:
     if p < 0.0 or p > 1.0:  # (ATen's RuntimeError, where F raises a ValueError)
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _dropout(input: Tensor, p: float, train: bool, inplace: bool, feature: bool, alpha: bool) -> Tensor:  # noqa: A002
-    _check_p(p)
-    return F._dropout_impl(input, p, train, inplace, feature=feature, alpha=alpha)
+def _dropout_variant(name: str, inplace: bool, feature: bool, alpha: bool) -> Callable[[Tensor, float, bool], Tensor]:
+    """ATen's ``torch.<name>(input, p, train)``: ``F``'s dropout of that kind (whole channels for
+    ``feature``, SELU-preserving for ``alpha``), in place for a trailing ``_``."""
+
+    def variant(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+        _check_p(p)
+        return F._dropout_impl(input, p, train, inplace, feature=feature, alpha=alpha)
+
+    variant.__name__ = variant.__qualname__ = name
+    variant.__doc__ = (f"``F.{name.rstrip('_')}(input, p, train{', inplace=True' if inplace else ''})`` "
+                       "with ATen's signature and error.")
+    return variant
 
 
-def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """Dropout of whole channels (dim 1) of an input of at least 2 dims.
-
-    >>> import retrograd as rg
-    >>> rg.feature_dropout(rg.ones(2, 3), 0.0, True).tolist()
-    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
-    """
-    return _dropout(input, p, train, False, True, False)
-
-
-def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """In-place ``feature_dropout``."""
-    return _dropout(input, p, train, True, True, False)
-
-
-def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """``F.feature_alpha_dropout(input, p, train)``."""
-    return _dropout(input, p, train, False, True, True)
-
-
-def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
-    """In-place ``feature_alpha_dropout``."""
-    return _dropout(input, p, train, True, True, True)
+dropout = _dropout_variant("dropout", False, False, False)
+dropout_ = _dropout_variant("dropout_", True, False, False)
+alpha_dropout = _dropout_variant("alpha_dropout", False, False, True)
+alpha_dropout_ = _dropout_variant("alpha_dropout_", True, False, True)
+feature_dropout = _dropout_variant("feature_dropout", False, True, False)
+feature_dropout_ = _dropout_variant("feature_dropout_", True, True, False)
+feature_alpha_dropout = _dropout_variant("feature_alpha_dropout", False, True, True)
+feature_alpha_dropout_ = _dropout_variant("feature_alpha_dropout_", True, True, True)
 
 
 # -- embeddings ---------------------------------------------------------------------------------
