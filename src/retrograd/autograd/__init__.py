@@ -98,15 +98,7 @@ def backward(
     outputs = _tensors(tensors, "tensors")
     if grad_tensors is None:
         grad_tensors = grad_variables
-    if grad_tensors is None:
-        grad_list: list[Any] = [None] * len(outputs)
-    else:
-        grad_list = list(_tensors_or_none(grad_tensors))
-    if len(grad_list) != len(outputs):
-        raise RuntimeError(
-            f"grad_tensors has {len(grad_list)} elements but tensors has {len(outputs)}; they must match"
-        )
-    grads = _make_grads(outputs, grad_list)
+    grads = _root_grads(outputs, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -117,6 +109,16 @@ def backward(
         if not input_list:
             raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs=input_list, accumulate=True)
+
+
+def _root_grads(outputs: tuple[Any, ...], given: Any) -> list[Any]:
+    """The gradients backward starts from, one per output: ``given`` (a tensor, a sequence with
+    None for "implicit"), implicit ones made by ``_make_grads``. As PyTorch, gradients beyond the
+    outputs' count are ignored (its ``_make_grads`` zips them) and too few are the engine's error."""
+    grad_list = [None] * len(outputs) if given is None else list(_tensors_or_none(given))
+    if len(grad_list) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_list)} gradients")
+    return _make_grads(outputs, grad_list[:len(outputs)])
 
 
 def _tensors_or_none(value: Any) -> tuple[Any, ...]:
@@ -159,12 +161,7 @@ def grad(
         )
     outs = _tensors(outputs, "outputs")
     ins = _tensors(inputs, "inputs")
-    grad_list = [None] * len(outs) if grad_outputs is None else list(_tensors_or_none(grad_outputs))
-    if len(grad_list) != len(outs):
-        raise RuntimeError(
-            f"grad_outputs has {len(grad_list)} elements but outputs has {len(outs)}; they must match"
-        )
-    grads = _make_grads(outs, grad_list)
+    grads = _root_grads(outs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     for t in ins:
