@@ -23,6 +23,8 @@ class ASGD(Optimizer):
     (['step', 'eta', 'mu', 'ax'], 0.8)
     """
 
+    _group_flag_defaults = _GROUP_FLAGS
+
     def __init__(self, params: Any, lr: Any = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
@@ -30,8 +32,6 @@ class ASGD(Optimizer):
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
-
-    _group_flag_defaults = _GROUP_FLAGS
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""

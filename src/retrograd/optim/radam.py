@@ -26,6 +26,8 @@ class RAdam(Optimizer):
     0.8
     """
 
+    _group_flag_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("decoupled_weight_decay", False), ("capturable", False))
+
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
@@ -34,8 +36,6 @@ class RAdam(Optimizer):
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         super().__init__(params, defaults)
-
-    _group_flag_defaults = (("foreach", None), ("maximize", False), ("differentiable", False), ("decoupled_weight_decay", False), ("capturable", False))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
