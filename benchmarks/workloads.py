@@ -418,3 +418,111 @@ def lstm_step_numpy(sizes: tuple[int, int, int, int, int]) -> Runner:
         return time.perf_counter() - t0
 
     return run
+
+
+# -- PyTorch's tutorial dynamic_net.py (bench.py row 10) ------------------------------------------
+
+
+def dynamic_net_lib(lib: Any, steps: int) -> Runner:
+    """Our port of the PyTorch tutorial ``beginner_source/examples_nn/dynamic_net.py``: five scalar
+    parameters, a third-to-fifth order polynomial of 2,000 points whose order is drawn at random
+    each step (weight sharing: ``e`` is used once or twice), ``MSELoss(reduction='sum')``,
+    ``optim.SGD(lr=1e-8, momentum=0.9)``; one run is ``steps`` training steps (zero_grad,
+    forward, loss, backward, step). The order draws come from a seeded ``random.Random``, the same
+    for every library and run."""
+    import math
+    import random
+
+    class DynamicNet(lib.nn.Module):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            gen = np.random.default_rng(0)
+            for name in "abcde":
+                setattr(self, name, lib.nn.Parameter(lib.tensor(np.float32(gen.standard_normal()))))
+
+        def forward(self, x: Any, order: int) -> Any:
+            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            for exp in range(4, order):
+                y = y + self.e * x ** exp
+            return y
+
+    x = lib.linspace(-math.pi, math.pi, 2000)
+    y = lib.sin(x)
+    model = DynamicNet()
+    criterion = lib.nn.MSELoss(reduction="sum")
+    optimizer = lib.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    draws = random.Random(0)
+
+    def run() -> float:
+        orders = [draws.randint(4, 6) for _ in range(steps)]
+        t0 = time.perf_counter()
+        for order in orders:
+            loss = criterion(model(x, order), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        elapsed = time.perf_counter() - t0
+        assert math.isfinite(loss.item())
+        return elapsed
+
+    return run
+
+
+# -- the MNIST example's CNN (bench.py row 11) ------------------------------------------------------
+
+
+def mnist_cnn_lib(lib: Any, steps: int, batch: int = 64) -> Runner:
+    """The ``Net`` of pytorch/examples ``mnist/main.py`` (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU,
+    max_pool2d 2, dropout 0.25, flatten, fc 9216→128, ReLU, dropout 0.5, fc 128→10, log_softmax)
+    trained as that script does (``F.nll_loss``, ``optim.Adadelta(lr=1.0)``, ``StepLR(step_size=1,
+    gamma=0.7)`` stepped once per run, as per epoch), on synthetic 28×28 digits of the same shape:
+    one run is ``steps`` training steps of ``batch`` images."""
+    F = functional(lib)
+    nn = lib.nn
+
+    class Net(nn.Module):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x: Any) -> Any:
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = lib.flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = self.dropout2(x)
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    lib.manual_seed(0)
+    model = Net()
+    gen = np.random.default_rng(0)
+    with lib.no_grad():  # the same start for every library
+        for p in model.parameters():
+            bound = 1 / np.sqrt(p[0].numel()) if p.dim() > 1 else 0.05
+            p.copy_(lib.tensor(gen.uniform(-bound, bound, tuple(p.shape)).astype(np.float32)))
+    images = [lib.tensor(gen.standard_normal((batch, 1, 28, 28)).astype(np.float32)) for _ in range(steps)]
+    labels = [lib.tensor(gen.integers(0, 10, batch)) for _ in range(steps)]
+    optimizer = lib.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    model.train()
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        for data, target in zip(images, labels):
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+        scheduler.step()
+        elapsed = time.perf_counter() - t0
+        assert np.isfinite(loss.item())
+        return elapsed
+
+    return run

@@ -123,11 +123,45 @@ def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padd
     kernel = w.shape[2:]
     group_out = w.shape[1]
     wm = w.reshape(groups, c // groups, group_out * prod(kernel)).transpose(0, 2, 1)
+    if len(kernel) == 2 and tuple(stride) == (1, 1) and x.size and _rows_fit(spatial, kernel, padding, dilation,
+                                                                               output_padding):
+        return _conv_transpose_2d_rows(x, wm, groups, group_out, kernel, padding, dilation, output_padding)
     cols = np.matmul(wm, x.reshape(n, groups, c // groups, prod(spatial)))
     cols = cols.reshape((n, groups * group_out) + kernel + spatial)
     size = [(i - 1) * s - 2 * p + d * (k - 1) + op + 1
             for i, s, p, d, k, op in zip(spatial, stride, padding, dilation, kernel, output_padding, strict=False)]
     return col2im(cols, size, kernel, stride, _sym(padding), dilation)
+
+
+def _rows_fit(spatial: Sequence[int], kernel: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
+              output_padding: Sequence[int]) -> bool:
+    """A stride-1 transposed convolution whose output (before the crop) is exactly the windows'
+    extent: ``_conv_transpose_2d_rows`` applies."""
+    return all(op <= p for p, op in zip(padding, output_padding, strict=False))
+
+
+def _conv_transpose_2d_rows(x: np.ndarray, wm: np.ndarray, groups: int, group_out: int, kernel: Sequence[int],
+                            padding: Sequence[int], dilation: Sequence[int],
+                            output_padding: Sequence[int]) -> np.ndarray:
+    """``_conv_transpose_nd`` for 2-D, stride 1: the input is widened with zero columns to the
+    output's width, so that each kernel offset's slab of the product is one contiguous run of
+    the flattened output (the zero columns land, as zeros, where the runs wrap): col2im as
+    ``kh * kw`` whole-run adds instead of one short row at a time, in the same order."""
+    n, c, oh, ow = x.shape
+    (kh, kw), (dh, dw) = kernel, dilation
+    height, width = oh + dh * (kh - 1), ow + dw * (kw - 1)
+    wide = np.zeros((n, c, oh, width), x.dtype)
+    wide[..., :ow] = x
+    run = oh * width
+    cols = np.matmul(wm, wide.reshape(n, groups, c // groups, run)).reshape(n, groups * group_out, kh * kw, run)
+    buf = np.zeros((n, groups * group_out, height * width + dw * (kw - 1)), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * dh * width + j * dw
+            buf[:, :, start:start + run] += cols[:, :, i * kw + j]
+    full = buf[:, :, :height * width].reshape(n, groups * group_out, height, width)
+    (ph, pw), (eh, ew) = padding, output_padding
+    return np.ascontiguousarray(full[:, :, ph:height - ph + eh, pw:width - pw + ew])
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
@@ -393,6 +427,9 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     batched = x.ndim == 4
     xb = x if batched else x[None]
     n, c, height, width = xb.shape
+    if _tiles_fit(xb, kernel, stride, padding, dilation, out):
+        values, indices = _max_pool2d_tiles(xb, kernel, out)
+        return (values, indices) if batched else (values[0], indices[0])
     win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
     flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
     arg = _argmax_last(flat)
@@ -413,6 +450,37 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     return values, indices
 
 
+def _tiles_fit(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
+               dilation: tuple[int, int], out: tuple[int, int]) -> bool:
+    """The common pool (``max_pool2d(x, k)``): windows that tile the plane without overlap or
+    padding, over finite floats (a NaN or an inf falls back to the general path, whose scan gives
+    PyTorch's NaN rule; a finite sum rules both out in one cheap pass)."""
+    return (tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and tuple(stride) == tuple(kernel)
+            and x.dtype.kind == "f" and x.size != 0 and out[0] * kernel[0] <= x.shape[2]
+            and out[1] * kernel[1] <= x.shape[3] and bool(np.isfinite(x.sum())))
+
+
+def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``_max_pool2d`` over non-overlapping tiles: the maximum over the ``kh * kw`` tile offsets
+    and the first offset that holds it (PyTorch's scan keeps the first on ties)."""
+    n, c, _, width = x.shape
+    (kh, kw), (oh, ow) = kernel, out
+    # One copy puts each tile offset's values in a contiguous slab: (kh * kw, n, c, oh, ow).
+    slabs = np.ascontiguousarray(x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw).transpose(3, 5, 0, 1, 2, 4))
+    slabs = slabs.reshape(kh * kw, n, c, oh, ow)
+    best = slabs.max(axis=0)
+    # The first offset holding the maximum: later offsets first, each earlier one overwriting.
+    chosen = np.full(best.shape, kh * kw - 1, np.uint8 if kh * kw < 256 else np.int64)
+    equal = np.empty(best.shape, bool)
+    for k in range(kh * kw - 2, -1, -1):
+        np.equal(slabs[k], best, out=equal)
+        np.copyto(chosen, k, where=equal)
+    offsets = (np.arange(kh, dtype=np.int64)[:, None] * width + np.arange(kw)).ravel()
+    indices = offsets.take(chosen)
+    indices += (np.arange(oh, dtype=np.int64) * (kh * width))[:, None] + np.arange(ow, dtype=np.int64) * kw
+    return best, indices
+
+
 def _plane_gather(x: np.ndarray, index: np.ndarray) -> np.ndarray:
     """x (…, H, W), index (…, *out) of flat H * W positions -> x at those positions (…, *out)."""
     lead = x.shape[:-2]
@@ -427,6 +495,15 @@ def _plane_scatter(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> 
     plane = shape[-2] * shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))
     per_plane = prod(index.shape[len(lead):])
+    flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
+    hit = np.zeros(rows * plane, bool)
+    hit[flat_index] = True
+    if np.count_nonzero(hit) == flat_index.size:
+        # No position repeats (a max pool whose windows do not overlap): the gradient is written
+        # in place, in its own dtype, with no sum through float64 bins.
+        out = np.zeros(rows * plane, g.dtype)
+        out[flat_index] = g.reshape(-1)
+        return out.reshape(shape)
     flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
     summed = np.bincount(flat_index, weights=g.reshape(-1), minlength=rows * plane)
     return summed.astype(g.dtype, copy=False).reshape(shape)
