@@ -123,45 +123,11 @@ def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padd
     kernel = w.shape[2:]
     group_out = w.shape[1]
     wm = w.reshape(groups, c // groups, group_out * prod(kernel)).transpose(0, 2, 1)
-    if len(kernel) == 2 and tuple(stride) == (1, 1) and x.size and _rows_fit(spatial, kernel, padding, dilation,
-                                                                               output_padding):
-        return _conv_transpose_2d_rows(x, wm, groups, group_out, kernel, padding, dilation, output_padding)
     cols = np.matmul(wm, x.reshape(n, groups, c // groups, prod(spatial)))
     cols = cols.reshape((n, groups * group_out) + kernel + spatial)
     size = [(i - 1) * s - 2 * p + d * (k - 1) + op + 1
             for i, s, p, d, k, op in zip(spatial, stride, padding, dilation, kernel, output_padding, strict=False)]
     return col2im(cols, size, kernel, stride, _sym(padding), dilation)
-
-
-def _rows_fit(spatial: Sequence[int], kernel: Sequence[int], padding: Sequence[int], dilation: Sequence[int],
-              output_padding: Sequence[int]) -> bool:
-    """A stride-1 transposed convolution whose output (before the crop) is exactly the windows'
-    extent: ``_conv_transpose_2d_rows`` applies."""
-    return all(op <= p for p, op in zip(padding, output_padding, strict=False))
-
-
-def _conv_transpose_2d_rows(x: np.ndarray, wm: np.ndarray, groups: int, group_out: int, kernel: Sequence[int],
-                            padding: Sequence[int], dilation: Sequence[int],
-                            output_padding: Sequence[int]) -> np.ndarray:
-    """``_conv_transpose_nd`` for 2-D, stride 1: the input is widened with zero columns to the
-    output's width, so that each kernel offset's slab of the product is one contiguous run of
-    the flattened output (the zero columns land, as zeros, where the runs wrap): col2im as
-    ``kh * kw`` whole-run adds instead of one short row at a time, in the same order."""
-    n, c, oh, ow = x.shape
-    (kh, kw), (dh, dw) = kernel, dilation
-    height, width = oh + dh * (kh - 1), ow + dw * (kw - 1)
-    wide = np.zeros((n, c, oh, width), x.dtype)
-    wide[..., :ow] = x
-    run = oh * width
-    cols = np.matmul(wm, wide.reshape(n, groups, c // groups, run)).reshape(n, groups * group_out, kh * kw, run)
-    buf = np.zeros((n, groups * group_out, height * width + dw * (kw - 1)), x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            start = i * dh * width + j * dw
-            buf[:, :, start:start + run] += cols[:, :, i * kw + j]
-    full = buf[:, :, :height * width].reshape(n, groups * group_out, height, width)
-    (ph, pw), (eh, ew) = padding, output_padding
-    return np.ascontiguousarray(full[:, :, ph:height - ph + eh, pw:width - pw + ew])
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
