@@ -2,7 +2,8 @@
 
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
-Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, lstm, transformer. Timed workloads run
+Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, lstm, transformer,
+dynamic_net, mnist_cnn. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
 interpreter per library and per repetition. The NumPy floor is the same computation hand-written in
@@ -42,7 +43,8 @@ import numpy as np  # noqa: E402
 import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
-WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer")
+WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer",
+             "dynamic_net", "mnist_cnn")
 MiB = 1024 * 1024
 
 
@@ -71,6 +73,10 @@ class Config:
     transformer_repeats: int = 10
     lstm_sizes: tuple[int, int, int, int, int] = (128, 128, 2, 50, 32)  # input, hidden, layers, seq, batch
     lstm_repeats: int = 7
+    dynamic_net_steps: int = 1000  # of the tutorial's 30,000
+    dynamic_net_repeats: int = 5
+    mnist_cnn_steps: int = 3  # batches of 64 per run
+    mnist_cnn_repeats: int = 5
 
     @classmethod
     def make(cls, quick: bool, repeats: int | None) -> Config:
@@ -81,10 +87,13 @@ class Config:
             cfg.deep_layers, cfg.deep_width, cfg.deep_batch = 8, 128, 32
             cfg.transformer_sizes = (16, 2, 8, 2)
             cfg.lstm_sizes = (8, 8, 2, 5, 4)
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
+            cfg.dynamic_net_steps, cfg.mnist_cnn_steps = 20, 1
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
+                         "dynamic_net", "mnist_cnn"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
+                         "dynamic_net", "mnist_cnn"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -297,6 +306,30 @@ def bench_lstm(cfg: Config, torch: Any) -> list[Row]:
     return [Row(name, "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 1.5× PyTorch", met)]
 
 
+def bench_dynamic_net(cfg: Config, torch: Any) -> list[Row]:
+    n = cfg.dynamic_net_steps
+    runners = {"retrograd": wl.dynamic_net_lib(retrograd, n)}
+    if torch is not None:
+        runners["torch"] = wl.dynamic_net_lib(torch, n)
+    us = {k: v / n * 1e6 for k, v in interleaved_medians(runners, cfg.dynamic_net_repeats).items()}
+    name = (f"10. PyTorch tutorial dynamic_net.py (5 scalar parameters, polynomial of 2,000 points, MSE, "
+            f"optim.SGD momentum 0.9): {n:,} training steps per run")
+    met = vs(us["retrograd"], us.get("torch"), 1.0, "PyTorch")[1]
+    return [Row(name, "µs/step", us["retrograd"], us.get("torch"), None, "≤ 1.0× PyTorch", met)]
+
+
+def bench_mnist_cnn(cfg: Config, torch: Any) -> list[Row]:
+    n = cfg.mnist_cnn_steps
+    runners = {"retrograd": wl.mnist_cnn_lib(retrograd, n)}
+    if torch is not None:
+        runners["torch"] = wl.mnist_cnn_lib(torch, n)
+    ms = {k: v / n * 1e3 for k, v in interleaved_medians(runners, cfg.mnist_cnn_repeats).items()}
+    name = (f"11. pytorch/examples MNIST CNN (conv 32, conv 64, max_pool2d, dropout, fc 9216-128-10, nll_loss, "
+            f"Adadelta + StepLR), batch 64 of 28×28: {n} training steps per run")
+    met = vs(ms["retrograd"], ms.get("torch"), 1.0, "PyTorch")[1]
+    return [Row(name, "ms/step", ms["retrograd"], ms.get("torch"), None, "≤ 1.0× PyTorch", met)]
+
+
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "chain": bench_chain,
     "mlp_small": bench_mlp_small,
@@ -307,6 +340,8 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "import": bench_import,
     "transformer": bench_transformer,
     "lstm": bench_lstm,
+    "dynamic_net": bench_dynamic_net,
+    "mnist_cnn": bench_mnist_cnn,
 }
 
 
@@ -343,6 +378,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
         "chain": cfg.chain_repeats, "mlp_small": cfg.small_repeats, "mlp_large": cfg.large_repeats,
         "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
         "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
+        "dynamic_net": cfg.dynamic_net_repeats, "mnist_cnn": cfg.mnist_cnn_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -335,14 +335,18 @@ def lstm_step_lib(lib: Any, sizes: tuple[int, int, int, int, int]) -> Runner:
 
 
 def lstm_step_numpy(sizes: tuple[int, int, int, int, int]) -> Runner:
-    """``lstm_step_lib`` by hand: the input projection of all steps at once, per step one product
-    for the hidden projection and the gates, then backpropagation through time and the SGD update."""
+    """``lstm_step_lib`` by hand, as fast as NumPy goes: the input projection of all steps as one
+    product, per step one product for the hidden projection and in-place gate math on
+    preallocated buffers (one ``tanh`` for the four gates: sigmoid(x) = tanh(x / 2) / 2 + 1 / 2),
+    then backpropagation through time with the step-independent factors computed over the whole
+    sequence at once, the weight gradients as one product each over the sequence, the SGD update."""
     n_in, hidden, layers, seq, batch = sizes
     weights, x = init_lstm(sizes)
     h_ = hidden
-
-    def sigmoid(z: np.ndarray) -> np.ndarray:
-        return 1 / (1 + np.exp(-z))
+    g4 = 4 * h_
+    scale = np.full(g4, 0.5, np.float32)
+    scale[2 * h_:3 * h_] = 1
+    shift = np.where(scale == 1, 0, 0.5).astype(np.float32)
 
     def run() -> float:
         t0 = time.perf_counter()
@@ -350,48 +354,175 @@ def lstm_step_numpy(sizes: tuple[int, int, int, int, int]) -> Runner:
         caches = []
         for layer in range(layers):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
-            xp = (inp.reshape(seq * batch, -1) @ w_ih.T + (b_ih + b_hh)).reshape(seq, batch, 4 * h_)
+            act = (inp.reshape(seq * batch, -1) @ w_ih.T).reshape(seq, batch, g4)
+            act += b_ih + b_hh
+            act *= scale
+            w_hh_t = (w_hh * scale[:, None]).T
+            tanh_c = np.empty((seq, batch, h_), np.float32)
+            cell = np.empty((seq, batch, h_), np.float32)
+            out = np.empty((seq, batch, h_), np.float32)
+            proj = np.empty((batch, g4), np.float32)
+            tmp = np.empty((batch, h_), np.float32)
             h = np.zeros((batch, h_), np.float32)
             c = np.zeros((batch, h_), np.float32)
-            hs, cache = [], []
             for t in range(seq):
-                g = xp[t] + h @ w_hh.T
-                i, f, gg, o = sigmoid(g[:, :h_]), sigmoid(g[:, h_:2 * h_]), np.tanh(g[:, 2 * h_:3 * h_]), \
-                    sigmoid(g[:, 3 * h_:])
-                c_prev, h_prev = c, h
-                c = f * c + i * gg
-                tc = np.tanh(c)
-                h = o * tc
-                cache.append((i, f, gg, o, c_prev, tc, h_prev))
-                hs.append(h)
-            caches.append((inp, cache))
-            inp = np.stack(hs)
+                a = act[t]
+                np.matmul(h, w_hh_t, out=proj)
+                a += proj
+                np.tanh(a, out=a)
+                a *= scale
+                a += shift
+                np.multiply(a[:, h_:2 * h_], c, out=cell[t])
+                np.multiply(a[:, :h_], a[:, 2 * h_:3 * h_], out=tmp)
+                cell[t] += tmp
+                np.tanh(cell[t], out=tanh_c[t])
+                np.multiply(a[:, 3 * h_:], tanh_c[t], out=out[t])
+                h, c = out[t], cell[t]
+            caches.append((inp, act, tanh_c, cell, out))
+            inp = out
         grad_out = 2 * inp / inp.size
         for layer in reversed(range(layers)):
             w_ih, w_hh, b_ih, b_hh = weights[4 * layer:4 * layer + 4]
-            inp, cache = caches[layer]
+            inp, act, tanh_c, cell, out = caches[layer]
+            steps = act * act
+            steps[..., :2 * h_] = act[..., :2 * h_] - steps[..., :2 * h_]
+            steps[..., 2 * h_:3 * h_] = 1 - steps[..., 2 * h_:3 * h_]
+            steps[..., 3 * h_:] = act[..., 3 * h_:] - steps[..., 3 * h_:]
+            steps[..., :h_] *= act[..., 2 * h_:3 * h_]
+            steps[1:, :, h_:2 * h_] *= cell[:-1]
+            steps[0, :, h_:2 * h_] = 0  # (c_0 = 0)
+            steps[..., 2 * h_:3 * h_] *= act[..., :h_]
+            steps[..., 3 * h_:] *= tanh_c
+            dtanh = 1 - tanh_c * tanh_c
+            dtanh *= act[..., 3 * h_:]
             dh = np.zeros((batch, h_), np.float32)
             dc = np.zeros((batch, h_), np.float32)
-            gates = np.empty((seq, batch, 4 * h_), np.float32)
-            d_w_hh = np.zeros_like(w_hh)
+            tmp = np.empty((batch, h_), np.float32)
             for t in reversed(range(seq)):
-                i, f, gg, o, c_prev, tc, h_prev = cache[t]
-                dh = dh + grad_out[t]
-                dc = dc + dh * o * (1 - tc * tc)
-                g = gates[t]
-                g[:, :h_] = dc * gg * i * (1 - i)
-                g[:, h_:2 * h_] = dc * c_prev * f * (1 - f)
-                g[:, 2 * h_:3 * h_] = dc * i * (1 - gg * gg)
-                g[:, 3 * h_:] = dh * tc * o * (1 - o)
-                dc = dc * f
-                dh = g @ w_hh
-                d_w_hh += g.T @ h_prev
-            flat = gates.reshape(seq * batch, -1)
+                dh += grad_out[t]
+                np.multiply(dh, dtanh[t], out=tmp)
+                dc += tmp
+                s = steps[t]
+                s.reshape(batch, 4, h_)[:, :3] *= dc[:, None, :]
+                s[:, 3 * h_:] *= dh
+                np.matmul(s, w_hh, out=dh)
+                dc *= act[t, :, h_:2 * h_]
+            flat = steps.reshape(seq * batch, -1)
             d_w_ih = flat.T @ inp.reshape(seq * batch, -1)
+            d_w_hh = steps[1:].reshape(-1, g4).T @ out[:-1].reshape(-1, h_)  # (h_0 = 0)
             d_b = flat.sum(0)
-            grad_out = (flat @ w_ih).reshape(seq, batch, -1)
+            if layer > 0:
+                grad_out = (flat @ w_ih).reshape(seq, batch, -1)
             for p, d in ((w_ih, d_w_ih), (w_hh, d_w_hh), (b_ih, d_b), (b_hh, d_b)):
                 p -= 0.01 * d
         return time.perf_counter() - t0
+
+    return run
+
+
+# -- PyTorch's tutorial dynamic_net.py (bench.py row 10) ------------------------------------------
+
+
+def dynamic_net_lib(lib: Any, steps: int) -> Runner:
+    """Our port of the PyTorch tutorial ``beginner_source/examples_nn/dynamic_net.py``: five scalar
+    parameters, a third-to-fifth order polynomial of 2,000 points whose order is drawn at random
+    each step (weight sharing: ``e`` is used once or twice), ``MSELoss(reduction='sum')``,
+    ``optim.SGD(lr=1e-8, momentum=0.9)``; one run is ``steps`` training steps (zero_grad,
+    forward, loss, backward, step). The order draws come from a seeded ``random.Random``, the same
+    for every library and run."""
+    import math
+    import random
+
+    class DynamicNet(lib.nn.Module):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            gen = np.random.default_rng(0)
+            for name in "abcde":
+                setattr(self, name, lib.nn.Parameter(lib.tensor(np.float32(gen.standard_normal()))))
+
+        def forward(self, x: Any, order: int) -> Any:
+            y = self.a + self.b * x + self.c * x ** 2 + self.d * x ** 3
+            for exp in range(4, order):
+                y = y + self.e * x ** exp
+            return y
+
+    x = lib.linspace(-math.pi, math.pi, 2000)
+    y = lib.sin(x)
+    model = DynamicNet()
+    criterion = lib.nn.MSELoss(reduction="sum")
+    optimizer = lib.optim.SGD(model.parameters(), lr=1e-8, momentum=0.9)
+    draws = random.Random(0)
+
+    def run() -> float:
+        orders = [draws.randint(4, 6) for _ in range(steps)]
+        t0 = time.perf_counter()
+        for order in orders:
+            loss = criterion(model(x, order), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        elapsed = time.perf_counter() - t0
+        assert math.isfinite(loss.item())
+        return elapsed
+
+    return run
+
+
+# -- the MNIST example's CNN (bench.py row 11) ------------------------------------------------------
+
+
+def mnist_cnn_lib(lib: Any, steps: int, batch: int = 64) -> Runner:
+    """The ``Net`` of pytorch/examples ``mnist/main.py`` (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU,
+    max_pool2d 2, dropout 0.25, flatten, fc 9216→128, ReLU, dropout 0.5, fc 128→10, log_softmax)
+    trained as that script does (``F.nll_loss``, ``optim.Adadelta(lr=1.0)``, ``StepLR(step_size=1,
+    gamma=0.7)`` stepped once per run, as per epoch), on synthetic 28×28 digits of the same shape:
+    one run is ``steps`` training steps of ``batch`` images."""
+    F = functional(lib)
+    nn = lib.nn
+
+    class Net(nn.Module):  # type: ignore[name-defined,misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x: Any) -> Any:
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = lib.flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = self.dropout2(x)
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    lib.manual_seed(0)
+    model = Net()
+    gen = np.random.default_rng(0)
+    with lib.no_grad():  # the same start for every library
+        for p in model.parameters():
+            bound = 1 / np.sqrt(p[0].numel()) if p.dim() > 1 else 0.05
+            p.copy_(lib.tensor(gen.uniform(-bound, bound, tuple(p.shape)).astype(np.float32)))
+    images = [lib.tensor(gen.standard_normal((batch, 1, 28, 28)).astype(np.float32)) for _ in range(steps)]
+    labels = [lib.tensor(gen.integers(0, 10, batch)) for _ in range(steps)]
+    optimizer = lib.optim.Adadelta(model.parameters(), lr=1.0)
+    scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
+    model.train()
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        for data, target in zip(images, labels):
+            optimizer.zero_grad()
+            loss = F.nll_loss(model(data), target)
+            loss.backward()
+            optimizer.step()
+        scheduler.step()
+        elapsed = time.perf_counter() - t0
+        assert np.isfinite(loss.item())
+        return elapsed
 
     return run

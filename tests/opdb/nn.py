@@ -698,8 +698,24 @@ RECURRENT = [
            many(one(u(3, 8), u(3, 8), u(3, 2), name="batch"), one(u(1, 4, low=-6.0, high=6.0), u(1, 4), u(1, 1),
                                                                   name="saturating")),
            check_node=False, variant_test_name="fused_cell_step"),  # PyTorch's CPU reference: the composite
+    # lstm's float32 layer node (mkldnn_rnn_layer) on its own, against one layer of PyTorch's lstm.
+    OpInfo("lstm", lambda lib, *args: _lstm_layer_node(lib, *args),
+           one(u(3, 2, 3), u(8, 3), u(8, 2), u(8), u(8), u(2, 2), u(2, 2)),
+           check_node=False, variant_test_name="layer_node"),
 ]
 OPS += RECURRENT
+
+
+def _lstm_layer_node(lib: Any, x: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any, hx: Any, cx: Any) -> Any:
+    """One LSTM layer as one node (PyTorch's ``mkldnn_rnn_layer``, which it runs for float32 on
+    the CPU): output, h_n and c_n; retrograd's op against PyTorch's ``lstm`` of one layer."""
+    if lib.__name__ == "retrograd":
+        from retrograd.ops.op import apply
+        from retrograd.ops.rnn import lstm_layer
+        return apply(lstm_layer, (x, w_ih, w_hh, b_ih, b_hh, hx, cx, False, [], 2, hx.shape[1], 1, True, False,
+                                  False, True))[:3]
+    out, h, c = lib.lstm(x, (hx[None], cx[None]), [w_ih, w_hh, b_ih, b_hh], True, 1, 0.0, False, False, False)
+    return out, h[0], c[0]
 
 
 def _ctc(reduction: str, zero_infinity: bool = False) -> Callable[..., Any]:

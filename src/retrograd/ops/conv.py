@@ -393,6 +393,9 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     batched = x.ndim == 4
     xb = x if batched else x[None]
     n, c, height, width = xb.shape
+    if _tiles_fit(xb, kernel, stride, padding, dilation, out):
+        values, indices = _max_pool2d_tiles(xb, kernel, out)
+        return (values, indices) if batched else (values[0], indices[0])
     win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
     flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
     arg = _argmax_last(flat)
@@ -413,6 +416,37 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     return values, indices
 
 
+def _tiles_fit(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
+               dilation: tuple[int, int], out: tuple[int, int]) -> bool:
+    """The common pool (``max_pool2d(x, k)``): windows that tile the plane without overlap or
+    padding, over finite floats (a NaN or an inf falls back to the general path, whose scan gives
+    PyTorch's NaN rule; a finite sum rules both out in one cheap pass)."""
+    return (tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and tuple(stride) == tuple(kernel)
+            and x.dtype.kind == "f" and x.size != 0 and out[0] * kernel[0] <= x.shape[2]
+            and out[1] * kernel[1] <= x.shape[3] and bool(np.isfinite(x.sum())))
+
+
+def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``_max_pool2d`` over non-overlapping tiles: the maximum over the ``kh * kw`` tile offsets
+    and the first offset that holds it (PyTorch's scan keeps the first on ties)."""
+    n, c, _, width = x.shape
+    (kh, kw), (oh, ow) = kernel, out
+    # One copy puts each tile offset's values in a contiguous slab: (kh * kw, n, c, oh, ow).
+    slabs = np.ascontiguousarray(x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw).transpose(3, 5, 0, 1, 2, 4))
+    slabs = slabs.reshape(kh * kw, n, c, oh, ow)
+    best = slabs.max(axis=0)
+    # The first offset holding the maximum: later offsets first, each earlier one overwriting.
+    chosen = np.full(best.shape, kh * kw - 1, np.uint8 if kh * kw < 256 else np.int64)
+    equal = np.empty(best.shape, bool)
+    for k in range(kh * kw - 2, -1, -1):
+        np.equal(slabs[k], best, out=equal)
+        np.copyto(chosen, k, where=equal)
+    offsets = (np.arange(kh, dtype=np.int64)[:, None] * width + np.arange(kw)).ravel()
+    indices = offsets.take(chosen)
+    indices += (np.arange(oh, dtype=np.int64) * (kh * width))[:, None] + np.arange(ow, dtype=np.int64) * kw
+    return best, indices
+
+
 def _plane_gather(x: np.ndarray, index: np.ndarray) -> np.ndarray:
     """x (…, H, W), index (…, *out) of flat H * W positions -> x at those positions (…, *out)."""
     lead = x.shape[:-2]
@@ -427,6 +461,15 @@ def _plane_scatter(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> 
     plane = shape[-2] * shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))
     per_plane = prod(index.shape[len(lead):])
+    flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
+    hit = np.zeros(rows * plane, bool)
+    hit[flat_index] = True
+    if np.count_nonzero(hit) == flat_index.size:
+        # No position repeats (a max pool whose windows do not overlap): the gradient is written
+        # in place, in its own dtype, with no sum through float64 bins.
+        out = np.zeros(rows * plane, g.dtype)
+        out[flat_index] = g.reshape(-1)
+        return out.reshape(shape)
     flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
     summed = np.bincount(flat_index, weights=g.reshape(-1), minlength=rows * plane)
     return summed.astype(g.dtype, copy=False).reshape(shape)

@@ -15,11 +15,13 @@ import numbers
 import warnings
 from typing import Any
 
+import numpy as np
+
 from ... import factories
 from ..._dtype import scalar_type_name
 from ..._functions import cat, stack
 from ...ops.op import apply
-from ...ops.rnn import fused_lstm_cell
+from ...ops.rnn import fused_lstm_cell, lstm_layer
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -30,6 +32,7 @@ from .module import Module
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _step_lstm(xp: Tensor, h: Tensor, c: Tensor, w_hh_t: Tensor, w_hr_t: Tensor | None) -> tuple[Tensor, Tensor]:
@@ -60,6 +63,10 @@ def _run_direction(mode: str, data: Tensor, batch_sizes: list[int], uniform: boo
                    reverse: bool) -> tuple[Tensor, Tensor, Tensor | None]:
     """One layer, one direction over packed ``data`` (rows of step 0, then step 1, ...): the
     outputs (packed like ``data``), the last hidden state of each sequence and (LSTM) its cell."""
+    if mode == "LSTM" and uniform and not has_proj and c0 is not None and _one_layer_node(data, weights, h0, c0):
+        return _lstm_layer(data, batch_sizes, weights, has_bias, h0, c0, reverse)
+    if data.dim() == 3:  # the output of a layer that ran as one node
+        data = data.reshape(-1, data.shape[2])
     w_ih, w_hh = weights[0], weights[1]
     b_ih = weights[2] if has_bias else None
     b_hh = weights[3] if has_bias else None
@@ -114,6 +121,32 @@ def _run_direction(mode: str, data: Tensor, batch_sizes: list[int], uniform: boo
     return out, h, c
 
 
+def _one_layer_node(data: Tensor, weights: list[Tensor], h0: Tensor, c0: Tensor) -> bool:
+    """Where PyTorch's CPU LSTM runs its oneDNN layer kernel (one ``MkldnnRnnLayerBackward0``
+    node per layer and direction): float32 throughout, no projection, unpacked, not empty."""
+    f32 = _FLOAT32
+    return (data._data.dtype == f32 and h0._data.dtype == f32 and c0._data.dtype == f32 and data._data.size != 0
+            and all(w._data.dtype == f32 for w in weights))
+
+
+def _lstm_layer(data: Tensor, batch_sizes: list[int], weights: list[Tensor], has_bias: bool, h0: Tensor, c0: Tensor,
+                reverse: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """One LSTM layer and direction as one node (``ops/rnn.lstm_layer``): the outputs
+    ``(steps, batch, hidden)`` (the node's own output, as PyTorch's ``grad_fn``), ``h_n`` and ``c_n``."""
+    w_ih, w_hh = weights[0], weights[1]
+    if has_bias:
+        b_ih, b_hh = weights[2], weights[3]
+    else:  # PyTorch passes zero biases to its kernel
+        b_ih = b_hh = factories.zeros(w_ih.shape[0], dtype=w_ih.dtype)
+    hidden = w_hh.shape[1]
+    x = data if data.dim() == 3 else data.view(len(batch_sizes), batch_sizes[0], data.shape[1])
+    if not x.is_contiguous():  # (batch_first input, time-major now: PyTorch's kernel copies it too)
+        x = x.contiguous()
+    out, h, c, _ = apply(lstm_layer, (x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse, [], 2, hidden, 1, has_bias,
+                                      False, False, True))
+    return out, h, c
+
+
 def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor, cx: Tensor | None,  # noqa: A002
                 weights: list[Tensor], has_biases: bool, has_proj: bool, num_layers: int, dropout: float, train: bool,
                 bidirectional: bool, batch_first: bool) -> tuple[Tensor, Tensor, Tensor | None]:
@@ -125,6 +158,8 @@ def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor
         steps, batch = input.shape[0], input.shape[1]
         sizes = [batch] * steps
         data = input.reshape(steps * batch, input.shape[2])
+        if mode == "LSTM" and not has_proj and input._data.dtype == _FLOAT32:
+            data = input  # (as it is: one node per layer takes the 3-D input, see _one_layer_node)
         uniform = True
     else:
         sizes = [int(b) for b in batch_sizes.tolist()]
@@ -148,12 +183,13 @@ def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor
             h_n.append(h)
             if c is not None:
                 c_n.append(c)
-        layer_input = outs[0] if num_directions == 1 else cat(outs, 1)
+        layer_input = outs[0] if num_directions == 1 else cat(outs, outs[0].dim() - 1)
         if dropout and train and layer < num_layers - 1:
             layer_input = F.dropout(layer_input, dropout, True)
     output = layer_input
     if batch_sizes is None:
-        output = output.view(len(sizes), sizes[0], output.shape[1])
+        if output.dim() == 2:  # (the layers that ran as one node return the 3-D output already)
+            output = output.view(len(sizes), sizes[0], output.shape[1])
         if batch_first:
             output = output.transpose(0, 1)
     return output, stack(h_n), stack(c_n) if c_n else None
