@@ -1,6 +1,6 @@
-"""Run by tests/distributed under ``mpiexec -n N``: ``python _mpi_worker.py SCENARIO``.
+"""Run by tests/distributed under ``mpiexec -n N``: ``python _mpi_worker.py SCENARIO[,SCENARIO...] [TIMEOUT]``.
 
-Each scenario checks its results against NumPy (or a one-process reference) on every rank and
+Several scenarios share one launch (starting Python N times is most of a launch's cost). Each checks its results against NumPy (or a one-process reference) on every rank and
 prints ``OK <scenario> rank <r>``; a failed check raises, which aborts every rank.
 """
 
@@ -300,9 +300,10 @@ def main() -> None:
     timeout = datetime.timedelta(seconds=float(sys.argv[2])) if len(sys.argv) > 2 else None
     dist.init_process_group("mpi", timeout=timeout)
     r, n = dist.get_rank(), dist.get_world_size()
-    globals()[scenario](r, n)
-    dist.barrier()
-    print(f"OK {scenario} rank {r}", flush=True)
+    for name in scenario.split(","):
+        globals()[name](r, n)
+        dist.barrier()
+        print(f"OK {name} rank {r}", flush=True)
     dist.destroy_process_group()
 
 

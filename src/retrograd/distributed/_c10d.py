@@ -280,10 +280,12 @@ def _resolve(group: ProcessGroup | None) -> ProcessGroup | None:
     return group
 
 
-def _not_member(op_name: str) -> None:
+def _not_member(op_name: str) -> Any:
+    """PyTorch's warning for a collective called by a non-member of the group; the call returns None."""
     world = _State.world
     warnings.warn(f"Running {op_name} on global rank {-1 if world is None else world.rank()} which does not "
                   "belong to the given group.", stacklevel=3)
+    return None
 
 
 def get_rank(group: ProcessGroup | None = None) -> int:
@@ -432,7 +434,8 @@ _NO_COMPLEX = (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, Redu
 
 def _tensor(t: Any, name: str, what: str = "tensor") -> Tensor:
     if not isinstance(t, Tensor):
-        raise TypeError(f"{name}(): argument '{what}' must be a Tensor, not {type(t).__name__}")
+        raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type torch.Tensor\n"
+                        f"             but got {type(t)} instead.")
     return t
 
 
@@ -503,7 +506,7 @@ def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | Non
         global_rank = 0
     if pg is _State.world:
         if not 0 <= global_rank < pg._size:
-            raise ValueError(f"Invalid {what} rank {global_rank}, rank should be in the interval [0, {pg._size - 1}]")
+            raise RuntimeError(f"invalid {what} rank: {global_rank} (ranks are 0..{pg._size - 1})")
         return global_rank
     return get_group_rank(pg, global_rank)
 
@@ -661,7 +664,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     return _finish(pg, "all_gather_into_tensor", [], finish, [out_t], False, lambda: comm.Allgather(buf, out))
 
 
-def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,  # noqa: A002  (PyTorch's name)
                           async_op: bool = False) -> Work | None:
     """Reduce ``input`` over the group and give rank r the r-th of its ``world_size`` equal parts."""
     out_t = _tensor(output, "reduce_scatter_tensor", "output")

@@ -81,7 +81,7 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel: this rank is not a member of process_group")
         self._pg = pg
         self._world_size = pg.size()
-        params = [p for p in module.parameters() if p.requires_grad]
+        params: list[Tensor] = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
@@ -125,8 +125,7 @@ class DistributedDataParallel(Module):
         for dtype, group in by_dtype.items():  # one Bcast per dtype (parameters coalesced)
             flat = np.concatenate([t._data.reshape(-1) for t in group]).astype(dtype, copy=False)
             buf = _c10d._buffer(flat)
-            _c10d._timed(self._pg, "DistributedDataParallel (broadcast)",
-                         lambda buf=buf: self._pg._comm.Bcast(buf, root=0))  # (the group's rank 0)
+            self._bcast(buf, "DistributedDataParallel (broadcast)")  # from the group's rank 0
             if not np.may_share_memory(buf, flat):  # (bfloat16 travelled as float32)
                 flat = buf.astype(dtype)
             offset = 0
@@ -134,6 +133,12 @@ class DistributedDataParallel(Module):
                 n = t._data.size
                 np.copyto(t._data, flat[offset:offset + n].reshape(t._data.shape))
                 offset += n
+
+    def _bcast(self, buf: np.ndarray, name: str) -> None:
+        from ...distributed import _c10d
+
+        comm = self._pg._comm
+        _c10d._timed(self._pg, name, lambda: comm.Bcast(buf, root=0))
 
     def _make_buckets(self, params: list[Tensor]) -> list[_Bucket]:
         buckets: list[_Bucket] = []
@@ -166,7 +171,7 @@ class DistributedDataParallel(Module):
 
         for b in self.module.buffers():
             buf = _c10d._buffer(b._data)
-            _c10d._timed(self._pg, "DistributedDataParallel (buffers)", lambda buf=buf: self._pg._comm.Bcast(buf, root=0))
+            self._bcast(buf, "DistributedDataParallel (buffers)")
             if buf is not b._data:
                 np.copyto(b._data, buf.reshape(b._data.shape), casting="unsafe")
 
@@ -192,6 +197,7 @@ class DistributedDataParallel(Module):
             return
         bucket, i = self._where[id(p)]
         grad = p._grad
+        assert grad is not None  # (a post-accumulate-grad hook runs after .grad is set)
         bucket.buffer[bucket.offsets[i]:bucket.offsets[i + 1]] = grad._data.reshape(-1)
         self._mark_ready(bucket)
 

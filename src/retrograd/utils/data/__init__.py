@@ -2,7 +2,6 @@
 
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
-from .distributed import DistributedSampler
 from .dataset import (
     ChainDataset,
     ConcatDataset,
@@ -12,6 +11,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
