@@ -94,6 +94,9 @@ class ProcessGroup:
         self._timeout = timeout
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
+        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency:
+        # about doubling the time of a 1 KB all_reduce). RETROGRAD_DISTRIBUTED_CHECKS=0 turns it off.
+        self._check = os.environ.get("RETROGRAD_DISTRIBUTED_CHECKS", "1") != "0"
 
     def rank(self) -> int:
         return self._rank
@@ -227,6 +230,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             raise ValueError(f"init_process_group: {what}={given} disagrees with MPI's {actual} "
                              f"(rank {mpi_rank} of {mpi_size}): launch with mpiexec -n N")
     seconds = (timeout or DEFAULT_TIMEOUT).total_seconds()
+    for red, name in ((ReduceOp.SUM, "SUM"), (ReduceOp.PRODUCT, "PROD"), (ReduceOp.MIN, "MIN"), (ReduceOp.MAX, "MAX")):
+        _DIRECT_OPS[red] = getattr(MPI, name)
+    global _DIRECT_SUM
+    _DIRECT_SUM = MPI.SUM
     _State.world = ProcessGroup(comm.Dup(), list(range(mpi_size)), seconds)
     _State.groups = [_State.world]
     watchdog = _State.watchdog = _Watchdog()
@@ -341,7 +348,7 @@ def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | 
     seconds = world._timeout if timeout is None else timeout.total_seconds()
     if comm == _mpi().COMM_NULL:
         pg = ProcessGroup.__new__(ProcessGroup)
-        pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size = None, members, seconds, -1, -1
+        pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size, pg._check = None, members, seconds, -1, -1, False
         return pg
     pg = ProcessGroup(comm, members, seconds)
     _State.groups.append(pg)
@@ -466,6 +473,11 @@ def _buffer(arr: np.ndarray) -> np.ndarray:
 
 
 _MPI_TYPECODES = frozenset("bBhHiIlLqQefdDFgG?")
+# all_reduce's direct path: these ops on these real types need no conversion, check or division
+_DIRECT_OPS: dict[Any, Any] = {}
+_DIRECT_TYPES = frozenset("bBhHiIlLqQefdg")
+_DIRECT_SUM: Any = None
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
 def _store(t: Tensor, buf: np.ndarray, name: str) -> None:
@@ -480,7 +492,7 @@ def _store(t: Tensor, buf: np.ndarray, name: str) -> None:
 
 def _check_same(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
     """All ranks passed tensors of one dtype and shape, or every rank raises naming each rank's."""
-    if pg._size == 1:
+    if pg._size == 1 or not pg._check:
         return
     # (a hash of ints only: a str's hash differs between processes)
     key = tuple((ord(t._data.dtype.char), t._data.ndim, *t._data.shape) for t in tensors)
@@ -538,13 +550,37 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     tensor([1., 2.])
     >>> dist.destroy_process_group()
     """
-    tensor = _tensor(tensor, "all_reduce")
-    pg = _resolve(group)
+    pg = _State.world if group is None else _resolve(group)
     if pg is None:
+        if _State.world is None:
+            raise ValueError(_NOT_INITIALIZED)
         return _not_member("all_reduce")
+    if not isinstance(tensor, Tensor):
+        _tensor(tensor, "all_reduce")
+    data = tensor._data
+    if pg._check and pg._size > 1:
+        _check_same(pg, "all_reduce", (tensor,))
+    fast = _DIRECT_SUM if op is ReduceOp.SUM else _DIRECT_OPS.get(op)  # (an Enum's hash is slow)
+    dt = data.dtype
+    if fast is not None and not async_op and (dt is _F32 or dt is _F64 or dt.char in _DIRECT_TYPES) and \
+            data.flags.c_contiguous:
+        # The common case in a few attribute reads: MPI reduces the tensor's own memory.
+        dog = _State.watchdog
+        if dog is not None:
+            dog.timeout = pg._timeout
+            dog.started = time.monotonic()
+            dog.op = "all_reduce"
+        try:
+            pg._comm.Allreduce(_MPI.IN_PLACE, data, op=fast)
+        except _MPI.Exception as e:
+            raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
+        finally:
+            if dog is not None:
+                dog.op = None
+        tensor._counter().bump("all_reduce")
+        return None
     mpi_op = _mpi_op(op, tensor, "all_reduce")
-    _check_same(pg, "all_reduce", (tensor,))
-    buf = _buffer(tensor._data)
+    buf = _buffer(data)
     comm, MPI = pg._comm, _mpi()
 
     def finish() -> None:

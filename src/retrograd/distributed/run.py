@@ -4,7 +4,8 @@ A thin wrapper over MPI's ``mpiexec -n 4 python train.py``: it finds ``mpiexec``
 running Python first: the ``mpich`` wheel installs it there), and starts every process through
 this module, which sets PyTorch's launcher variables (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``,
 ``LOCAL_WORLD_SIZE``) from MPI's before running the script as ``__main__``, so scripts written for
-``torchrun`` find them. Its exit status is ``mpiexec``'s.
+``torchrun`` find them; like ``torchrun`` it sets ``OMP_NUM_THREADS=1`` (and OpenBLAS's and MKL's)
+when N > 1 unless they are set. Its exit status is ``mpiexec``'s.
 """
 
 from __future__ import annotations
@@ -74,8 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     if mpiexec is None:
         parser.error('mpiexec not found: pip install "retrograd[distributed]" (or pip install mpich)')
     target = ["-m", ns.script] if ns.module else [ns.script]
+    env = dict(os.environ)
+    if ns.n > 1:
+        # As torchrun does: one BLAS/OpenMP thread per process unless asked otherwise. N processes
+        # with a thread per core each oversubscribe the machine, and spinning BLAS threads then
+        # starve the processes that MPI is waiting for.
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(name, "1")
     command = [mpiexec, "-n", str(ns.n), sys.executable, "-m", "retrograd.distributed.run", _CHILD, *target, *ns.args]
-    return subprocess.call(command)
+    return subprocess.call(command, env=env)
 
 
 if __name__ == "__main__":
