@@ -198,18 +198,32 @@ def ddp(r: int, n: int) -> None:
     # Each rank starts from a different model: DDP must broadcast rank 0's
     model = DDP(_mlp(r))
     opt = rg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    mine = slice(8 * r, 8 * r + 8)  # this rank's share of each batch
     for step in range(20):
         ref_opt.zero_grad()
         rg.nn.functional.mse_loss(ref(X[step]), Y[step]).backward()
         ref_opt.step()
         opt.zero_grad()
-        mine = slice(8 * r, 8 * r + 8)
         rg.nn.functional.mse_loss(model(X[step][mine]), Y[step][mine]).backward()
         opt.step()
     for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=1e-6, err_msg=name)
-        assert np.abs(p.detach().numpy() - q.detach().numpy()).max() < 1e-6
     assert [k for k in model.state_dict()][0].startswith("module.")
+    # The same with a bucket per ~100 bytes: several Iallreduce in flight during backward
+    many = DDP(_mlp(r), bucket_cap_mb=1e-4)
+    assert len(many._buckets) > 2
+    opt = rg.optim.SGD(many.parameters(), lr=0.1, momentum=0.9)
+    ref = _mlp(0)
+    ref_opt = rg.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    for step in range(20):
+        for m, o, xs, ys in ((ref, ref_opt, X[step], Y[step]), (many, opt, X[step][mine], Y[step][mine])):
+            o.zero_grad()
+            rg.nn.functional.mse_loss(m(xs), ys).backward()
+            o.step()
+    for p, q in zip(many.module.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=1e-6)
+    many(X[0][mine])  # a forward without backward is allowed (nothing was reduced yet) ...
+    many(X[0][mine]).sum().backward()  # ... and the next one still synchronises
 
     # no_sync: two local backward passes, then a synchronised one, average the per-rank sums
     model = DDP(_mlp(0))

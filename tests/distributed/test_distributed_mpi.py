@@ -57,7 +57,7 @@ def assert_all_ok(result: subprocess.CompletedProcess[str], scenario: str, n: in
 # One launch per process count runs several scenarios (through the launcher for 2 processes);
 # each test checks its own scenario's report. A failed check aborts the launch, so the output is shown.
 TWO = "launcher,collectives,errors,ddp"
-FOUR = "collectives,errors"
+FOUR = "collectives,errors,ddp"
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +87,9 @@ def test_mismatched_shapes_are_an_error_naming_each_ranks_shape(two: subprocess.
 
 
 def test_ddp_equals_one_process_on_the_whole_batch_and_no_sync_and_unused_parameters(
-        two: subprocess.CompletedProcess[str]) -> None:
+        two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
     assert_all_ok(two, "ddp", 2)
+    assert_all_ok(four, "ddp", 4)
 
 
 def test_launcher_runs_the_script_on_n_processes_with_torchruns_variables(

@@ -23,7 +23,7 @@ from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
 
-_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024  # PyTorch's: a small first bucket starts communication early
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024  # PyTorch's dist._DEFAULT_FIRST_BUCKET_BYTES
 _UNFINISHED = (
     "Expected to have finished reduction in the prior iteration before starting a new one. This error indicates "
     "that your module has parameters that were not used in producing loss. You can enable unused parameter "
@@ -76,6 +76,8 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters = find_unused_parameters
         self.require_backward_grad_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        # PyTorch's: a small first bucket only with the default cap (it starts communication early)
+        self._first_bucket_bytes = _DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None else self.bucket_bytes_cap
         pg = _c10d._resolve(process_group)
         if pg is None:
             raise RuntimeError("DistributedDataParallel: this rank is not a member of process_group")
@@ -95,6 +97,7 @@ class DistributedDataParallel(Module):
                 self._where[id(p)] = (bucket, i)
         self._next_launch = 0
         self._armed = False  # a synchronised backward is expected (set by forward)
+        self._started = False  # ... and has begun: a gradient arrived, the reduction is under way
         self._used = np.ones(len(params), dtype=np.uint8)
         self._index = {id(p): i for i, p in enumerate(params)}
         for p in params:
@@ -148,7 +151,7 @@ class DistributedDataParallel(Module):
             dtype = p._data.dtype
             current.setdefault(dtype, []).append(p)
             filled[dtype] = filled.get(dtype, 0) + p._data.nbytes
-            cap = _DEFAULT_FIRST_BUCKET_BYTES if not buckets else self.bucket_bytes_cap
+            cap = self._first_bucket_bytes if not buckets else self.bucket_bytes_cap
             if filled[dtype] >= cap:
                 buckets.append(_Bucket(current.pop(dtype)))
                 filled[dtype] = 0
@@ -157,7 +160,7 @@ class DistributedDataParallel(Module):
 
     # -- forward ------------------------------------------------------------------------------
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        if self._armed:
+        if self._armed and self._started:  # (a forward without backward just re-arms, as in PyTorch)
             raise RuntimeError(_UNFINISHED)
         if self.broadcast_buffers and any(True for _ in self.module.buffers()):
             self._broadcast_buffers()
@@ -177,6 +180,7 @@ class DistributedDataParallel(Module):
 
     def _arm(self, output: Any) -> None:
         self._armed = True
+        self._started = False
         self._next_launch = 0
         for bucket in self._buckets:
             bucket.pending = len(bucket.params)
@@ -195,6 +199,7 @@ class DistributedDataParallel(Module):
     def _grad_ready(self, p: Tensor) -> None:
         if not self._armed:
             return
+        self._started = True
         bucket, i = self._where[id(p)]
         grad = p._grad
         assert grad is not None  # (a post-accumulate-grad hook runs after .grad is set)
@@ -224,7 +229,7 @@ class DistributedDataParallel(Module):
         from ...distributed import _c10d
 
         MPI = _c10d._mpi()
-        self._armed = False
+        self._armed = self._started = False
         requests = [b.request for b in self._buckets]
         used = self._used
         if self.find_unused_parameters:
