@@ -128,6 +128,19 @@ def test_world_of_one_collectives_match_numpy_and_return_what_pytorch_returns(wo
 
 
 @needs_mpi
+def test_pytorchs_cpu_backend_name_runs_over_mpi_and_a_gpu_backend_is_refused() -> None:
+    import retrograd.distributed as dist
+
+    for backend in ("gloo", "cpu:gloo,cuda:nccl", "MPI"):
+        dist.init_process_group(backend)
+        assert dist.get_backend() == "mpi" and dist.get_world_size() == 1
+        dist.destroy_process_group()
+    kind, message = outcome(lambda: dist.init_process_group("nccl"))
+    assert kind == "ValueError" and "backend 'nccl' is not available" in message
+    assert not dist.is_initialized()
+
+
+@needs_mpi
 def test_an_uncaught_exception_aborts_only_while_initialized(world: Any) -> None:
     from retrograd.distributed import _c10d
 

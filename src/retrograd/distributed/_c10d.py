@@ -79,6 +79,8 @@ class Backend(str):
     """A backend name (``Backend.MPI == "mpi"``)."""
 
     MPI = "mpi"
+    GLOO = "gloo"
+    NCCL = "nccl"
     UNDEFINED = "undefined"
 
 
@@ -204,7 +206,7 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
                        device_id: Any = None) -> None:
     """Join the default group: every process that ``mpiexec`` started (``MPI.COMM_WORLD``).
 
-    ``backend`` is ``"mpi"`` (or None). The rank and world size are MPI's; ``rank``/``world_size``
+    ``backend`` is ``"mpi"`` (or None; ``"gloo"`` runs over MPI too). The rank and world size are MPI's; ``rank``/``world_size``
     and the ``RANK``/``WORLD_SIZE`` environment variables, when given, must agree with them.
     ``timeout`` bounds every collective (default 30 minutes): past it, all ranks are aborted.
 
@@ -216,8 +218,13 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     """
     if _State.world is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    if backend is not None and str(backend).lower() != Backend.MPI:
-        raise ValueError(f"retrograd.distributed supports only the 'mpi' backend, got {backend!r}")
+    if backend is not None:
+        # "gloo" (PyTorch's CPU backend, and "cpu:gloo,cuda:nccl" strings) runs over MPI here, so
+        # that PyTorch scripts run unchanged; a GPU-only backend cannot.
+        kinds = {part.split(":")[-1].strip() for part in str(backend).lower().split(",")}
+        if not kinds & {Backend.MPI, Backend.GLOO}:
+            raise ValueError(f"retrograd.distributed runs on the CPU over MPI: backend {backend!r} is not available; "
+                             "use 'mpi' (or 'gloo', which runs over MPI here)")
     if timeout is not None and not isinstance(timeout, datetime.timedelta):
         raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
     MPI = _mpi()
