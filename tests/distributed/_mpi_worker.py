@@ -53,6 +53,20 @@ def collectives(r: int, n: int) -> None:
     dist.all_reduce(view)
     close(base[:, 0], np.sum(np.stack(every), axis=0))
     close(base[:, 1], every[r])
+    # float16 and complex128 sums, AVG of complex; AVG of integers is refused on every rank
+    x = t(every[r].astype(np.float16))
+    dist.all_reduce(x)
+    close(x, np.sum(np.stack(every), axis=0).astype(np.float16))
+    cplx = [every[q] + 1j * every[(q + 1) % n] for q in range(n)]
+    x = t(cplx[r])
+    dist.all_reduce(x, op=dist.ReduceOp.AVG)
+    close(x, np.mean(np.stack(cplx), axis=0))
+    try:
+        dist.all_reduce(t(ints[r]), op=dist.ReduceOp.AVG)
+    except ValueError as e:
+        assert str(e) == "all_reduce: RedOpType.AVG is not supported on torch.int32 tensors", str(e)
+    else:
+        raise AssertionError("AVG of integers did not raise")
     # bool: sum is "any"
     flags = [np.array([q == 0, False, True]) for q in range(n)]
     b = t(flags[r])
@@ -94,10 +108,28 @@ def collectives(r: int, n: int) -> None:
     recv = rg.zeros(3, 4, dtype=rg.float64)
     dist.scatter(recv, [t(every[q] * 10) for q in range(n)] if r == 1 else None, src=1)
     close(recv, every[r] * 10)
+    # the async forms of the others
+    flat = rg.zeros(n * 3, 4, dtype=rg.float64)
+    w1 = dist.all_gather_into_tensor(flat, t(every[r]), async_op=True)
+    out1 = rg.zeros(2, 3, dtype=rg.float64)
+    w2 = dist.reduce_scatter_tensor(out1, t(big[r]), async_op=True)
+    glist = [rg.zeros(3, 4, dtype=rg.float64) for _ in range(n)] if r == n - 1 else None
+    w3 = dist.gather(t(every[r]), glist, dst=n - 1, async_op=True)
+    for w in (w1, w2, w3):
+        assert w.wait() is True
+    close(flat, np.concatenate(every))
+    close(out1, np.sum(np.stack(big), axis=0)[2 * r: 2 * r + 2])
+    if r == n - 1:
+        for q in range(n):
+            close(glist[q], every[q])
     # all_to_all with unequal sizes: rank r sends q + 1 values r*10 + q to rank q
     ins = [rg.full((q + 1,), float(r * 10 + q), dtype=rg.float64) for q in range(n)]
     outs = [rg.zeros(r + 1, dtype=rg.float64) for _ in range(n)]
     dist.all_to_all(outs, ins)
+    for q in range(n):
+        close(outs[q], np.full(r + 1, float(q * 10 + r)))
+    outs = [rg.zeros(r + 1, dtype=rg.float64) for _ in range(n)]
+    assert dist.all_to_all(outs, ins, async_op=True).wait()
     for q in range(n):
         close(outs[q], np.full(r + 1, float(q * 10 + r)))
     # send/recv around a ring, isend/irecv back
