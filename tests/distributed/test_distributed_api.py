@@ -101,9 +101,17 @@ def test_errors_at_world_size_one_as_in_pytorch(world: Any, torch_world: Any, to
         (lambda: dist.all_reduce(rg.ones(2, dtype=rg.complex64), op=dist.ReduceOp.MAX),
          lambda: tdist.all_reduce(torch.ones(2, dtype=torch.complex64), op=tdist.ReduceOp.MAX)),
         (lambda: dist.all_reduce([1.0]), lambda: tdist.all_reduce([1.0])),
+        (lambda: dist.broadcast(rg.ones(2)), lambda: tdist.broadcast(torch.ones(2))),
+        (lambda: dist.reduce(rg.ones(2)), lambda: tdist.reduce(torch.ones(2))),
+        (lambda: dist.broadcast(rg.ones(2), src=0, group_src=0),
+         lambda: tdist.broadcast(torch.ones(2), src=0, group_src=0)),
+        (lambda: dist.send(rg.ones(2), dst=0), lambda: tdist.send(torch.ones(2), dst=0)),
     ]
     for ours, theirs in cases:
         assert outcome(ours) == outcome(theirs)
+    # (gloo's recv from itself fails inside gloo; PyTorch's irecv checks as send does)
+    assert outcome(lambda: dist.recv(rg.ones(2), src=0)) == (
+        "ValueError", "Invalid source rank: source rank should not be the same as the rank of the current process.")
 
 
 @needs_mpi

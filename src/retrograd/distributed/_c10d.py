@@ -514,15 +514,20 @@ def _check_same(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
     raise RuntimeError(f"{name}: tensor shapes or dtypes differ across ranks ({described})")
 
 
-def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str) -> int:
+def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str,
+                default: int | None = 0) -> int:
+    """The rank in ``pg`` named by a global rank or a group rank (PyTorch's rules and messages:
+    ``gather``/``scatter`` default to rank 0, ``broadcast``/``reduce``/``send`` need one)."""
     if group_rank is not None:
         if global_rank is not None:
-            raise ValueError(f"Can not specify both {what} and group_{what}")
+            raise ValueError("Can't specify both group_rank and global_rank")
         if not 0 <= group_rank < pg._size:
             raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
         return group_rank
     if global_rank is None:
-        global_rank = 0
+        if default is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        global_rank = default
     if pg is _State.world:
         if not 0 <= global_rank < pg._size:
             raise RuntimeError(f"invalid {what} rank: {global_rank} (ranks are 0..{pg._size - 1})")
@@ -608,7 +613,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
     pg = _resolve(group)
     if pg is None:
         return _not_member("broadcast")
-    root = _group_rank(pg, src, group_src, "src")
+    root = _group_rank(pg, src, group_src, "src", None)
     _check_same(pg, "broadcast", (tensor,))
     buf = _buffer(tensor._data)
     comm = pg._comm
@@ -629,7 +634,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     pg = _resolve(group)
     if pg is None:
         return _not_member("reduce")
-    root = _group_rank(pg, dst, group_dst, "dst")
+    root = _group_rank(pg, dst, group_dst, "dst", None)
     mpi_op = _mpi_op(op, tensor, "reduce")
     _check_same(pg, "reduce", (tensor,))
     MPI, comm = _mpi(), pg._comm
@@ -859,10 +864,11 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
 
 # -- point to point ----------------------------------------------------------------------------
 
-def _peer(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str, name: str) -> int:
-    peer = _group_rank(pg, global_rank, group_rank, what)
+def _peer(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str) -> int:
+    peer = _group_rank(pg, global_rank, group_rank, what, None)
     if peer == pg._rank:
-        raise ValueError(f"Invalid {what} rank: {name} to itself (rank {pg._ranks[peer]}) is not allowed")
+        kind = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank of the current process.")
     return peer
 
 
@@ -879,7 +885,7 @@ def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = N
     pg = _resolve(group)
     if pg is None:
         return _not_member("send")
-    peer = _peer(pg, dst, group_dst, "dst", "send")
+    peer = _peer(pg, dst, group_dst, "dst")
     buf = _buffer(tensor._data)
     return Work(pg, "send", [pg._comm.Isend(buf, dest=peer, tag=tag)], None, [tensor])
 
@@ -893,7 +899,7 @@ def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = No
         _not_member("recv")
         return -1
     MPI = _mpi()
-    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src", "recv")
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src")
     buf = np.empty_like(_buffer(tensor._data))
     status = MPI.Status()
     # Probe first: a message of another size is an error naming both, not a truncation or a short fill.
@@ -918,7 +924,7 @@ def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = N
     if pg is None:
         return _not_member("recv")
     MPI = _mpi()
-    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src", "recv")
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src")
     buf = np.empty_like(_buffer(tensor._data))
     return Work(pg, "recv", [pg._comm.Irecv(buf, source=peer, tag=tag)], lambda: _store(tensor, buf, "recv"),
                 [tensor])
