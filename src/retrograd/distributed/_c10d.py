@@ -38,7 +38,7 @@ def _mpi() -> Any:
     if _MPI is None:
         try:
             from mpi4py import MPI
-        except ImportError:
+        except (ImportError, OSError, RuntimeError):  # (mpi4py without an MPI library to load raises too)
             raise ImportError(MPI4PY_MISSING) from None
         _MPI = MPI
     return _MPI
