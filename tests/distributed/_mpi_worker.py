@@ -321,6 +321,36 @@ def ddp(r: int, n: int) -> None:
         raise AssertionError("DDP did not report the unfinished reduction")
 
 
+def torch_names(r: int, n: int) -> None:
+    """A program written for PyTorch, run with retrograd installed as ``torch``."""
+    rg.install_as_torch()
+    try:
+        import torch
+        import torch.distributed as tdist
+        from torch.nn.parallel import DistributedDataParallel
+        from torch.utils.data import DataLoader, TensorDataset
+        from torch.utils.data.distributed import DistributedSampler
+
+        assert tdist is dist and tdist.is_initialized() and tdist.get_world_size() == n
+        data = TensorDataset(torch.arange(10.0).reshape(10, 1), torch.arange(10.0).reshape(10, 1) * 2)
+        sampler = DistributedSampler(data, shuffle=True, seed=1)
+        sampler.set_epoch(2)
+        model = DistributedDataParallel(torch.nn.Linear(1, 1))
+        seen: list[int] = []
+        for xb, yb in DataLoader(data, batch_size=2, sampler=sampler):
+            seen += [int(v) for v in xb.flatten().tolist()]
+            torch.nn.functional.mse_loss(model(xb), yb).backward()
+        everyone: list = [None] * n
+        tdist.all_gather_object(everyone, seen)
+        every_index = sorted(i for part in everyone for i in part)
+        assert set(every_index) == set(range(10)) and len(every_index) == sampler.total_size, everyone
+        grads: list = [None] * n
+        tdist.all_gather_object(grads, model.module.weight.grad.tolist())
+        assert all(g == grads[0] for g in grads), grads  # averaged: the same on every rank
+    finally:
+        rg.uninstall_as_torch()
+
+
 def fault_raise(r: int, n: int) -> None:
     if r == 1:
         raise ValueError("rank 1 fails on purpose")

@@ -56,7 +56,7 @@ def assert_all_ok(result: subprocess.CompletedProcess[str], scenario: str, n: in
 
 # One launch per process count runs several scenarios (through the launcher for 2 processes);
 # each test checks its own scenario's report. A failed check aborts the launch, so the output is shown.
-TWO = "launcher,collectives,errors,ddp"
+TWO = "launcher,collectives,errors,ddp,torch_names"
 FOUR = "collectives,errors,ddp"
 
 
@@ -95,6 +95,11 @@ def test_ddp_equals_one_process_on_the_whole_batch_and_no_sync_and_unused_parame
 def test_launcher_runs_the_script_on_n_processes_with_torchruns_variables(
         two: subprocess.CompletedProcess[str]) -> None:
     assert_all_ok(two, "launcher", 2)
+
+
+def test_a_pytorch_program_runs_unchanged_with_retrograd_installed_as_torch(
+        two: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two, "torch_names", 2)
 
 
 def test_a_rank_that_raises_ends_every_rank() -> None:
