@@ -173,6 +173,24 @@ def test_ddp_at_world_size_one_is_the_plain_model(world: Any) -> None:
     assert list(wrapped.state_dict()) == [f"module.{k}" for k in plain.state_dict()]
 
 
+def test_ddp_has_pytorchs_signature_and_refuses_what_it_does_not_do(torch: Any) -> None:
+    import inspect
+
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    ours = inspect.signature(DDP.__init__).parameters
+    theirs = inspect.signature(torch.nn.parallel.DistributedDataParallel.__init__).parameters
+    assert [(p.name, p.default) for p in ours.values()] == [(p.name, p.default) for p in theirs.values()]
+
+
+@needs_mpi
+def test_ddp_refuses_options_it_does_not_implement(world: Any) -> None:
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    with pytest.raises(ValueError, match="does not support mixed_precision"):
+        DDP(rg.nn.Linear(2, 2), mixed_precision=object())
+
+
 @pytest.mark.parametrize("n", [7, 10, 13])
 @pytest.mark.parametrize("replicas", [1, 3, 4])
 @pytest.mark.parametrize("shuffle,drop_last", [(True, False), (True, True), (False, False), (False, True)])

@@ -63,16 +63,27 @@ class DistributedDataParallel(Module):
     """
 
     def __init__(self, module: Module, device_ids: Any = None, output_device: Any = None, dim: int = 0,
-                 broadcast_buffers: bool = True, process_group: Any = None, bucket_cap_mb: float | None = None,
-                 find_unused_parameters: bool = False, check_reduction: bool = False,
-                 gradient_as_bucket_view: bool = False, static_graph: bool = False, **kwargs: Any) -> None:
+                 broadcast_buffers: bool | None = None, init_sync: bool = True, process_group: Any = None,
+                 bucket_cap_mb: float | None = None, find_unused_parameters: bool = False,
+                 check_reduction: bool = False, gradient_as_bucket_view: bool = False, static_graph: bool = False,
+                 delay_all_reduce_named_params: Any = None, param_to_hook_all_reduce: Any = None,
+                 mixed_precision: Any = None, device_mesh: Any = None, skip_all_reduce_unused_params: bool = False,
+                 bucket_cap_mb_list: list[int] | None = None, batched_grad_copy: bool = False,
+                 forward_sync_buffers: bool | None = None) -> None:
         super().__init__()
         from ... import distributed as dist
         from ...distributed import _c10d
 
+        for name, value in (("delay_all_reduce_named_params", delay_all_reduce_named_params),
+                            ("param_to_hook_all_reduce", param_to_hook_all_reduce),
+                            ("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
+                            ("bucket_cap_mb_list", bucket_cap_mb_list)):
+            if value is not None:  # (a clear error rather than an option silently ignored)
+                raise ValueError(f"DistributedDataParallel: retrograd does not support {name}")
         self.module = module
         self.process_group = process_group
-        self.broadcast_buffers = broadcast_buffers
+        sync = forward_sync_buffers if forward_sync_buffers is not None else broadcast_buffers
+        self.broadcast_buffers = True if sync is None else bool(sync)
         self.find_unused_parameters = find_unused_parameters
         self.require_backward_grad_sync = True
         self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
@@ -88,8 +99,9 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
                                "that requires a gradient.")
         self._params = params
-        self._verify_same_model(dist)
-        self._broadcast_state()
+        if init_sync:  # (init_sync=False: the caller guarantees identical replicas)
+            self._verify_same_model(dist)
+            self._broadcast_state()
         self._buckets = self._make_buckets(params)
         self._where: dict[int, tuple[_Bucket, int]] = {}
         for bucket in self._buckets:
