@@ -184,6 +184,25 @@ def test_ddp_has_pytorchs_signature_and_refuses_what_it_does_not_do(torch: Any) 
 
 
 @needs_mpi
+def test_ddp_a_parameter_used_outside_forward_with_find_unused_parameters_is_an_error(world: Any) -> None:
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    class FirstOnly(rg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = rg.nn.Linear(2, 2)
+            self.b = rg.nn.Linear(2, 2)
+
+        def forward(self, x: rg.Tensor) -> rg.Tensor:
+            return self.a(x)
+
+    model = DDP(FirstOnly(), find_unused_parameters=True)
+    loss = model(rg.ones(1, 2)).sum() + model.module.b.weight.sum()  # b: used outside forward
+    with pytest.raises(RuntimeError, match="^Expected to mark a variable ready only once"):
+        loss.backward()
+
+
+@needs_mpi
 def test_ddp_refuses_options_it_does_not_implement(world: Any) -> None:
     from retrograd.nn.parallel import DistributedDataParallel as DDP
 

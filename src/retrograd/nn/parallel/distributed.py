@@ -31,6 +31,11 @@ _UNFINISHED = (
     "`torch.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs participate "
     "in calculating loss.")
 
+_READY_TWICE = (
+    "Expected to mark a variable ready only once. Parameter {index} (shape {shape}) was not reached from "
+    "forward's output, so find_unused_parameters=True marked it ready with no gradient, and then a gradient "
+    "for it arrived: it is used outside the module's `forward` (e.g. in the loss).")
+
 
 class _Bucket:
     __slots__ = ("params", "offsets", "buffer", "pending", "request")
@@ -111,6 +116,7 @@ class DistributedDataParallel(Module):
         self._armed = False  # a synchronised backward is expected (set by forward)
         self._started = False  # ... and has begun: a gradient arrived, the reduction is under way
         self._used = np.ones(len(params), dtype=np.uint8)
+        self._ready = np.zeros(len(params), dtype=np.uint8)
         self._index = {id(p): i for i, p in enumerate(params)}
         for p in params:
             p.register_post_accumulate_grad_hook(self._grad_ready)
@@ -198,11 +204,13 @@ class DistributedDataParallel(Module):
             bucket.pending = len(bucket.params)
             bucket.request = None
         self._used[:] = 1
+        self._ready[:] = 0
         if self.find_unused_parameters:
             used = _reached_leaves(output)
             for p in self._params:
                 if id(p) not in used:  # never gets a gradient this iteration: ready now, contributes zero
                     self._used[self._index[id(p)]] = 0
+                    self._ready[self._index[id(p)]] = 1
                     bucket, i = self._where[id(p)]
                     bucket.buffer[bucket.offsets[i]:bucket.offsets[i + 1]] = 0
                     self._mark_ready(bucket)
@@ -212,6 +220,11 @@ class DistributedDataParallel(Module):
         if not self._armed:
             return
         self._started = True
+        index = self._index[id(p)]
+        if self._ready[index]:
+            # find_unused_parameters judged it unused from forward's output, yet a gradient came
+            raise RuntimeError(_READY_TWICE.format(index=index, shape=list(p.shape)))
+        self._ready[index] = 1
         bucket, i = self._where[id(p)]
         grad = p._grad
         assert grad is not None  # (a post-accumulate-grad hook runs after .grad is set)
