@@ -69,10 +69,12 @@ _NEEDS = (
     (re.compile(r"\bexplore\("), ("graphviz", "dot")),
     (re.compile(r"\bmake_dot(?:_lifecycle)?\(|\.(?:render|pipe)\("), ("graphviz",)),
     (re.compile(r"\bcheck_op\("), ("hypothesis",)),  # draws its inputs with hypothesis
+    (re.compile(r"\binit_process_group\("), ("mpi4py",)),  # retrograd.distributed runs on MPI
 )
 _MISSING = {
     "graphviz": "needs the 'graphviz' Python package (pip install graphviz, or the '.[dev]' extra)",
     "hypothesis": "needs the 'hypothesis' package (in the '.[test]' extra; pip install hypothesis)",
+    "mpi4py": "needs mpi4py and MPI (the '.[distributed]' extra; pip install mpi4py mpich)",
     "dot": "needs Graphviz's `dot` program (apt-get install graphviz / brew install graphviz / "
            "conda install -c conda-forge graphviz)",
 }

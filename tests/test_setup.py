@@ -163,5 +163,7 @@ def test_extras_user_test_run_is_light_and_ci_installs_them_all() -> None:
     assert {"ruff", "mypy", "graphviz", "matplotlib", "selenium"} <= names["dev"]
     assert "torch==2.13.0" in extras["parity"]
     script = (ROOT / ".ci" / "run").read_text()
-    assert 'pip install -q -e ".[test,parity,dev,demo,docs]"' in script
+    assert names["distributed"] == {"mpi4py", "mpich"}
+    assert 'pip install -q -e ".[test,parity,dev,demo,docs,distributed]"' in script
+    assert "RETROGRAD_REQUIRE_MPI=1" in script
     assert "export RETROGRAD_REQUIRE_TORCH=1" in script

@@ -1,0 +1,173 @@
+"""retrograd.distributed: all_reduce bandwidth against mpi4py's own Allreduce, and DDP's scaling.
+
+    python benchmarks/distributed.py [-n 2] [--repeats 7] [--steps 30]
+
+1. all_reduce (SUM, float32, 1 KB-64 MB): ``dist.all_reduce(t)`` and ``comm.Allreduce(IN_PLACE, a)``
+   on the same buffer (``t`` wraps ``a``), timed in alternating blocks in one run; the median
+   block's time per call, the bus bandwidth and the ratio (target: retrograd >= 0.9x mpi4py), with
+   the cross-rank shape check (the default) and without it (RETROGRAD_DISTRIBUTED_CHECKS=0).
+2. DDP scaling (weak): one training step of the small MLP (64-128-128-10, batch 64 per process,
+   SGD) as a plain model in one process, and wrapped in DistributedDataParallel on N processes;
+   efficiency = t(1 process) / t(N processes) (1.0: N times the samples in the same time).
+
+Launches itself with ``mpiexec -n N`` (the ``distributed`` extra). The machine's other load
+shows in the figures: compare the ratios from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SIZES = (1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 26)  # bytes
+SMALL_SIZES = (64, 128, 128, 10)
+BATCH = 64
+
+
+def _text(nbytes: int) -> str:
+    return f"{nbytes >> 20} MB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KB"
+
+
+def worker_allreduce(repeats: int) -> None:
+    from mpi4py import MPI
+
+    import retrograd as rg
+    import retrograd.distributed as dist
+
+    dist.init_process_group("mpi")
+    comm, rank, n = MPI.COMM_WORLD, dist.get_rank(), dist.get_world_size()
+    world: Any = dist.group.WORLD
+    if rank == 0:
+        print(f"all_reduce SUM float32 on {n} processes (median of {repeats} blocks per size)")
+        print(f"{'size':>7} {'calls':>6} {'mpi4py us':>10} {'retrograd us':>13} {'busbw GB/s':>11} {'ratio':>6} "
+              f"{'unchecked us':>14} {'ratio':>6}")
+    for nbytes in SIZES:
+        a = np.zeros(nbytes // 4, dtype=np.float32)
+        t = rg.from_numpy(a)
+        calls = max(2, min(400, (4 << 20) // nbytes * 4))
+
+        def mpi4py_block() -> float:
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM)
+            return (time.perf_counter() - t0) / calls
+
+        def retrograd_block(check: bool) -> float:
+            world._check = check
+            comm.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                dist.all_reduce(t)
+            return (time.perf_counter() - t0) / calls
+
+        mpi4py_block(), retrograd_block(True)  # warm up
+        ours, unchecked, theirs = [], [], []
+        for _ in range(repeats):
+            theirs.append(mpi4py_block())
+            ours.append(retrograd_block(True))
+            unchecked.append(retrograd_block(False))
+        # every rank's median, then the slowest rank's (a collective ends when its last rank does)
+        mine = np.array([statistics.median(theirs), statistics.median(ours), statistics.median(unchecked)])
+        comm.Allreduce(MPI.IN_PLACE, mine, op=MPI.MAX)
+        busbw = 2 * (n - 1) / n * nbytes / mine[1] / 1e9
+        if rank == 0:
+            print(f"{_text(nbytes):>7} {calls:>6} {mine[0] * 1e6:>10.1f} {mine[1] * 1e6:>13.1f} {busbw:>11.2f} "
+                  f"{mine[0] / mine[1]:>6.2f} {mine[2] * 1e6:>14.1f} {mine[0] / mine[2]:>6.2f}")
+    dist.destroy_process_group()
+
+
+def _mlp(lib: Any) -> Any:
+    lib.manual_seed(0)
+    layers: list[Any] = []
+    for i, (a, b) in enumerate(zip(SMALL_SIZES[:-1], SMALL_SIZES[1:])):
+        layers.append(lib.nn.Linear(a, b))
+        if i < len(SMALL_SIZES) - 2:
+            layers.append(lib.nn.ReLU())
+    return lib.nn.Sequential(*layers)
+
+
+def worker_ddp(steps: int) -> None:
+    import retrograd as rg
+    import retrograd.distributed as dist
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group("mpi")
+    rank, n = dist.get_rank(), dist.get_world_size()
+    rng = np.random.default_rng(rank)
+    x = rg.tensor(rng.standard_normal((BATCH, SMALL_SIZES[0])).astype(np.float32))
+    y = rg.tensor(rng.integers(0, SMALL_SIZES[-1], BATCH))
+    from mpi4py import MPI
+
+    # one process: the plain model, and DDP's own cost (hooks, bucket copies, a world of one)
+    for kind in ("plain", "ddp") if n == 1 else ("ddp",):
+        model = _mlp(rg) if kind == "plain" else DDP(_mlp(rg))
+        opt = rg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        times = []
+        for _ in range(steps + 5):
+            dist.barrier()
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            rg.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            times.append(time.perf_counter() - t0)
+        mine = np.array([statistics.median(times[5:])])
+        worst = np.zeros(1)
+        MPI.COMM_WORLD.Allreduce(mine, worst, op=MPI.MAX)
+        if rank == 0:
+            print(f"DDP_STEP {kind} {n} {worst[0]:.9f}")
+    dist.destroy_process_group()
+
+
+def _launch(mpiexec: str, n: int, *args: str) -> str:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent / "src"), env.get("PYTHONPATH", "")])
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # (as the launcher does)
+        env.setdefault(name, "1")
+    command = [mpiexec, "-n", str(n), sys.executable, str(Path(__file__).resolve()), "--worker", *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
+    if result.returncode != 0:
+        raise SystemExit(result.stdout + result.stderr)
+    return result.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", type=int, default=2, help="processes (default 2)")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    ns = parser.parse_args()
+    if ns.worker:
+        kind, value = ns.worker[0], int(ns.worker[1])
+        worker_allreduce(value) if kind == "allreduce" else worker_ddp(value)
+        return
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from retrograd.distributed.run import find_mpiexec
+
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        raise SystemExit('needs mpiexec: pip install "retrograd[distributed]"')
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(_launch(mpiexec, ns.n, "allreduce", str(ns.repeats)), end="")
+    lines = _launch(mpiexec, 1, "ddp", str(ns.steps)).split("\n")
+    one, one_ddp = (float(line.split()[-1]) for line in lines if line.startswith("DDP_STEP"))
+    many = float(_launch(mpiexec, ns.n, "ddp", str(ns.steps)).split()[-1])
+    print(f"\nDDP step, small MLP {'-'.join(map(str, SMALL_SIZES))}, batch {BATCH} per process, SGD "
+          f"(median of {ns.steps} steps)")
+    print(f"  1 process: plain model {one * 1e3:.3f} ms, DDP in a world of one {one_ddp * 1e3:.3f} ms "
+          f"(DDP's own cost {(one_ddp - one) * 1e3:+.3f} ms)")
+    print(f"  {ns.n} processes (DDP): {many * 1e3:.3f} ms; weak-scaling efficiency {one / many:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,970 @@
+"""Process groups and collectives over MPI (mpi4py): PyTorch's ``torch.distributed`` API.
+
+Every collective works on the tensor's NumPy array in place, through mpi4py's buffer (upper-case,
+pickle-free) calls; only the ``*_object*`` functions pickle. A collective first checks, with one
+small ``Allreduce``, that every rank passed the same dtype and shape, so a mismatch is an error
+naming each rank's shape instead of MPI's undefined behaviour. A watchdog thread aborts every rank
+when a collective outlasts the group's timeout, and an uncaught exception on one rank aborts the
+others (``sys.excepthook``): a failure never leaves the other ranks waiting for ever.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import os
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+
+MPI4PY_MISSING = ('retrograd.distributed needs mpi4py and an MPI library: pip install "retrograd[distributed]" '
+                  "(or pip install mpi4py mpich)")
+DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # PyTorch's default_pg_timeout
+_NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
+
+
+_MPI: Any = None
+
+
+def _mpi() -> Any:
+    global _MPI
+    if _MPI is None:
+        try:
+            from mpi4py import MPI
+        except (ImportError, OSError, RuntimeError):  # (mpi4py without an MPI library to load raises too)
+            raise ImportError(MPI4PY_MISSING) from None
+        _MPI = MPI
+    return _MPI
+
+
+class ReduceOp:
+    """The reductions of ``all_reduce``/``reduce``/``reduce_scatter_tensor`` (PyTorch's names).
+
+    >>> import retrograd.distributed as dist
+    >>> dist.ReduceOp.SUM
+    <RedOpType.SUM: 0>
+    """
+
+    class RedOpType(enum.Enum):
+        SUM = 0
+        AVG = 1
+        PRODUCT = 2
+        MIN = 3
+        MAX = 4
+        BAND = 5
+        BOR = 6
+        BXOR = 7
+        PREMUL_SUM = 8
+        UNUSED = 9
+
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+
+
+class Backend(str):
+    """A backend name (``Backend.MPI == "mpi"``)."""
+
+    MPI = "mpi"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UNDEFINED = "undefined"
+
+
+class ProcessGroup:
+    """A group of ranks and the MPI communicator that connects them (``new_group`` makes one).
+
+    ``rank()`` and ``size()`` are this process's rank in the group and the group's size.
+    """
+
+    def __init__(self, comm: Any, ranks: list[int], timeout: float) -> None:
+        self._comm = comm
+        self._ranks = ranks  # the group's members, as global ranks
+        self._timeout = timeout
+        self._rank = comm.Get_rank()
+        self._size = comm.Get_size()
+        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency:
+        # about doubling the time of a 1 KB all_reduce). RETROGRAD_DISTRIBUTED_CHECKS=0 turns it off.
+        self._check = os.environ.get("RETROGRAD_DISTRIBUTED_CHECKS", "1") != "0"
+
+    def rank(self) -> int:
+        return self._rank
+
+    def size(self) -> int:
+        return self._size
+
+    def name(self) -> str:
+        return Backend.MPI
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup(backend='mpi', ranks={self._ranks})"
+
+
+class _State:
+    world: ProcessGroup | None = None
+    groups: list[ProcessGroup] = []
+    previous_excepthook: Any = None
+    watchdog: _Watchdog | None = None
+
+
+class _Watchdog(threading.Thread):
+    """Aborts every rank when one collective runs past the timeout (another rank failed, or never
+    reached it). A collective only stores its name and start time: no per-call thread or timer."""
+
+    def __init__(self) -> None:
+        super().__init__(name="retrograd.distributed watchdog", daemon=True)
+        self.op: str | None = None
+        self.started = 0.0
+        self.timeout = DEFAULT_TIMEOUT.total_seconds()
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(min(1.0, max(self.timeout / 20, 0.05))):
+            op, started = self.op, self.started
+            if op is not None and time.monotonic() - started > self.timeout:
+                world = _State.world
+                rank = -1 if world is None else world.rank()
+                sys.stderr.write(
+                    f"retrograd.distributed: rank {rank}: {op} timed out after {self.timeout:g} s: another rank "
+                    "failed or did not call the same collective; aborting all ranks\n")
+                sys.stderr.flush()
+                _mpi().COMM_WORLD.Abort(1)
+
+
+def _excepthook(kind: Any, value: Any, tb: Any) -> None:
+    # One rank's uncaught exception must not leave the others blocked in a collective: report it,
+    # then abort the whole job (mpiexec ends every rank).
+    previous = _State.previous_excepthook or sys.__excepthook__
+    previous(kind, value, tb)
+    world = _State.world
+    if world is not None and world.size() > 1:
+        sys.stderr.write(f"retrograd.distributed: rank {world.rank()} raised {kind.__name__}; aborting all ranks\n")
+        sys.stderr.flush()
+        _mpi().COMM_WORLD.Abort(1)
+
+
+class _GroupNamespace:
+    """``dist.group.WORLD``: the default group (``None`` before ``init_process_group``)."""
+
+    @property
+    def WORLD(self) -> ProcessGroup | None:  # noqa: N802  (PyTorch's name)
+        return _State.world
+
+
+group = _GroupNamespace()
+GroupMember = group
+
+
+def is_available() -> bool:
+    """Whether the distributed package can run here (mpi4py is installed).
+
+    >>> import retrograd.distributed as dist
+    >>> isinstance(dist.is_available(), bool)
+    True
+    """
+    import importlib.util
+
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_mpi_available() -> bool:
+    """Whether the MPI backend is available (the only backend: mpi4py is installed)."""
+    return is_available()
+
+
+def is_initialized() -> bool:
+    """Whether ``init_process_group`` has run (and ``destroy_process_group`` has not).
+
+    >>> import retrograd.distributed as dist
+    >>> dist.is_initialized()
+    False
+    """
+    return _State.world is not None
+
+
+def _env_int(name: str) -> int | None:
+    value = os.environ.get(name)
+    return None if value in (None, "") else int(value)  # type: ignore[arg-type]
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None,
+                       timeout: datetime.timedelta | None = None, world_size: int = -1, rank: int = -1,
+                       store: Any = None, group_name: str = "", pg_options: Any = None,
+                       device_id: Any = None) -> None:
+    """Join the default group: every process that ``mpiexec`` started (``MPI.COMM_WORLD``).
+
+    ``backend`` is ``"mpi"`` (or None; ``"gloo"`` runs over MPI too). The rank and world size are MPI's; ``rank``/``world_size``
+    and the ``RANK``/``WORLD_SIZE`` environment variables, when given, must agree with them.
+    ``timeout`` bounds every collective (default 30 minutes): past it, all ranks are aborted.
+
+    >>> import retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")  # one process, without mpiexec
+    >>> dist.get_rank(), dist.get_world_size()
+    (0, 1)
+    >>> dist.destroy_process_group()
+    """
+    if _State.world is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if backend is not None:
+        # "gloo" (PyTorch's CPU backend, and "cpu:gloo,cuda:nccl" strings) runs over MPI here, so
+        # that PyTorch scripts run unchanged; a GPU-only backend cannot.
+        kinds = {part.split(":")[-1].strip() for part in str(backend).lower().split(",")}
+        if not kinds & {Backend.MPI, Backend.GLOO}:
+            raise ValueError(f"retrograd.distributed runs on the CPU over MPI: backend {backend!r} is not available; "
+                             "use 'mpi' (or 'gloo', which runs over MPI here)")
+    if timeout is not None and not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
+    MPI = _mpi()
+    comm = MPI.COMM_WORLD
+    mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
+    for what, given, actual in (("rank", rank, mpi_rank), ("world_size", world_size, mpi_size),
+                                ("RANK", _env_int("RANK"), mpi_rank),
+                                ("WORLD_SIZE", _env_int("WORLD_SIZE"), mpi_size)):
+        if given is not None and given != -1 and given != actual:
+            raise ValueError(f"init_process_group: {what}={given} disagrees with MPI's {actual} "
+                             f"(rank {mpi_rank} of {mpi_size}): launch with mpiexec -n N")
+    seconds = (timeout or DEFAULT_TIMEOUT).total_seconds()
+    for red, name in ((ReduceOp.SUM, "SUM"), (ReduceOp.PRODUCT, "PROD"), (ReduceOp.MIN, "MIN"), (ReduceOp.MAX, "MAX")):
+        _DIRECT_OPS[red] = getattr(MPI, name)
+    global _DIRECT_SUM
+    _DIRECT_SUM = MPI.SUM
+    _State.world = ProcessGroup(comm.Dup(), list(range(mpi_size)), seconds)
+    _State.groups = [_State.world]
+    watchdog = _State.watchdog = _Watchdog()
+    watchdog.timeout = seconds
+    watchdog.start()
+    _State.previous_excepthook = sys.excepthook
+    sys.excepthook = _excepthook
+
+
+def destroy_process_group(group: ProcessGroup | None = None) -> None:
+    """Leave the default group (all groups) or free one group made by ``new_group``."""
+    if group is None or group is _State.world:
+        if _State.world is None:
+            raise AssertionError("Process group cannot be None")
+        for pg in _State.groups:
+            if pg._comm is not None:
+                pg._comm.Free()
+                pg._comm = None
+        _State.world = None
+        _State.groups = []
+        if _State.watchdog is not None:
+            _State.watchdog.stop.set()
+            _State.watchdog = None
+        if sys.excepthook is _excepthook:
+            sys.excepthook = _State.previous_excepthook
+        _State.previous_excepthook = None
+        return
+    if group in _State.groups:
+        _State.groups.remove(group)
+        if group._comm is not None:
+            group._comm.Free()
+            group._comm = None
+
+
+def _world() -> ProcessGroup:
+    world = _State.world
+    if world is None:
+        raise ValueError(_NOT_INITIALIZED)
+    return world
+
+
+def _resolve(group: ProcessGroup | None) -> ProcessGroup | None:
+    """The group to use, or None when this rank is not a member (the call is then a no-op)."""
+    world = _world()
+    if group is None:
+        return world
+    if not isinstance(group, ProcessGroup):
+        raise TypeError(f"group must be a ProcessGroup from new_group(), got {type(group).__name__}")
+    if group._comm is None:  # a non-member's handle (or a destroyed group)
+        return None
+    return group
+
+
+def _not_member(op_name: str) -> Any:
+    """PyTorch's warning for a collective called by a non-member of the group; the call returns None."""
+    world = _State.world
+    warnings.warn(f"Running {op_name} on global rank {-1 if world is None else world.rank()} which does not "
+                  "belong to the given group.", stacklevel=3)
+    return None
+
+
+def get_rank(group: ProcessGroup | None = None) -> int:
+    """This process's rank in ``group`` (default: the world); -1 when it is not a member."""
+    pg = _resolve(group)
+    return -1 if pg is None else pg.rank()
+
+
+def get_world_size(group: ProcessGroup | None = None) -> int:
+    """The number of processes in ``group`` (default: the world); -1 when this rank is not a member."""
+    pg = _resolve(group)
+    return -1 if pg is None else pg.size()
+
+
+def get_backend(group: ProcessGroup | None = None) -> str:
+    """The group's backend name: ``"mpi"``."""
+    _world()
+    return Backend.MPI
+
+
+def get_process_group_ranks(group: ProcessGroup | None) -> list[int]:
+    """The global ranks of ``group``'s members, in group-rank order."""
+    return list((_world() if group is None else group)._ranks)
+
+
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    """The global rank of ``group``'s rank ``group_rank``."""
+    ranks = get_process_group_ranks(group)
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {group}")
+    return ranks[group_rank]
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    """The rank within ``group`` of the process whose global rank is ``global_rank``."""
+    ranks = get_process_group_ranks(group)
+    if global_rank not in ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {group}")
+    return ranks.index(global_rank)
+
+
+def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | None = None,
+              backend: str | None = None, pg_options: Any = None, use_local_synchronization: bool = False,
+              group_desc: str | None = None, device_id: Any = None) -> ProcessGroup:
+    """A group of some ranks (default: all). Every rank must call it, members or not, as in PyTorch;
+    a non-member gets a handle on which collectives do nothing."""
+    world = _world()
+    members = sorted(range(world.size()) if ranks is None else {int(r) for r in ranks})
+    for r in members:
+        if not 0 <= r < world.size():
+            raise ValueError(f"Invalid rank {r}, rank should be in the interval [0, {world.size() - 1}]")
+    comm = world._comm.Create(world._comm.Get_group().Incl(members))
+    seconds = world._timeout if timeout is None else timeout.total_seconds()
+    if comm == _mpi().COMM_NULL:
+        pg = ProcessGroup.__new__(ProcessGroup)
+        pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size, pg._check = None, members, seconds, -1, -1, False
+        return pg
+    pg = ProcessGroup(comm, members, seconds)
+    _State.groups.append(pg)
+    return pg
+
+
+# -- running a call ----------------------------------------------------------------------------
+
+def _timed(pg: ProcessGroup, name: str, call: Callable[[], Any]) -> Any:
+    """Run one blocking MPI call under the watchdog; MPI's own errors become RuntimeError."""
+    dog = _State.watchdog
+    if dog is not None:
+        dog.timeout = pg._timeout
+        dog.started = time.monotonic()
+        dog.op = name
+    try:
+        return call()
+    except _mpi().Exception as e:
+        raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
+    finally:
+        if dog is not None:
+            dog.op = None
+
+
+class Work:
+    """A collective started with ``async_op=True``: ``wait()`` blocks until it is done.
+
+    ``is_completed()`` says whether it is done without blocking; ``result()`` is the tensors it wrote.
+    """
+
+    def __init__(self, pg: ProcessGroup, name: str, requests: list[Any], finish: Callable[[], None] | None,
+                 outputs: list[Tensor]) -> None:
+        self._pg = pg
+        self._name = name
+        self._requests = requests
+        self._finish = finish
+        self._outputs = outputs
+        self._done = False
+
+    def _complete(self) -> None:
+        self._done = True
+        self._requests = []
+        if self._finish is not None:
+            finish, self._finish = self._finish, None
+            finish()
+
+    def wait(self, timeout: datetime.timedelta | None = None) -> bool:
+        if not self._done:
+            requests = self._requests
+            MPI = _mpi()
+            _timed(self._pg, self._name, lambda: MPI.Request.Waitall(requests))
+            self._complete()
+        return True
+
+    def is_completed(self) -> bool:
+        if not self._done and _mpi().Request.Testall(self._requests):
+            self._complete()
+        return self._done
+
+    def is_success(self) -> bool:
+        return self.is_completed()
+
+    def exception(self) -> None:
+        return None
+
+    def result(self) -> list[Tensor]:
+        return list(self._outputs)
+
+    def __repr__(self) -> str:
+        return f"Work({self._name}, completed={self._done})"
+
+
+class _DoneWork(Work):
+    """A finished blocking call returned as a handle (``async_op=True`` on a call with no overlap)."""
+
+    def __init__(self, pg: ProcessGroup, name: str, outputs: list[Tensor]) -> None:
+        super().__init__(pg, name, [], None, outputs)
+        self._done = True
+
+
+# -- tensors and MPI buffers -------------------------------------------------------------------
+
+_MPI_OPS = {ReduceOp.SUM: "SUM", ReduceOp.AVG: "SUM", ReduceOp.PRODUCT: "PROD", ReduceOp.MIN: "MIN",
+            ReduceOp.MAX: "MAX", ReduceOp.BAND: "BAND", ReduceOp.BOR: "BOR", ReduceOp.BXOR: "BXOR"}
+# bool tensors travel as uint8: a sum or a product of truth values is their OR or AND
+_BOOL_OPS = {ReduceOp.SUM: "MAX", ReduceOp.PRODUCT: "MIN", ReduceOp.MIN: "MIN", ReduceOp.MAX: "MAX",
+             ReduceOp.BAND: "BAND", ReduceOp.BOR: "BOR", ReduceOp.BXOR: "BXOR"}
+_NO_COMPLEX = (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
+
+
+def _tensor(t: Any, name: str, what: str = "tensor") -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type torch.Tensor\n"
+                        f"             but got {type(t)} instead.")
+    return t
+
+
+def _mpi_op(op: Any, t: Tensor, name: str) -> Any:
+    if not isinstance(op, ReduceOp.RedOpType):
+        raise TypeError(f"{name}(): op must be a ReduceOp (dist.ReduceOp.SUM, ...), got {op!r}")
+    kind = t._data.dtype.kind
+    if kind == "c" and op in _NO_COMPLEX:
+        raise ValueError(f"{name} does not support {op} on complex tensors")
+    table = _BOOL_OPS if kind == "b" else _MPI_OPS
+    if op not in table or (op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and kind not in "biu") or (
+            op is ReduceOp.AVG and kind not in "fc"):
+        raise ValueError(f"{name}: {op} is not supported on {_dtype_name(t)} tensors")
+    return getattr(_mpi(), table[op])
+
+
+def _dtype_name(t: Tensor) -> str:
+    return str(t.dtype)
+
+
+def _buffer(arr: np.ndarray) -> np.ndarray:
+    """What MPI reads and writes: the array itself when it is contiguous (bool as uint8)."""
+    if arr.dtype == np.bool_:
+        return arr.view(np.uint8) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(np.uint8)
+    if arr.dtype.kind == "V" or arr.dtype.char not in _MPI_TYPECODES:  # (bfloat16: MPI has no such type)
+        return np.ascontiguousarray(arr, dtype=np.float32)
+    return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+
+
+_MPI_TYPECODES = frozenset("bBhHiIlLqQefdDFgG?")
+# all_reduce's direct path: these ops on these real types need no conversion, check or division
+_DIRECT_OPS: dict[Any, Any] = {}
+_DIRECT_TYPES = frozenset("bBhHiIlLqQefdg")
+_DIRECT_SUM: Any = None
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _store(t: Tensor, buf: np.ndarray, name: str) -> None:
+    """Bring a result computed in ``buf`` back into ``t`` (a no-op when ``buf`` is ``t``'s memory)."""
+    data = t._data
+    if buf.dtype == np.uint8 and data.dtype == np.bool_:
+        buf = buf.view(np.bool_)
+    if buf is not data and not np.may_share_memory(buf, data):  # (else MPI wrote into t's memory)
+        np.copyto(data, buf.reshape(data.shape), casting="unsafe")
+    t._counter().bump(name)
+
+
+def _check_same(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
+    """All ranks passed tensors of one dtype and shape, or every rank raises naming each rank's."""
+    if pg._size == 1 or not pg._check:
+        return
+    # (a hash of ints only: a str's hash differs between processes)
+    key = tuple((ord(t._data.dtype.char), t._data.ndim, *t._data.shape) for t in tensors)
+    sig = np.array([hash(key) & ((1 << 62) - 1)], dtype=np.int64)
+    both = np.concatenate([sig, -sig])
+    _timed(pg, name, lambda: pg._comm.Allreduce(_mpi().IN_PLACE, both, op=_mpi().MAX))
+    if both[0] == -both[1]:
+        return
+    mine = ", ".join(f"{list(t._data.shape)} {t.dtype}" for t in tensors)
+    every = _timed(pg, name, lambda: pg._comm.allgather(mine))
+    described = "; ".join(f"rank {pg._ranks[r]}: {s}" for r, s in enumerate(every))
+    raise RuntimeError(f"{name}: tensor shapes or dtypes differ across ranks ({described})")
+
+
+def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str,
+                default: int | None = 0) -> int:
+    """The rank in ``pg`` named by a global rank or a group rank (PyTorch's rules and messages:
+    ``gather``/``scatter`` default to rank 0, ``broadcast``/``reduce``/``send`` need one)."""
+    if group_rank is not None:
+        if global_rank is not None:
+            raise ValueError("Can't specify both group_rank and global_rank")
+        if not 0 <= group_rank < pg._size:
+            raise ValueError(f"Group rank {group_rank} is not part of group {pg}")
+        return group_rank
+    if global_rank is None:
+        if default is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        global_rank = default
+    if pg is _State.world:
+        if not 0 <= global_rank < pg._size:
+            raise RuntimeError(f"invalid {what} rank: {global_rank} (ranks are 0..{pg._size - 1})")
+        return global_rank
+    return get_group_rank(pg, global_rank)
+
+
+def _finish(pg: ProcessGroup, name: str, requests: list[Any], finish: Callable[[], None],
+            outputs: list[Tensor], async_op: bool, blocking: Callable[[], Any] | None = None) -> Work | None:
+    """Return a Work for an async call; else wait for the requests (or run the blocking call)."""
+    if async_op:
+        return Work(pg, name, requests, finish, outputs)
+    if blocking is not None:
+        _timed(pg, name, blocking)
+    else:
+        _timed(pg, name, lambda: _mpi().Request.Waitall(requests))
+    finish()
+    return None
+
+
+# -- collectives -------------------------------------------------------------------------------
+
+def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Reduce ``tensor`` over all ranks of ``group``, in place on every rank.
+
+    >>> import retrograd as rg, retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> t = rg.tensor([1.0, 2.0])
+    >>> dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    >>> t
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
+    pg = _State.world if group is None else _resolve(group)
+    if pg is None:
+        if _State.world is None:
+            raise ValueError(_NOT_INITIALIZED)
+        return _not_member("all_reduce")
+    if not isinstance(tensor, Tensor):
+        _tensor(tensor, "all_reduce")
+    data = tensor._data
+    if pg._check and pg._size > 1:
+        _check_same(pg, "all_reduce", (tensor,))
+    fast = _DIRECT_SUM if op is ReduceOp.SUM else _DIRECT_OPS.get(op)  # (an Enum's hash is slow)
+    dt = data.dtype
+    if fast is not None and not async_op and (dt is _F32 or dt is _F64 or dt.char in _DIRECT_TYPES) and \
+            data.flags.c_contiguous:
+        # The common case in a few attribute reads: MPI reduces the tensor's own memory.
+        dog = _State.watchdog
+        if dog is not None:
+            dog.timeout = pg._timeout
+            dog.started = time.monotonic()
+            dog.op = "all_reduce"
+        try:
+            pg._comm.Allreduce(_MPI.IN_PLACE, data, op=fast)
+        except _MPI.Exception as e:
+            raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
+        finally:
+            if dog is not None:
+                dog.op = None
+        tensor._counter().bump("all_reduce")
+        return None
+    mpi_op = _mpi_op(op, tensor, "all_reduce")
+    buf = _buffer(data)
+    comm, MPI = pg._comm, _mpi()
+
+    def finish() -> None:
+        if op is ReduceOp.AVG:
+            np.divide(buf, pg._size, out=buf)
+        _store(tensor, buf, "all_reduce")
+
+    if async_op:
+        return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], True)
+    return _finish(pg, "all_reduce", [], finish, [tensor], False,
+                   lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+
+
+def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
+              group_src: int | None = None) -> Work | None:
+    """Copy ``tensor`` of rank ``src`` into ``tensor`` on every other rank."""
+    tensor = _tensor(tensor, "broadcast")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("broadcast")
+    root = _group_rank(pg, src, group_src, "src", None)
+    _check_same(pg, "broadcast", (tensor,))
+    buf = _buffer(tensor._data)
+    comm = pg._comm
+
+    def finish() -> None:
+        if pg._rank != root:
+            _store(tensor, buf, "broadcast")
+
+    if async_op:
+        return _finish(pg, "broadcast", [comm.Ibcast(buf, root=root)], finish, [tensor], True)
+    return _finish(pg, "broadcast", [], finish, [tensor], False, lambda: comm.Bcast(buf, root=root))
+
+
+def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
+           async_op: bool = False, group_dst: int | None = None) -> Work | None:
+    """Reduce ``tensor`` over the group into rank ``dst``'s ``tensor`` (the others' are unchanged)."""
+    tensor = _tensor(tensor, "reduce")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("reduce")
+    root = _group_rank(pg, dst, group_dst, "dst", None)
+    mpi_op = _mpi_op(op, tensor, "reduce")
+    _check_same(pg, "reduce", (tensor,))
+    MPI, comm = _mpi(), pg._comm
+    at_root = pg._rank == root
+    buf = _buffer(tensor._data)
+    send: Any = MPI.IN_PLACE if at_root else buf.copy()  # (a copy: the caller's tensor stays as it was)
+    recv: Any = buf if at_root else None
+
+    def finish() -> None:
+        if at_root:
+            if op is ReduceOp.AVG:
+                np.divide(buf, pg._size, out=buf)
+            _store(tensor, buf, "reduce")
+
+    if async_op:
+        return _finish(pg, "reduce", [comm.Ireduce(send, recv, op=mpi_op, root=root)], finish, [tensor], True)
+    return _finish(pg, "reduce", [], finish, [tensor], False, lambda: comm.Reduce(send, recv, op=mpi_op, root=root))
+
+
+def _gather_buffer(name: str, tensor: Tensor, outputs: Sequence[Tensor], size: int, what: str) -> np.ndarray:
+    if len(outputs) != size:
+        raise ValueError(f"{name}: {what} must have {size} tensors (the group's size), got {len(outputs)}")
+    for i, out in enumerate(outputs):
+        _tensor(out, name, what)
+        if out.shape != tensor.shape or out.dtype != tensor.dtype:
+            raise ValueError(f"{name}: {what}[{i}] has shape {list(out.shape)} and dtype {out.dtype}; "
+                             f"the input has {list(tensor.shape)} and {tensor.dtype}")
+    return np.empty((size, *_buffer(tensor._data).shape), dtype=_buffer(tensor._data).dtype)
+
+
+def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Every rank's ``tensor``, into ``tensor_list[r]`` on every rank."""
+    tensor = _tensor(tensor, "all_gather")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_gather")
+    out = _gather_buffer("all_gather", tensor, tensor_list, pg._size, "tensor_list")
+    _check_same(pg, "all_gather", (tensor,))
+    buf = _buffer(tensor._data)
+    comm = pg._comm
+
+    def finish() -> None:
+        for r, t in enumerate(tensor_list):
+            _store(t, out[r], "all_gather")
+
+    if async_op:
+        return _finish(pg, "all_gather", [comm.Iallgather(buf, out)], finish, list(tensor_list), True)
+    return _finish(pg, "all_gather", [], finish, list(tensor_list), False, lambda: comm.Allgather(buf, out))
+
+
+def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
+                           async_op: bool = False) -> Work | None:
+    """Every rank's ``input_tensor``, concatenated (or stacked) along dim 0 into ``output_tensor``."""
+    out_t = _tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
+    in_t = _tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_gather_into_tensor")
+    if out_t.numel() != in_t.numel() * pg._size or out_t.dtype != in_t.dtype:
+        raise ValueError(f"all_gather_into_tensor: output tensor must have {pg._size} times the input's "
+                         f"{in_t.numel()} elements and its dtype {in_t.dtype}; got {out_t.numel()} of {out_t.dtype}")
+    _check_same(pg, "all_gather_into_tensor", (in_t,))
+    buf = _buffer(in_t._data)
+    out = _buffer(out_t._data)
+    if out is out_t._data:
+        out = out.reshape(-1)
+    comm = pg._comm
+
+    def finish() -> None:
+        _store(out_t, out, "all_gather_into_tensor")
+
+    if async_op:
+        return _finish(pg, "all_gather_into_tensor", [comm.Iallgather(buf, out)], finish, [out_t], True)
+    return _finish(pg, "all_gather_into_tensor", [], finish, [out_t], False, lambda: comm.Allgather(buf, out))
+
+
+def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,  # noqa: A002  (PyTorch's name)
+                          async_op: bool = False) -> Work | None:
+    """Reduce ``input`` over the group and give rank r the r-th of its ``world_size`` equal parts."""
+    out_t = _tensor(output, "reduce_scatter_tensor", "output")
+    in_t = _tensor(input, "reduce_scatter_tensor", "input")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("reduce_scatter_tensor")
+    if in_t.numel() != out_t.numel() * pg._size or out_t.dtype != in_t.dtype:
+        raise ValueError(f"reduce_scatter_tensor: input tensor must have {pg._size} times the output's "
+                         f"{out_t.numel()} elements and its dtype {out_t.dtype}; got {in_t.numel()} of {in_t.dtype}")
+    mpi_op = _mpi_op(op, in_t, "reduce_scatter_tensor")
+    _check_same(pg, "reduce_scatter_tensor", (in_t,))
+    send = _buffer(in_t._data)
+    recv = np.empty(out_t.numel(), dtype=send.dtype)
+    comm = pg._comm
+
+    def finish() -> None:
+        if op is ReduceOp.AVG:
+            np.divide(recv, pg._size, out=recv)
+        _store(out_t, recv, "reduce_scatter_tensor")
+
+    if async_op:
+        return _finish(pg, "reduce_scatter_tensor", [comm.Ireduce_scatter_block(send, recv, op=mpi_op)], finish,
+                       [out_t], True)
+    return _finish(pg, "reduce_scatter_tensor", [], finish, [out_t], False,
+                   lambda: comm.Reduce_scatter_block(send, recv, op=mpi_op))
+
+
+def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
+           group: ProcessGroup | None = None, async_op: bool = False, group_dst: int | None = None) -> Work | None:
+    """Every rank's ``tensor``, into ``gather_list`` on rank ``dst`` (the others pass no list)."""
+    tensor = _tensor(tensor, "gather")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("gather")
+    root = _group_rank(pg, dst, group_dst, "dst")
+    at_root = pg._rank == root
+    if at_root:
+        if gather_list is None:
+            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+        out: Any = _gather_buffer("gather", tensor, gather_list, pg._size, "gather_list")
+    elif gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    else:
+        out = None
+    _check_same(pg, "gather", (tensor,))
+    buf = _buffer(tensor._data)
+    comm = pg._comm
+    outputs = list(gather_list or [])
+
+    def finish() -> None:
+        if at_root:
+            for r, t in enumerate(outputs):
+                _store(t, out[r], "gather")
+
+    if async_op:
+        return _finish(pg, "gather", [comm.Igather(buf, out, root=root)], finish, outputs, True)
+    return _finish(pg, "gather", [], finish, outputs, False, lambda: comm.Gather(buf, out, root=root))
+
+
+def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
+            group: ProcessGroup | None = None, async_op: bool = False, group_src: int | None = None) -> Work | None:
+    """``scatter_list[r]`` of rank ``src`` into ``tensor`` on rank r."""
+    tensor = _tensor(tensor, "scatter")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("scatter")
+    root = _group_rank(pg, src, group_src, "src")
+    at_root = pg._rank == root
+    send: Any = None
+    if at_root:
+        if scatter_list is None:
+            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+        send = _gather_buffer("scatter", tensor, scatter_list, pg._size, "scatter_list")
+        for r, t in enumerate(scatter_list):
+            send[r] = _buffer(t._data)
+    elif scatter_list:
+        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
+    _check_same(pg, "scatter", (tensor,))
+    recv = np.empty_like(_buffer(tensor._data))
+    comm = pg._comm
+
+    def finish() -> None:
+        _store(tensor, recv, "scatter")
+
+    if async_op:
+        return _finish(pg, "scatter", [comm.Iscatter(send, recv, root=root)], finish, [tensor], True)
+    return _finish(pg, "scatter", [], finish, [tensor], False, lambda: comm.Scatter(send, recv, root=root))
+
+
+def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
+               async_op: bool = False) -> Work | None:
+    """Rank r's ``input_tensor_list[q]`` into rank q's ``output_tensor_list[r]`` (sizes may differ)."""
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_to_all")
+    n = pg._size
+    for what, tensors in (("output_tensor_list", output_tensor_list), ("input_tensor_list", input_tensor_list)):
+        if len(tensors) != n:
+            raise ValueError(f"all_to_all: {what} must have {n} tensors (the group's size), got {len(tensors)}")
+        for t in tensors:
+            _tensor(t, "all_to_all", what)
+    dtypes = {t.dtype for t in (*output_tensor_list, *input_tensor_list)}
+    if len(dtypes) != 1:
+        raise ValueError(f"all_to_all: every tensor must have one dtype, got {sorted(map(str, dtypes))}")
+    ins = [_buffer(t._data).reshape(-1) for t in input_tensor_list]
+    send = np.concatenate(ins) if ins else np.empty(0)
+    send_counts = np.array([a.size for a in ins], dtype=np.int64)
+    recv_counts = np.array([t.numel() for t in output_tensor_list], dtype=np.int64)
+    told = np.empty_like(send_counts)  # what each rank will send here: must be what we expect
+    MPI, comm = _mpi(), pg._comm
+    _timed(pg, "all_to_all", lambda: comm.Alltoall(send_counts, told))
+    bad = [q for q in range(n) if told[q] != recv_counts[q]]
+    flag = np.array([len(bad)], dtype=np.int64)
+    _timed(pg, "all_to_all", lambda: comm.Allreduce(MPI.IN_PLACE, flag, op=MPI.MAX))
+    if flag[0]:
+        mine = "; ".join(f"from rank {pg._ranks[q]}: {int(told[q])} elements, output_tensor_list[{q}] "
+                         f"holds {int(recv_counts[q])}" for q in bad)
+        every = _timed(pg, "all_to_all", lambda: comm.allgather(mine))
+        described = " | ".join(f"rank {pg._ranks[r]}: {s}" for r, s in enumerate(every) if s)
+        raise RuntimeError(f"all_to_all: sizes differ across ranks ({described})")
+    recv = np.empty(int(recv_counts.sum()), dtype=send.dtype)
+    sdispl = np.concatenate([[0], np.cumsum(send_counts)[:-1]])
+    rdispl = np.concatenate([[0], np.cumsum(recv_counts)[:-1]])
+    sendspec = [send, (send_counts, sdispl)]
+    recvspec = [recv, (recv_counts, rdispl)]
+
+    def finish() -> None:
+        for q, t in enumerate(output_tensor_list):
+            _store(t, recv[rdispl[q]: rdispl[q] + recv_counts[q]], "all_to_all")
+
+    outputs = list(output_tensor_list)
+    if async_op:
+        return _finish(pg, "all_to_all", [comm.Ialltoallv(sendspec, recvspec)], finish, outputs, True)
+    return _finish(pg, "all_to_all", [], finish, outputs, False, lambda: comm.Alltoallv(sendspec, recvspec))
+
+
+def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None,
+            timeout: datetime.timedelta | None = None) -> Work | None:
+    """Wait until every rank of ``group`` has called ``barrier``."""
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("barrier")
+    comm = pg._comm
+    if async_op:
+        return _finish(pg, "barrier", [comm.Ibarrier()], lambda: None, [], True)
+    return _finish(pg, "barrier", [], lambda: None, [], False, comm.Barrier)
+
+
+# -- point to point ----------------------------------------------------------------------------
+
+def _peer(pg: ProcessGroup, global_rank: int | None, group_rank: int | None, what: str) -> int:
+    peer = _group_rank(pg, global_rank, group_rank, what, None)
+    if peer == pg._rank:
+        kind = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {kind} rank: {kind} rank should not be the same as the rank of the current process.")
+    return peer
+
+
+def send(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_dst: int | None = None) -> None:
+    """Send ``tensor`` to rank ``dst`` (blocks until it can be reused)."""
+    isend(tensor, dst, group, tag, group_dst).wait()  # type: ignore[union-attr]
+
+
+def isend(tensor: Tensor, dst: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+          group_dst: int | None = None) -> Work | None:
+    """Start sending ``tensor`` to rank ``dst``; ``wait()`` the returned Work before changing it."""
+    tensor = _tensor(tensor, "send")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("send")
+    peer = _peer(pg, dst, group_dst, "dst")
+    buf = _buffer(tensor._data)
+    return Work(pg, "send", [pg._comm.Isend(buf, dest=peer, tag=tag)], None, [tensor])
+
+
+def recv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+         group_src: int | None = None) -> int:
+    """Receive into ``tensor`` from rank ``src`` (any rank when None); returns the sender's rank."""
+    tensor = _tensor(tensor, "recv")
+    pg = _resolve(group)
+    if pg is None:
+        _not_member("recv")
+        return -1
+    MPI = _mpi()
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src")
+    buf = np.empty_like(_buffer(tensor._data))
+    status = MPI.Status()
+    # Probe first: a message of another size is an error naming both, not a truncation or a short fill.
+    _timed(pg, "recv", lambda: pg._comm.Probe(source=peer, tag=tag, status=status))
+    from mpi4py.util.dtlib import from_numpy_dtype
+
+    count = status.Get_count(from_numpy_dtype(buf.dtype))
+    if count != buf.size:
+        raise RuntimeError(f"recv: rank {pg._ranks[status.Get_source()]} sent {count} elements; the receiving "
+                           f"tensor holds {buf.size} ({list(tensor.shape)} {tensor.dtype})")
+    sender = status.Get_source()
+    _timed(pg, "recv", lambda: pg._comm.Recv(buf, source=sender, tag=status.Get_tag()))
+    _store(tensor, buf, "recv")
+    return pg._ranks[sender]
+
+
+def irecv(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, tag: int = 0,
+          group_src: int | None = None) -> Work | None:
+    """Start receiving into ``tensor``; ``wait()`` the returned Work before reading it."""
+    tensor = _tensor(tensor, "recv")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("recv")
+    MPI = _mpi()
+    peer = MPI.ANY_SOURCE if src is None and group_src is None else _peer(pg, src, group_src, "src")
+    buf = np.empty_like(_buffer(tensor._data))
+    return Work(pg, "recv", [pg._comm.Irecv(buf, source=peer, tag=tag)], lambda: _store(tensor, buf, "recv"),
+                [tensor])
+
+
+# -- objects -----------------------------------------------------------------------------------
+
+def _object_comm(pg: ProcessGroup) -> Any:
+    # mpi4py's pkl5 sends the out-of-band buffers of pickle protocol 5 (NumPy arrays, tensors'
+    # data) as raw MPI messages: large arrays are not copied into the pickle stream.
+    from mpi4py.util import pkl5
+
+    return pkl5.Intracomm(pg._comm)
+
+
+def broadcast_object_list(object_list: list[Any], src: int | None = None, group: ProcessGroup | None = None,
+                          device: Any = None, group_src: int | None = None) -> None:
+    """Replace ``object_list``'s items on every rank with rank ``src``'s (pickled: trusted peers only)."""
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("broadcast_object_list")
+    root = _group_rank(pg, src, group_src, "src")
+    comm = _object_comm(pg)
+    received = _timed(pg, "broadcast_object_list",
+                      lambda: comm.bcast(list(object_list) if pg._rank == root else None, root=root))
+    if len(received) != len(object_list):
+        raise ValueError(f"broadcast_object_list: rank {pg._ranks[root]} sent {len(received)} objects; "
+                         f"this rank's object_list has {len(object_list)}")
+    object_list[:] = received
+    return None
+
+
+def all_gather_object(object_list: list[Any], obj: Any, group: ProcessGroup | None = None) -> None:
+    """Every rank's ``obj``, into ``object_list[r]`` on every rank (pickled: trusted peers only)."""
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_gather_object")
+    if len(object_list) != pg._size:
+        raise ValueError(f"all_gather_object: object_list must have {pg._size} items (the group's size), "
+                         f"got {len(object_list)}")
+    comm = _object_comm(pg)
+    object_list[:] = _timed(pg, "all_gather_object", lambda: comm.allgather(obj))
+    return None
