@@ -516,3 +516,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     [0.2877]
     """
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
+# -- grid sampling: ATen's enums for the modes (nn/_functional_sampling.py) -----------------------
+
+from .nn._functional_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: E402, F401
+
+NAMES += ["grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]

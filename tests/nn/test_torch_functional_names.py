@@ -151,7 +151,9 @@ def test_names_are_bound_lazily_and_listed() -> None:
     assert set(_torch_nn.NAMES) <= set(dir(rg))
     assert {n for n, _ in CASES} | {"dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_",
                                     "celu_", "selu_", "rrelu_", "threshold_", "embedding_renorm_",
-                                    "affine_grid_generator", "ctc_loss"} == set(  # (test_affine_grid, test_ctc_loss)
+                                    "affine_grid_generator", "ctc_loss",
+                                    "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"} == set(  # (test_affine_grid,
+        # test_ctc_loss, test_grid_sample)
         _torch_nn.NAMES)
 
 

@@ -358,3 +358,36 @@ def _affine_samples(rng: np.random.Generator) -> list[Sample]:
 OPS += [
     OpInfo("affine_grid", lambda lib, theta, size, **kw: _F(lib).affine_grid(theta, size, **kw), _affine_samples),
 ]
+
+
+def _grid_sample(lib: Any, x: Any, grid: Any, **kwargs: Any) -> Any:
+    return _F(lib).grid_sample(x, grid, **kwargs)
+
+
+def _grid_samples(rng: np.random.Generator) -> list[Sample]:
+    def grid(*shape: int) -> np.ndarray:
+        return uniform(rng, *shape, low=-1.3, high=1.3)
+
+    return [
+        Sample((uniform(rng, 2, 2, 3, 4), grid(2, 2, 3, 2)), {"align_corners": False}, name="bilinear zeros"),
+        Sample((uniform(rng, 1, 2, 3, 3), grid(1, 3, 2, 2)), {"padding_mode": "border", "align_corners": True},
+               name="bilinear border align"),
+        Sample((uniform(rng, 1, 1, 4, 3), grid(1, 2, 2, 2)), {"padding_mode": "reflection", "align_corners": False},
+               name="bilinear reflection"),
+        Sample((uniform(rng, 1, 2, 3, 4), grid(1, 2, 2, 2)), {"mode": "nearest", "align_corners": False},
+               name="nearest"),
+        Sample((uniform(rng, 1, 1, 4, 4), grid(1, 2, 2, 2)), {"mode": "bicubic", "align_corners": False},
+               name="bicubic zeros"),
+        Sample((uniform(rng, 1, 1, 3, 4), grid(1, 2, 2, 2)),
+               {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True}, name="bicubic reflection"),
+        Sample((uniform(rng, 1, 2, 2, 3, 3), grid(1, 2, 2, 1, 3)), {"align_corners": False}, name="3-D trilinear"),
+        Sample((uniform(rng, 1, 1, 2, 2, 3), grid(1, 1, 2, 2, 3)),
+               {"padding_mode": "border", "align_corners": True}, name="3-D border"),
+        Sample((uniform(rng, 2, 2, 3, 3), grid(2, 2, 3, 2)), {"align_corners": False}, name="noncontiguous",
+               noncontiguous=True),
+    ]
+
+
+OPS += [
+    OpInfo("grid_sample", _grid_sample, _grid_samples),
+]

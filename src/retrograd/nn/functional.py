@@ -1954,3 +1954,9 @@ from ._functional_ctc import *  # noqa: E402, F401, F403
 from ._functional_ctc import __all__ as _ctc_all  # noqa: E402
 
 __all__ += _ctc_all
+
+# grid_sample and the sampling functions (nn/_functional_sampling.py).
+from ._functional_sampling import *  # noqa: E402, F401, F403
+from ._functional_sampling import __all__ as _sampling_all  # noqa: E402
+
+__all__ += _sampling_all
