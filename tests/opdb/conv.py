@@ -391,3 +391,39 @@ def _grid_samples(rng: np.random.Generator) -> list[Sample]:
 OPS += [
     OpInfo("grid_sample", _grid_sample, _grid_samples),
 ]
+
+
+def _fractional(nd: int) -> Any:
+    def fn(lib: Any, x: Any, samples: Any, kernel: Any, **kwargs: Any) -> Any:
+        return getattr(_F(lib), f"fractional_max_pool{nd}d")(x, kernel, _random_samples=samples, **kwargs)
+
+    return fn
+
+
+def _fractional_samples(nd: int) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        if nd == 2:
+            return [
+                Sample((distinct(rng, 2, 2, 5, 6), rng.uniform(size=(2, 2, 2)), 2), {"output_size": (3, 4)},
+                       grad=(True, False), name="output size"),
+                Sample((distinct(rng, 2, 7, 5), rng.uniform(size=(1, 2, 2)), (3, 2)), {"output_ratio": (0.5, 0.5)},
+                       grad=(True, False), name="unbatched ratio"),
+                Sample((distinct(rng, 1, 2, 4, 4), rng.uniform(size=(1, 2, 2)), 2),
+                       {"output_size": 2, "return_indices": True}, grad=(True, False), name="indices"),
+            ]
+        return [
+            Sample((distinct(rng, 1, 2, 5, 4, 5), rng.uniform(size=(1, 2, 3)), 2), {"output_size": (2, 2, 3)},
+                   grad=(True, False), name="output size"),
+            Sample((distinct(rng, 2, 4, 5, 6), rng.uniform(size=(1, 2, 3)), (1, 2, 2)),
+                   {"output_ratio": 0.5, "return_indices": True}, grad=(True, False), name="unbatched ratio indices"),
+        ]
+
+    return samples
+
+
+OPS += [
+    OpInfo("fractional_max_pool2d", _fractional(2), _fractional_samples(2),
+           covers=("fractional_max_pool2d", "fractional_max_pool2d_with_indices")),
+    OpInfo("fractional_max_pool3d", _fractional(3), _fractional_samples(3),
+           covers=("fractional_max_pool3d", "fractional_max_pool3d_with_indices")),
+]

@@ -1960,3 +1960,9 @@ from ._functional_sampling import *  # noqa: E402, F401, F403
 from ._functional_sampling import __all__ as _sampling_all  # noqa: E402
 
 __all__ += _sampling_all
+
+# fractional_max_pool{2,3}d (nn/_functional_fractional_pool.py).
+from ._functional_fractional_pool import *  # noqa: E402, F401, F403
+from ._functional_fractional_pool import __all__ as _fractional_all  # noqa: E402
+
+__all__ += _fractional_all

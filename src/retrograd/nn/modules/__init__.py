@@ -156,3 +156,9 @@ from .ctc import *  # noqa: E402, F403
 from .ctc import __all__ as _ctc_all  # noqa: E402
 
 __all__ += _ctc_all
+
+# FractionalMaxPool2d/3d (fractional_pool.py).
+from .fractional_pool import *  # noqa: E402, F403
+from .fractional_pool import __all__ as _fractional_pool_all  # noqa: E402
+
+__all__ += _fractional_pool_all
