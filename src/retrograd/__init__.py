@@ -153,8 +153,8 @@ _NN_FUNCTIONS = frozenset(
     "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
     "triplet_margin_loss".split()
 )
-# (grid sampling and embedding_bag: nn/_functional_sampling.py, nn/_functional_embedding_bag.py)
-_NN_FUNCTIONS |= frozenset(("grid_sampler", "grid_sampler_2d", "grid_sampler_3d"))
+# (grid sampling, nn/_functional_sampling.py, and embedding_bag with its extra outputs)
+_NN_FUNCTIONS |= frozenset(("grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "embedding_bag"))
 
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft",
                     "distributions")

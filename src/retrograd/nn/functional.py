@@ -938,10 +938,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
                                f"{starts[-1]}")
     num_bags = len(starts) - 1 if include_last_offset else len(starts)
-    bags = np.searchsorted(starts, np.arange(length), side="right") - 1
-    kept = bags < num_bags
-    if include_last_offset and len(starts):
-        kept &= np.arange(length) < starts[-1]
+    # (include_last_offset: indices past the last offset join the last bag, as on PyTorch's CPU)
+    bags = np.searchsorted(starts[:num_bags], np.arange(length), side="right") - 1
+    kept = (bags >= 0) & (bags < num_bags)
     if padding_idx is not None:
         padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
         kept &= indices != padding_idx
