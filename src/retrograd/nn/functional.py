@@ -1965,3 +1965,9 @@ from ._functional_fractional_pool import *  # noqa: E402, F401, F403
 from ._functional_fractional_pool import __all__ as _fractional_all  # noqa: E402
 
 __all__ += _fractional_all
+
+# linear_cross_entropy (nn/_functional_linear_ce.py).
+from ._functional_linear_ce import *  # noqa: E402, F401, F403
+from ._functional_linear_ce import __all__ as _linear_ce_all  # noqa: E402
+
+__all__ += _linear_ce_all

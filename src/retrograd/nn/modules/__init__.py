@@ -162,3 +162,9 @@ from .fractional_pool import *  # noqa: E402, F403
 from .fractional_pool import __all__ as _fractional_pool_all  # noqa: E402
 
 __all__ += _fractional_pool_all
+
+# LinearCrossEntropyLoss and its options (linear_cross_entropy.py).
+from .linear_cross_entropy import *  # noqa: E402, F403
+from .linear_cross_entropy import __all__ as _linear_ce_all  # noqa: E402
+
+__all__ += _linear_ce_all
