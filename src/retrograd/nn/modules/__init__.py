@@ -168,3 +168,9 @@ from .linear_cross_entropy import *  # noqa: E402, F403
 from .linear_cross_entropy import __all__ as _linear_ce_all  # noqa: E402
 
 __all__ += _linear_ce_all
+
+# CrossMapLRN2d (cross_map_lrn.py).
+from .cross_map_lrn import *  # noqa: E402, F403
+from .cross_map_lrn import __all__ as _cross_map_lrn_all  # noqa: E402
+
+__all__ += _cross_map_lrn_all
