@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...autograd.function import Function
+from ...autograd.function import Function, FunctionMeta
 from ...tensor import Tensor
 from .module import Module
 
@@ -62,7 +62,7 @@ class _CrossMapLRN2d(Function):
 
 
 # PyTorch's grad_fn name is the Function's class name + "Backward": a subclass of that name
-_function: Any = type(Function)("CrossMapLRN2d", (_CrossMapLRN2d,), {})
+_function: Any = FunctionMeta("CrossMapLRN2d", (_CrossMapLRN2d,), {})
 
 
 class CrossMapLRN2d(Module):
@@ -70,7 +70,7 @@ class CrossMapLRN2d(Module):
     ``x_c / (k + alpha / size * sum of x_j**2 over the window of c) ** beta``.
 
     >>> import retrograd as rg
-    >>> rg.nn.CrossMapLRN2d(1, alpha=1.0, beta=1.0, k=1.0)(rg.full((1, 1, 1, 1), 2.0)).tolist()
+    >>> rg.nn.CrossMapLRN2d(1, alpha=1.0, beta=1.0, k=1.0)(rg.full((1, 1, 1, 1), 2.0, dtype=rg.float64)).tolist()
     [[[[0.4]]]]
     """
 
