@@ -174,3 +174,9 @@ from .cross_map_lrn import *  # noqa: E402, F403
 from .cross_map_lrn import __all__ as _cross_map_lrn_all  # noqa: E402
 
 __all__ += _cross_map_lrn_all
+
+# AdaptiveLogSoftmaxWithLoss (adaptive.py).
+from .adaptive import *  # noqa: E402, F403
+from .adaptive import __all__ as _adaptive_all  # noqa: E402
+
+__all__ += _adaptive_all
