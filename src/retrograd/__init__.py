@@ -150,7 +150,7 @@ _NN_FUNCTIONS = frozenset(
     "feature_dropout_ group_norm hardshrink hinge_embedding_loss instance_norm kl_div layer_norm "
     "margin_ranking_loss max_pool1d max_pool1d_with_indices max_pool2d max_pool3d norm_except_dim pairwise_distance pdist "
     "pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rrelu rrelu_ selu selu_ threshold threshold_ "
-    "triplet_margin_loss".split()
+    "triplet_margin_loss grid_sampler grid_sampler_2d grid_sampler_3d embedding_bag".split()
 )
 
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft",

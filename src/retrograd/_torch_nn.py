@@ -17,6 +17,7 @@ from typing import Any
 from . import _NN_FUNCTIONS
 from .nn import functional as F
 from .nn._functional_grid import affine_grid_generator as _affine_grid_generator
+from .nn._functional_sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: F401 - torch.* names
 from .nn.functional import _nn, _unary
 from .ops.op import apply
 from .tensor import Tensor
@@ -478,3 +479,68 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     [0.2877]
     """
     return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, _reduction(reduction), zero_infinity)
+
+
+# -- embedding_bag: ATen's signature and its three extra outputs -------------------------------
+
+
+def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+                  mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False, padding_idx: int | None = None,
+                  ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``F.embedding_bag`` (mode 0 sum, 1 mean, 2 max) with ATen's extra outputs: the bag of each
+    index (``offset2bag``), each bag's count of non-padding indices (``bag_size``; zeros for
+    sum) and ``max_indices`` (max: the weight row giving each maximum; mean: ``bag_size``; sum:
+    zeros).
+
+    >>> import retrograd as rg
+    >>> w = rg.tensor([[1.0], [5.0], [3.0]])
+    >>> [t.tolist() for t in rg.embedding_bag(w, rg.tensor([0, 1, 2]), rg.tensor([0, 2]), mode=2)]
+    [[[5.0], [3.0]], [0, 0, 1], [2, 1], [[1], [2]]]
+    """
+    import numpy as np
+
+    # ATen's own checks, where they differ from F.embedding_bag's
+    if weight.dim() != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if indices.dim() != 1:  # (ATen reads other ranks inconsistently: refused here)
+        raise RuntimeError(f"embedding_bag: expected 1-D indices with offsets, got {indices.dim()}-D indices; "
+                           "nn.functional.embedding_bag takes 2-D indices without offsets")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if per_sample_weights is not None:
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+        if per_sample_weights.numel() != indices.numel():
+            raise RuntimeError("Expected per_sample_weights.value().numel() == indices.numel() to be true, but got "
+                               "false.  (Could this error message be improved?  If so, please report an enhancement "
+                               "request to PyTorch.)")
+        per_sample_weights = per_sample_weights.reshape(indices.shape)
+    out = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq and mode != 2,
+                          mode=("sum", "mean", "max")[mode], sparse=sparse, per_sample_weights=per_sample_weights,
+                          include_last_offset=include_last_offset, padding_idx=padding_idx)
+    idx = indices._data.reshape(-1)
+    starts = offsets._data.astype(np.int64)
+    num_bags = out.shape[0]
+    itype = idx.dtype
+    bag = np.maximum(np.searchsorted(starts[:num_bags], np.arange(len(idx)), side="right") - 1, 0)
+    kept = np.ones(len(idx), bool)
+    if padding_idx is not None:
+        kept = idx != (padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx)
+    if mode == 0:
+        sizes = np.zeros(num_bags, itype)
+        max_indices = np.zeros(num_bags, itype)
+    else:
+        sizes = np.bincount(bag[kept], minlength=num_bags).astype(itype)
+        max_indices = sizes
+    if mode == 2:
+        # the first kept index whose row holds each bag's maximum, 0 for an empty bag
+        rows = weight._data[idx[kept]]
+        hit = rows == out._data[bag[kept]]
+        position = np.where(hit, np.arange(len(rows))[:, None], len(rows))
+        first = np.full(out.shape, len(rows))
+        np.minimum.at(first, bag[kept], position)
+        chosen = np.append(idx[kept], 0)
+        max_indices = chosen[first].astype(itype)
+    make = Tensor._make
+    return out, make(bag.astype(itype)), make(sizes), make(np.asarray(max_indices))

@@ -358,3 +358,72 @@ def _affine_samples(rng: np.random.Generator) -> list[Sample]:
 OPS += [
     OpInfo("affine_grid", lambda lib, theta, size, **kw: _F(lib).affine_grid(theta, size, **kw), _affine_samples),
 ]
+
+
+def _grid_sample(lib: Any, x: Any, grid: Any, **kwargs: Any) -> Any:
+    return _F(lib).grid_sample(x, grid, **kwargs)
+
+
+def _grid_samples(rng: np.random.Generator) -> list[Sample]:
+    def grid(*shape: int) -> np.ndarray:
+        return uniform(rng, *shape, low=-1.3, high=1.3)
+
+    return [
+        Sample((uniform(rng, 2, 2, 3, 4), grid(2, 2, 3, 2)), {"align_corners": False}, name="bilinear zeros"),
+        Sample((uniform(rng, 1, 2, 3, 3), grid(1, 3, 2, 2)), {"padding_mode": "border", "align_corners": True},
+               name="bilinear border align"),
+        Sample((uniform(rng, 1, 1, 4, 3), grid(1, 2, 2, 2)), {"padding_mode": "reflection", "align_corners": False},
+               name="bilinear reflection"),
+        Sample((uniform(rng, 1, 2, 3, 4), grid(1, 2, 2, 2)), {"mode": "nearest", "align_corners": False},
+               name="nearest"),
+        Sample((uniform(rng, 1, 1, 4, 4), grid(1, 2, 2, 2)), {"mode": "bicubic", "align_corners": False},
+               name="bicubic zeros"),
+        Sample((uniform(rng, 1, 1, 3, 4), grid(1, 2, 2, 2)),
+               {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True}, name="bicubic reflection"),
+        Sample((uniform(rng, 1, 2, 2, 3, 3), grid(1, 2, 2, 1, 3)), {"align_corners": False}, name="3-D trilinear"),
+        Sample((uniform(rng, 1, 1, 2, 2, 3), grid(1, 1, 2, 2, 3)),
+               {"padding_mode": "border", "align_corners": True}, name="3-D border"),
+        Sample((uniform(rng, 2, 2, 3, 3), grid(2, 2, 3, 2)), {"align_corners": False}, name="noncontiguous",
+               noncontiguous=True),
+    ]
+
+
+OPS += [
+    OpInfo("grid_sample", _grid_sample, _grid_samples),
+]
+
+
+def _fractional(nd: int) -> Any:
+    def fn(lib: Any, x: Any, samples: Any, kernel: Any, **kwargs: Any) -> Any:
+        return getattr(_F(lib), f"fractional_max_pool{nd}d")(x, kernel, _random_samples=samples, **kwargs)
+
+    return fn
+
+
+def _fractional_samples(nd: int) -> Any:
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        if nd == 2:
+            return [
+                Sample((distinct(rng, 2, 2, 5, 6), rng.uniform(size=(2, 2, 2)), 2), {"output_size": (3, 4)},
+                       grad=(True, False), name="output size"),
+                Sample((distinct(rng, 2, 7, 5), rng.uniform(size=(1, 2, 2)), (3, 2)), {"output_ratio": (0.5, 0.5)},
+                       grad=(True, False), name="unbatched ratio"),
+                Sample((distinct(rng, 1, 2, 4, 4), rng.uniform(size=(1, 2, 2)), 2),
+                       {"output_size": 2, "return_indices": True}, grad=(True, False), name="indices"),
+            ]
+        return [
+            Sample((distinct(rng, 1, 2, 5, 4, 5), rng.uniform(size=(1, 2, 3)), 2), {"output_size": (2, 2, 3)},
+                   grad=(True, False), name="output size"),
+            Sample((distinct(rng, 2, 4, 5, 6), rng.uniform(size=(1, 2, 3)), (1, 2, 2)),
+                   {"output_ratio": 0.5, "return_indices": True}, grad=(True, False), name="unbatched ratio indices"),
+        ]
+
+    return samples
+
+
+OPS += [
+    OpInfo("fractional_max_pool2d", _fractional(2), _fractional_samples(2),
+           covers=("fractional_max_pool2d", "fractional_max_pool2d_with_indices")),
+    OpInfo("fractional_max_pool3d", _fractional(3), _fractional_samples(3),
+           covers=("fractional_max_pool3d", "fractional_max_pool3d_with_indices")),
+]

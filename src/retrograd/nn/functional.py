@@ -938,10 +938,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise RuntimeError(f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] of "
                                f"{starts[-1]}")
     num_bags = len(starts) - 1 if include_last_offset else len(starts)
-    bags = np.searchsorted(starts, np.arange(length), side="right") - 1
-    kept = bags < num_bags
-    if include_last_offset and len(starts):
-        kept &= np.arange(length) < starts[-1]
+    # (include_last_offset: indices past the last offset join the last bag, as on PyTorch's CPU)
+    bags = np.searchsorted(starts[:num_bags], np.arange(length), side="right") - 1
+    kept = (bags >= 0) & (bags < num_bags)
     if padding_idx is not None:
         padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
         kept &= indices != padding_idx
@@ -1954,3 +1953,21 @@ from ._functional_ctc import *  # noqa: E402, F401, F403
 from ._functional_ctc import __all__ as _ctc_all  # noqa: E402
 
 __all__ += _ctc_all
+
+# grid_sample and the sampling functions (nn/_functional_sampling.py).
+from ._functional_sampling import *  # noqa: E402, F401, F403
+from ._functional_sampling import __all__ as _sampling_all  # noqa: E402
+
+__all__ += _sampling_all
+
+# fractional_max_pool{2,3}d (nn/_functional_fractional_pool.py).
+from ._functional_fractional_pool import *  # noqa: E402, F401, F403
+from ._functional_fractional_pool import __all__ as _fractional_all  # noqa: E402
+
+__all__ += _fractional_all
+
+# linear_cross_entropy (nn/_functional_linear_ce.py).
+from ._functional_linear_ce import *  # noqa: E402, F401, F403
+from ._functional_linear_ce import __all__ as _linear_ce_all  # noqa: E402
+
+__all__ += _linear_ce_all

@@ -156,3 +156,27 @@ from .ctc import *  # noqa: E402, F403
 from .ctc import __all__ as _ctc_all  # noqa: E402
 
 __all__ += _ctc_all
+
+# FractionalMaxPool2d/3d (fractional_pool.py).
+from .fractional_pool import *  # noqa: E402, F403
+from .fractional_pool import __all__ as _fractional_pool_all  # noqa: E402
+
+__all__ += _fractional_pool_all
+
+# LinearCrossEntropyLoss and its options (linear_cross_entropy.py).
+from .linear_cross_entropy import *  # noqa: E402, F403
+from .linear_cross_entropy import __all__ as _linear_ce_all  # noqa: E402
+
+__all__ += _linear_ce_all
+
+# CrossMapLRN2d (cross_map_lrn.py).
+from .cross_map_lrn import *  # noqa: E402, F403
+from .cross_map_lrn import __all__ as _cross_map_lrn_all  # noqa: E402
+
+__all__ += _cross_map_lrn_all
+
+# AdaptiveLogSoftmaxWithLoss (adaptive.py).
+from .adaptive import *  # noqa: E402, F403
+from .adaptive import __all__ as _adaptive_all  # noqa: E402
+
+__all__ += _adaptive_all
