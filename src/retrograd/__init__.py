@@ -193,6 +193,9 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _PORTING_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name == "bfloat16":  # (its dtype comes from ml_dtypes, imported on first use)
+        value = globals()[name] = importlib.import_module("._dtype", __name__).load_bfloat16()
+        return value
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
     if name in _NN_FUNCTIONS:  # torch.conv2d, torch.dropout, ...: they import nn, so on first use
@@ -203,7 +206,7 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
-                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS})
+                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16"})
 
 
 __all__ = [

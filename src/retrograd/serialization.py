@@ -115,7 +115,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
                        backward_hooks: Any = None, metadata: Any = None) -> Tensor:
     t = _rebuild_tensor(storage, storage_offset, size, stride)
     if requires_grad:
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         t._requires_grad = True
     return t

@@ -249,7 +249,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self) -> builtins.bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_complex(self) -> builtins.bool:
         return self._data.dtype.kind == "c"
@@ -357,7 +357,7 @@ class Tensor:
                 and self._base._requires_grad:
             return self  # a view made in no_grad mode requires grad while its base does, as in PyTorch
         if requires_grad:
-            if self._data.dtype.kind not in "fc":
+            if self._data.dtype.kind not in "fcV":
                 raise RuntimeError(FLOAT_ONLY_ERROR)
             if self._is_inference and not STATE.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
@@ -544,7 +544,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and value._data.dtype.kind not in "fcV":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
@@ -864,7 +864,7 @@ class Tensor:
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
             return _apply(_E.logical_not, (self,))
-        if self._data.dtype.kind == "f":
+        if self._data.dtype.kind in "fV":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _apply(_E.bitwise_not, (self,))
 
@@ -1058,7 +1058,7 @@ class Tensor:
         return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
     def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
-        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
+        if dtype is not None and to_dtype(dtype).np.kind not in "fcV":  # PyTorch names the argument
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                                f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
         x = self if dtype is None else self.to(dtype)
@@ -1189,7 +1189,7 @@ class Tensor:
 
     def nanmean(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
-        if x._data.dtype.kind not in "fc":
+        if x._data.dtype.kind not in "fcV":
             raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                                f"{_dtype.scalar_type_name(x._data.dtype)}")
         dims = _R.normalize_dims(dim, self._data.ndim)
@@ -1738,8 +1738,8 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
     arr = np.asarray(value)
-    if arr.dtype.kind == "f" and not isinstance(value, np.ndarray):
-        arr = arr.astype(like._data.dtype if like._data.dtype.kind == "f" else get_default_dtype().np)
+    if arr.dtype.kind in "fV" and not isinstance(value, np.ndarray):
+        arr = arr.astype(like._data.dtype if like._data.dtype.kind in "fV" else get_default_dtype().np)
     elif arr.dtype.kind in "iu" and not isinstance(value, np.ndarray):
         arr = arr.astype(np.int64)
     elif arr.dtype == object and type(value) is int:  # beyond int64: PyTorch's error, not a NumPy object array
@@ -1767,7 +1767,7 @@ def _bitwise(op: Any, a: Tensor, b: Any) -> Tensor:
         return _apply(op, (a, b))  # type: ignore[no-any-return]
     except TypeError:
         promoted = _dtype.result_type((a, b))
-        if promoted.kind == "f":
+        if promoted.kind in "fV":
             raise NotImplementedError(
                 f'"{op.name}_cpu" not implemented for {_dtype.scalar_type_name(promoted)!r}') from None
         raise
@@ -1952,7 +1952,7 @@ Tensor.is_meta = property(lambda self: False, doc="False: there is no meta devic
 Tensor.is_pinned = lambda self, device=None: False  # type: ignore[attr-defined]
 Tensor.is_shared = lambda self: False  # type: ignore[attr-defined]
 Tensor.is_distributed = lambda self: False  # type: ignore[attr-defined]
-Tensor.is_signed = lambda self: self._data.dtype.kind in "if"  # type: ignore[attr-defined]
+Tensor.is_signed = lambda self: self._data.dtype.kind in "ifV"  # type: ignore[attr-defined]
 Tensor.get_device = lambda self: -1  # type: ignore[attr-defined]
 Tensor.is_same_size = lambda self, other: self._data.shape == other._data.shape  # type: ignore[attr-defined]
 Tensor.char = lambda self, memory_format=None: self.to(_dtype.int8)  # type: ignore[attr-defined]

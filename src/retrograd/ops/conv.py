@@ -364,7 +364,7 @@ adaptive_avg_pool2d, adaptive_avg_pool2d_backward = linear_pair(
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         return -np.inf
     if dtype.kind == "b":
         return False
@@ -374,7 +374,7 @@ def _lowest(dtype: np.dtype) -> Any:
 def _argmax_last(flat: np.ndarray) -> np.ndarray:
     """argmax over the last axis; NaN wins, and among NaNs the last one (as PyTorch's scan)."""
     arg = flat.argmax(axis=-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind in "fV":
         nans = np.isnan(flat)
         if nans.any():
             last = flat.shape[-1] - 1 - nans[..., ::-1].argmax(axis=-1)

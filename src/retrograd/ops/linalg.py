@@ -57,7 +57,7 @@ LinAlgError.__module__ = "retrograd.linalg"
 
 
 def _check_float(a: np.ndarray, name: str) -> None:
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fcV":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}"
         )
@@ -1123,7 +1123,7 @@ def cross(a: Tensor, b: Tensor, dim: int | None) -> Tensor:
 
 
 def _pinv(a: np.ndarray, rcond: float) -> np.ndarray:
-    if a.ndim < 2 or a.dtype.kind != "f":
+    if a.ndim < 2 or a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.pinv({_type_label(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     if a.size == 0:
@@ -1159,7 +1159,7 @@ def _matrix_exp(a: np.ndarray) -> np.ndarray:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {a.shape[-2]} by "
                            f"{a.shape[-1]} matrices")
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{_type_label(a)}")
     if a.size == 0:

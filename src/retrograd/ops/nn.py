@@ -33,7 +33,7 @@ _make = Tensor._make
 
 
 def _check_float(x: np.ndarray, kernel: str) -> None:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
 
 

@@ -419,7 +419,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
     rule = op.dtype_rule  # "same" and "float_unary" are handled by forward_arrays
     if rule == "promote+params" and len(arrays) == 1:
         a = arrays[0]
-        if type(a) is np.ndarray and a.dtype.kind == "f" and all(type(p) in (int, float) for p in params):
+        if type(a) is np.ndarray and a.dtype.kind in "fV" and all(type(p) in (int, float) for p in params):
             for p in params:
                 if type(p) is int and not INT_SCALAR_MIN <= p < INT_SCALAR_END:
                     check_int_scalar(p)  # raises
@@ -430,9 +430,9 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
         a, b = arrays[first], arrays[first + 1]
         ta, tb = type(a), type(b)
         if ta is np.ndarray and tb is np.ndarray:
-            if a.dtype == b.dtype and (rule != "float" or a.dtype.kind == "f"):
+            if a.dtype == b.dtype and (rule != "float" or a.dtype.kind in "fV"):
                 return
-        elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":
+        elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":  # (bfloat16: below)
             if tb is int and not INT_SCALAR_MIN <= b < INT_SCALAR_END:
                 check_int_scalar(b)  # raises
             return
@@ -440,7 +440,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
         op.check_operands(inputs, params)
     operands = tuple(inputs[first:]) + (tuple(params) if rule == "promote+params" else ())
     target = result_type(operands)
-    if rule == "float" and target.kind not in "fc":
+    if rule == "float" and target.kind not in "fcV":
         target = get_default_dtype().np
     for i in range(first, len(arrays)):
         a = arrays[i]
@@ -503,7 +503,7 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     rule = op.dtype_rule
     if rule != "same":
         if rule == "float_unary":
-            if arrays[0].dtype.kind not in "fc":
+            if arrays[0].dtype.kind not in "fcV":
                 arrays[0] = arrays[0].astype(get_default_dtype().np)
         else:
             _cast_arrays(op, inputs, params, arrays)
@@ -725,7 +725,7 @@ if ANOMALY[0]:
 _ATTACH_OUTPUT = """\
 node._shape = out.shape
 node._dtype = dtype = out.dtype
-if dtype.kind in "fc":  # an integer or bool output never requires grad
+if dtype.kind in "fcV":  # an integer or bool output never requires grad
     result._requires_grad = True
     result._grad_fn = node
 """
@@ -749,7 +749,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
 
     def unary(x: Tensor, *params: Any) -> Tensor:
         data = x._data
-        if to_float and data.dtype.kind not in "fc":
+        if to_float and data.dtype.kind not in "fcV":
             return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
         try:
             out = forward(data, *params) if params else forward(data)
@@ -915,7 +915,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
         node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outputs)
         differentiable = op.differentiable_outputs
         for k, o in enumerate(outputs):
-            if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fc":
+            if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fcV":
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = k

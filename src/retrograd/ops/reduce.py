@@ -111,7 +111,7 @@ def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 
 
 def _sum_all(x: np.ndarray, dtype: Any) -> Any:
-    if dtype is None and x.dtype.kind in "fc" and x.dtype != _HALF:
+    if dtype is None and x.dtype.kind in "fcV" and x.dtype != _HALF:
         return np.add.reduce(x, axis=None)  # ``x.sum()``: one NumPy call (the path wraps its scalar)
     return _sum(x, None, False, dtype)
 
@@ -124,7 +124,7 @@ sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"
 
 
 def _check_mean_dtype(x: np.ndarray) -> None:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {scalar_type_name(x.dtype)}"
@@ -343,7 +343,7 @@ def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     """PyTorch's rule for max()/min()/median() over all elements: ties share the gradient equally
     (a NaN result shares it among the NaN elements)."""
     x, value = self._data, result._data
-    mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
+    mask = np.isnan(x) if x.dtype.kind in "fV" and np.isnan(value) else x == value
     # Selected (PyTorch fills zeros, then the mask): an inf/NaN gradient reaches only the ties.
     return _E.where(_make(mask), grad / builtins.max(int(mask.sum()), 1), 0.0)
 
@@ -489,7 +489,7 @@ def _sums_pairwise(x: np.ndarray, dims: Any) -> bool:
 
 
 def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var", sqrt: bool = False) -> np.ndarray:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
     n = _count(x.shape, dims)
     dof = builtins.max(0, n - correction)
@@ -606,7 +606,7 @@ logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0"
 
 # -- norms: vector_norm (PyTorch's rules for every order), norm's dtype form, dist ------------
 def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndarray:  # noqa: A002
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(x.dtype)}"
         )
@@ -686,7 +686,7 @@ def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
     from .._dtype import to_dtype
 
     target = to_dtype(dtype).np
-    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
+    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fcV" and target.kind not in "fcV":
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
             f"without narrowing to the specified dtype ({scalar_type_name(target)})"
@@ -707,7 +707,7 @@ vector_norm_dtype = Op(
 def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
     if a.dtype.kind == "b":
         raise RuntimeError(_E.BOOL_SUB_ERROR)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fcV":
         raise RuntimeError(
             f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
         )
@@ -907,7 +907,7 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
     n = x.shape[dim]
     order = sort_indices(x, dim, False)
     idx = np.take(order, [(n - 1) // 2], axis=dim)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         nan = np.isnan(x)
         has_nan = nan.any(axis=dim, keepdims=True)
         if has_nan.any():  # a NaN makes the median NaN, at the first NaN's index
@@ -918,9 +918,9 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
 def _median_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
     if x.size == 0:
-        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fV" else np.zeros((), x.dtype)
     flat = x.reshape(-1)
-    if x.dtype.kind == "f" and np.isnan(flat).any():
+    if x.dtype.kind in "fV" and np.isnan(flat).any():
         return np.asarray(np.nan, x.dtype)
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
@@ -933,10 +933,10 @@ median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "k
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
     flat = x.reshape(-1)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         flat = flat[~np.isnan(flat)]
     if flat.size == 0:
-        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fV" else np.zeros((), x.dtype)
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
 
@@ -950,7 +950,7 @@ def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, 
     _refuse_bool("median_out", x)
     _check_nonempty_dim(x, dim, "nanmedian")
     order = sort_indices(x, dim, False)  # NaN sorts last
-    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind == "f" else x.shape[dim]
+    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind in "fV" else x.shape[dim]
     position = np.maximum(valid - 1, 0) // 2
     if np.ndim(position) == 0:
         position = np.full(_keepdim_shape(x.shape, (dim,)), position)
@@ -1078,7 +1078,7 @@ def _cum_extreme(take: Any) -> Any:
         indices = np.zeros(moved.shape, np.int64)
         if moved.shape[-1]:
             best, where = moved[..., 0].copy(), np.zeros(moved.shape[:-1], np.int64)
-            floating = x.dtype.kind == "f"
+            floating = x.dtype.kind in "fV"
             for k in range(moved.shape[-1]):
                 value = moved[..., k]
                 with np.errstate(invalid="ignore"):
@@ -1110,7 +1110,7 @@ cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", param
 
 
 def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if x.ndim == 0:
         return x.copy()
@@ -1230,7 +1230,7 @@ def torch_linspace(start: float, end: float, steps: int, dtype: Any) -> np.ndarr
 
 def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
     bins, lo, hi = int(bins), float(lo), float(hi)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
@@ -1259,7 +1259,7 @@ def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: boo
                range_: Any) -> tuple[np.ndarray, np.ndarray]:
     """``torch.histogram``: ``bins`` a count (uniform edges over ``range_`` or the data's extent)
     or the edges themselves; elements outside the edges (and NaN) are not counted."""
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_type_name(x.dtype)}'")
     if weight is not None and weight.shape != x.shape:
         raise RuntimeError(
@@ -1647,7 +1647,7 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
         if a.ndim > 1:
             raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
                                f"{a.ndim} dimensions")
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fV":
             raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
                                f"{scalar_type_name(a.dtype)} dtype")
         if a.size != observations:
@@ -1676,7 +1676,7 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
         norm_factor = _make(np.zeros((), norm_factor._data.dtype))
     if observations == 1 and (fweights is None) != (aweights is None):
         # One observation with one kind of weights: the weighted mean is the observation itself.
-        dtype = rows._data.dtype if rows._data.dtype.kind in "fc" else np.float32
+        dtype = rows._data.dtype if rows._data.dtype.kind in "fcV" else np.float32
         centered = _make(np.zeros(rows._data.shape, dtype))
     else:
         centered = rows - avg.unsqueeze(1)
@@ -1710,7 +1710,7 @@ def quantile(x: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, inter
     if not isinstance(q, Tensor):
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_scalar(float(q))}")
-        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind == "f" else np.float32))
+        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind in "fV" else np.float32))
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")

@@ -492,7 +492,7 @@ class Module:
         from ..._dtype import to_dtype
 
         dt = to_dtype(target)
-        if dt.np.kind != "f":
+        if dt.np.kind not in "fV":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dt}")
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
 
