@@ -18,7 +18,7 @@ from .autograd.grad_mode import STATE, no_grad
 from .random import Generator, default_generator
 from .tensor import Tensor
 
-_TORCH_DTYPE = {"Half": "c10::Half", "Float": "float", "Double": "double", "Byte": "unsigned char",
+_TORCH_DTYPE = {"Half": "c10::Half", "BFloat16": "c10::BFloat16", "Float": "float", "Double": "double", "Byte": "unsigned char",
                 "Char": "signed char", "Short": "short int", "Int": "int", "Long": "long int", "Bool": "bool"}
 
 

@@ -113,7 +113,7 @@ def _operand(x: Any) -> Any:
 
 
 _CPP_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "int8": "signed char",
     "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }

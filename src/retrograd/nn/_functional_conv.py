@@ -39,7 +39,7 @@ def _expand(value: Any, n: int) -> tuple[int, ...]:
 
 
 def _type_name(a: np.ndarray) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}.get(a.dtype.name, a.dtype.name)
 

@@ -945,7 +945,7 @@ nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("na
 
 # -- lerp, addcmul, addcdiv -------------------------------------------------------------------
 _CPP_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "uint8": "unsigned char",
     "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
 }
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type
+from .._dtype import REDUCED_FLOATS, get_default_dtype, result_type
 from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
@@ -493,6 +493,28 @@ def check_int_scalar(value: int) -> None:
         raise OverflowError("can't convert negative int to unsigned")
 
 
+# PyTorch's CPU mul and div take a Python number operand of a float16/bfloat16 tensor in
+# float32 ("opmath"): the tensor's values are widened, combined with the number, rounded once.
+# (Float16 with a number takes the fast path: see docs/differences.md.)
+OPMATH_SCALAR_OPS = frozenset(("mul", "div"))
+
+
+def opmath_scalar_forward(op: Op, arrays: list[Any], params: Sequence[Any]) -> Any:
+    """The forward of ``tensor <op> number`` for a float16/bfloat16 tensor, in float32; None when
+    the operands are anything else."""
+    a = arrays[0]
+    if type(a) is not np.ndarray or a.dtype not in REDUCED_FLOATS:
+        return None
+    if not all(type(v) in (int, float) for v in (*arrays[1:], *params) if v is not None):
+        return None
+    wide = [a.astype(np.float32), *arrays[1:]]
+    try:
+        out = op.forward(*wide, *params)
+    except RuntimeWarning:
+        out = quiet(op.forward, *wide, *params)
+    return np.asarray(out).astype(a.dtype)
+
+
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
     if len(inputs) == 1:
@@ -507,6 +529,10 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
                 arrays[0] = arrays[0].astype(get_default_dtype().np)
         else:
             _cast_arrays(op, inputs, params, arrays)
+            if op.name in OPMATH_SCALAR_OPS:  # (a number beside a float16/bfloat16 tensor: never the fast paths)
+                out = opmath_scalar_forward(op, arrays, params)
+                if out is not None:
+                    return out
     elif len(arrays) == 2 and (type(arrays[1]) is int or type(arrays[0]) is int):
         _wrap_int_operand(arrays)  # comparisons and bitwise ops of an integer tensor and an int
     try:

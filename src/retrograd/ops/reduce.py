@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, scalar_type_name
+from .._dtype import FROM_NUMPY, REDUCED_FLOATS, scalar_type_name
 from ..autograd.fp_errors import ignore_fp_errors, quiet_forward, restore_fp_errors
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
@@ -92,18 +92,20 @@ def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
 # PyTorch's CPU accumulate types (``at::acc_type<T, false>``): a half tensor is summed in float and
 # cast back; NumPy would add up a half reduction over a non-innermost axis in half.
 _HALF = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
 
 
-def _half_reduce(fn: Any, x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
-    """A sum-like reduction of half values (or into a half result), accumulated in float32."""
-    return np.asarray(fn(x.astype(_HALF, copy=False), axis=dims, keepdims=keepdim, dtype=np.float32)).astype(_HALF)
+def _half_reduce(fn: Any, x: np.ndarray, dims: Any, keepdim: bool, out: np.dtype = _HALF) -> np.ndarray:
+    """A sum-like reduction of half (or bfloat16: ``out``) values, or into such a result,
+    accumulated in float32."""
+    return np.asarray(fn(x.astype(out, copy=False), axis=dims, keepdims=keepdim, dtype=np.float32)).astype(out)
 
 
 def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
-    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
-        return _half_reduce(np.add.reduce, x, _axis(dims), keepdim)
+    elif (x.dtype if dtype is None else np.dtype(dtype)) in REDUCED_FLOATS:
+        return _half_reduce(np.add.reduce, x, _axis(dims), keepdim, x.dtype if dtype is None else np.dtype(dtype))
     elif dtype is None and _needs_cascade(x, dims):
         return _cascade_sum(x, dims[0], keepdim)
     # np.add.reduce is np.sum without its Python-level wrapper (a few µs per call on small arrays).
@@ -111,7 +113,7 @@ def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 
 
 def _sum_all(x: np.ndarray, dtype: Any) -> Any:
-    if dtype is None and x.dtype.kind in "fcV" and x.dtype != _HALF:
+    if dtype is None and x.dtype.kind in "fc" and x.dtype != _HALF:
         return np.add.reduce(x, axis=None)  # ``x.sum()``: one NumPy call (the path wraps its scalar)
     return _sum(x, None, False, dtype)
 
@@ -137,6 +139,8 @@ def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
         return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)  # type: ignore[call-overload]
     if _needs_cascade(x, dims):
         return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
+    if x.dtype in REDUCED_FLOATS:  # (float32 accumulation: NumPy keeps bfloat16 in bfloat16)
+        return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim, dtype=np.float32), dtype=x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
 
 
@@ -498,7 +502,7 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     out_dtype = x.dtype
     # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
     # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
-    upcast = out_dtype == _HALF or out_dtype == np.float32 and not _sums_pairwise(x, dims)
+    upcast = out_dtype in REDUCED_FLOATS or out_dtype == np.float32 and not _sums_pairwise(x, dims)
     if upcast:
         x = x.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -581,7 +585,8 @@ def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     with np.errstate(divide="ignore"):
         e = np.exp(x - shift)
         # As PyTorch: the exponentials are summed in the accumulate type (float for half).
-        total = _half_reduce(np.add.reduce, e, dims, True) if x.dtype == _HALF else np.sum(e, axis=dims, keepdims=True)
+        total = (_half_reduce(np.add.reduce, e, dims, True, x.dtype) if x.dtype in REDUCED_FLOATS
+                 else np.sum(e, axis=dims, keepdims=True))
         out = np.log(total) + shift
     if not keepdim:
         out = out.reshape(_reduced_shape(x.shape, dims))
@@ -612,7 +617,7 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
         )
     axis = _axis(dims)
     # PyTorch's opmath type: a half norm is computed in float (its squares overflow half at 256).
-    a = np.abs(x.astype(np.float32) if x.dtype == _HALF else x)
+    a = np.abs(x.astype(np.float32) if x.dtype in REDUCED_FLOATS else x)
     if ord == 2:
         out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
     elif ord == np.inf:
@@ -753,7 +758,7 @@ def _cumulative(fn: Any) -> Any:
         if x.ndim == 0:
             return x.astype(dtype) if dtype is not None else x.copy()
         out = x.dtype if dtype is None else np.dtype(dtype)
-        acc = _CUMULATIVE_ACC.get(out)
+        acc = _CUMULATIVE_ACC.get(out, _F32 if out in REDUCED_FLOATS else None)  # (bfloat16 as half)
         if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
             work = x.astype(out, copy=False).astype(acc)
             fn(work, axis=dim, out=work)
@@ -1015,8 +1020,8 @@ count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(
 def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
-    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
-        return _half_reduce(np.nansum, x, dims, keepdim)
+    elif (x.dtype if dtype is None else np.dtype(dtype)) in REDUCED_FLOATS:
+        return _half_reduce(np.nansum, x, dims, keepdim, x.dtype if dtype is None else np.dtype(dtype))
     return np.asarray(np.nansum(x, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
@@ -1114,8 +1119,8 @@ def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if x.ndim == 0:
         return x.copy()
-    if x.dtype == _HALF:
-        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(_HALF)  # type: ignore[no-any-return]
+    if x.dtype in REDUCED_FLOATS:
+        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(x.dtype)  # type: ignore[no-any-return]
     return np.logaddexp.accumulate(x, axis=dim)  # type: ignore[no-any-return]
 
 
