@@ -695,6 +695,15 @@ class Tensor:
     def half(self) -> Tensor:
         return self.to(_dtype.float16)
 
+    def bfloat16(self) -> Tensor:
+        """This tensor as bfloat16 (needs ``ml_dtypes``).
+
+        >>> import retrograd as rg
+        >>> rg.tensor([1.1]).bfloat16()
+        tensor([1.1016], dtype=torch.bfloat16)
+        """
+        return self.to(_dtype.load_bfloat16())
+
     def cfloat(self) -> Tensor:
         """This tensor as complex64 (``rg.tensor([1.]).cfloat()`` is ``tensor([1.+0.j])``)."""
         return self.to(_dtype.complex64)
