@@ -335,7 +335,7 @@ _GELU_K = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
 
 
-def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:  # (run in float32 for 16-bit floats: _in_float)
     _check_float(x, "GeluKernelImpl")
     if approximate == "tanh":
         out = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
@@ -355,7 +355,7 @@ def _gelu_grad(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
     return grad * (cdf + self * pdf)
 
 
-gelu = Op("gelu", _gelu, node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
+gelu = Op("gelu", _in_float(_gelu), node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
 
 
 def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
