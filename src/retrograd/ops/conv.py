@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._dtype import REDUCED_FLOATS
 from ..tensor import Tensor
 from .op import Op, apply
 
@@ -100,10 +101,23 @@ def col2im(cols: np.ndarray, size: Sequence[int], kernel: Sequence[int], stride:
     return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
 
 
+def _in_float32(kernel: Any) -> Any:
+    """Run a convolution kernel of float16/bfloat16 arrays in float32 and round once, as PyTorch's
+    CPU kernels accumulate (NumPy's bfloat16 matmul would return float32)."""
+    def run(x: np.ndarray, w: np.ndarray, *args: Any) -> np.ndarray:
+        if x.dtype not in REDUCED_FLOATS:
+            return kernel(x, w, *args)  # type: ignore[no-any-return]
+        return kernel(x.astype(np.float32), w.astype(np.float32), *args).astype(x.dtype)  # type: ignore[no-any-return]
+
+    run.__name__ = kernel.__name__
+    return run
+
+
 def _sym(padding: Sequence[int]) -> list[tuple[int, int]]:
     return [(p, p) for p in padding]
 
 
+@_in_float32
 def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
              dilation: Sequence[int], groups: int) -> np.ndarray:
     n, c = x.shape[:2]
@@ -116,6 +130,7 @@ def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Seque
     return np.matmul(wm, cols).reshape((n, out_channels) + out)
 
 
+@_in_float32
 def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
                        dilation: Sequence[int], output_padding: Sequence[int], groups: int) -> np.ndarray:
     n, c = x.shape[:2]
@@ -142,6 +157,7 @@ def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], 
     return y
 
 
+@_in_float32
 def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
                  padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The weight gradient of ``conv(x, w)`` for output gradient ``gy``: (O, C / groups, *kernel)."""

@@ -1063,7 +1063,8 @@ def _addbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any
     if b1.dtype != b2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(b1.dtype)} and "
                            f"{scalar_type_name(b2.dtype)}")
-    product = np.einsum("bij,bjk->ik", b1, b2) if b1.shape[0] else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype)
+    product = (_in_opmath(lambda p, q: np.einsum("bij,bjk->ik", p, q), b1, b2) if b1.shape[0]
+               else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype))
     return _combine(_expand(x, product.shape), product, beta, alpha)
 
 
