@@ -48,7 +48,7 @@ _FP32 = {
         "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "ctc_loss",
         "gaussian_nll_loss"),
 }
-# Promote: cast to the widest floating dtype among the arguments.
+# Promote: cast to float32 if any argument is float32, else to the autocast dtype (``_prioritize``).
 _PROMOTE = {"retrograd": ("cat", "stack", "concat", "concatenate")}
 
 _CPU_DTYPES = ("bfloat16", "float16")
@@ -229,6 +229,18 @@ def _widest(values: Any, found: list[Any]) -> None:
             _widest(v, found)
 
 
+def _prioritize(found: list[Any]) -> _dtype.dtype:
+    """PyTorch's ``prioritize``: float32 if any argument is float32, else the autocast dtype; a
+    16-bit float other than the autocast dtype (and no float32 before it) is an error."""
+    current = _STATE["dtype"]
+    for np_dtype in found:
+        if current is _dtype.float32 or np_dtype == _dtype.float32.np:
+            current = _dtype.float32
+        elif np_dtype != current.np:
+            raise RuntimeError("Unexpected floating ScalarType in at::autocast::prioritize")
+    return current  # type: ignore[no-any-return]
+
+
 def _wrap(fn: Callable[..., Any], policy: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def cast_then_run(*args: Any, **kwargs: Any) -> Any:
@@ -241,12 +253,7 @@ def _wrap(fn: Callable[..., Any], policy: str) -> Callable[..., Any]:
         else:
             found: list[Any] = []
             _widest((*args, *kwargs.values()), found)
-            if not found:
-                return fn(*args, **kwargs)
-            wide = found[0]
-            for d in found[1:]:
-                wide = _dtype._promote_pair(wide, d)
-            target = _dtype.FROM_NUMPY[wide]
+            target = _prioritize(found)
         args = tuple(_cast(a, target) for a in args)
         kwargs = {k: _cast(v, target) for k, v in kwargs.items()}
         _STATE["inside"] = True
