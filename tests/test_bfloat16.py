@@ -287,3 +287,59 @@ def test_safetensors_round_trip(torch: Any) -> None:
     assert loaded["w"].dtype is rg.bfloat16 and _ulps(loaded["w"], t) == 0
     assert safetensors.save(loaded) == data  # the same bytes as the reference writer
     assert torch.equal(st.load(safetensors.save({"w": loaded["w"]}))["w"], t)
+
+
+# -- Tensor.view(dtype) -----------------------------------------------------------------------
+_VIEWS = {
+    "same size": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).view(t.int32),
+    "same size, transposed": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).t().view(t.int32),
+    "same size, 0-d": lambda t: t.arange(12, dtype=t.float32)[3].view(t.int32),
+    "smaller": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).view(t.uint8),
+    "smaller, bool": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).view(t.bool),
+    "larger": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).view(t.float64),
+    "larger, empty": lambda t: t.ones(0, 4).view(t.float64),
+    "a column": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4)[:, 1:2].view(t.float16),
+    "float as bfloat16": lambda t: t.tensor([1.5, -2.0, 1e30]).view(t.bfloat16),
+    "bfloat16 as int16": lambda t: t.tensor([1.5, -2.0], dtype=t.bfloat16).view(t.int16),
+    "bfloat16 as float16": lambda t: t.tensor([1.5, -2.0], dtype=t.bfloat16).view(t.float16),
+    "complex as float": lambda t: t.ones(2, 2, dtype=t.complex64).view(t.float32),
+    "float as complex": lambda t: t.arange(8.0).reshape(2, 4).view(t.complex64),
+    "keyword": lambda t: t.ones(2, 4).view(dtype=t.int32),
+    "of a tensor requiring grad": lambda t: t.ones(2, 4, requires_grad=True).view(t.float16),
+    # PyTorch's errors
+    "transposed, smaller": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4).t().view(t.float16),
+    "last size not divisible": lambda t: t.arange(12, dtype=t.float32).reshape(3, 4)[:, :3].view(t.float64),
+    "offset not divisible": lambda t: t.arange(12, dtype=t.float32).view(-1)[1:5].view(t.float64),
+    "0-d, other size": lambda t: t.arange(12, dtype=t.float32)[0].view(t.float16),
+    "stride(-1) not 1, larger": lambda t: t.arange(24, dtype=t.float16).reshape(3, 8)[:, ::2].view(t.float32),
+    "stride(0) not divisible": lambda t: t.arange(27, dtype=t.float16).reshape(3, 9)[:, :4].view(t.float32),
+    "a size too": lambda t: t.ones(2).view(t.float16, 3),
+}
+
+
+def _view_result(lib: Any, make: Any) -> Any:
+    from tests.conftest import outcome
+
+    box: list[Any] = []
+    got = outcome(lambda: box.append(make(lib)))
+    if got[0] != "ok":
+        return got
+    r = box[0]
+    return (str(r.dtype), tuple(r.shape), r.tolist(), r.requires_grad, r.grad_fn is None, r.is_leaf)
+
+
+@pytest.mark.parametrize("case", list(_VIEWS))
+def test_view_dtype(torch: Any, case: str) -> None:
+    assert _view_result(rg, _VIEWS[case]) == _view_result(torch, _VIEWS[case])
+
+
+def test_view_dtype_shares_memory_and_version(torch: Any) -> None:
+    seen = []
+    for lib in (rg, torch):
+        a = lib.arange(12, dtype=lib.float32).reshape(3, 4)
+        y = a.view(lib.int32)
+        y[0, 1] = 1
+        h = a.view(lib.bfloat16)
+        h.mul_(2)
+        seen.append((a.tolist(), a._version, y._version, h._version))
+    assert seen[0] == seen[1]

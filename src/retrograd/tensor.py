@@ -112,6 +112,53 @@ def _operand(x: Any) -> Any:
     return NotImplemented
 
 
+def _view_dtype(self: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Tensor:
+    """``view(dtype)``: the same memory read as another dtype, as PyTorch's ``view_dtype``. A
+    different element size scales the last dim (which must be contiguous) and the other strides;
+    the result shares the version counter and is never differentiable (not a view for autograd).
+
+    >>> import retrograd as rg
+    >>> rg.ones(2, dtype=rg.float32).view(rg.int32).tolist()
+    [1065353216, 1065353216]
+    """
+    if set(kwargs) - {"dtype"} or len(args) + len(kwargs) != 1:
+        got = ", ".join(["torch.dtype" if isinstance(a, dtype) else type(a).__name__ for a in args]
+                        + [f"{k}=" for k in kwargs])
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (torch.dtype dtype)\n * (tuple of ints size)\n")
+    target = to_dtype(args[0] if args else kwargs["dtype"])
+    data = self._data
+    old, new = data.itemsize, target.itemsize
+    if old != new:
+        names = f"view {_dtype.scalar_type_name(data.dtype)} as {_dtype.scalar_type_name(target.np)} (different element sizes)"
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to {names}")
+        strides = self.stride()
+        last_ok = strides[-1] == 1 or data.shape[-1] == 1 or data.size == 0  # (PyTorch's strides there are 1)
+        if new < old and not last_ok:
+            raise RuntimeError(f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}")
+        if new > old:
+            ratio = new // old
+            if data.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to {names}, but got {data.shape[-1]}")
+            root = data
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            offset = (data.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // old
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to {names}, but got {offset}")
+            if not last_ok:
+                raise RuntimeError(f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}")
+            for k, s in enumerate(strides[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} to {names}, but got {s}")
+        if data.strides[-1] != old:  # (a last dim of size 1 may carry any NumPy stride)
+            data = np.lib.stride_tricks.as_strided(data, data.shape, data.strides[:-1] + (old,))
+    out = Tensor._make(data.view(target.np))
+    out._version_counter = self._counter()  # in-place writes through either are seen by both
+    return out
+
+
 _CPP_TYPE_NAMES = {
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "int8": "signed char",
     "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
@@ -1261,9 +1308,9 @@ class Tensor:
         return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation, ignore_nan=True)
 
     # -- shape and indexing -------------------------------------------------------------------
-    def view(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):
-            raise NotImplementedError("view(dtype) is not supported")
+    def view(self, *shape: Any, **kwargs: Any) -> Tensor:
+        if kwargs or (shape and (isinstance(shape[0], dtype) or isinstance(shape[0], type))):
+            return _view_dtype(self, shape, kwargs)
         return _apply(_S.view, (self, _sizes(shape)))
 
     def view_as(self, other: Tensor) -> Tensor:
