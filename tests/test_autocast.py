@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.conftest import outcome
 
 import retrograd as rg
-from tests.conftest import outcome
 
 pytest.importorskip("ml_dtypes")
 
