@@ -208,3 +208,64 @@ def test_promote_policy_and_its_error(torch: Any, expr: str, dtype: str) -> None
     assert outcome(lambda: _run(rg, expr, dtype)) == outcome(lambda: _run(torch, expr, dtype))
     if outcome(lambda: _run(torch, expr, dtype))[0] == "ok":
         assert _run(rg, expr, dtype) == _run(torch, expr, dtype)
+
+
+# -- GradScaler -------------------------------------------------------------------------------
+
+
+def test_grad_scaler_matches_pytorch_through_overflows(torch: Any) -> None:
+    # float32 weights, a loss that overflows on some steps (a huge input), growth every 3 clean
+    # steps: the same parameters, scales and skipped steps as PyTorch's.
+    inputs = [1.0, 2.0, 1e38, 0.5, 1.0, 3.0, float("inf"), 1.0, 2.0, 1.0, 1.0, 0.25]
+    traces = []
+    for lib in (rg, torch):
+        w = lib.nn.Parameter(lib.tensor([0.5, -0.25, 2.0]))
+        opt = lib.optim.SGD([w], lr=0.01, momentum=0.9)
+        scaler = lib.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=3)
+        trace = []
+        for x in inputs:
+            opt.zero_grad()
+            loss = (w * w * x).sum()
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt) if x == 0.5 else None
+            ret = scaler.step(opt)
+            scaler.update()
+            trace.append((ret, scaler.get_scale(), w.detach().tolist(), dict(scaler.state_dict())))
+        traces.append(trace)
+    assert traces[0] == traces[1]
+
+
+@pytest.mark.parametrize("calls", ["unscale_ unscale_", "step unscale_", "step step", "closure", "update_tensor",
+                                   "update_float"])
+def test_grad_scaler_errors(torch: Any, calls: str) -> None:
+    got = []
+    for lib in (rg, torch):
+        w = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([w], lr=0.1)
+        scaler = lib.amp.GradScaler("cpu")
+        scaler.scale(w.sum()).backward()
+
+        def run(lib: Any = lib, opt: Any = opt, scaler: Any = scaler) -> None:
+            if calls == "closure":
+                scaler.step(opt, closure=lambda: 0)
+            elif calls == "update_tensor":
+                scaler.update(lib.ones(2))
+            elif calls == "update_float":
+                scaler.update(8.0)
+                assert scaler.get_scale() == 8.0
+            else:
+                for name in calls.split():
+                    getattr(scaler, name)(opt)
+
+        got.append(outcome(run))
+    assert got[0] == got[1]
+
+
+def test_grad_scaler_disabled_on_cuda_with_pytorchs_warning(torch: Any) -> None:
+    got = []
+    for lib in (rg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            scaler = lib.amp.GradScaler()
+        got.append((scaler.is_enabled(), scaler.get_scale(), scaler.state_dict(), [str(w.message) for w in caught]))
+    assert got[0] == got[1]

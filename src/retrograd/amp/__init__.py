@@ -9,5 +9,6 @@ torch.bfloat16
 from __future__ import annotations
 
 from .autocast_mode import autocast, get_autocast_dtype, is_autocast_available, set_autocast_dtype
+from .grad_scaler import GradScaler
 
-__all__ = ["autocast", "get_autocast_dtype", "is_autocast_available", "set_autocast_dtype"]
+__all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available", "set_autocast_dtype"]
