@@ -154,7 +154,7 @@ _NN_FUNCTIONS = frozenset(
 )
 
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft",
-                    "distributions", "distributed")
+                    "distributions", "distributed", "amp")
 
 
 # The porting surface (``torch.testing``, ``torch.backends``, ``finfo``, ``set_num_threads``...)
@@ -170,8 +170,11 @@ _PORTING_NAMES = frozenset((
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
     "get_deterministic_debug_mode", "set_float32_matmul_precision", "get_float32_matmul_precision",
     "set_flush_denormal", "set_default_tensor_type", "set_default_device", "get_default_device",
-    "is_autocast_enabled", "is_autocast_cpu_enabled", "is_autocast_cache_enabled",
+    "is_autocast_enabled", "is_autocast_cpu_enabled", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
 ))
+# torch.autocast and its switches (retrograd.amp), loaded on first use.
+_AUTOCAST_NAMES = frozenset(("autocast", "get_autocast_dtype", "set_autocast_dtype", "set_autocast_enabled",
+                             "clear_autocast_cache"))
 
 
 _SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisson"))
@@ -195,6 +198,12 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _PORTING_SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _AUTOCAST_NAMES:
+        value = globals()[name] = getattr(importlib.import_module(".amp.autocast_mode", __name__), name)
+        return value
+    if name == "bfloat16":  # (its dtype comes from ml_dtypes, imported on first use)
+        value = globals()[name] = importlib.import_module("._dtype", __name__).load_bfloat16()
+        return value
     if name in _SAMPLING_FUNCTIONS:  # (the samplers bring the mt19937 engine, retrograd._random)
         value = globals()[name] = getattr(importlib.import_module("._sampling", __name__), name)
         return value
@@ -208,8 +217,8 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
-                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS,
-                   *_SAMPLING_FUNCTIONS})
+                   *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16",
+                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS})
 
 
 __all__ = [

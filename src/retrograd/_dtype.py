@@ -23,7 +23,7 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.category = category  # 0 bool, 1 integer, 2 floating, 3 complex: the promotion categories
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "ifc"
+        self.is_signed = self.np.kind in "ifcV"
         self.itemsize = self.np.itemsize
 
     @property
@@ -61,8 +61,53 @@ def __getattr__(name: str) -> dtype:
     # ``bool_`` here so as not to shadow the builtin.
     if name == "bool":
         return bool_
+    if name == "bfloat16":
+        return load_bfloat16()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 FROM_NUMPY: dict[np.dtype, dtype] = {d.np: d for d in ALL_DTYPES}
+
+# The 16-bit floats PyTorch computes in float32 ("opmath") and rounds once per op: float16, and
+# bfloat16 once loaded. Reductions and matmuls test membership here to accumulate in float32.
+REDUCED_FLOATS: set[np.dtype] = {float16.np}
+# The floating NumPy kinds: ml_dtypes' bfloat16 is a NumPy user dtype, of kind "V".
+FLOAT_KINDS = "fV"
+
+
+def load_bfloat16() -> dtype:
+    """``retrograd.bfloat16``: made (and registered for promotion) on first use, from ``ml_dtypes``.
+
+    NumPy has no bfloat16; ``ml_dtypes`` supplies the array dtype, so it is imported only here,
+    not at ``import retrograd``.
+
+    >>> import retrograd as rg
+    >>> rg.bfloat16, rg.bfloat16.itemsize, rg.bfloat16.is_floating_point
+    (torch.bfloat16, 2, True)
+    """
+    made = globals().get("bfloat16")
+    if made is not None:
+        return made  # type: ignore[no-any-return]
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise ModuleNotFoundError('bfloat16 needs the ml_dtypes package: pip install "retrograd[bfloat16]"') from None
+    made = dtype("bfloat16", ml_dtypes.bfloat16, 2)
+    made.is_signed = True
+    FROM_NUMPY[made.np] = made
+    REDUCED_FLOATS.add(made.np)
+    _SCALAR_TYPE_NAMES["bfloat16"] = "BFloat16"
+    _PROMOTION_CACHE.clear()
+    globals()["bfloat16"] = made
+    return made
+
+
+def _lookup(np_dtype: np.dtype) -> dtype:
+    """``FROM_NUMPY[np_dtype]``, loading bfloat16 when an ml_dtypes array meets retrograd first."""
+    found = FROM_NUMPY.get(np_dtype)
+    if found is None and np_dtype.name == "bfloat16":
+        found = load_bfloat16()
+    if found is None:
+        raise KeyError(np_dtype)
+    return found
 
 # The single mutable default: Python floats and float factories use it.
 _default_float = [float32]
@@ -102,7 +147,7 @@ def to_dtype(d: Any) -> dtype:
     if d is _py_bool:
         return bool_
     try:
-        return FROM_NUMPY[np.dtype(d)]
+        return _lookup(np.dtype(d))
     except (TypeError, KeyError):
         raise TypeError(f"unsupported dtype {d!r}") from None
 
@@ -112,7 +157,7 @@ _py_float, _py_int, _py_bool = (1.0).__class__, (1).__class__, True.__class__
 
 def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
     try:
-        return FROM_NUMPY[np_dtype]
+        return _lookup(np_dtype)
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
@@ -151,7 +196,7 @@ def default_complex() -> dtype:
 def _higher_group(result: np.dtype, lower: np.dtype) -> np.dtype:
     """A lower-priority group's complex dtype over a floating one keeps the floating one's width
     (PyTorch: float64 tensor + complex scalar is complex128)."""
-    if lower.kind == "c" and result.kind == "f":
+    if lower.kind == "c" and result.kind in "fV":
         return np.promote_types(np.dtype(np.complex64), result)
     return lower
 

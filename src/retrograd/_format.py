@@ -95,7 +95,7 @@ class _Formatter:
     """One notation and width for all the elements of a tensor."""
 
     def __init__(self, data: np.ndarray) -> None:
-        self.floating = data.dtype.kind == "f"
+        self.floating = data.dtype.kind in "fV"
         self.int_mode = True
         self.sci_mode = False
         self.max_width = 1
@@ -151,7 +151,7 @@ def _summarized(data: np.ndarray) -> np.ndarray:
 
 
 def _values(data: np.ndarray) -> list[Any]:
-    return data.astype(np.float64).tolist() if data.dtype.kind == "f" else data.tolist()
+    return data.astype(np.float64).tolist() if data.dtype.kind in "fV" else data.tolist()
 
 
 class _ComplexFormatter:

@@ -619,22 +619,40 @@ def get_default_device() -> device:
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
-    """False: retrograd has no autocast context, so autocast is never on.
+    """Whether autocast is on for ``device_type`` (``retrograd.autocast``; without an argument,
+    CUDA's, which is never on).
 
     >>> import retrograd as rg
     >>> rg.is_autocast_enabled(), rg.is_autocast_enabled("cpu")
     (False, False)
     """
-    return False
+    from .amp import autocast_mode
+
+    return autocast_mode.is_autocast_enabled(device_type)
 
 
 def is_autocast_cpu_enabled() -> bool:
-    """False (see ``is_autocast_enabled``); deprecated in PyTorch, with its warning."""
+    """``is_autocast_enabled("cpu")``; deprecated in PyTorch, with its warning."""
     warnings.warn("torch.is_autocast_cpu_enabled() is deprecated. Please use torch.is_autocast_enabled('cpu') "
                   "instead.", DeprecationWarning, stacklevel=2)
-    return False
+    return is_autocast_enabled("cpu")
 
 
 def is_autocast_cache_enabled() -> bool:
-    """True, PyTorch's default (the weight cache autocast would use)."""
-    return True
+    """Whether autocast caches its casts of parameters (True unless ``set_autocast_cache_enabled``)."""
+    from .amp import autocast_mode
+
+    return bool(autocast_mode._STATE["cache"])
+
+
+def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn autocast's cache of parameter casts on or off.
+
+    >>> import retrograd as rg
+    >>> rg.set_autocast_cache_enabled(False); rg.is_autocast_cache_enabled()
+    False
+    >>> rg.set_autocast_cache_enabled(True)
+    """
+    from .amp import autocast_mode
+
+    autocast_mode._STATE["cache"] = bool(enabled)

@@ -274,7 +274,7 @@ class CPUStream:
             raw = self.random64(n)
         else:
             raw = self.random(n)
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             modulus = (1 << np.finfo(dtype).nmant + 1) + 1
         else:
             modulus = int(np.iinfo(dtype).max) + 1

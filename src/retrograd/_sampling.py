@@ -18,7 +18,7 @@ from .autograd.grad_mode import STATE, no_grad
 from .random import Generator, default_generator
 from .tensor import Tensor
 
-_TORCH_DTYPE = {"Half": "c10::Half", "Float": "float", "Double": "double", "Byte": "unsigned char",
+_TORCH_DTYPE = {"Half": "c10::Half", "BFloat16": "c10::BFloat16", "Float": "float", "Double": "double", "Byte": "unsigned char",
                 "Char": "signed char", "Short": "short int", "Int": "int", "Long": "long int", "Bool": "bool"}
 
 
@@ -101,7 +101,7 @@ def _float_bounds(t: Tensor) -> tuple[float, float]:
 
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise _not_implemented("check_uniform_bounds", t)
     lo, hi = _float_bounds(t)
     dtype_name = _meta_name(t)
@@ -122,7 +122,7 @@ def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp(std)}")
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise _not_implemented("normal_kernel_cpu", t)
     g = stream(generator, "normal_")
     if t.numel() == 0:
@@ -133,7 +133,7 @@ def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = 
 def _random_bounds_check(t: Tensor, low: int, high_inc: int) -> None:
     dtype = t._data.dtype
     dtype_name = _meta_name(t)
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         lo, hi = _float_bounds(t)
         digits = np.finfo(dtype).nmant + 1
         for v, name in ((low, "from"), (high_inc, "to - 1")):
@@ -191,7 +191,7 @@ def random_(t: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tens
         high = int(high)
         if low >= high:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             digits = np.finfo(dtype).nmant + 1
             low, high = _update_from(low, digits, dtype), _update_to(high, digits, dtype)
             if low >= high:
@@ -204,7 +204,7 @@ def random_(t: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tens
         return _write(t, g.random_from_to(n, (high - low) & 0xFFFFFFFFFFFFFFFF, low).astype(dtype),
                       "random_to_" if len(args) == 1 else "random_from_to_")
     if low != -2**63:
-        if dtype.kind == "f":
+        if dtype.kind in "fV":
             digits = np.finfo(dtype).nmant + 1
             top = 1 << digits
             low = _update_from(low, digits, dtype)
@@ -230,7 +230,7 @@ def exponential_(t: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Ten
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={cpp(lambd)}")
     if t.numel() == 0:
         return t
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
                            f"floating point but you specified {_name(t)}")
     return _write(t, stream(generator, "exponential_").exponential(t.numel(), float(lambd)), "exponential_")
@@ -248,7 +248,7 @@ def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
 def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     if not std > 0.0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp(std)}")
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise _not_implemented("log_normal_cpu", t)
     g = stream(generator, "log_normal_")
     return t if t.numel() == 0 else _write(t, g.log_normal(t.numel(), float(mean), float(std)), "log_normal_")
@@ -257,7 +257,7 @@ def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: An
 def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={cpp(sigma)}")
-    if t._data.dtype.kind != "f":
+    if t._data.dtype.kind not in "fV":
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
                            f"point but you specified {_meta_name(t)}")
     g = stream(generator, "cauchy_")
@@ -272,7 +272,7 @@ def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     """In-place Bernoulli draws: a scalar ``p`` (a 53-bit uniform each: PyTorch's kernel on
     non-Intel CPUs; Intel builds use MKL's stream instead) or a tensor of probabilities."""
     if isinstance(p, Tensor):
-        if p._data.dtype.kind != "f":
+        if p._data.dtype.kind not in "fV":
             raise _not_implemented("bernoulli_tensor_cpu_p_", p)
         if t.numel() == 0:
             return t
@@ -301,7 +301,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None, out: Any =
     """
     result = Tensor._make(np.empty(input._data.shape, input._data.dtype))
     if p is None:
-        if input._data.dtype.kind != "f":
+        if input._data.dtype.kind not in "fV":
             raise _not_implemented("bernoulli_tensor_cpu_p_", input)
         with no_grad():
             bernoulli_(result, input, generator=generator)
@@ -322,7 +322,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     data = input._data
     if not 0 < data.ndim <= 2:
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if data.dtype.kind != "f":
+    if data.dtype.kind not in "fV":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_name(input)}")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
@@ -361,7 +361,7 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     >>> rg.poisson(rg.zeros(2)).tolist()
     [0.0, 0.0]
     """
-    if input._data.dtype.kind != "f" or input._data.dtype == np.float16:
+    if input._data.dtype.kind not in "fV" or input._data.dtype == np.float16:
         raise _not_implemented("poisson_cpu", input)
     if (input._data < 0).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -377,7 +377,7 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
     >>> rg.binomial(rg.tensor([5.0]), rg.tensor([1.0])).tolist()
     [5.0]
     """
-    if count._data.dtype.kind != "f" or count._data.dtype == np.float16:
+    if count._data.dtype.kind not in "fV" or count._data.dtype == np.float16:
         raise _not_implemented("binomial_cpu", count)
     shape = np.broadcast_shapes(count._data.shape, prob._data.shape)
     counts = np.broadcast_to(count._data, shape).reshape(-1).tolist()

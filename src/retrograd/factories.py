@@ -25,7 +25,7 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     if ANOMALY[0]:  # creation sites are recorded (record_sites, anomaly mode)
         t._origin = note_origin("factory")
     if requires_grad:
-        if data.dtype.kind not in "fc":  # the factories' wording differs from requires_grad_()'s
+        if data.dtype.kind not in "fcV":  # the factories' wording differs from requires_grad_()'s
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_()
     return t
@@ -132,7 +132,7 @@ def _infer_np_dtype(data: Any) -> np.dtype:
         return np.dtype(np.bool_)
     if kind in "iu":
         return np.dtype(np.int64)
-    if kind == "f":
+    if kind in "fV":
         return get_default_dtype().np
     if kind == "c":
         return default_complex().np
@@ -475,7 +475,7 @@ def _cpp(value: Any) -> str:
 
 def _check_float_sampling(dtype: Any, kernel: str) -> None:
     """rand/randn only sample floating dtypes: PyTorch's error instead of truncated integers."""
-    if dtype is not None and to_dtype(dtype).np.kind not in "fc":
+    if dtype is not None and to_dtype(dtype).np.kind not in "fcV":
         raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(to_dtype(dtype).np)!r}')
 
 
@@ -625,7 +625,7 @@ def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None =
               memory_format: Any = None) -> Tensor:
     """Uniform samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
     np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for {scalar_type_name(np_dtype)!r}')
     data = _rng(generator).uniform(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
     return _finish(data, requires_grad)
@@ -636,7 +636,7 @@ def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None 
                memory_format: Any = None) -> Tensor:
     """Normal samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
     np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         raise NotImplementedError(f'"normal_kernel_cpu" not implemented for {scalar_type_name(np_dtype)!r}')
     data = _rng(generator).normal(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
     return _finish(data, requires_grad)
@@ -801,7 +801,7 @@ def _window(name: str, window_length: int, periodic: bool, dtype: Any, device: A
     np_dtype = _factory_dtype(dtype)
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    if np_dtype.kind != "f":
+    if np_dtype.kind not in "fV":
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype={_CPP_TYPE_NAMES.get(np_dtype.name)}, "
             "device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false, "

@@ -203,7 +203,7 @@ def _check_norm_dtype(x: Tensor, dtype: Any, name: str) -> np.dtype:
         raise RuntimeError(f"linalg.{name}: dtype should be floating point or complex, but got "
                            f"{scalar_type_name(target.np)}")
     source = x._data.dtype
-    if source.kind == "f" and target.np.itemsize < source.itemsize:
+    if source.kind in "fV" and target.np.itemsize < source.itemsize:
         raise RuntimeError(
             f"linalg.{name}: the dtype of the input ({scalar_type_name(source)}) should be convertible without "
             f"narrowing to the specified dtype ({scalar_type_name(target.np)})"

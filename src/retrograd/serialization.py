@@ -64,6 +64,20 @@ class _StorageType:
         return f"<class 'torch.{self.name}'>"
 
 
+class _BFloat16StorageType(_StorageType):
+    """``torch.BFloat16Storage``: its NumPy dtype comes from ml_dtypes, loaded when a record of it is read."""
+
+    def __init__(self) -> None:
+        self.name = "BFloat16Storage"
+
+    @property  # type: ignore[override]
+    def np(self) -> np.dtype:
+        return _dtype.load_bfloat16().np
+
+
+_BF16_STORAGE = _BFloat16StorageType()
+
+
 class _Storage:
     """One loaded storage record: a flat, writable array that every tensor on it views."""
 
@@ -115,7 +129,7 @@ def _rebuild_tensor_v2(storage: Any, storage_offset: Any, size: Any, stride: Any
                        backward_hooks: Any = None, metadata: Any = None) -> Tensor:
     t = _rebuild_tensor(storage, storage_offset, size, stride)
     if requires_grad:
-        if t._data.dtype.kind != "f":
+        if t._data.dtype.kind not in "fV":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         t._requires_grad = True
     return t
@@ -208,6 +222,7 @@ def _default_globals() -> dict[str, Any]:
         table[f"{g.module}.{g.name}"] = g.target
     for storage_type in _STORAGE_BY_DTYPE.values():
         table["torch." + storage_type.name] = storage_type
+    table["torch.BFloat16Storage"] = _BF16_STORAGE
     for d in _dtype.ALL_DTYPES:
         table["torch." + d.name] = d
         table["retrograd._dtype." + d.name] = d
@@ -664,6 +679,8 @@ class _Pickler(_PurePickler):  # type: ignore[misc]
 
     def _tensor(self, t: Tensor) -> Any:
         array = t._data
+        if array.dtype.name == "bfloat16":  # (its storage class is known once a bfloat16 tensor exists)
+            _STORAGE_BY_DTYPE.setdefault(array.dtype, _BF16_STORAGE)
         if array.dtype not in _STORAGE_BY_DTYPE:
             raise pickle.PicklingError(f"cannot save a tensor of dtype {array.dtype}")
         storage, offset, strides = self._storage_of(array)

@@ -112,8 +112,55 @@ def _operand(x: Any) -> Any:
     return NotImplemented
 
 
+def _view_dtype(self: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Tensor:
+    """``view(dtype)``: the same memory read as another dtype, as PyTorch's ``view_dtype``. A
+    different element size scales the last dim (which must be contiguous) and the other strides;
+    the result shares the version counter and is never differentiable (not a view for autograd).
+
+    >>> import retrograd as rg
+    >>> rg.ones(2, dtype=rg.float32).view(rg.int32).tolist()
+    [1065353216, 1065353216]
+    """
+    if set(kwargs) - {"dtype"} or len(args) + len(kwargs) != 1:
+        got = ", ".join(["torch.dtype" if isinstance(a, dtype) else type(a).__name__ for a in args]
+                        + [f"{k}=" for k in kwargs])
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (torch.dtype dtype)\n * (tuple of ints size)\n")
+    target = to_dtype(args[0] if args else kwargs["dtype"])
+    data = self._data
+    old, new = data.itemsize, target.itemsize
+    if old != new:
+        names = f"view {_dtype.scalar_type_name(data.dtype)} as {_dtype.scalar_type_name(target.np)} (different element sizes)"
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to {names}")
+        strides = self.stride()
+        last_ok = strides[-1] == 1 or data.shape[-1] == 1 or data.size == 0  # (PyTorch's strides there are 1)
+        if new < old and not last_ok:
+            raise RuntimeError(f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}")
+        if new > old:
+            ratio = new // old
+            if data.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to {names}, but got {data.shape[-1]}")
+            root = data
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            offset = (data.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // old
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to {names}, but got {offset}")
+            if not last_ok:
+                raise RuntimeError(f"self.stride(-1) must be 1 to {names}, but got {strides[-1]}")
+            for k, s in enumerate(strides[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({k}) must be divisible by {ratio} to {names}, but got {s}")
+        if data.strides[-1] != old:  # (a last dim of size 1 may carry any NumPy stride)
+            data = np.lib.stride_tricks.as_strided(data, data.shape, data.strides[:-1] + (old,))
+    out = Tensor._make(data.view(target.np))
+    out._version_counter = self._counter()  # in-place writes through either are seen by both
+    return out
+
+
 _CPP_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "int8": "signed char",
     "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
@@ -249,7 +296,7 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self) -> builtins.bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"
 
     def is_complex(self) -> builtins.bool:
         return self._data.dtype.kind == "c"
@@ -357,7 +404,7 @@ class Tensor:
                 and self._base._requires_grad:
             return self  # a view made in no_grad mode requires grad while its base does, as in PyTorch
         if requires_grad:
-            if self._data.dtype.kind not in "fc":
+            if self._data.dtype.kind not in "fcV":
                 raise RuntimeError(FLOAT_ONLY_ERROR)
             if self._is_inference and not STATE.inference:
                 raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
@@ -544,7 +591,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._data.dtype.kind not in "fc":
+        if self._requires_grad and value._data.dtype.kind not in "fcV":
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         self._data = value._data
 
@@ -694,6 +741,15 @@ class Tensor:
 
     def half(self) -> Tensor:
         return self.to(_dtype.float16)
+
+    def bfloat16(self) -> Tensor:
+        """This tensor as bfloat16 (needs ``ml_dtypes``).
+
+        >>> import retrograd as rg
+        >>> rg.tensor([1.1]).bfloat16()
+        tensor([1.1016], dtype=torch.bfloat16)
+        """
+        return self.to(_dtype.load_bfloat16())
 
     def cfloat(self) -> Tensor:
         """This tensor as complex64 (``rg.tensor([1.]).cfloat()`` is ``tensor([1.+0.j])``)."""
@@ -864,7 +920,7 @@ class Tensor:
     def __invert__(self) -> Tensor:
         if self._data.dtype.kind == "b":
             return _apply(_E.logical_not, (self,))
-        if self._data.dtype.kind == "f":
+        if self._data.dtype.kind in "fV":
             raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _apply(_E.bitwise_not, (self,))
 
@@ -1058,7 +1114,7 @@ class Tensor:
         return _apply(_R.sum_dim, (self, _R.normalize_dims(dim, self._data.ndim), keepdim, np_dtype))
 
     def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None) -> Tensor:
-        if dtype is not None and to_dtype(dtype).np.kind not in "fc":  # PyTorch names the argument
+        if dtype is not None and to_dtype(dtype).np.kind not in "fcV":  # PyTorch names the argument
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                                f"point or complex dtype. Got: {_dtype.scalar_type_name(to_dtype(dtype).np)}")
         x = self if dtype is None else self.to(dtype)
@@ -1189,7 +1245,7 @@ class Tensor:
 
     def nanmean(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         x = self if dtype is None else self.to(dtype)
-        if x._data.dtype.kind not in "fc":
+        if x._data.dtype.kind not in "fcV":
             raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                                f"{_dtype.scalar_type_name(x._data.dtype)}")
         dims = _R.normalize_dims(dim, self._data.ndim)
@@ -1252,9 +1308,9 @@ class Tensor:
         return _R.quantile(self, q, dim, bool(keepdim), interpolation=interpolation, ignore_nan=True)
 
     # -- shape and indexing -------------------------------------------------------------------
-    def view(self, *shape: Any) -> Tensor:
-        if len(shape) == 1 and (isinstance(shape[0], dtype) or isinstance(shape[0], type)):
-            raise NotImplementedError("view(dtype) is not supported")
+    def view(self, *shape: Any, **kwargs: Any) -> Tensor:
+        if kwargs or (shape and (isinstance(shape[0], dtype) or isinstance(shape[0], type))):
+            return _view_dtype(self, shape, kwargs)
         return _apply(_S.view, (self, _sizes(shape)))
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -1738,8 +1794,8 @@ def _as_tensor_like(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
     arr = np.asarray(value)
-    if arr.dtype.kind == "f" and not isinstance(value, np.ndarray):
-        arr = arr.astype(like._data.dtype if like._data.dtype.kind == "f" else get_default_dtype().np)
+    if arr.dtype.kind in "fV" and not isinstance(value, np.ndarray):
+        arr = arr.astype(like._data.dtype if like._data.dtype.kind in "fV" else get_default_dtype().np)
     elif arr.dtype.kind in "iu" and not isinstance(value, np.ndarray):
         arr = arr.astype(np.int64)
     elif arr.dtype == object and type(value) is int:  # beyond int64: PyTorch's error, not a NumPy object array
@@ -1767,7 +1823,7 @@ def _bitwise(op: Any, a: Tensor, b: Any) -> Tensor:
         return _apply(op, (a, b))  # type: ignore[no-any-return]
     except TypeError:
         promoted = _dtype.result_type((a, b))
-        if promoted.kind == "f":
+        if promoted.kind in "fV":
             raise NotImplementedError(
                 f'"{op.name}_cpu" not implemented for {_dtype.scalar_type_name(promoted)!r}') from None
         raise
@@ -1952,7 +2008,7 @@ Tensor.is_meta = property(lambda self: False, doc="False: there is no meta devic
 Tensor.is_pinned = lambda self, device=None: False  # type: ignore[attr-defined]
 Tensor.is_shared = lambda self: False  # type: ignore[attr-defined]
 Tensor.is_distributed = lambda self: False  # type: ignore[attr-defined]
-Tensor.is_signed = lambda self: self._data.dtype.kind in "if"  # type: ignore[attr-defined]
+Tensor.is_signed = lambda self: self._data.dtype.kind in "ifV"  # type: ignore[attr-defined]
 Tensor.get_device = lambda self: -1  # type: ignore[attr-defined]
 Tensor.is_same_size = lambda self, other: self._data.shape == other._data.shape  # type: ignore[attr-defined]
 Tensor.char = lambda self, memory_format=None: self.to(_dtype.int8)  # type: ignore[attr-defined]

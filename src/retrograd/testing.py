@@ -119,10 +119,10 @@ def _compare_tensors(actual: Tensor, expected: Tensor, id: tuple[Any, ...], rtol
         common = _dtype._promote_pair(a.dtype, e.dtype)
         a, e = a.astype(common), e.astype(common)
     with np.errstate(all="ignore"):
-        if a.dtype.kind == "f" or rt or at:
-            diff = np.abs(a - e) if a.dtype.kind == "f" else np.abs(a.astype(np.int64) - e.astype(np.int64))
+        if a.dtype.kind in "fV" or rt or at:
+            diff = np.abs(a - e) if a.dtype.kind in "fV" else np.abs(a.astype(np.int64) - e.astype(np.int64))
             matches = (a == e) | (np.isfinite(diff) & (diff <= at + rt * np.abs(e)))
-            if equal_nan and a.dtype.kind == "f":
+            if equal_nan and a.dtype.kind in "fV":
                 matches |= np.isnan(a) & np.isnan(e)
         else:
             matches = a == e
@@ -134,12 +134,12 @@ def _compare_tensors(actual: Tensor, expected: Tensor, id: tuple[Any, ...], rtol
         wrong = total - int(np.count_nonzero(matches))
         extra = f"Mismatched elements: {wrong} / {total} ({wrong / total:.1%})"
         flat_a, flat_e, flat_m = a.reshape(-1), e.reshape(-1), matches.reshape(-1)
-        if flat_a.dtype.kind != "f":  # integers and bools: differences in int64, ratios in the default float
+        if flat_a.dtype.kind not in "fV":  # integers and bools: differences in int64, ratios in the default float
             flat_a, flat_e = flat_a.astype(np.int64), flat_e.astype(np.int64)
         abs_diff = np.abs(flat_a - flat_e)
         abs_diff[flat_m] = 0
         denominator = np.abs(flat_e)
-        if flat_a.dtype.kind != "f":
+        if flat_a.dtype.kind not in "fV":
             float_np = _dtype.get_default_dtype().np
             rel_diff = abs_diff.astype(float_np) / denominator.astype(float_np)
         else:
@@ -154,7 +154,7 @@ def _compare_tensors(actual: Tensor, expected: Tensor, id: tuple[Any, ...], rtol
 
 def _argmax(values: np.ndarray) -> int:
     """The first greatest element, NaN counting as greatest (as torch.max along a dimension)."""
-    nan = np.isnan(values) if values.dtype.kind == "f" else None
+    nan = np.isnan(values) if values.dtype.kind in "fV" else None
     if nan is not None and nan.any():
         return int(np.argmax(nan))
     return int(np.argmax(values))

@@ -60,7 +60,7 @@ def _make_grads(outputs: Sequence[Any], grad_outputs: Sequence[Any]) -> list[Any
             if out._requires_grad:
                 if out._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if out._data.dtype.kind not in "fc":
+                if out._data.dtype.kind not in "fcV":
                     raise RuntimeError(
                         f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                     )

@@ -179,7 +179,7 @@ def check_nan(node: Any, outputs: tuple[Any, ...]) -> None:
     import numpy as np
 
     for i, g in enumerate(outputs):
-        if g is not None and g._data.dtype.kind in "fc" and np.isnan(g._data).any():
+        if g is not None and g._data.dtype.kind in "fcV" and np.isnan(g._data).any():
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

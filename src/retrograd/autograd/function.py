@@ -254,14 +254,14 @@ class Function(metaclass=FunctionMeta):
             node._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
                                       for o in wrapped)
             node.num_outputs = len(wrapped)
-            n_diff = sum(1 for o in wrapped if isinstance(o, Tensor) and o._data.dtype.kind in "fc"
+            n_diff = sum(1 for o in wrapped if isinstance(o, Tensor) and o._data.dtype.kind in "fcV"
                          and not any(o is t for t in node._non_differentiable))
             node._non_diff_outputs = tuple(k for k, out in enumerate(wrapped)
                                            if any(out is t for t in node._non_differentiable))
             for k, out in enumerate(wrapped):
                 if not isinstance(out, Tensor) or k in node._non_diff_outputs:
                     continue
-                if out._data.dtype.kind in "fc":
+                if out._data.dtype.kind in "fcV":
                     out._requires_grad = True
                     out._grad_fn = node
                     if k:

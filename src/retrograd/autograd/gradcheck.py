@@ -60,7 +60,7 @@ def _differentiable_outputs(outputs: tuple[Any, ...]) -> list[Any]:
     """The outputs gradcheck differentiates: float tensors (for the vjp helpers below)."""
     from ..tensor import Tensor
 
-    return [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fc"]
+    return [o for o in outputs if isinstance(o, Tensor) and o._data.dtype.kind in "fcV"]
 
 
 def _tensor(array: np.ndarray) -> Any:
@@ -72,7 +72,7 @@ def _tensor(array: np.ndarray) -> Any:
 def _float_positions(outputs: tuple[Any, ...]) -> list[int]:
     from ..tensor import Tensor
 
-    return [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o._data.dtype.kind in "fc"]
+    return [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o._data.dtype.kind in "fcV"]
 
 
 def _perturbed_outputs(func: Callable[..., Any], inputs: tuple[Any, ...], i: int, delta: Any,

@@ -319,7 +319,7 @@ def explain_grad(tensor: Tensor, root: Tensor | None = None) -> Explanation:
     if root is not None and not isinstance(root, Tensor):
         raise TypeError(f"explain_grad() expects root to be a Tensor, got {type(root).__name__}")
     desc = _describe(tensor)
-    if tensor._data.dtype.kind not in "fc":
+    if tensor._data.dtype.kind not in "fcV":
         return _integer(tensor, desc)
     if not tensor._requires_grad:
         return _untracked(tensor, desc, root)

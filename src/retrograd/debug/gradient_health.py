@@ -100,7 +100,7 @@ def _stats(arrays: Iterable[Any]) -> dict[str, Any]:
 
 
 def _any_nonfinite(arrays: list[Any]) -> bool:
-    return any(a.size and a.dtype.kind in "fc" and not np.isfinite(a).all() for a in arrays)
+    return any(a.size and a.dtype.kind in "fcV" and not np.isfinite(a).all() for a in arrays)
 
 
 _FINITE = {"nan": 0, "inf": 0}
@@ -133,13 +133,13 @@ def _value_range(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, Tensor):
         return {"shape": (), "min": float(value), "max": float(value), "nan": int(value != value), "inf": 0}
     data = value._data
-    if data.dtype.kind not in "fiu" or data.size == 0:
+    if data.dtype.kind not in "fiuV" or data.size == 0:
         return None
-    nan_mask = np.isnan(data) if data.dtype.kind == "f" else np.zeros(data.shape, bool)
+    nan_mask = np.isnan(data) if data.dtype.kind in "fV" else np.zeros(data.shape, bool)
     rest = data[~nan_mask]
     return {"shape": tuple(data.shape), "min": float(rest.min()) if rest.size else math.nan,
             "max": float(rest.max()) if rest.size else math.nan, "nan": int(np.count_nonzero(nan_mask)),
-            "inf": int(np.count_nonzero(np.isinf(data))) if data.dtype.kind == "f" else 0}
+            "inf": int(np.count_nonzero(np.isinf(data))) if data.dtype.kind in "fV" else 0}
 
 
 def saved_ranges(node: Any) -> dict[str, dict[str, Any]]:

@@ -106,7 +106,7 @@ def _outputs(result: Any) -> list[Any]:
 
 
 def _finite(outputs: list[Any]) -> bool:
-    return all(np.isfinite(o._data).all() for o in outputs if o._data.dtype.kind in "fc")
+    return all(np.isfinite(o._data).all() for o in outputs if o._data.dtype.kind in "fcV")
 
 
 def check_op(
@@ -170,7 +170,7 @@ def check_op(
         raise TypeError(f"check_op expects a function or an autograd.Function, got {type(fn).__name__}")
     kinds = _edge_kinds(edge_values, positive)
     examples = list(example_inputs)
-    varied = [i for i, t in enumerate(examples) if isinstance(t, Tensor) and t._data.dtype.kind == "f"]
+    varied = [i for i, t in enumerate(examples) if isinstance(t, Tensor) and t._data.dtype.kind in "fV"]
     if not varied:
         raise ValueError("check_op needs at least one floating-point tensor among the example inputs")
     wanted = [i for i in varied if examples[i].requires_grad] or varied

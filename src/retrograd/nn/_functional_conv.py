@@ -39,7 +39,7 @@ def _expand(value: Any, n: int) -> tuple[int, ...]:
 
 
 def _type_name(a: np.ndarray) -> str:
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "int64": "long int",
             "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}.get(a.dtype.name, a.dtype.name)
 
@@ -66,7 +66,7 @@ def _check_conv(x: Tensor, weight: Tensor, bias: Tensor | None, stride: tuple[in
     if bias is not None and bias._data.dtype != xd.dtype:
         raise RuntimeError(f"Input type ({_type_name(xd)}) and bias type ({_type_name(bias._data)}) should be the same")
     if xd.dtype != wd.dtype:
-        if xd.dtype == np.float64 or xd.dtype.kind != "f":
+        if xd.dtype == np.float64 or xd.dtype.kind not in "fV":
             raise RuntimeError(
                 f"expected scalar type {scalar_type_name(xd.dtype)} but found {scalar_type_name(wd.dtype)}")
         raise RuntimeError(
@@ -474,7 +474,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
         raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                            f"received {{{out[0]}, {out[1]}}}")
     _check_adaptive(input, out, "adaptive_avg_pool2d")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_avg_pool2d", input)
     return apply(_C.adaptive_avg_pool2d, (input, out))  # type: ignore[no-any-return]
 
@@ -499,7 +499,7 @@ def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_ind
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
                            f"{_dims_str(tuple(input.shape[:-2]) + out)}")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_max_pool2d", input)
     values, indices = apply(_C.adaptive_max_pool2d, (input, out))
     return (values, indices) if return_indices else values
@@ -581,7 +581,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
             f"Given input with spatial size ({shape[-2]}, {shape[-1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
             f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), calculated shape of the array of sliding "
             f"blocks as ({blocks[0]}, {blocks[1]}), but its components must be at least one.")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("im2col_out_cpu", input)
     return apply(_C.im2col, (input, cfg))  # type: ignore[no-any-return]
 
@@ -613,7 +613,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1, p
             f"dilation=({dil[0]}, {dil[1]}), padding=({pad[0]}, {pad[1]}), stride=({st[0]}, {st[1]}), expected size "
             f"of input's dimension 2 to match the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
             f"{blocks[0] * blocks[1]}, but got input.size(2)={shape[-1]}.")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("col2im_out_cpu", input)
     image_shape = shape[:-2] + (shape[-2] // k,) + tuple(size)
     return apply(_C.col2im_op, (input, cfg, image_shape))  # type: ignore[no-any-return]
@@ -754,14 +754,14 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
     dtype = input._data.dtype
     if mode in ("nearest", "nearest-exact"):
         name = "Nearest" if mode == "nearest" else "NearestExact"
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             kernel = f"upsample_{mode.replace('-', '_')}{dim}d"
             raise _not_implemented(kernel + ("_channels_last" if dim == 2 else ""), input)
         cfg = tuple(_nearest_taps(n, o, None if scales is None else scales[i], mode == "nearest-exact")
                     for i, (n, o) in enumerate(zip(spatial, output_size, strict=False)))
     else:
         name = mode.capitalize()
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             raise _not_implemented(f"upsample_{mode}{dim}d" + ("_channels_last" if dim == 2 else ""), input)
         cfg = tuple(_linear_taps(n, o, bool(align_corners), None if scales is None else scales[i], dtype,
                                  mode == "bicubic")

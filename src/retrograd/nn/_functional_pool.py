@@ -150,7 +150,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     if out == (1, 1, 1):
         return input.mean((-1, -2, -3), keepdim=True)  # PyTorch's shortcut (MeanBackward1)
     _check_adaptive3(input, "adaptive_avg_pool3d")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_avg_pool3d", input)
     return apply(_C.adaptive_avg_pool3d, (input, out))  # type: ignore[no-any-return]
 
@@ -168,7 +168,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_ind
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
                            f"{_dims_str(tuple(input.shape[:-3]) + out)}")
-    if input._data.dtype.kind not in "f":
+    if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_max_pool3d", input)
     return apply(_C.adaptive_max_pool3d, (input, out))
 

@@ -533,7 +533,7 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
     if p == 0 or not training or input.numel() == 0:
         return input
     dtype = input._data.dtype
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         raise RuntimeError(f"result type Float can't be cast to the desired output type {scalar_type_name(dtype)}")
     if p == 1:
         zero = _make(np.zeros((), dtype))
@@ -1465,7 +1465,7 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, reduction: str, ignore_i
 
 def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
                          ignore_index: int, label_smoothing: float, class_dim: int) -> Tensor:
-    if target._data.dtype.kind != "f":
+    if target._data.dtype.kind not in "fV":
         name = scalar_type_name(target._data.dtype)
         raise RuntimeError(f"Expected floating point type for target with class probabilities, got {name}")
     if ignore_index >= 0:
@@ -1578,7 +1578,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
             "behave the same as 'batchmean' in the next major release.", UserWarning, stacklevel=2)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input._data.dtype.kind not in "fc" or target._data.dtype.kind not in "fc":
+    if input._data.dtype.kind not in "fcV" or target._data.dtype.kind not in "fcV":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .._dtype import REDUCED_FLOATS
 from ..tensor import Tensor
 from .op import Op, apply
 
@@ -100,10 +101,23 @@ def col2im(cols: np.ndarray, size: Sequence[int], kernel: Sequence[int], stride:
     return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
 
 
+def _in_float32(kernel: Any) -> Any:
+    """Run a convolution kernel of float16/bfloat16 arrays in float32 and round once, as PyTorch's
+    CPU kernels accumulate (NumPy's bfloat16 matmul would return float32)."""
+    def run(x: np.ndarray, w: np.ndarray, *args: Any) -> np.ndarray:
+        if x.dtype not in REDUCED_FLOATS:
+            return kernel(x, w, *args)  # type: ignore[no-any-return]
+        return kernel(x.astype(np.float32), w.astype(np.float32), *args).astype(x.dtype)  # type: ignore[no-any-return]
+
+    run.__name__ = kernel.__name__
+    return run
+
+
 def _sym(padding: Sequence[int]) -> list[tuple[int, int]]:
     return [(p, p) for p in padding]
 
 
+@_in_float32
 def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
              dilation: Sequence[int], groups: int) -> np.ndarray:
     n, c = x.shape[:2]
@@ -116,6 +130,7 @@ def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Seque
     return np.matmul(wm, cols).reshape((n, out_channels) + out)
 
 
+@_in_float32
 def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
                        dilation: Sequence[int], output_padding: Sequence[int], groups: int) -> np.ndarray:
     n, c = x.shape[:2]
@@ -142,6 +157,7 @@ def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], 
     return y
 
 
+@_in_float32
 def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
                  padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The weight gradient of ``conv(x, w)`` for output gradient ``gy``: (O, C / groups, *kernel)."""
@@ -364,7 +380,7 @@ adaptive_avg_pool2d, adaptive_avg_pool2d_backward = linear_pair(
 
 
 def _lowest(dtype: np.dtype) -> Any:
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         return -np.inf
     if dtype.kind == "b":
         return False
@@ -374,7 +390,7 @@ def _lowest(dtype: np.dtype) -> Any:
 def _argmax_last(flat: np.ndarray) -> np.ndarray:
     """argmax over the last axis; NaN wins, and among NaNs the last one (as PyTorch's scan)."""
     arg = flat.argmax(axis=-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind in "fV":
         nans = np.isnan(flat)
         if nans.any():
             last = flat.shape[-1] - 1 - nans[..., ::-1].argmax(axis=-1)

@@ -236,7 +236,7 @@ def _pow_scalar(x: Any, exponent: Any) -> Any:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         elif x.dtype.kind in "iu":
             _check_int_param(exponent, x.dtype)
-    elif x.dtype.kind == "f" and type(exponent) in (int, float) and exponent in _POW_BY_PRODUCTS:
+    elif x.dtype.kind in "fV" and type(exponent) in (int, float) and exponent in _POW_BY_PRODUCTS:
         return _POW_BY_PRODUCTS[exponent](x)
     return np.power(x, exponent)
 
@@ -406,7 +406,7 @@ def _remainder(a: Any, b: Any) -> Any:
         raise _not_implemented_for("remainder_cpu", _BOOL)
     _check_integer_divisor(a, b)
     with np.errstate(all="ignore"):
-        if (a if type(a) is np.ndarray else np.asarray(b)).dtype.kind == "f":  # (operands already promoted)
+        if (a if type(a) is np.ndarray else np.asarray(b)).dtype.kind in "fV":  # (operands already promoted)
             return remainder_float(a, b)
         return np.mod(a, b)
 
@@ -516,7 +516,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "b":
         return x.copy()
     out = np.asarray(np.sign(x))
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         out[np.isnan(out)] = 0  # PyTorch: sign(nan) == 0
     return out
 
@@ -651,7 +651,7 @@ atanh_inplace = _float_unary("atanh", np.arctanh, "AtanhBackward1", _inplace_not
 
 def _check_float_binary(kernel: str, a: Any, b: Any) -> None:
     dt = np.result_type(a, b) if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else None
-    if dt is not None and dt.kind not in "fc":
+    if dt is not None and dt.kind not in "fcV":
         raise _not_implemented_for(kernel, dt)
 
 
@@ -845,7 +845,7 @@ round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward
 
 
 def _round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
-    if x.dtype.kind not in "f":
+    if x.dtype.kind not in "fV":
         raise _not_implemented_for("round_cpu", x.dtype)
     if decimals >= 0:
         scale = np.asarray(10.0**decimals, x.dtype)
@@ -858,7 +858,7 @@ round_decimals = Op("round", _round_decimals, node="RoundBackward1", params=("de
 
 
 def _frac(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise _not_implemented_for("frac_cpu", x.dtype)
     return x - np.trunc(x)
 
@@ -933,7 +933,7 @@ clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("
 
 
 def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         return x.copy()
     return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
@@ -945,7 +945,7 @@ nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("na
 
 # -- lerp, addcmul, addcdiv -------------------------------------------------------------------
 _CPP_TYPE_NAMES = {
-    "float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "uint8": "unsigned char",
     "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
 }
 
@@ -971,7 +971,7 @@ def _lerp_values(x: Any, end: Any, weight: Any) -> Any:
 
 def _lerp_scalar(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
     _check_same_dtype(x, end, "end")
-    if x.dtype.kind not in "f":
+    if x.dtype.kind not in "fV":
         raise _not_implemented_for("lerp_kernel_scalar", x.dtype)
     return np.asarray(_lerp_values(x, end, np.asarray(weight, x.dtype)), x.dtype)
 
@@ -980,7 +980,7 @@ def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarr
     _check_same_dtype(x, end, "end")
     if weight.ndim:
         _check_same_dtype(x, weight, "weight")
-    if x.dtype.kind not in "f":
+    if x.dtype.kind not in "fV":
         raise _not_implemented_for("lerp_kernel_tensor", x.dtype)
     return np.asarray(_lerp_values(x, end, weight.astype(x.dtype, copy=False)), x.dtype)
 
@@ -1110,7 +1110,7 @@ bitwise_xor = Op("bitwise_xor", _integer_kernel("bitwise_xor_cpu", np.bitwise_xo
 
 
 def _bitwise_not(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         raise _not_implemented_for("bitwise_not_cpu", x.dtype)
     return np.invert(x)
 
@@ -1199,7 +1199,7 @@ special_i1: Op
 
 
 def _check_float_kernel(kernel: str, x: np.ndarray) -> None:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise _not_implemented_for(kernel, x.dtype)
 
 
@@ -1264,7 +1264,7 @@ special_i1 = Op("special_i1", _in_float64(_special.i1), node="SpecialI1Backward0
 def _gammainc(kernel: str, upper: bool) -> Any:
     def forward(a: np.ndarray, x: np.ndarray) -> np.ndarray:
         dtype = np.result_type(a, x)
-        if dtype.kind != "f":
+        if dtype.kind not in "fV":
             raise _not_implemented_for(kernel, dtype)
         out = _special.gammainc(a, x, upper)
         return out.astype(dtype, copy=False)
@@ -1388,7 +1388,7 @@ copysign = Op("copysign", _quiet(np.copysign), node="CopysignBackward0", inputs=
 def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     if x.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         return np.heaviside(x, values)
     return np.where(x == 0, values, x > 0).astype(x.dtype)
 
@@ -1445,7 +1445,7 @@ ldexp = Op("ldexp", _quiet(_ldexp), node="LdexpBackward0", inputs=("self", "othe
 
 
 def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = np.frexp(x)
     return mantissa, exponent.astype(np.int32)
@@ -1489,7 +1489,7 @@ bitwise_left_shift = Op("bitwise_left_shift", _shift(True), inputs=("self", "oth
 bitwise_right_shift = Op("bitwise_right_shift", _shift(False), inputs=("self", "other"), dtype="promote",
                          variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__rshift__",))
 
-signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind == "f" else np.asarray(x < 0) if x.dtype.kind == "i"
+signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind in "fV" else np.asarray(x < 0) if x.dtype.kind == "i"
              else np.zeros(x.shape, np.bool_), variants=("function", "method"))
 
 
@@ -1508,9 +1508,9 @@ _PREDICATE = ("function", "method")
 isnan = Op("isnan", np.isnan, variants=_PREDICATE)
 isinf = Op("isinf", np.isinf, variants=_PREDICATE)
 isfinite = Op("isfinite", np.isfinite, variants=_PREDICATE)
-isposinf = Op("isposinf", lambda x: np.isposinf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+isposinf = Op("isposinf", lambda x: np.isposinf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_),
               variants=_PREDICATE)
-isneginf = Op("isneginf", lambda x: np.isneginf(x) if x.dtype.kind == "f" else np.zeros(x.shape, np.bool_),
+isneginf = Op("isneginf", lambda x: np.isneginf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_),
               variants=_PREDICATE)
 isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
 

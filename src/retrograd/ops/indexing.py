@@ -34,7 +34,7 @@ def _as_index_array(item: Any) -> Any:
         data = item._data
     elif isinstance(item, (list, bool, np.bool_)):
         data = np.asarray(item)
-        if data.dtype.kind == "f" and data.size == 0:
+        if data.dtype.kind in "fV" and data.size == 0:
             data = data.astype(np.int64)
     else:
         data = np.asarray(item)
@@ -216,7 +216,7 @@ def _identity(reduce: str, dtype: np.dtype) -> Any:
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         return -np.inf if reduce == "amax" else np.inf
     if dtype.kind == "b":
         return reduce == "amin"
@@ -243,7 +243,7 @@ def _reduce_into(out: np.ndarray, key: Any, values: np.ndarray, reduce: str, inc
         counts = np.ones(counts_shape, np.int64) if include_self else np.zeros(counts_shape, np.int64)
         np.add.at(counts, key, 1)
         counts[counts == 0] = 1
-        if out.dtype.kind in "fc":
+        if out.dtype.kind in "fcV":
             out[...] = out / counts
         else:
             out[...] = np.floor_divide(out, counts)

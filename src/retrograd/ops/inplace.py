@@ -177,7 +177,7 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
         operand = other._data
         if operand.dtype != data.dtype:
             return False
-    elif (type(other) is float or type(other) is int) and data.dtype.kind == "f":
+    elif (type(other) is float or type(other) is int) and data.dtype.kind in "fV":
         if type(other) is int and not -(1 << 63) <= other < 1 << 64:
             return False  # PyTorch's OverflowError, from the general path
         operand = other

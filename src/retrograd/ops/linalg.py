@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import scalar_type_name
+from .._dtype import REDUCED_FLOATS, scalar_type_name
 from ..tensor import Tensor
 from .elementwise import _cj
 from .op import Op, broadcast_error
@@ -30,7 +30,7 @@ def _cat(a: Tensor, b: Tensor, dim: int) -> Tensor:
 
 
 # The C++ type names PyTorch's mm prints for each dtype.
-_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+_C_TYPE_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "int8": "signed char",
                  "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
 
 
@@ -57,7 +57,7 @@ LinAlgError.__module__ = "retrograd.linalg"
 
 
 def _check_float(a: np.ndarray, name: str) -> None:
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fcV":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {scalar_type_name(a.dtype)}"
         )
@@ -124,7 +124,7 @@ def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"
         )
     _same_dtype(a, b, "mm")
-    return a @ b
+    return _in_opmath(np.matmul, a, b)
 
 
 def _mv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -135,7 +135,7 @@ def _mv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
             f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
         )
     _same_dtype(a, v, "mv")
-    return a @ v
+    return _in_opmath(np.matmul, a, v)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -147,7 +147,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
         )
     _same_dtype(a, b, "dot")
-    return np.asarray(np.dot(a, b))
+    return np.asarray(_in_opmath(np.dot, a, b))
 
 
 def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -161,7 +161,16 @@ def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"got: [{b.shape[0]}, {b.shape[1]}]."
         )
     _same_dtype(a, b, "bmm")
-    return np.matmul(a, b)
+    return _in_opmath(np.matmul, a, b)
+
+
+def _in_opmath(fn: Any, *arrays: np.ndarray) -> Any:
+    """A product of float16/bfloat16 arrays accumulated in float32 and rounded once, as PyTorch's
+    CPU kernels do (NumPy would accumulate a bfloat16 product in bfloat16)."""
+    dtype = arrays[0].dtype
+    if dtype not in REDUCED_FLOATS:
+        return fn(*arrays)
+    return np.asarray(fn(*(a.astype(np.float32) for a in arrays))).astype(dtype)
 
 
 # ``squeeze_(dim)`` on a fresh result (matmul of a vector and a matrix): PyTorch's SqueezeBackward4.
@@ -403,7 +412,7 @@ def _addmm(x: np.ndarray, m1: np.ndarray, m2: np.ndarray, beta: Any, alpha: Any)
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
                            f"{scalar_type_name(m2.dtype)}")
     target = _expand(x, (m1.shape[0], m2.shape[1]))
-    return _combine(target, m1 @ m2, beta, alpha)
+    return _in_opmath(lambda t, p, q: _combine(t, p @ q, beta, alpha), target, m1, m2)
 
 
 def _addmv(x: np.ndarray, mat: np.ndarray, vec: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
@@ -420,7 +429,7 @@ def _addmv(x: np.ndarray, mat: np.ndarray, vec: np.ndarray, beta: Any, alpha: An
             f"addmv input tensors must have the same dtype, but got {scalar_type_name(x.dtype)}, "
             f"{scalar_type_name(mat.dtype)}, and {scalar_type_name(vec.dtype)}"
         )
-    return _combine(np.broadcast_to(x, (n,)), mat @ vec, beta, alpha)
+    return _in_opmath(lambda t, p, q: _combine(t, p @ q, beta, alpha), np.broadcast_to(x, (n,)), mat, vec)
 
 
 def _baddbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
@@ -430,6 +439,9 @@ def _baddbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: An
             f"Input dtypes must be the same, got: input {names.get(x.dtype, x.dtype.name)}, batch1: "
             f"{names.get(b1.dtype, b1.dtype.name)}, batch2: {names.get(b2.dtype, b2.dtype.name)}"
         )
+    if x.dtype in REDUCED_FLOATS:  # (one rounding of the whole expression, as PyTorch's kernel)
+        return _in_opmath(lambda t, p, q: _combine(_expand(t, (p.shape[0], p.shape[1], q.shape[2])), _bmm(p, q), beta,
+                                                   alpha), x, b1, b2)
     product = _bmm(b1, b2)
     return _combine(_expand(x, product.shape), product, beta, alpha)
 
@@ -1051,7 +1063,8 @@ def _addbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any
     if b1.dtype != b2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(b1.dtype)} and "
                            f"{scalar_type_name(b2.dtype)}")
-    product = np.einsum("bij,bjk->ik", b1, b2) if b1.shape[0] else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype)
+    product = (_in_opmath(lambda p, q: np.einsum("bij,bjk->ik", p, q), b1, b2) if b1.shape[0]
+               else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype))
     return _combine(_expand(x, product.shape), product, beta, alpha)
 
 
@@ -1123,7 +1136,7 @@ def cross(a: Tensor, b: Tensor, dim: int | None) -> Tensor:
 
 
 def _pinv(a: np.ndarray, rcond: float) -> np.ndarray:
-    if a.ndim < 2 or a.dtype.kind != "f":
+    if a.ndim < 2 or a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.pinv({_type_label(a)}{{{list(a.shape)}}}): expected a tensor with 2 or more "
                            "dimensions of float, double, cfloat or cdouble types")
     if a.size == 0:
@@ -1159,7 +1172,7 @@ def _matrix_exp(a: np.ndarray) -> np.ndarray:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {a.shape[-2]} by "
                            f"{a.shape[-1]} matrices")
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{_type_label(a)}")
     if a.size == 0:

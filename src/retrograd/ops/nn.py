@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import scalar_type_name
+from .._dtype import REDUCED_FLOATS, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
 from . import reduce as _R
@@ -33,7 +33,7 @@ _make = Tensor._make
 
 
 def _check_float(x: np.ndarray, kernel: str) -> None:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
 
 
@@ -49,10 +49,10 @@ def _in_float(fn: Any) -> Any:
     """Run a softmax-family kernel of half arrays in float32 and cast back, as PyTorch's CPU kernels
     do (its opmath type); other dtypes go straight through."""
     def kernel(*args: Any) -> np.ndarray:
-        if args[0].dtype != _HALF:
+        if args[0].dtype not in REDUCED_FLOATS:
             return fn(*args)  # type: ignore[no-any-return]
         arrays = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
-        return fn(*arrays).astype(_HALF)  # type: ignore[no-any-return]
+        return fn(*arrays).astype(args[0].dtype)  # type: ignore[no-any-return]
 
     kernel.__name__ = fn.__name__
     return kernel
@@ -175,6 +175,8 @@ _MM: Any = None  # linalg's mm kernel, imported on first use (a function-level i
 
 def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     dtype = b.dtype
+    if dtype in REDUCED_FLOATS:
+        return _addmm_opmath(bias, a, b)
     if (a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0] and a.dtype == dtype
             and bias.dtype == dtype):  # every nn.Linear call: nothing left for the checks to refuse
         out = a @ b
@@ -185,6 +187,16 @@ def _addmm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         np.add(out, bias, out=out)
         return out
     return np.add(bias, out).astype(a.dtype, copy=False)
+
+
+def _addmm_opmath(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A float16/bfloat16 ``addmm``: the product and the bias added in float32, rounded once, as
+    PyTorch's CPU kernel does (NumPy's bfloat16 ``@`` returns float32)."""
+    if not a.dtype == bias.dtype == b.dtype:
+        return _checked_mm(bias, a, b)  # raises PyTorch's dtype error
+    wide = bias.astype(np.float32)
+    out = _checked_mm(wide, a.astype(np.float32), b.astype(np.float32))
+    return np.add(out, wide).astype(b.dtype)  # type: ignore[no-any-return]
 
 
 def _checked_mm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -323,7 +335,7 @@ _GELU_K = math.sqrt(2.0 / math.pi)
 _GELU_C = 0.044715
 
 
-def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:  # (run in float32 for 16-bit floats: _in_float)
     _check_float(x, "GeluKernelImpl")
     if approximate == "tanh":
         out = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
@@ -343,7 +355,7 @@ def _gelu_grad(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
     return grad * (cdf + self * pdf)
 
 
-gelu = Op("gelu", _gelu, node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
+gelu = Op("gelu", _in_float(_gelu), node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
 
 
 def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:

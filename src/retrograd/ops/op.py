@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._dtype import get_default_dtype, result_type
+from .._dtype import REDUCED_FLOATS, get_default_dtype, result_type
 from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
@@ -419,7 +419,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
     rule = op.dtype_rule  # "same" and "float_unary" are handled by forward_arrays
     if rule == "promote+params" and len(arrays) == 1:
         a = arrays[0]
-        if type(a) is np.ndarray and a.dtype.kind == "f" and all(type(p) in (int, float) for p in params):
+        if type(a) is np.ndarray and a.dtype.kind in "fV" and all(type(p) in (int, float) for p in params):
             for p in params:
                 if type(p) is int and not INT_SCALAR_MIN <= p < INT_SCALAR_END:
                     check_int_scalar(p)  # raises
@@ -430,9 +430,9 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
         a, b = arrays[first], arrays[first + 1]
         ta, tb = type(a), type(b)
         if ta is np.ndarray and tb is np.ndarray:
-            if a.dtype == b.dtype and (rule != "float" or a.dtype.kind == "f"):
+            if a.dtype == b.dtype and (rule != "float" or a.dtype.kind in "fV"):
                 return
-        elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":
+        elif ta is np.ndarray and (tb is float or tb is int) and a.dtype.kind == "f":  # (bfloat16: below)
             if tb is int and not INT_SCALAR_MIN <= b < INT_SCALAR_END:
                 check_int_scalar(b)  # raises
             return
@@ -440,7 +440,7 @@ def _cast_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any], arrays: l
         op.check_operands(inputs, params)
     operands = tuple(inputs[first:]) + (tuple(params) if rule == "promote+params" else ())
     target = result_type(operands)
-    if rule == "float" and target.kind not in "fc":
+    if rule == "float" and target.kind not in "fcV":
         target = get_default_dtype().np
     for i in range(first, len(arrays)):
         a = arrays[i]
@@ -493,6 +493,28 @@ def check_int_scalar(value: int) -> None:
         raise OverflowError("can't convert negative int to unsigned")
 
 
+# PyTorch's CPU mul and div take a Python number operand of a float16/bfloat16 tensor in
+# float32 ("opmath"): the tensor's values are widened, combined with the number, rounded once.
+# (Float16 with a number takes the fast path: see docs/differences.md.)
+OPMATH_SCALAR_OPS = frozenset(("mul", "div"))
+
+
+def opmath_scalar_forward(op: Op, arrays: list[Any], params: Sequence[Any]) -> Any:
+    """The forward of ``tensor <op> number`` for a float16/bfloat16 tensor, in float32; None when
+    the operands are anything else."""
+    a = arrays[0]
+    if type(a) is not np.ndarray or a.dtype not in REDUCED_FLOATS:
+        return None
+    if not all(type(v) in (int, float) for v in (*arrays[1:], *params) if v is not None):
+        return None
+    wide = [a.astype(np.float32), *arrays[1:]]
+    try:
+        out = op.forward(*wide, *params)
+    except RuntimeWarning:
+        out = quiet(op.forward, *wide, *params)
+    return np.asarray(out).astype(a.dtype)
+
+
 def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     """Run an op's NumPy forward on its inputs' arrays, cast as PyTorch would."""
     if len(inputs) == 1:
@@ -503,10 +525,14 @@ def forward_arrays(op: Op, inputs: Sequence[Any], params: Sequence[Any]) -> Any:
     rule = op.dtype_rule
     if rule != "same":
         if rule == "float_unary":
-            if arrays[0].dtype.kind not in "fc":
+            if arrays[0].dtype.kind not in "fcV":
                 arrays[0] = arrays[0].astype(get_default_dtype().np)
         else:
             _cast_arrays(op, inputs, params, arrays)
+            if op.name in OPMATH_SCALAR_OPS:  # (a number beside a float16/bfloat16 tensor: never the fast paths)
+                out = opmath_scalar_forward(op, arrays, params)
+                if out is not None:
+                    return out
     elif len(arrays) == 2 and (type(arrays[1]) is int or type(arrays[0]) is int):
         _wrap_int_operand(arrays)  # comparisons and bitwise ops of an integer tensor and an int
     try:
@@ -725,7 +751,7 @@ if ANOMALY[0]:
 _ATTACH_OUTPUT = """\
 node._shape = out.shape
 node._dtype = dtype = out.dtype
-if dtype.kind in "fc":  # an integer or bool output never requires grad
+if dtype.kind in "fcV":  # an integer or bool output never requires grad
     result._requires_grad = True
     result._grad_fn = node
 """
@@ -763,7 +789,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
 
     def unary(x: Tensor, *params: Any) -> Tensor:
         data = x._data
-        if to_float and data.dtype.kind not in "fc":
+        if to_float and data.dtype.kind not in "fcV":
             return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
         try:
             out = forward(data, *params) if params else forward(data)
@@ -920,7 +946,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
         node._output_meta = tuple((o._data.shape, o._data.dtype) for o in outputs)
         differentiable = op.differentiable_outputs
         for k, o in enumerate(outputs):
-            if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fc":
+            if (k >= len(differentiable) or differentiable[k]) and o._data.dtype.kind in "fcV":
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = k

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dtype import FROM_NUMPY, scalar_type_name
+from .._dtype import FROM_NUMPY, REDUCED_FLOATS, scalar_type_name
 from ..autograd.fp_errors import ignore_fp_errors, quiet_forward, restore_fp_errors
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
@@ -92,18 +92,20 @@ def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
 # PyTorch's CPU accumulate types (``at::acc_type<T, false>``): a half tensor is summed in float and
 # cast back; NumPy would add up a half reduction over a non-innermost axis in half.
 _HALF = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
 
 
-def _half_reduce(fn: Any, x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
-    """A sum-like reduction of half values (or into a half result), accumulated in float32."""
-    return np.asarray(fn(x.astype(_HALF, copy=False), axis=dims, keepdims=keepdim, dtype=np.float32)).astype(_HALF)
+def _half_reduce(fn: Any, x: np.ndarray, dims: Any, keepdim: bool, out: np.dtype = _HALF) -> np.ndarray:
+    """A sum-like reduction of half (or bfloat16: ``out``) values, or into such a result,
+    accumulated in float32."""
+    return np.asarray(fn(x.astype(out, copy=False), axis=dims, keepdims=keepdim, dtype=np.float32)).astype(out)
 
 
 def _sum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
-    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
-        return _half_reduce(np.add.reduce, x, _axis(dims), keepdim)
+    elif (x.dtype if dtype is None else np.dtype(dtype)) in REDUCED_FLOATS:
+        return _half_reduce(np.add.reduce, x, _axis(dims), keepdim, x.dtype if dtype is None else np.dtype(dtype))
     elif dtype is None and _needs_cascade(x, dims):
         return _cascade_sum(x, dims[0], keepdim)
     # np.add.reduce is np.sum without its Python-level wrapper (a few µs per call on small arrays).
@@ -124,7 +126,7 @@ sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"
 
 
 def _check_mean_dtype(x: np.ndarray) -> None:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {scalar_type_name(x.dtype)}"
@@ -137,6 +139,8 @@ def _mean(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
         return np.full(np.add.reduce(x, axis=_axis(dims), keepdims=keepdim).shape, np.nan, x.dtype)  # type: ignore[call-overload]
     if _needs_cascade(x, dims):
         return np.asarray(_cascade_sum(x, dims[0], keepdim) / np.float32(x.shape[dims[0]]), x.dtype)
+    if x.dtype in REDUCED_FLOATS:  # (float32 accumulation: NumPy keeps bfloat16 in bfloat16)
+        return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim, dtype=np.float32), dtype=x.dtype)
     return np.asarray(np.mean(x, axis=_axis(dims), keepdims=keepdim), dtype=x.dtype)
 
 
@@ -343,7 +347,7 @@ def _evenly_distribute(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     """PyTorch's rule for max()/min()/median() over all elements: ties share the gradient equally
     (a NaN result shares it among the NaN elements)."""
     x, value = self._data, result._data
-    mask = np.isnan(x) if x.dtype.kind == "f" and np.isnan(value) else x == value
+    mask = np.isnan(x) if x.dtype.kind in "fV" and np.isnan(value) else x == value
     # Selected (PyTorch fills zeros, then the mask): an inf/NaN gradient reaches only the ties.
     return _E.where(_make(mask), grad / builtins.max(int(mask.sum()), 1), 0.0)
 
@@ -489,7 +493,7 @@ def _sums_pairwise(x: np.ndarray, dims: Any) -> bool:
 
 
 def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "var", sqrt: bool = False) -> np.ndarray:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(VAR_DTYPE_ERROR.format(name if name.endswith("_mean") else "std and var"))
     n = _count(x.shape, dims)
     dof = builtins.max(0, n - correction)
@@ -498,7 +502,7 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     out_dtype = x.dtype
     # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
     # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
-    upcast = out_dtype == _HALF or out_dtype == np.float32 and not _sums_pairwise(x, dims)
+    upcast = out_dtype in REDUCED_FLOATS or out_dtype == np.float32 and not _sums_pairwise(x, dims)
     if upcast:
         x = x.astype(np.float64)
     with np.errstate(all="ignore"):
@@ -581,7 +585,8 @@ def _logsumexp(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
     with np.errstate(divide="ignore"):
         e = np.exp(x - shift)
         # As PyTorch: the exponentials are summed in the accumulate type (float for half).
-        total = _half_reduce(np.add.reduce, e, dims, True) if x.dtype == _HALF else np.sum(e, axis=dims, keepdims=True)
+        total = (_half_reduce(np.add.reduce, e, dims, True, x.dtype) if x.dtype in REDUCED_FLOATS
+                 else np.sum(e, axis=dims, keepdims=True))
         out = np.log(total) + shift
     if not keepdim:
         out = out.reshape(_reduced_shape(x.shape, dims))
@@ -606,13 +611,13 @@ logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0"
 
 # -- norms: vector_norm (PyTorch's rules for every order), norm's dtype form, dist ------------
 def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndarray:  # noqa: A002
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {scalar_type_name(x.dtype)}"
         )
     axis = _axis(dims)
     # PyTorch's opmath type: a half norm is computed in float (its squares overflow half at 256).
-    a = np.abs(x.astype(np.float32) if x.dtype == _HALF else x)
+    a = np.abs(x.astype(np.float32) if x.dtype in REDUCED_FLOATS else x)
     if ord == 2:
         out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
     elif ord == np.inf:
@@ -686,7 +691,7 @@ def norm_dtype(x: Tensor, dtype: Any) -> np.dtype:
     from .._dtype import to_dtype
 
     target = to_dtype(dtype).np
-    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fc" and target.kind not in "fc":
+    if target.itemsize < x._data.dtype.itemsize or x._data.dtype.kind in "fcV" and target.kind not in "fcV":
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({scalar_type_name(x._data.dtype)}) should be convertible "
             f"without narrowing to the specified dtype ({scalar_type_name(target)})"
@@ -707,7 +712,7 @@ vector_norm_dtype = Op(
 def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
     if a.dtype.kind == "b":
         raise RuntimeError(_E.BOOL_SUB_ERROR)
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fcV":
         raise RuntimeError(
             f"norm(): input dtype should be either floating point or complex. Got {scalar_type_name(a.dtype)} instead."
         )
@@ -753,7 +758,7 @@ def _cumulative(fn: Any) -> Any:
         if x.ndim == 0:
             return x.astype(dtype) if dtype is not None else x.copy()
         out = x.dtype if dtype is None else np.dtype(dtype)
-        acc = _CUMULATIVE_ACC.get(out)
+        acc = _CUMULATIVE_ACC.get(out, _F32 if out in REDUCED_FLOATS else None)  # (bfloat16 as half)
         if acc is not None:  # one cast and an in-place scan: faster than NumPy's buffered dtype= loop
             work = x.astype(out, copy=False).astype(acc)
             fn(work, axis=dim, out=work)
@@ -907,7 +912,7 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
     n = x.shape[dim]
     order = sort_indices(x, dim, False)
     idx = np.take(order, [(n - 1) // 2], axis=dim)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         nan = np.isnan(x)
         has_nan = nan.any(axis=dim, keepdims=True)
         if has_nan.any():  # a NaN makes the median NaN, at the first NaN's index
@@ -918,9 +923,9 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
 def _median_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
     if x.size == 0:
-        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fV" else np.zeros((), x.dtype)
     flat = x.reshape(-1)
-    if x.dtype.kind == "f" and np.isnan(flat).any():
+    if x.dtype.kind in "fV" and np.isnan(flat).any():
         return np.asarray(np.nan, x.dtype)
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
@@ -933,10 +938,10 @@ median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "k
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
     flat = x.reshape(-1)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         flat = flat[~np.isnan(flat)]
     if flat.size == 0:
-        return np.asarray(np.nan, x.dtype) if x.dtype.kind == "f" else np.zeros((), x.dtype)
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fV" else np.zeros((), x.dtype)
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
 
@@ -950,7 +955,7 @@ def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, 
     _refuse_bool("median_out", x)
     _check_nonempty_dim(x, dim, "nanmedian")
     order = sort_indices(x, dim, False)  # NaN sorts last
-    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind == "f" else x.shape[dim]
+    valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind in "fV" else x.shape[dim]
     position = np.maximum(valid - 1, 0) // 2
     if np.ndim(position) == 0:
         position = np.full(_keepdim_shape(x.shape, (dim,)), position)
@@ -1015,8 +1020,8 @@ count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(
 def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
-    elif x.dtype == _HALF if dtype is None else np.dtype(dtype) == _HALF:
-        return _half_reduce(np.nansum, x, dims, keepdim)
+    elif (x.dtype if dtype is None else np.dtype(dtype)) in REDUCED_FLOATS:
+        return _half_reduce(np.nansum, x, dims, keepdim, x.dtype if dtype is None else np.dtype(dtype))
     return np.asarray(np.nansum(x, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
@@ -1078,7 +1083,7 @@ def _cum_extreme(take: Any) -> Any:
         indices = np.zeros(moved.shape, np.int64)
         if moved.shape[-1]:
             best, where = moved[..., 0].copy(), np.zeros(moved.shape[:-1], np.int64)
-            floating = x.dtype.kind == "f"
+            floating = x.dtype.kind in "fV"
             for k in range(moved.shape[-1]):
                 value = moved[..., k]
                 with np.errstate(invalid="ignore"):
@@ -1110,12 +1115,12 @@ cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", param
 
 
 def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind not in "fcV":
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if x.ndim == 0:
         return x.copy()
-    if x.dtype == _HALF:
-        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(_HALF)  # type: ignore[no-any-return]
+    if x.dtype in REDUCED_FLOATS:
+        return np.logaddexp.accumulate(x.astype(np.float32), axis=dim).astype(x.dtype)  # type: ignore[no-any-return]
     return np.logaddexp.accumulate(x, axis=dim)  # type: ignore[no-any-return]
 
 
@@ -1230,7 +1235,7 @@ def torch_linspace(start: float, end: float, steps: int, dtype: Any) -> np.ndarr
 
 def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
     bins, lo, hi = int(bins), float(lo), float(hi)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{scalar_type_name(x.dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
@@ -1259,7 +1264,7 @@ def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: boo
                range_: Any) -> tuple[np.ndarray, np.ndarray]:
     """``torch.histogram``: ``bins`` a count (uniform edges over ``range_`` or the data's extent)
     or the edges themselves; elements outside the edges (and NaN) are not counted."""
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{scalar_type_name(x.dtype)}'")
     if weight is not None and weight.shape != x.shape:
         raise RuntimeError(
@@ -1647,7 +1652,7 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
         if a.ndim > 1:
             raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
                                f"{a.ndim} dimensions")
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fV":
             raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
                                f"{scalar_type_name(a.dtype)} dtype")
         if a.size != observations:
@@ -1676,7 +1681,7 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
         norm_factor = _make(np.zeros((), norm_factor._data.dtype))
     if observations == 1 and (fweights is None) != (aweights is None):
         # One observation with one kind of weights: the weighted mean is the observation itself.
-        dtype = rows._data.dtype if rows._data.dtype.kind in "fc" else np.float32
+        dtype = rows._data.dtype if rows._data.dtype.kind in "fcV" else np.float32
         centered = _make(np.zeros(rows._data.shape, dtype))
     else:
         centered = rows - avg.unsqueeze(1)
@@ -1710,7 +1715,7 @@ def quantile(x: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, inter
     if not isinstance(q, Tensor):
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {_scalar(float(q))}")
-        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind == "f" else np.float32))
+        q = _make(np.asarray(q, x._data.dtype if x._data.dtype.kind in "fV" else np.float32))
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")

@@ -81,7 +81,7 @@ def _plain_scalar(t: Any) -> Any:
     """The array of a 0-d floating state tensor (``step``, ``mu_product``) that a NumPy update may
     write straight into, else None."""
     a = t._data if isinstance(t, Tensor) else None
-    if (type(a) is not np.ndarray or a.dtype.kind != "f" or a.shape != () or t._is_inference
+    if (type(a) is not np.ndarray or a.dtype.kind not in "fV" or a.shape != () or t._is_inference
             or not a.flags.writeable):
         return None
     return a

@@ -101,7 +101,7 @@ def _adam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: floa
     exp_avg_sq: Tensor = state["exp_avg_sq"]
     arrays = _plain_arrays(p, p._grad, exp_avg, exp_avg_sq)  # type: ignore[arg-type]
     steps = step_t._data
-    if (arrays is None or not arrays[0].ndim or type(steps) is not np.ndarray or steps.dtype.kind != "f" or steps.shape != ()
+    if (arrays is None or not arrays[0].ndim or type(steps) is not np.ndarray or steps.dtype.kind not in "fV" or steps.shape != ()
             or step_t._is_inference or not steps.flags.writeable):
         return False
     data, grad, m, v = arrays

@@ -339,7 +339,7 @@ def _plain_arrays(*tensors: Tensor) -> list[np.ndarray] | None:
     arrays = []
     first = tensors[0]._data
     shape, dtype = first.shape, first.dtype
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         return None
     owners = True  # every array owns its memory: two distinct ones cannot overlap
     for t in tensors:

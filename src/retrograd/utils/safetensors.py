@@ -29,7 +29,19 @@ _NAMES = {"F16": np.float16, "F32": np.float32, "F64": np.float64, "I8": np.int8
 _DTYPES = {np.dtype(v).newbyteorder("<"): k for k, v in _NAMES.items()}
 # The package writes tensors in the descending order of its dtype enum, then by name.
 _RANK = {name: i for i, name in enumerate(("BOOL", "U8", "I8", "I16", "F16", "I32", "F32", "F64", "I64"))}
-_MAX_HEADER = 100_000_000  # the safetensors package's limit: a larger header is a corrupted file
+_MAX_HEADER = 100_000_000
+
+
+def _know_bfloat16() -> None:
+    """Add BF16 (ml_dtypes' bfloat16, loaded only when a file or a tensor has one) to the tables."""
+    if "BF16" not in _NAMES:
+        from .. import _dtype
+
+        bf16 = _dtype.load_bfloat16().np
+        _NAMES["BF16"] = bf16.type
+        _DTYPES[bf16.newbyteorder("<")] = "BF16"
+        _RANK["BF16"] = _RANK["F16"] + 0.5  # type: ignore[assignment]  # between F16 and I32 in the enum
+  # the safetensors package's limit: a larger header is a corrupted file
 
 
 class SafetensorError(Exception):
@@ -57,6 +69,8 @@ def save(tensors: dict[str, Tensor], metadata: dict[str, str] | None = None) -> 
         if not isinstance(name, str) or not isinstance(t, Tensor):
             raise TypeError(f"tensors must be a dict of str -> Tensor, got {type(name).__name__} -> "
                             f"{type(t).__name__}")
+        if t._data.dtype.name == "bfloat16":
+            _know_bfloat16()
         array = t._data.astype(t._data.dtype.newbyteorder("<"), order="C", copy=False)
         arrays.append((name, array))
     arrays.sort(key=lambda item: (-_RANK[_DTYPES[item[1].dtype]], item[0]))
@@ -94,6 +108,8 @@ def load(data: bytes) -> dict[str, Tensor]:
     body = view[8 + n:]
     entries = []
     for name, info in header.items():
+        if isinstance(info, dict) and info.get("dtype") == "BF16":
+            _know_bfloat16()
         try:
             dtype = np.dtype(_NAMES[info["dtype"]]).newbyteorder("<")
             shape = tuple(int(s) for s in info["shape"])

@@ -492,7 +492,7 @@ class Module:
         from ..._dtype import to_dtype
 
         dt = to_dtype(target)
-        if dt.np.kind != "f":
+        if dt.np.kind not in "fV":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dt}")
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
 
@@ -504,6 +504,15 @@ class Module:
 
     def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        """Cast the floating-point parameters and buffers to bfloat16 (needs ``ml_dtypes``).
+
+        >>> import retrograd as rg
+        >>> rg.nn.Linear(2, 1).bfloat16().weight.dtype
+        torch.bfloat16
+        """
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def type(self, dst_type: Any) -> Module:
         return self._apply(lambda t: t.type(dst_type))
