@@ -64,8 +64,10 @@ class _Lifted:
             if not isinstance(leaf, Tensor):
                 raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
         self.create = _DEPTH[0] > 1 and is_grad_enabled()  # (this transform counts itself)
+        self.levels = _vmap.active_levels()  # the vmaps this transform runs under
         self.logical: list[Tensor] = []
         self.targets: list[Tensor] = []
+        self.rewrap: list[Callable[[Tensor], Tensor]] = []
         for leaf in leaves:
             physical, rewrap = _vmap.lift(leaf)
             if physical._requires_grad and is_grad_enabled():
@@ -75,17 +77,17 @@ class _Lifted:
                 target = physical.detach().requires_grad_()
             self.targets.append(target)
             self.logical.append(rewrap(target))
+            self.rewrap.append(rewrap)
         self.tree = tree_unflatten(list(self.logical), self.spec)
-        self.rewrap = [_vmap.lift(leaf)[1] for leaf in leaves]
 
     def gradients(self, output: Tensor, cotangent: Tensor | None, retain: bool = False) -> list[Tensor]:
         """d(output)/d(targets), cotangent-weighted (ones under vmap: samples are independent)."""
-        physical_out = _vmap.full_physical(output)
+        physical_out = _vmap.full_physical(output, self.levels)
         if cotangent is None:
             from .. import ones_like
             physical_ct = ones_like(physical_out)
         else:
-            physical_ct = _vmap.full_physical(cotangent)
+            physical_ct = _vmap.full_physical(cotangent, self.levels)
         if physical_out._requires_grad:
             grads = _autograd_grad([physical_out], self.targets, [physical_ct], retain_graph=retain or None,
                                    create_graph=self.create, allow_unused=True)
@@ -239,13 +241,11 @@ def _vjp_call(lifted: _Lifted, outs: list[Tensor], cts: list[Tensor], create: bo
     extra = _vmap.extra_levels(cts, outs + lifted.logical)
     if extra:
         return _vmap.loop_over(extra, lambda *c: _vjp_call(lifted, outs, list(c), create), cts)
-    from .. import stack
     flat_outs = [o.reshape(-1) for o in outs]
     flat_cts = [c.to(o.dtype).reshape(-1) for o, c in zip(outs, cts)]
     lifted.create = create
     out = flat_outs[0] if len(outs) == 1 else _vmap_cat(flat_outs)
     ct = flat_cts[0] if len(cts) == 1 else _vmap_cat(flat_cts)
-    del stack
     grads = lifted.gradients(_weighted_sum(out, ct), None, retain=True)
     return tuple(tree_unflatten(grads, lifted.spec))
 
@@ -256,8 +256,8 @@ def _vmap_cat(parts: list[Tensor]) -> Tensor:
 
 
 def _weighted_sum(out: Tensor, ct: Tensor) -> Tensor:
-    """``(out * ct).sum()``, with ``ct`` held constant: its gradient is the VJP."""
-    return (out * ct.detach()).sum()
+    """``(out * ct).sum()``: its gradient with respect to the primals is the VJP."""
+    return (out * ct).sum()
 
 
 def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_aux: bool = False,
@@ -451,6 +451,8 @@ def stack_module_state(models: Sequence[Any]) -> tuple[dict[str, Tensor], dict[s
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     if not (all(m.training for m in models) or not any(m.training for m in models)):
         raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
     from .. import stack
 
     def stacked(items: list[list[tuple[str, Tensor]]], as_leaf: bool) -> dict[str, Tensor]:

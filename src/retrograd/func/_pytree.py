@@ -12,7 +12,7 @@ Spec = Any
 
 
 def _is_node(x: Any) -> bool:
-    return type(x) in (list, tuple, dict) or (isinstance(x, tuple) and hasattr(x, "_fields"))
+    return isinstance(x, (list, tuple, dict))  # (named tuples and torch.Size too, as PyTorch's pytree)
 
 
 def tree_flatten(tree: Any) -> tuple[list[Any], Spec]:
@@ -70,8 +70,10 @@ def tree_unflatten(leaves: list[Any], spec: Spec) -> Any:
             parent[slot] = values
         elif kind is tuple:
             parent[slot] = tuple(values)
-        else:  # a named tuple
+        elif hasattr(kind, "_fields"):  # a named tuple
             parent[slot] = kind(*values)
+        else:
+            parent[slot] = kind(values)
     return out[0]
 
 

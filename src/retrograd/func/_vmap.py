@@ -237,9 +237,7 @@ def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
         raise Unbatchable(op.name)
     level = max(x._level for x in inputs if type(x) is BatchedTensor)
     if op in RANDOM_OPS and _RANDOMNESS[level] == "error":
-        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
-                           "'same' or 'different' randomness flags on vmap or perform the randomness operation "
-                           "out of vmap")
+        raise RuntimeError(RANDOMNESS_ERROR)
     values = [x._value if type(x) is BatchedTensor and x._level == level else x for x in inputs]
     batched = [type(x) is BatchedTensor and x._level == level for x in inputs]
     rule = RULES.get(op)
@@ -261,10 +259,36 @@ def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[A
     return tuple(stack([o[k] for o in outs]) for k in range(len(outs[0])))
 
 
+RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                    "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+class _NoDraws:
+    """Stands in for the default generator's engine while a ``vmap(randomness='error')`` runs:
+    every draw (``randn``, ``dropout``, ``bernoulli``...) goes through it and is refused."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(RANDOMNESS_ERROR)
+
+
+_NO_DRAWS = _NoDraws()
+_SAVED_STREAM: list[Any] = []  # the engine put aside while the guard is in
+
+
+def _guard_randomness(on: bool) -> None:
+    from ..random import default_generator
+    if on and not _SAVED_STREAM:
+        _SAVED_STREAM.append(default_generator._stream)
+        default_generator._stream = _NO_DRAWS  # type: ignore[assignment]
+    elif not on and _SAVED_STREAM:
+        default_generator._stream = _SAVED_STREAM.pop()
+
+
 def _enter(size: int, randomness: str) -> int:
     _LEVELS.append(size)
     _RANDOMNESS.append(randomness)
     _op._BATCHING = True
+    _guard_randomness("error" in _RANDOMNESS)
     return len(_LEVELS) - 1
 
 
@@ -272,6 +296,7 @@ def _exit() -> None:
     _LEVELS.pop()
     _RANDOMNESS.pop()
     _op._BATCHING = bool(_LEVELS)
+    _guard_randomness("error" in _RANDOMNESS)
 
 
 _op._BatchedTensor = BatchedTensor
@@ -429,7 +454,14 @@ def _run(func: Any, flat_args: list[Any], flat_dims: list[Any], args_spec: Any, 
     finally:
         _exit()
     warnings.warn(FALLBACK_MESSAGE.format(reason), UserWarning, stacklevel=3)
-    return _loop(func, flat_args, flat_dims, args_spec, kwargs, size, out_dims)
+    guarded = randomness == "error" and not _SAVED_STREAM
+    if guarded:
+        _guard_randomness(True)
+    try:
+        return _loop(func, flat_args, flat_dims, args_spec, kwargs, size, out_dims, randomness)
+    finally:
+        if guarded:
+            _guard_randomness(False)
 
 
 def _unwrap_outputs(func: Any, out: Any, out_dims: Any, level: int, size: int) -> Any:
@@ -456,11 +488,16 @@ def _unwrap_outputs(func: Any, out: Any, out_dims: Any, level: int, size: int) -
 
 
 def _loop(func: Any, flat_args: list[Any], flat_dims: list[Any], args_spec: Any, kwargs: dict[str, Any], size: int,
-          out_dims: Any) -> Any:
-    """The whole function once per sample, its outputs stacked (the fallback)."""
+          out_dims: Any, randomness: str) -> Any:
+    """The whole function once per sample, its outputs stacked (the fallback); under
+    ``randomness='same'`` each sample starts from the same generator state."""
     from .. import stack
+    from ..random import default_generator
+    state = default_generator.get_state() if randomness == "same" else None
     outs = []
     for i in range(size):
+        if state is not None:
+            default_generator.set_state(state)
         sample = [a.select(d, i) if d is not None else a for a, d in zip(flat_args, flat_dims)]
         outs.append(func(*tree_unflatten(sample, args_spec), **kwargs))
     leaves = [tree_flatten(o)[0] for o in outs]
