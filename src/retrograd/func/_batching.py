@@ -201,6 +201,30 @@ def mse_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     return apply(target, (out, dims_, False)) if reduction == "mean" else apply(target, (out, dims_, False, None))
 
 
+def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The samples' rows folded into one batch of rows, reduced per sample afterwards."""
+    import numpy as np
+
+    from ._vmap import BatchedParam
+    target, weight, reduction, ignore_index = params
+    x = inputs[0] if batched[0] else _expand(inputs[0], size)
+    if x.dim() > 3:
+        return NotImplemented
+    t = target.array if type(target) is BatchedParam else np.broadcast_to(target, (size,) + np.shape(target))
+    rows = x.reshape(-1, x.shape[-1]) if x.dim() == 3 else x
+    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index)).reshape(size, -1)
+    if reduction == "none":
+        return losses.reshape((size,) + t.shape[1:])
+    total = apply(_R.sum_dim, (losses, (1,), False, None))
+    if reduction == "sum":
+        return total
+    # "mean": over the weights of the targets not ignored (NaN where every one is, as PyTorch)
+    counted = (t != ignore_index).astype(x._data.dtype)
+    if weight is not None:
+        counted = counted * weight[np.where(t == ignore_index, 0, t)]
+    return total / Tensor._make(counted.reshape(size, -1).sum(1))
+
+
 def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
@@ -288,3 +312,6 @@ for _op in _ops_of(_N):
     if _op.name == "addmm":
         RULES[_op] = addmm
 RULES[_N.mse_loss] = mse_loss
+RULES[_N.nll_loss] = nll_loss
+# Rules that take a batched param (BatchedParam); other ops given one run per sample.
+PARAM_RULES = frozenset((_N.nll_loss,))

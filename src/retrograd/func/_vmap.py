@@ -41,9 +41,10 @@ class _LogicalArray:
     """What a BatchedTensor's ``_data`` is: one sample's shape and dtype, for the code that reads
     them there (dims normalised against ``_data.ndim``); anything else raises ``Unbatchable``."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize")
+    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "owner")
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, owner: BatchedTensor) -> None:
+        self.owner = owner  # (an op given this as a param, as nll_loss its target, finds the batch here)
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
@@ -139,7 +140,7 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
     t = object.__new__(BatchedTensor)
     shape = tuple(value.shape)
-    t._data = _LogicalArray(shape[1:], value._data.dtype)  # type: ignore[assignment]
+    t._data = _LogicalArray(shape[1:], value._data.dtype, t)  # type: ignore[assignment]
     t._requires_grad = False
     t._grad_fn = None
     t._value = value
@@ -230,17 +231,21 @@ FALLBACK_MESSAGE = ("There is a performance drop because we have not yet impleme
 def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     """Run ``op`` on arguments some of which are BatchedTensors: its batching rule on the
     physical tensors of the innermost level among them, or a loop over that level's samples."""
-    from ._batching import RULES, RANDOM_OPS
+    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
     inputs, params = args[:n], args[n:]
     if any(type(p) is BatchedTensor for p in params):
         raise Unbatchable(op.name)
     level = max(x._level for x in inputs if type(x) is BatchedTensor)
+    if any(type(p) is _LogicalArray for p in params):  # a batched array given as a param (a target)
+        params = tuple(_batched_param(p, level) for p in params)
     if op in RANDOM_OPS and _RANDOMNESS[level] == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
     values = [x._value if type(x) is BatchedTensor and x._level == level else x for x in inputs]
     batched = [type(x) is BatchedTensor and x._level == level for x in inputs]
     rule = RULES.get(op)
+    if rule is not None and op not in PARAM_RULES and any(type(p) is BatchedParam for p in params):
+        rule = None
     out = NotImplemented if rule is None else rule(op, values, batched, params, _LEVELS[level])
     if out is NotImplemented:
         warnings.warn(FALLBACK_MESSAGE.format(f"aten::{op.name}"), UserWarning, stacklevel=3)
@@ -250,9 +255,29 @@ def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     return type(out)(wrap(o, level) if isinstance(o, Tensor) else o for o in out)
 
 
+class BatchedParam:
+    """A param holding a batch of arrays (batch dimension first): a batched tensor given to an
+    op as a param (``nll_loss``'s target)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+
+def _batched_param(p: Any, level: int) -> Any:
+    if type(p) is not _LogicalArray:
+        return p
+    owner = p.owner
+    if owner._level != level or type(owner._value) is BatchedTensor:
+        raise Unbatchable("a batched param")
+    return BatchedParam(owner._value._data)
+
+
 def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
     from .. import stack
-    outs = [_op.apply(op, (*[v.select(0, i) if b else v for v, b in zip(values, batched)], *params))
+    outs = [_op.apply(op, (*[v.select(0, i) if b else v for v, b in zip(values, batched)],
+                           *[p.array[i] if type(p) is BatchedParam else p for p in params]))
             for i in range(size)]
     if isinstance(outs[0], Tensor):
         return stack(outs)
