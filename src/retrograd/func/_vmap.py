@@ -17,6 +17,7 @@ per-sample outputs is each sample's own gradient.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -48,7 +49,7 @@ class _LogicalArray:
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
-        self.size = int(np.prod(shape, dtype=np.int64))
+        self.size = math.prod(shape)
         self.itemsize = dtype.itemsize
 
     def __getattr__(self, name: str) -> Any:
