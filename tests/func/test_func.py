@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from conftest import outcome
 from retrograd import func as rfunc
-from tests.conftest import outcome
 
 
 def _libs(torch: Any) -> list[tuple[Any, Any]]:

@@ -300,7 +300,9 @@ for _name in ("amax", "amin", "logsumexp"):
 for _name in ("var", "std", "var_mean", "std_mean"):
     if hasattr(_R, _name):
         RULES[getattr(_R, _name)] = dims(0, "tuple", none_is_all=True)
-for _op in (_N.softmax, _N.log_softmax, _N._safe_softmax, _N.softmax_backward, _N.log_softmax_backward, _N.glu):
+_SOFTMAX_LIKE: tuple[Any, ...] = (_N.softmax, _N.log_softmax, _N._safe_softmax, _N.softmax_backward,
+                                 _N.log_softmax_backward, _N.glu)
+for _op in _SOFTMAX_LIKE:
     RULES[_op] = dims(0)
 RULES[_S.permute] = dims(0, "perm")
 RULES[_L.squeeze_inplace] = dims(0)

@@ -53,6 +53,8 @@ class _LogicalArray:
         self.itemsize = dtype.itemsize
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (protocol probes: copy, inspect)
+            raise AttributeError(name)
         raise Unbatchable(name)
 
     def __len__(self) -> int:
@@ -294,6 +296,8 @@ class _NoDraws:
     every draw (``randn``, ``dropout``, ``bernoulli``...) goes through it and is refused."""
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (protocol probes: copy, inspect)
+            raise AttributeError(name)
         raise RuntimeError(RANDOMNESS_ERROR)
 
 
@@ -508,7 +512,7 @@ def _unwrap_outputs(func: Any, out: Any, out_dims: Any, level: int, size: int) -
                                  "out_dim is None")
             result.append(leaf)
             continue
-        value = leaf._value if batched else leaf.unsqueeze(0).expand(size, *leaf.shape)
+        value = leaf._value if batched else leaf.unsqueeze(0).expand(size, *leaf.shape)  # type: ignore[attr-defined]
         result.append(value.movedim(0, d) if d != 0 else value)
     return tree_unflatten(result, spec)
 
