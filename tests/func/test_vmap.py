@@ -257,25 +257,31 @@ def test_vmap_of_grad_vjp_and_jacrev_and_grad_of_vmap_match_torch(torch: Any) ->
 def _per_sample_model(lib: Any) -> Any:
     nn, F = lib.nn, lib.nn.functional
 
-    class SimpleMLP(nn.Module):  # the tutorial's model, its convolutions replaced by a small MLP
+    class SimpleCNN(nn.Module):  # the tutorial's model, its sizes scaled down (28x28 -> 10x10 images)
         def __init__(self) -> None:
             super().__init__()
-            self.fc1 = nn.Linear(16, 32)
-            self.fc2 = nn.Linear(32, 10)
+            self.conv1 = nn.Conv2d(1, 4, 3, 1)
+            self.conv2 = nn.Conv2d(4, 8, 3, 1)
+            self.fc1 = nn.Linear(72, 16)
+            self.fc2 = nn.Linear(16, 10)
 
         def forward(self, x: Any) -> Any:
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
             x = lib.flatten(x, 1)
             x = F.relu(self.fc1(x))
-            return F.log_softmax(self.fc2(x), dim=1)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
 
     lib.manual_seed(0)
-    return SimpleMLP()
+    return SimpleCNN()
 
 
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-6), ("float32", 1e-5)])
 def test_per_sample_gradients_tutorial(torch: Any, dtype: str, tol: float) -> None:
     rng = np.random.default_rng(0)
-    data0 = rng.standard_normal((8, 1, 4, 4)).astype(dtype)
+    data0 = rng.standard_normal((8, 1, 10, 10)).astype(dtype)
     targets0 = rng.integers(0, 10, 8)
     results = []
     for lib, func in _libs(torch):
@@ -382,5 +388,42 @@ def test_nll_loss_with_batched_targets_matches_torch(torch: Any) -> None:
         out.append(func.vmap(lambda a, b: F.nll_loss(a, b))(logp[:, 0], t[:, 0]))  # (C,) scores, () target
         out.append(func.vmap(func.grad(lambda a, b: F.nll_loss(a.log_softmax(-1), b, weight=w)))(logp, t))
         return out
+
+    _same(torch, case)
+
+
+def test_per_sample_gradients_with_cross_entropy_batch_without_fallback(torch: Any) -> None:
+    rng = np.random.default_rng(5)
+    x0, t0 = rng.standard_normal((6, 3, 4)), rng.integers(0, 4, (6, 3))
+    w0 = rng.standard_normal((4, 4))
+
+    def case(lib: Any, func: Any) -> Any:
+        F = lib.nn.functional
+        loss = lambda w, a, t: F.cross_entropy(a @ w, t)
+        return [func.vmap(func.grad(loss), in_dims=(None, 0, 0))(lib.tensor(w0), lib.tensor(x0), lib.tensor(t0)),
+                func.vmap(lambda a, t: F.cross_entropy(a, t, reduction="none"))(lib.tensor(x0), lib.tensor(t0))]
+
+    _same(torch, case)
+
+
+def test_convolution_and_pooling_rules_match_torch(torch: Any) -> None:
+    rng = np.random.default_rng(6)
+    x0, w0, b0 = rng.standard_normal((5, 2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3)), rng.standard_normal(4)
+    ws0, one0 = rng.standard_normal((5, 4, 3, 3, 3)), rng.standard_normal((5, 3, 7, 7))
+
+    def case(lib: Any, func: Any) -> Any:
+        F = lib.nn.functional
+        x, w, b, ws, one = (lib.tensor(a) for a in (x0, w0, b0, ws0, one0))
+
+        def loss(w: Any, b: Any, a: Any) -> Any:
+            return F.max_pool2d(F.relu(F.conv2d(a, w, b, padding=1)), 2).pow(2).sum()
+
+        return [func.vmap(lambda a: F.conv2d(a, w, b, stride=2))(x),
+                func.vmap(lambda a, k: F.conv2d(a, k, b))(x, ws),
+                func.vmap(lambda k: F.conv2d(x[0], k, None))(ws),
+                func.vmap(lambda a: F.conv2d(a, w, b))(one),
+                *func.vmap(func.grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))(w, b, x),
+                func.vmap(lambda a: F.max_pool2d(a, 2, return_indices=True))(x)[1].float(),
+                func.vmap(lambda a: F.adaptive_max_pool2d(a, 2))(one)]
 
     _same(torch, case)

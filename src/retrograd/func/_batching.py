@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import conv as _C
 from ..ops import elementwise as _E
 from ..ops import linalg as _L
 from ..ops import nn as _N
@@ -260,6 +261,47 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     return total / Tensor._make(counted.reshape(size, -1).sum(1))
 
 
+def convolution(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The samples' images folded into the image batch; per-sample weights (as ``grad`` under
+    ``vmap`` makes them) become groups of one grouped convolution."""
+    x, weight, bias = inputs
+    bx, bw, bb = batched
+    transposed, groups = params[3], params[5]
+    if transposed:
+        return NotImplemented
+    if not bx:
+        x = _expand(x, size)
+    n, rest = x.shape[1], tuple(x.shape[2:])
+    if not (bw or bb):  # shared weights: one convolution over size * n images
+        out = apply(op, (x.reshape((size * n,) + rest), weight, bias, *params))
+        return out.reshape((size, n) + tuple(out.shape[1:]))
+    if not bw:
+        weight = _expand(weight, size)
+    if bias is not None and not bb:
+        bias = _expand(bias, size)
+    channels = rest[0]
+    images = x.movedim(0, 1).reshape((n, size * channels) + rest[1:])
+    filters = weight.reshape((size * weight.shape[1],) + tuple(weight.shape[2:]))
+    shifts = None if bias is None else bias.reshape(-1)
+    out = apply(op, (images, filters, shifts, *params[:5], groups * size))
+    out = out.reshape((n, size, out.shape[1] // size) + tuple(out.shape[2:]))
+    return out.movedim(1, 0)
+
+
+def fold_images(spatial: int) -> Rule:
+    """Pooling of (N, C, *spatial) or (C, *spatial) input: the samples' images folded into N."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        x = inputs[0]
+        if x.dim() == spatial + 2:  # one (C, ...) image per sample: the batch is N
+            return apply(op, (x, *params))
+        n = x.shape[1]
+        out = apply(op, (x.reshape((size * n,) + tuple(x.shape[2:])), *params))
+        if isinstance(out, Tensor):
+            return out.reshape((size, n) + tuple(out.shape[1:]))
+        return tuple(o.reshape((size, n) + tuple(o.shape[1:])) for o in out)
+    return rule
+
+
 def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
@@ -352,5 +394,8 @@ for _op in _ops_of(_N):
         RULES[_op] = addmm
 RULES[_N.mse_loss] = mse_loss
 RULES[_N.nll_loss] = nll_loss
+RULES[_C.convolution] = convolution
+for _op, _spatial in ((_C.max_pool2d, 2), (_C.adaptive_max_pool2d, 2), (_C.max_pool3d, 3), (_C.adaptive_max_pool3d, 3)):
+    RULES[_op] = fold_images(_spatial)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
