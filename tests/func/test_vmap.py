@@ -427,3 +427,19 @@ def test_convolution_and_pooling_rules_match_torch(torch: Any) -> None:
                 func.vmap(lambda a: F.adaptive_max_pool2d(a, 2))(one)]
 
     _same(torch, case)
+
+
+def test_batched_backward_of_vjp_matches_per_row_backward_passes(torch: Any) -> None:
+    """``vmap(vjp_fn)`` (jacrev's core) runs one backward pass with batched cotangents; the
+    rules of the backward ops (select/slice/diagonal backward included) batch it."""
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((3, 3))
+
+    def case(lib: Any, func: Any) -> Any:
+        x = lib.tensor(x0)
+        f = lambda a: lib.stack([a[0, 1:].sin().sum(), a.diagonal().exp().sum(), a[2, 0] * a[1, 1], a.sum()])
+        out, vjp_fn = func.vjp(f, x)
+        basis = lib.eye(4, dtype=lib.float64)
+        return [func.vmap(vjp_fn)(basis)[0], func.jacrev(f)(x), func.jacrev(func.jacrev(lambda a: f(a).sum()))(x)]
+
+    _same(torch, case)

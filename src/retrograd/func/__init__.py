@@ -236,10 +236,17 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
 
 
 def _vjp_call(lifted: _Lifted, outs: list[Tensor], cts: list[Tensor], create: bool) -> tuple[Any, ...]:
-    """Run the backward pass of a ``vjp``, once per sample when the cotangents are batched by a
-    ``vmap`` the forward did not run under (``vmap(vjp_fn)``, as ``jacrev`` does)."""
+    """Run the backward pass of a ``vjp``. Cotangents batched by a ``vmap`` the forward did not
+    run under (``vmap(vjp_fn)``, as ``jacrev`` does) run one backward pass whose gradients are
+    batched (the backward rules are ops, so they batch); where that meets code that cannot
+    batch, one backward pass per sample."""
     extra = _vmap.extra_levels(cts, outs + lifted.logical)
     if extra:
+        if not lifted.levels:
+            try:
+                return _batched_backward(lifted, outs, cts, create)
+            except _vmap.Unbatchable:
+                pass
         return _vmap.loop_over(extra, lambda *c: _vjp_call(lifted, outs, list(c), create), cts)
     flat_outs = [o.reshape(-1) for o in outs]
     flat_cts = [c.to(o.dtype).reshape(-1) for o, c in zip(outs, cts)]
@@ -248,6 +255,18 @@ def _vjp_call(lifted: _Lifted, outs: list[Tensor], cts: list[Tensor], create: bo
     ct = flat_cts[0] if len(cts) == 1 else _vmap_cat(flat_cts)
     grads = lifted.gradients(_weighted_sum(out, ct), None, retain=True)
     return tuple(tree_unflatten(grads, lifted.spec))
+
+
+def _batched_backward(lifted: _Lifted, outs: list[Tensor], cts: list[Tensor], create: bool) -> tuple[Any, ...]:
+    """The backward pass with batched cotangents, the forward having run outside any vmap."""
+    from .. import zeros_like
+    used = [(o, c) for o, c in zip(outs, cts) if o._requires_grad]
+    grads: tuple[Any, ...] = (None,) * len(lifted.targets)
+    if used:
+        grads = _autograd_grad([o for o, _ in used], lifted.targets, [c.to(o.dtype) for o, c in used],
+                               retain_graph=True, create_graph=create, allow_unused=True)
+    out = [zeros_like(t) if g is None else (g if create else g.detach()) for g, t in zip(grads, lifted.targets)]
+    return tuple(tree_unflatten(out, lifted.spec))
 
 
 def _vmap_cat(parts: list[Tensor]) -> Tensor:

@@ -71,6 +71,15 @@ def dims(index: int, kind: str = "int", none_is_all: bool = False) -> Rule:
     def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
         rank = next(_rank(v, b) for v, b in zip(inputs, batched) if b)
         values = [v if b or not isinstance(v, Tensor) else _expand(v, size) for v, b in zip(inputs, batched)]
+        if rank == 0 and kind != "perm":
+            # A 0-d sample's dim 0 (or -1) is the sample itself: run on (batch, 1), drop the 1.
+            values = [v.unsqueeze(1) if isinstance(v, Tensor) else v for v in values]
+            out = rule(op, values, [True] * len(values), params, size)
+            if out is NotImplemented:
+                return out
+            if isinstance(out, Tensor):
+                return out.squeeze(1) if out.dim() == 2 else out
+            return type(out)(o.squeeze(1) if isinstance(o, Tensor) and o.dim() == 2 else o for o in out)
         dim = params[index]
         if dim is None:
             if not none_is_all:
@@ -81,6 +90,8 @@ def dims(index: int, kind: str = "int", none_is_all: bool = False) -> Rule:
         elif kind == "int":
             new = _shift(int(dim), rank)
         elif kind == "tuple":
+            if not isinstance(dim, int) and len(dim) == 0:  # (some ops read () as every dim)
+                return NotImplemented
             new = tuple(_shift(int(d), rank) for d in ((dim,) if isinstance(dim, int) else dim))
         else:  # a permutation
             new = (0,) + tuple(_shift(int(d), rank) for d in dim)
@@ -219,8 +230,8 @@ def addmm(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...
     prod = _matmul(m1, batched[1], m2, batched[2])
     if alpha != 1:
         prod = prod * alpha
-    if beta == 0:
-        return prod
+    if beta == 0:  # (the bias is ignored, NaN included: the batch comes from the products alone)
+        return prod if batched[1] or batched[2] else _expand(prod, size)
     if beta != 1:
         bias = bias * beta
     return prod + _pad(bias, batched[0], 2)
@@ -259,6 +270,19 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     if weight is not None:
         counted = counted * weight[np.where(t == ignore_index, 0, t)]
     return total / Tensor._make(counted.reshape(size, -1).sum(1))
+
+
+def shape_then_dims(*dim_indices: int) -> Rule:
+    """Backward ops that write a gradient into a zero tensor of ``shape`` (param 0): the batch
+    size goes in front of the shape and the dims (params ``dim_indices``) move right by one."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        shape = tuple(params[0])
+        new = list(params)
+        new[0] = (size,) + shape
+        for i in dim_indices:
+            new[i] = _shift(int(params[i]), len(shape))
+        return apply(op, (inputs[0], *new))
+    return rule
 
 
 def convolution(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
@@ -369,9 +393,13 @@ for _module in (_L, _N):
     for _op in _ops_of(_module):
         if _op.name == "cat":
             RULES[_op] = variadic_dims
-RULES[_S.diagonal] = dims(1)
+RULES[_S.diagonal] = lambda op, i, b, p, n: apply(op, (i[0], p[0], _shift(p[1], i[0].dim() - 1),
+                                                       _shift(p[2], i[0].dim() - 1)))
 # Target shapes get the batch size in front.
 RULES[_S.view] = view
+RULES[_S.select_backward] = shape_then_dims(1)
+RULES[_S.slice_backward] = shape_then_dims(1)
+RULES[_S.diagonal_backward] = shape_then_dims(2, 3)
 RULES[_S.unsafe_view] = view
 RULES[_S.expand] = expand
 RULES[_R.sum_to_size] = sum_to_size

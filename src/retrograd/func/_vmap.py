@@ -74,6 +74,17 @@ class _LogicalArray:
     def __getitem__(self, key: Any) -> Any:
         raise Unbatchable("__getitem__")
 
+    def _refuse(self, *args: Any) -> Any:
+        raise Unbatchable("an array operator")
+
+    # Operators are looked up on the type, not through ``__getattr__``.
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __neg__ = __pos__ = __abs__ = _refuse
+    __invert__ = __iter__ = __float__ = __int__ = __index__ = __bool__ = __contains__ = _refuse
+    __hash__ = object.__hash__
+
 
 class BatchedTensor(Tensor):
     """One sample's view of a batch inside ``vmap`` (see the module's docstring)."""
