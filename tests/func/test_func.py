@@ -295,3 +295,13 @@ def test_stack_module_state_matches_torch(torch: Any) -> None:
 
     (ours, theirs) = [[outcome(c) for c in cases(lib, func)] for lib, func in _libs(torch)]
     assert ours == theirs
+
+
+def test_jacrev_of_pytrees_matches_torch(torch: Any) -> None:
+    def case(lib: Any, func: Any) -> Any:
+        p = {"a": lib.tensor([1.0, 2.0], dtype=lib.float64), "b": lib.tensor([[0.5]], dtype=lib.float64)}
+        j = func.jacrev(lambda d: {"s": d["a"].sin() * d["b"].sum(), "t": (d["a"] ** 2).sum()})(p)
+        h = func.jacrev(func.jacrev(lambda a, b: (a.sin() * b).sum(), argnums=(0, 1)), argnums=1)(p["a"], p["b"])
+        return [j["s"]["a"], j["s"]["b"], j["t"]["a"], j["t"]["b"], *h]
+
+    _same(torch, case)

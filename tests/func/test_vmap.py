@@ -182,6 +182,9 @@ def test_vmap_errors_match_torch(torch: Any) -> None:
             lambda: func.vmap(lambda a: a["a"], in_dims=({"b": 0},))({"a": x}),
             lambda: func.vmap(lambda a: a + 1, out_dims=None)(x),
             lambda: func.vmap(lambda a: lib.bernoulli(a.sigmoid()))(x),
+            lambda: func.vmap(f, out_dims=2)(x),
+            lambda: func.vmap(f, out_dims=-3)(x),
+            lambda: func.vmap(lambda a: a.sum().backward())(x),
         ]
 
     (ours, theirs) = [[outcome(c) for c in cases(lib, func)] for lib, func in _libs(torch)]

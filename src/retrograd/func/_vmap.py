@@ -136,8 +136,9 @@ class BatchedTensor(Tensor):
         return wrap(self._value[(slice(None),) + keys], self._level)
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("vmap: calling .backward() on a batched tensor inside vmap is not supported; "
-                           "use retrograd.func.grad or vjp")
+        raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
+                           "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
+                           "transforms.")
 
 
 def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
