@@ -152,6 +152,7 @@ def test_nested_vmap_and_chunk_size_match_torch(torch: Any) -> None:
     _same(torch, case)
 
 
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
 def test_vmap_errors_match_torch(torch: Any) -> None:
     def cases(lib: Any, func: Any) -> list[Any]:
         x, y = lib.randn(3, 4), lib.randn(2, 4)
@@ -191,6 +192,7 @@ def test_vmap_errors_match_torch(torch: Any) -> None:
     assert ours == theirs
 
 
+@pytest.mark.filterwarnings("ignore:There is a performance drop")  # (bernoulli runs per sample)
 def test_randomness_modes(torch: Any) -> None:
     p = rg.full((4, 1000), 0.5)
     rg.manual_seed(0)
