@@ -408,8 +408,8 @@ RULES[_S.alias] = free
 # Leading dims are batch dims already.
 for _name in ("tril", "triu"):
     RULES[getattr(_S, _name)] = free
-for _name in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_matrix_exp", "trace"):
-    if _name != "trace" and hasattr(_L, _name):
+for _name in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_matrix_exp"):
+    if hasattr(_L, _name):
         RULES[getattr(_L, _name)] = free
 # Matrix products: NumPy's matmul broadcasts leading batch dims.
 RULES[_L.mm] = mm

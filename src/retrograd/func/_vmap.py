@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import op as _op
-from ..tensor import Size, Tensor
+from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_repr
 
 # The batch size of each running vmap, outermost first; a BatchedTensor's ``_level`` indexes it.
@@ -557,4 +557,4 @@ def _loop(func: Any, flat_args: list[Any], flat_dims: list[Any], args_spec: Any,
     return tree_unflatten(result, spec)
 
 
-__all__ = ["BatchedTensor", "vmap", "Size"]
+__all__ = ["BatchedTensor", "vmap"]
