@@ -3,7 +3,7 @@
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
 Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, lstm, transformer,
-dynamic_net, mnist_cnn. Timed workloads run
+dynamic_net, mnist_cnn, per_sample_grads. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
 interpreter per library and per repetition. The NumPy floor is the same computation hand-written in
@@ -44,7 +44,7 @@ import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
 WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer",
-             "dynamic_net", "mnist_cnn")
+             "dynamic_net", "mnist_cnn", "per_sample_grads")
 MiB = 1024 * 1024
 
 
@@ -77,6 +77,9 @@ class Config:
     dynamic_net_repeats: int = 5
     mnist_cnn_steps: int = 3  # batches of 64 per run
     mnist_cnn_repeats: int = 5
+    per_sample_sizes: tuple[int, ...] = (64, 128, 10)
+    per_sample_batch: int = 64
+    per_sample_repeats: int = 15
 
     @classmethod
     def make(cls, quick: bool, repeats: int | None) -> Config:
@@ -88,12 +91,13 @@ class Config:
             cfg.transformer_sizes = (16, 2, 8, 2)
             cfg.lstm_sizes = (8, 8, 2, 5, 4)
             cfg.dynamic_net_steps, cfg.mnist_cnn_steps = 20, 1
+            cfg.per_sample_batch = 8
             for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
-                         "dynamic_net", "mnist_cnn"):
+                         "dynamic_net", "mnist_cnn", "per_sample"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
             for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
-                         "dynamic_net", "mnist_cnn"):
+                         "dynamic_net", "mnist_cnn", "per_sample"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -328,6 +332,22 @@ def bench_mnist_cnn(cfg: Config, torch: Any) -> list[Row]:
             f"Adadelta + StepLR), batch 64 of 28×28: {n} training steps per run")
     met = vs(ms["retrograd"], ms.get("torch"), 1.0, "PyTorch")[1]
     return [Row(name, "ms/step", ms["retrograd"], ms.get("torch"), None, "≤ 1.0× PyTorch", met)]
+def bench_per_sample_grads(cfg: Config, torch: Any) -> list[Row]:
+    sizes, batch = cfg.per_sample_sizes, cfg.per_sample_batch
+    runners = {"retrograd": wl.per_sample_grads_vmap(retrograd, sizes, batch),
+               "loop": wl.per_sample_grads_loop(retrograd, sizes, batch)}
+    if torch is not None:
+        runners["torch"] = wl.per_sample_grads_vmap(torch, sizes, batch)
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.per_sample_repeats).items()}
+    name = (f"12. Per-sample gradients, 2-layer MLP {sizes_text(sizes)}, batch {batch}: "
+            "func.vmap(func.grad(loss)) vs torch.func")
+    met = vs(ms["retrograd"], ms.get("torch"), 1.0, "PyTorch")[1]
+    speedup = ratio(ms["loop"], ms["retrograd"])
+    loop_met = verdict(None if speedup is None else 1 / speedup, 0.1,
+                       f"({speedup:.1f}× faster than the loop)" if speedup is not None else "")[1]
+    return [Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 1.0× PyTorch", met),
+            Row(f"12b. The same, retrograd: vmap(grad) vs a loop of {batch} backward passes (loop in the "
+                "retrograd column)", "ms", ms["loop"], None, None, "vmap ≥ 10× faster than the loop", loop_met)]
 
 
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
@@ -342,6 +362,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "lstm": bench_lstm,
     "dynamic_net": bench_dynamic_net,
     "mnist_cnn": bench_mnist_cnn,
+    "per_sample_grads": bench_per_sample_grads,
 }
 
 
@@ -379,6 +400,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
         "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
         "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
         "dynamic_net": cfg.dynamic_net_repeats, "mnist_cnn": cfg.mnist_cnn_repeats,
+        "per_sample_grads": cfg.per_sample_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -465,6 +465,29 @@ def dynamic_net_lib(lib: Any, steps: int) -> Runner:
         assert math.isfinite(loss.item())
         return elapsed
 
+
+# ---------------------------------------------------------------------------------------------
+# 10. Per-sample gradients (torch.func's tutorial): vmap(grad(loss)) against a loop of backwards
+def _per_sample_loss(F: Any) -> Callable[..., Any]:
+    def loss(params: list[Any], x: Any, y: Any) -> Any:
+        h = F.relu(x.unsqueeze(0) @ params[0] + params[1])
+        return F.nll_loss(F.log_softmax(h @ params[2] + params[3], dim=1), y.unsqueeze(0))
+    return loss
+
+
+def per_sample_grads_vmap(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """``vmap(grad(loss), in_dims=(None, 0, 0))``: every sample's gradient of a 2-layer MLP's loss
+    (``lib`` is retrograd or torch; ``lib.func`` their function transforms)."""
+    func = importlib.import_module(lib.__name__ + ".func")
+    params_np, x_np, y_np = init_mlp(sizes, batch)
+    params, x, y = [lib.tensor(p) for p in params_np], lib.tensor(x_np), lib.tensor(y_np)
+    per_sample = func.vmap(func.grad(_per_sample_loss(functional(lib))), in_dims=(None, 0, 0))
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        per_sample(params, x, y)
+        return time.perf_counter() - t0
+
     return run
 
 
@@ -524,5 +547,19 @@ def mnist_cnn_lib(lib: Any, steps: int, batch: int = 64) -> Runner:
         elapsed = time.perf_counter() - t0
         assert np.isfinite(loss.item())
         return elapsed
+
+
+def per_sample_grads_loop(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """The same gradients as ``batch`` backward passes, one per sample, stacked."""
+    params_np, x_np, y_np = init_mlp(sizes, batch)
+    params = [lib.tensor(p, requires_grad=True) for p in params_np]
+    x, y = lib.tensor(x_np), lib.tensor(y_np)
+    loss = _per_sample_loss(functional(lib))
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        grads = [lib.autograd.grad(loss(params, x[i], y[i]), params) for i in range(batch)]
+        [lib.stack(g) for g in zip(*grads)]
+        return time.perf_counter() - t0
 
     return run

@@ -154,7 +154,7 @@ _NN_FUNCTIONS = frozenset(
 )
 
 _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serialization", "debug", "fft",
-                    "distributions", "distributed", "amp")
+                    "distributions", "distributed", "amp", "func")
 
 
 # The porting surface (``torch.testing``, ``torch.backends``, ``finfo``, ``set_num_threads``...)

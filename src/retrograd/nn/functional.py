@@ -1450,6 +1450,8 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, reduction: str, ignore_i
     (NllLossBackward0 after LogSoftmaxBackward0, the same saved values and params), so grad_fn,
     double backward and saved-tensor hooks are unchanged. ``None``: take the composition."""
     x, tdata = input._data, target._data
+    if type(x) is not np.ndarray or type(tdata) is not np.ndarray:  # (under vmap: the composition batches)
+        return None
     if not (x.ndim == 2 and tdata.ndim == 1 and tdata.dtype == np.int64 and x.dtype in _FUSED_CE_DTYPES
             and x.shape[0] == tdata.shape[0] and not 0 <= ignore_index < x.shape[1]):
         return None

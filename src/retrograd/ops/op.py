@@ -579,6 +579,12 @@ _save_output = save_output
 _save_any_output: Callable[[Tensor], Any] = SavedTensor  # an output of ``record`` (any output_nr)
 _ndarray = np.ndarray
 
+# Set by ``retrograd.func`` while a ``vmap`` runs: the call paths then hand batched tensors to
+# ``_batched_apply`` (their batching rules). One flag test per op otherwise.
+_BATCHING = False
+_BatchedTensor: Any = None
+_batched_apply: Any = None
+
 
 def _use_saved_tensors_hooks(installed: bool) -> None:
     """Swap the save helpers above while saved-tensor hooks are installed in some thread, so
@@ -613,6 +619,8 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
     Nothing about autograd happens unless grad mode is on and a differentiable input requires
     grad.
     """
+    if _BATCHING and any(type(a) is _BatchedTensor for a in args):
+        return _batched_apply(op, tuple(args))
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
     inputs: Sequence[Any]
     params: Sequence[Any]
@@ -788,6 +796,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
     is_view = op.view
 
     def unary(x: Tensor, *params: Any) -> Tensor:
+        if _BATCHING and type(x) is _BatchedTensor:
+            return _batched_apply(op, (x, *params))
         data = x._data
         if to_float and data.dtype.kind not in "fcV":
             return apply_generic(op, (x, *params))  # type: ignore[no-any-return]
@@ -854,6 +864,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
     def binary(a: Tensor, b: Any, *params: Any) -> Any:
         if defaults and not params:
             params = defaults
+        if _BATCHING and (type(a) is _BatchedTensor or type(b) is _BatchedTensor):
+            return _batched_apply(op, (a, b, *params))
         ad = a._data
         bd: Any
         if isinstance(b, Tensor):
@@ -1031,7 +1043,7 @@ def ternary_path(op: Op) -> Callable[..., Any]:
         save_plans.append((0 in wanted, 1 in wanted, 2 in wanted, 3 in wanted))
 
     def ternary(a: Any, b: Any, c: Any, *params: Any) -> Any:
-        if not (isinstance(a, Tensor) and isinstance(b, Tensor) and isinstance(c, Tensor)):
+        if _BATCHING or not (isinstance(a, Tensor) and isinstance(b, Tensor) and isinstance(c, Tensor)):
             return apply_generic(op, (a, b, c, *params))
         ad, bd, cd = a._data, b._data, c._data
         try:

@@ -1,0 +1,429 @@
+"""The batching table: how each op runs on a whole batch inside ``vmap``.
+
+A rule gets the op, its tensor inputs as physical tensors (``batched[i]`` says whether input
+``i`` has the batch dimension in front; the others are one sample's, shared by all), its
+params and the batch size, and returns the physical output(s), batch dimension in front, or
+``NotImplemented`` (then the op runs once per sample). Most rules are free on NumPy:
+
+- ``ELEMENTWISE``: broadcasting does the work; a batched input whose sample has fewer dims than
+  the widest input gets singleton dims after its batch dimension, so that the batch dimensions
+  line up at the front.
+- ``DIMS``: dims move one place to the right (``sum(dim=0)`` of a sample is ``sum(dim=1)`` of the
+  batch); ``None`` meaning "every dim" becomes every dim but the batch's.
+- ``SHAPES``: a target shape gets the batch size in front (``view``, ``expand``).
+- matrix products: NumPy's ``matmul`` takes leading batch dims as they are.
+Everything else (no entry) runs per sample, with PyTorch's performance warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ops import conv as _C
+from ..ops import elementwise as _E
+from ..ops import linalg as _L
+from ..ops import nn as _N
+from ..ops import reduce as _R
+from ..ops import sampling as _SMP
+from ..ops import shape as _S
+from ..ops.op import Op, apply
+from ..tensor import Tensor
+
+Rule = Callable[[Op, list[Any], list[bool], tuple[Any, ...], int], Any]
+RULES: dict[Op, Rule] = {}
+
+
+def _rank(v: Any, batched: bool) -> int:
+    if not isinstance(v, Tensor):
+        return 0
+    return v.dim() - 1 if batched else v.dim()
+
+
+def _pad(v: Tensor, batched: bool, rank: int) -> Tensor:
+    """A batched input with singleton dims after the batch dim, up to ``rank`` sample dims."""
+    have = _rank(v, batched)
+    if not batched or have >= rank:
+        return v
+    shape = tuple(v.shape)
+    return v.reshape(shape[:1] + (1,) * (rank - have) + shape[1:])
+
+
+def _expand(v: Tensor, size: int) -> Tensor:
+    """An unbatched input as a batch of ``size`` copies (a view)."""
+    return v.unsqueeze(0).expand(size, *v.shape)
+
+
+def elementwise(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+    return apply(op, (*[_pad(v, b, rank) for v, b in zip(inputs, batched)], *params))
+
+
+def _shift(d: int, rank: int) -> int:
+    return (d + rank if d < 0 else d) + 1
+
+
+def dims(index: int, kind: str = "int", none_is_all: bool = False) -> Rule:
+    """A rule for ops whose param ``index`` names dims (``kind``: ``int``, ``tuple`` or ``perm``):
+    every tensor input becomes batched and the dims move right by one."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        rank = next(_rank(v, b) for v, b in zip(inputs, batched) if b)
+        values = [v if b or not isinstance(v, Tensor) else _expand(v, size) for v, b in zip(inputs, batched)]
+        if rank == 0 and kind != "perm":
+            # A 0-d sample's dim 0 (or -1) is the sample itself: run on (batch, 1), drop the 1.
+            values = [v.unsqueeze(1) if isinstance(v, Tensor) else v for v in values]
+            out = rule(op, values, [True] * len(values), params, size)
+            if out is NotImplemented:
+                return out
+            if isinstance(out, Tensor):
+                return out.squeeze(1) if out.dim() == 2 else out
+            return type(out)(o.squeeze(1) if isinstance(o, Tensor) and o.dim() == 2 else o for o in out)
+        dim = params[index]
+        if dim is None:
+            if not none_is_all:
+                return NotImplemented
+            new: Any = tuple(range(1, rank + 1))
+            if kind == "int":
+                return NotImplemented
+        elif kind == "int":
+            new = _shift(int(dim), rank)
+        elif kind == "tuple":
+            if not isinstance(dim, int) and len(dim) == 0:  # (some ops read () as every dim)
+                return NotImplemented
+            new = tuple(_shift(int(d), rank) for d in ((dim,) if isinstance(dim, int) else dim))
+        else:  # a permutation
+            new = (0,) + tuple(_shift(int(d), rank) for d in dim)
+        params = params[:index] + (new,) + params[index + 1:]
+        return apply(op, (*values, *params))
+    return rule
+
+
+def variadic_dims(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``cat``/``stack``: unbatched inputs become batches of copies; the dim moves right."""
+    rank = next(_rank(v, b) for v, b in zip(inputs, batched) if b)
+    if op.name == "stack":
+        rank += 1
+    values = [v if b else _expand(v, size) for v, b in zip(inputs, batched)]
+    return apply(op, (*values, _shift(int(params[0]), rank), *params[1:]))
+
+
+def free(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """One input, an op that treats leading dims as batch dims already."""
+    return apply(op, (*inputs, *params))
+
+
+def reduce_all(target: Op, extra: Callable[[tuple[Any, ...]], tuple[Any, ...]]) -> Rule:
+    """A reduction over every dim as ``target`` over every dim but the batch's."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        v = inputs[0]
+        return apply(target, (v, tuple(range(1, v.dim())), *extra(params)))
+    return rule
+
+
+def view(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    v = inputs[0]
+    shape = tuple(params[0])
+    if -1 in shape:
+        numel = v.numel() // size
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    return v.reshape((size,) + shape)
+
+
+def expand(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    target = tuple(params[0])
+    v = _pad(inputs[0], True, len(target))
+    return apply(op, (v, (size,) + target))
+
+
+def sum_to_size(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    target = tuple(params[0])
+    v = inputs[0]
+    lead = v.dim() - 1 - len(target)
+    if lead > 0:
+        v = apply(_R.sum_dim, (v, tuple(range(1, 1 + lead)), False, None))
+    return apply(op, (v, (size,) + target))
+
+
+def transpose_2d(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    v = inputs[0]
+    if v.dim() - 1 < 2:
+        return apply(_S.alias, (v,))
+    return apply(_S.transpose, (v, v.dim() - 2, v.dim() - 1))
+
+
+def squeeze_all(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    v = inputs[0]
+    ones = tuple(i + 1 for i, s in enumerate(v.shape[1:]) if s == 1)
+    return apply(_S.squeeze_dims, (v, ones)) if ones else apply(_S.alias, (v,))
+
+
+def _matmul(a: Tensor, ba: bool, b: Tensor, bb: bool) -> Tensor:
+    """A matrix product of samples (each at least 2-d) on the physical tensors."""
+    from .. import matmul
+    if ba and bb and a.dim() == 3 and b.dim() == 3 and a.shape[1] == 1 and type(a) is Tensor and type(b) is Tensor:
+        return _RowTimesMatrix.apply(a, b)  # type: ignore[no-any-return]
+    return matmul(a, b)  # type: ignore[no-any-return]  # leading dims broadcast as batch dims
+
+
+def _row_times_matrix() -> Any:
+    from ..autograd.function import Function
+    from ..autograd.grad_mode import is_grad_enabled
+
+    class RowTimesMatrix(Function):
+        """A batch of row vectors times a batch of matrices, ``(B, 1, k) @ (B, k, m)``: what a
+        linear layer is per sample when ``grad`` under ``vmap`` makes its weight per-sample. As
+        ``bmm``, but its weight gradient (a batch of outer products) is a broadcast product, which
+        NumPy runs several times faster than ``matmul`` with an inner dimension of 1."""
+
+        @staticmethod
+        def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
+            ctx.save_for_backward(a, b)
+            return Tensor._make(np.matmul(a._data, b._data))
+
+        @staticmethod
+        def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor]:
+            a, b = ctx.saved_tensors
+            if is_grad_enabled():  # (create_graph: in differentiable ops)
+                return grad @ b.mT, a.mT * grad
+            g, ad = grad._data, a._data
+            grad_a = np.matmul(g, np.swapaxes(b._data, 1, 2))
+            # The outer products with NumPy's inner loop over the longer side (a broadcast
+            # product runs one short loop per row).
+            if g.shape[2] < ad.shape[2]:
+                grad_b = np.swapaxes(np.swapaxes(g, 1, 2) * ad, 1, 2)
+            else:
+                grad_b = np.einsum("bik,bkj->bij", np.swapaxes(ad, 1, 2), g)
+            return Tensor._make(grad_a), Tensor._make(grad_b)
+
+    return RowTimesMatrix
+
+
+def mm(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    return _matmul(inputs[0], batched[0], inputs[1], batched[1])
+
+
+def mv(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    a, v = inputs
+    if batched[1]:
+        return _matmul(a, batched[0], v.unsqueeze(-1), True).squeeze(-1)
+    return _matmul(a, batched[0], v, False)
+
+
+def dot(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    a, b = inputs
+    if batched[0] and batched[1]:
+        return apply(_R.sum_dim, (a * b, (1,), False, None))
+    if batched[0]:
+        return _matmul(a, True, b, False)
+    return _matmul(b, True, a, False)
+
+
+def addmm(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    bias, m1, m2 = inputs
+    beta, alpha = (params + (1, 1))[:2]
+    prod = _matmul(m1, batched[1], m2, batched[2])
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # (the bias is ignored, NaN included: the batch comes from the products alone)
+        return prod if batched[1] or batched[2] else _expand(prod, size)
+    if beta != 1:
+        bias = bias * beta
+    return prod + _pad(bias, batched[0], 2)
+
+
+def mse_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    reduction = params[0]
+    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+    out = apply(op, (*[_pad(v, b, rank) for v, b in zip(inputs, batched)], "none"))
+    if reduction == "none":
+        return out
+    target = _R.mean_dim if reduction == "mean" else _R.sum_dim
+    dims_ = tuple(range(1, out.dim()))
+    if not dims_:
+        return out
+    return apply(target, (out, dims_, False)) if reduction == "mean" else apply(target, (out, dims_, False, None))
+
+
+def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The samples' rows folded into one batch of rows, reduced per sample afterwards."""
+    from ._vmap import BatchedParam
+    target, weight, reduction, ignore_index = params
+    x = inputs[0] if batched[0] else _expand(inputs[0], size)
+    if x.dim() > 3:
+        return NotImplemented
+    t = target.array if type(target) is BatchedParam else np.broadcast_to(target, (size,) + np.shape(target))
+    rows = x.reshape(-1, x.shape[-1]) if x.dim() == 3 else x
+    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index)).reshape(size, -1)
+    if reduction == "none":
+        return losses.reshape((size,) + t.shape[1:])
+    total = apply(_R.sum_dim, (losses, (1,), False, None))
+    if reduction == "sum":
+        return total
+    # "mean": over the weights of the targets not ignored (NaN where every one is, as PyTorch)
+    counted = (t != ignore_index).astype(x._data.dtype)
+    if weight is not None:
+        counted = counted * weight[np.where(t == ignore_index, 0, t)]
+    return total / Tensor._make(counted.reshape(size, -1).sum(1))
+
+
+def shape_then_dims(*dim_indices: int) -> Rule:
+    """Backward ops that write a gradient into a zero tensor of ``shape`` (param 0): the batch
+    size goes in front of the shape and the dims (params ``dim_indices``) move right by one."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        shape = tuple(params[0])
+        new = list(params)
+        new[0] = (size,) + shape
+        for i in dim_indices:
+            new[i] = _shift(int(params[i]), len(shape))
+        return apply(op, (inputs[0], *new))
+    return rule
+
+
+def convolution(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The samples' images folded into the image batch; per-sample weights (as ``grad`` under
+    ``vmap`` makes them) become groups of one grouped convolution."""
+    x, weight, bias = inputs
+    bx, bw, bb = batched
+    transposed, groups = params[3], params[5]
+    if transposed:
+        return NotImplemented
+    if not bx:
+        x = _expand(x, size)
+    n, rest = x.shape[1], tuple(x.shape[2:])
+    if not (bw or bb):  # shared weights: one convolution over size * n images
+        out = apply(op, (x.reshape((size * n,) + rest), weight, bias, *params))
+        return out.reshape((size, n) + tuple(out.shape[1:]))
+    if not bw:
+        weight = _expand(weight, size)
+    if bias is not None and not bb:
+        bias = _expand(bias, size)
+    channels = rest[0]
+    images = x.movedim(0, 1).reshape((n, size * channels) + rest[1:])
+    filters = weight.reshape((size * weight.shape[1],) + tuple(weight.shape[2:]))
+    shifts = None if bias is None else bias.reshape(-1)
+    out = apply(op, (images, filters, shifts, *params[:5], groups * size))
+    out = out.reshape((n, size, out.shape[1] // size) + tuple(out.shape[2:]))
+    return out.movedim(1, 0)
+
+
+def fold_images(spatial: int) -> Rule:
+    """Pooling of (N, C, *spatial) or (C, *spatial) input: the samples' images folded into N."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        x = inputs[0]
+        if x.dim() == spatial + 2:  # one (C, ...) image per sample: the batch is N
+            return apply(op, (x, *params))
+        n = x.shape[1]
+        out = apply(op, (x.reshape((size * n,) + tuple(x.shape[2:])), *params))
+        if isinstance(out, Tensor):
+            return out.reshape((size, n) + tuple(out.shape[1:]))
+        return tuple(o.reshape((size, n) + tuple(o.shape[1:])) for o in out)
+    return rule
+
+
+def _ops_of(module: Any) -> list[Op]:
+    return [v for v in vars(module).values() if isinstance(v, Op)]
+
+
+_RowTimesMatrix = _row_times_matrix()
+
+# Random ops: refused under randomness="error" (batched inputs give each sample its own draw).
+RANDOM_OPS = frozenset(_ops_of(_SMP))
+
+# -- the table --------------------------------------------------------------------------------
+# Elementwise (free: broadcasting): every entry of ops/elementwise.py, and the activations of
+# ops/nn.py that take no dim.
+for _op in _ops_of(_E):
+    RULES[_op] = elementwise
+_NN_ELEMENTWISE = {"erf", "rsqrt", "where", "clamp_min", "add", "mul", "sub", "div", "xlogy", "hardtanh",
+                   "leaky_relu", "elu", "celu", "threshold", "gelu", "softplus", "log_sigmoid", "silu", "mish",
+                   "hardsigmoid", "hardswish", "hardshrink", "softshrink"}
+for _op in _ops_of(_N):  # (several entries share a name: the in-place twins)
+    if _op.name in _NN_ELEMENTWISE:
+        RULES[_op] = elementwise
+for _op in _ops_of(_SMP):
+    if _op in RULES:
+        del RULES[_op]
+
+# Dims shift right by one.
+RULES[_R.sum_dim] = dims(0, "tuple", none_is_all=True)
+RULES[_R.mean_dim] = dims(0, "tuple", none_is_all=True)
+RULES[_R.sum_all] = reduce_all(_R.sum_dim, lambda p: (False, *p))
+RULES[_R.mean_all] = reduce_all(_R.mean_dim, lambda p: (False,))
+RULES[_R.max_all] = reduce_all(_R.amax, lambda p: (False,))
+RULES[_R.min_all] = reduce_all(_R.amin, lambda p: (False,))
+for _name in ("max_dim", "min_dim", "argmax", "argmin", "cumsum", "cumprod", "logcumsumexp", "cummax", "cummin",
+              "sort", "argsort", "prod_dim"):
+    if hasattr(_R, _name):
+        RULES[getattr(_R, _name)] = dims(0)
+for _name in ("amax", "amin", "logsumexp"):
+    RULES[getattr(_R, _name)] = dims(0, "tuple", none_is_all=True)
+for _name in ("var", "std", "var_mean", "std_mean"):
+    if hasattr(_R, _name):
+        RULES[getattr(_R, _name)] = dims(0, "tuple", none_is_all=True)
+_SOFTMAX_LIKE: tuple[Any, ...] = (_N.softmax, _N.log_softmax, _N._safe_softmax, _N.softmax_backward,
+                                 _N.log_softmax_backward, _N.glu)
+for _op in _SOFTMAX_LIKE:
+    RULES[_op] = dims(0)
+RULES[_S.permute] = dims(0, "perm")
+RULES[_L.squeeze_inplace] = dims(0)
+RULES[_R._squeeze_] = dims(0)
+RULES[_R._unsqueeze_] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim())))
+RULES[_R._transpose_] = RULES[_S.transpose] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim() - 1),
+                                                                               _shift(p[1], i[0].dim() - 1)))
+RULES[_S.unsqueeze] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim())))
+RULES[_S.select] = dims(0)
+RULES[_S.slice_op] = dims(0)
+RULES[_S.unbind] = dims(0)
+RULES[_S.flip] = dims(0, "tuple")
+RULES[_S.squeeze_all] = squeeze_all
+RULES[_S.squeeze_dims] = dims(0, "tuple")
+if hasattr(_S, "squeeze_dim"):
+    RULES[_S.squeeze_dim] = dims(0, "tuple")
+RULES[_S.split] = dims(1)
+RULES[_S.split_with_sizes] = dims(1)
+RULES[_S.cat] = variadic_dims
+RULES[_S.stack] = variadic_dims
+for _module in (_L, _N):
+    for _op in _ops_of(_module):
+        if _op.name == "cat":
+            RULES[_op] = variadic_dims
+RULES[_S.diagonal] = lambda op, i, b, p, n: apply(op, (i[0], p[0], _shift(p[1], i[0].dim() - 1),
+                                                       _shift(p[2], i[0].dim() - 1)))
+# Target shapes get the batch size in front.
+RULES[_S.view] = view
+RULES[_S.select_backward] = shape_then_dims(1)
+RULES[_S.slice_backward] = shape_then_dims(1)
+RULES[_S.diagonal_backward] = shape_then_dims(2, 3)
+RULES[_S.unsafe_view] = view
+RULES[_S.expand] = expand
+RULES[_R.sum_to_size] = sum_to_size
+RULES[_S.t] = transpose_2d
+RULES[_S.alias] = free
+# Leading dims are batch dims already.
+for _name in ("tril", "triu"):
+    RULES[getattr(_S, _name)] = free
+for _name in ("linalg_inv", "linalg_det", "linalg_slogdet", "linalg_matrix_exp"):
+    if hasattr(_L, _name):
+        RULES[getattr(_L, _name)] = free
+# Matrix products: NumPy's matmul broadcasts leading batch dims.
+RULES[_L.mm] = mm
+RULES[_L.bmm] = mm
+RULES[_L.mv] = mv
+RULES[_L.dot] = dot
+RULES[_L.addmm] = addmm
+for _op in _ops_of(_N):
+    if _op.name == "addmm":
+        RULES[_op] = addmm
+RULES[_N.mse_loss] = mse_loss
+RULES[_N.nll_loss] = nll_loss
+RULES[_C.convolution] = convolution
+for _op, _spatial in ((_C.max_pool2d, 2), (_C.adaptive_max_pool2d, 2), (_C.max_pool3d, 3), (_C.adaptive_max_pool3d, 3)):
+    RULES[_op] = fold_images(_spatial)
+# Rules that take a batched param (BatchedParam); other ops given one run per sample.
+PARAM_RULES = frozenset((_N.nll_loss,))

@@ -1,0 +1,560 @@
+"""``vmap`` as a batching transform.
+
+Inside ``vmap`` a batched input is a ``BatchedTensor``: a ``Tensor`` whose ``_value`` is the whole
+batch (a plain tensor, or under nested ``vmap`` a ``BatchedTensor`` of the enclosing level) with
+the batch dimension moved to the front, and whose shape (``.shape``, ``.dim()``, ``.size()``) is
+one sample's. Every op reached with one runs once on the whole batch through its batching rule
+(``func/_batching.py``): the op dispatch (``ops/op.py``) checks one flag, set only while a ``vmap``
+runs. An op without a rule runs once per sample (PyTorch's performance warning says which); code
+that reads a batched tensor's array directly (outside the op table) makes the whole function run
+once per sample, with the same warning.
+
+Autograd sees only the physical (batched) tensors, so ``grad`` inside ``vmap`` differentiates
+the whole batch at once: the samples are independent, so the gradient of the sum of the
+per-sample outputs is each sample's own gradient.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ops import op as _op
+from ..tensor import Tensor
+from ._pytree import tree_flatten, tree_unflatten, treespec_repr
+
+# The batch size of each running vmap, outermost first; a BatchedTensor's ``_level`` indexes it.
+_LEVELS: list[int] = []
+_RANDOMNESS: list[str] = []
+
+
+class Unbatchable(Exception):
+    """Raised when code reads a batched tensor's array outside a batching rule: the ``vmap``
+    that owns it reruns its function once per sample."""
+
+
+class _LogicalArray:
+    """What a BatchedTensor's ``_data`` is: one sample's shape and dtype, for the code that reads
+    them there (dims normalised against ``_data.ndim``); anything else raises ``Unbatchable``."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "owner")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, owner: BatchedTensor) -> None:
+        self.owner = owner  # (an op given this as a param, as nll_loss its target, finds the batch here)
+        self.shape = shape
+        self.dtype = dtype
+        self.ndim = len(shape)
+        self.size = math.prod(shape)
+        self.itemsize = dtype.itemsize
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (protocol probes: copy, inspect)
+            raise AttributeError(name)
+        raise Unbatchable(name)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        raise Unbatchable("__array__")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        raise Unbatchable(getattr(ufunc, "__name__", str(ufunc)))
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        raise Unbatchable(getattr(func, "__name__", str(func)))
+
+    def __getitem__(self, key: Any) -> Any:
+        raise Unbatchable("__getitem__")
+
+    def _refuse(self, *args: Any) -> Any:
+        raise Unbatchable("an array operator")
+
+    # Operators are looked up on the type, not through ``__getattr__``.
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _refuse
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _refuse
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __neg__ = __pos__ = __abs__ = _refuse
+    __invert__ = __iter__ = __float__ = __int__ = __index__ = __bool__ = __contains__ = _refuse
+    __hash__ = object.__hash__
+
+
+class BatchedTensor(Tensor):
+    """One sample's view of a batch inside ``vmap`` (see the module's docstring)."""
+
+    __slots__ = ("_value", "_level")
+    _value: Tensor
+    _level: int
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self._level + 1}, bdim=0, value=\n{self._value!r}\n)"
+
+    @property
+    def requires_grad(self) -> bool:  # type: ignore[override]
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        raise RuntimeError("vmap: setting requires_grad on a batched tensor inside vmap is not supported")
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        return True
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        return self
+
+    def detach(self) -> Tensor:
+        return wrap(self._value.detach(), self._level)
+
+    def item(self) -> Any:
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+                           "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+                           "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+                           "bug report.")
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+                           "flow. We don't support that yet, please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues .")
+
+    def reshape(self, *shape: Any) -> Tensor:
+        size = _resolve_shape(shape, self._data.size)
+        return wrap(self._value.reshape((_LEVELS[self._level],) + size), self._level)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if not (k is None or k is Ellipsis or isinstance(k, (int, slice))) or isinstance(k, bool):
+                raise Unbatchable("__getitem__")
+        return wrap(self._value[(slice(None),) + keys], self._level)
+
+    def backward(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
+                           "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
+                           "transforms.")
+
+
+def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    size = tuple(int(s) for s in shape)
+    if -1 in size:
+        known = int(np.prod([s for s in size if s != -1], dtype=np.int64))
+        size = tuple(numel // known if s == -1 and known else s for s in size)
+    return size
+
+
+def wrap(value: Tensor, level: int) -> BatchedTensor:
+    """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
+    t = object.__new__(BatchedTensor)
+    shape = tuple(value.shape)
+    t._data = _LogicalArray(shape[1:], value._data.dtype, t)  # type: ignore[assignment]
+    t._requires_grad = False
+    t._grad_fn = None
+    t._value = value
+    t._level = level
+    return t
+
+
+def _levels_of(t: Any) -> list[int]:
+    levels = []
+    while type(t) is BatchedTensor:
+        levels.append(t._level)
+        t = t._value
+    return levels
+
+
+def materialize(t: Tensor, levels: list[int]) -> Tensor:
+    """``t`` batched at each of ``levels`` (ascending), expanding where it is not: the physical
+    tensor, with those batch dimensions first in order."""
+    present = _levels_of(t)
+    physical = t
+    while type(physical) is BatchedTensor:
+        physical = physical._value
+    for i, level in enumerate(levels):
+        if level not in present:
+            physical = physical.unsqueeze(i)
+            size = list(physical.shape)
+            size[i] = _LEVELS[level]
+            physical = physical.expand(size)
+    return physical
+
+
+def rewrap(physical: Tensor, levels: list[int]) -> Tensor:
+    for level in levels:
+        physical = wrap(physical, level)
+    return physical
+
+
+def active_levels() -> list[int]:
+    return list(range(len(_LEVELS)))
+
+
+def lift(t: Tensor) -> tuple[Tensor, Callable[[Tensor], Tensor]]:
+    """For the reverse-mode transforms: the physical tensor autograd differentiates (``t``
+    batched at every running level) and the function that turns such a tensor back into what
+    the transformed function sees."""
+    if not _LEVELS:
+        return t, _identity
+    levels = active_levels()
+    return materialize(t, levels), functools.partial(rewrap, levels=levels)
+
+
+def _identity(t: Tensor) -> Tensor:
+    return t
+
+
+def full_physical(t: Tensor, levels: list[int] | None = None) -> Tensor:
+    return materialize(t, active_levels() if levels is None else levels)
+
+
+def extra_levels(tensors: list[Tensor], others: list[Tensor]) -> list[int]:
+    """Levels some of ``tensors`` are batched at that none of ``others`` is."""
+    seen = {lv for t in others for lv in _levels_of(t)}
+    return sorted({lv for t in tensors for lv in _levels_of(t)} - seen)
+
+
+def loop_over(levels: list[int], fn: Callable[..., Any], tensors: list[Tensor]) -> Any:
+    """``fn(*tensors)`` once per sample of the highest of ``levels``, the results stacked."""
+    from .. import stack
+    level = levels[-1]
+    size = _LEVELS[level]
+    values = [t._value if type(t) is BatchedTensor and t._level == level else t for t in tensors]
+    batched = [type(t) is BatchedTensor and t._level == level for t in tensors]
+    results = []
+    for i in range(size):
+        results.append(fn(*[v.select(0, i) if b else v for v, b in zip(values, batched)]))
+    leaves = [tree_flatten(r)[0] for r in results]
+    spec = tree_flatten(results[0])[1]
+    stacked = [wrap(stack([r[k] for r in leaves]), level) for k in range(len(leaves[0]))]
+    return tree_unflatten(stacked, spec)
+
+
+# -- dispatch ------------------------------------------------------------------------------------
+
+FALLBACK_MESSAGE = ("There is a performance drop because we have not yet implemented the batching rule for {}. "
+                    "Please file us an issue on GitHub so that we can prioritize its implementation.")
+
+
+def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
+    """Run ``op`` on arguments some of which are BatchedTensors: its batching rule on the
+    physical tensors of the innermost level among them, or a loop over that level's samples."""
+    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
+    n = len(args) - len(op.params) if op.variadic else op.n_inputs
+    inputs, params = args[:n], args[n:]
+    if any(type(p) is BatchedTensor for p in params):
+        raise Unbatchable(op.name)
+    level = max(x._level for x in inputs if type(x) is BatchedTensor)
+    if any(type(p) is _LogicalArray for p in params):  # a batched array given as a param (a target)
+        params = tuple(_batched_param(p, level) for p in params)
+    if op in RANDOM_OPS and _RANDOMNESS[level] == "error":
+        raise RuntimeError(RANDOMNESS_ERROR)
+    values = [x._value if type(x) is BatchedTensor and x._level == level else x for x in inputs]
+    batched = [type(x) is BatchedTensor and x._level == level for x in inputs]
+    rule = RULES.get(op)
+    if rule is not None and op not in PARAM_RULES and any(type(p) is BatchedParam for p in params):
+        rule = None
+    out = NotImplemented if rule is None else rule(op, values, batched, params, _LEVELS[level])
+    if out is NotImplemented:
+        warnings.warn(FALLBACK_MESSAGE.format(f"aten::{op.name}"), UserWarning, stacklevel=3)
+        out = _per_sample(op, values, batched, params, _LEVELS[level])
+    if isinstance(out, Tensor):
+        return wrap(out, level)
+    return type(out)(wrap(o, level) if isinstance(o, Tensor) else o for o in out)
+
+
+class BatchedParam:
+    """A param holding a batch of arrays (batch dimension first): a batched tensor given to an
+    op as a param (``nll_loss``'s target)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+
+def _batched_param(p: Any, level: int) -> Any:
+    if type(p) is not _LogicalArray:
+        return p
+    owner = p.owner
+    if owner._level != level or type(owner._value) is BatchedTensor:
+        raise Unbatchable("a batched param")
+    return BatchedParam(owner._value._data)
+
+
+def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    from .. import stack
+    outs = [_op.apply(op, (*[v.select(0, i) if b else v for v, b in zip(values, batched)],
+                           *[p.array[i] if type(p) is BatchedParam else p for p in params]))
+            for i in range(size)]
+    if isinstance(outs[0], Tensor):
+        return stack(outs)
+    return tuple(stack([o[k] for o in outs]) for k in range(len(outs[0])))
+
+
+RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                    "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+class _NoDraws:
+    """Stands in for the default generator's engine while a ``vmap(randomness='error')`` runs:
+    every draw (``randn``, ``dropout``, ``bernoulli``...) goes through it and is refused."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # (protocol probes: copy, inspect)
+            raise AttributeError(name)
+        raise RuntimeError(RANDOMNESS_ERROR)
+
+
+_NO_DRAWS = _NoDraws()
+_SAVED_STREAM: list[Any] = []  # the engine put aside while the guard is in
+
+
+def _guard_randomness(on: bool) -> None:
+    from ..random import default_generator
+    if on and not _SAVED_STREAM:
+        _SAVED_STREAM.append(default_generator._stream)
+        default_generator._stream = _NO_DRAWS  # type: ignore[assignment]
+    elif not on and _SAVED_STREAM:
+        default_generator._stream = _SAVED_STREAM.pop()
+
+
+def _enter(size: int, randomness: str) -> int:
+    _LEVELS.append(size)
+    _RANDOMNESS.append(randomness)
+    _op._BATCHING = True
+    _guard_randomness("error" in _RANDOMNESS)
+    return len(_LEVELS) - 1
+
+
+def _exit() -> None:
+    _LEVELS.pop()
+    _RANDOMNESS.pop()
+    _op._BATCHING = bool(_LEVELS)
+    _guard_randomness("error" in _RANDOMNESS)
+
+
+_op._BatchedTensor = BatchedTensor
+_op._batched_apply = batched_apply
+
+
+# -- vmap ----------------------------------------------------------------------------------------
+
+def _name(func: Any) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:
+    """``func`` mapped over a dimension of its inputs (``in_dims``: an int, or a tuple/dict
+    structure matching the arguments, ``None`` for arguments not mapped), its outputs stacked
+    along ``out_dims``, as ``torch.vmap``. Each op runs once on the whole batch (see the module's
+    docstring); ``chunk_size`` limits how many samples run at once; ``randomness`` is
+    ``'error'``, ``'different'`` or ``'same'``.
+
+    >>> import retrograd as rg
+    >>> vmap(lambda row: row.dot(rg.tensor([1.0, 10.0])))(rg.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([21., 43.])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    _check_out_dims_type(func, out_dims)
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        flat_args, args_spec = tree_flatten(args)
+        flat_dims = _flat_in_dims(func, in_dims, args, args_spec)
+        size = _batch_size(func, in_dims, flat_args, flat_dims)
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, flat_args, flat_dims, args_spec, kwargs, size, out_dims, randomness)
+        from .. import cat
+        pieces = []
+        for start in range(0, size, chunk_size):
+            stop = min(start + chunk_size, size)
+            part = [a.narrow(d, start, stop - start) if d is not None else a for a, d in zip(flat_args, flat_dims)]
+            pieces.append(_run(func, part, flat_dims, args_spec, kwargs, stop - start, out_dims, randomness))
+        out_leaves = [tree_flatten(p)[0] for p in pieces]
+        out_spec = tree_flatten(pieces[0])[1]
+        dims = _flat_out_dims(func, out_dims, out_spec, len(out_leaves[0]))
+        joined = [cat([p[k] for p in out_leaves], dim=d) if d is not None else out_leaves[0][k]
+                  for k, d in enumerate(dims)]
+        return tree_unflatten(joined, out_spec)
+
+    return wrapped
+
+
+def _check_out_dims_type(func: Any, out_dims: Any) -> None:
+    leaves = tree_flatten(out_dims)[0] if isinstance(out_dims, (tuple, list, dict)) else [out_dims]
+    if not all(d is None or (isinstance(d, int) and not isinstance(d, bool)) for d in leaves):
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                         "python collection of ints representing where in the outputs the vmapped dimension "
+                         "should appear.")
+
+
+def _flat_in_dims(func: Any, in_dims: Any, args: tuple[Any, ...], args_spec: Any) -> list[Any]:
+    if isinstance(in_dims, int) and not isinstance(in_dims, bool):
+        return [in_dims] * len(tree_flatten(args)[0])
+    if not isinstance(in_dims, tuple):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or "
+                         "a (potentially nested) tuple matching the structure of inputs, got: "
+                         f"{type(in_dims)}.")
+    if len(in_dims) != len(args):
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with "
+                         f"the structure of `inputs`. in_dims has structure {treespec_repr(tree_flatten(in_dims)[1])} "
+                         f"but inputs has structure {treespec_repr(args_spec)}.")
+    flat: list[Any] = []
+    for dim, arg in zip(in_dims, args):
+        leaves, spec = tree_flatten(arg)
+        if dim is None or isinstance(dim, int):
+            flat += [dim] * len(leaves)
+            continue
+        dim_leaves, dim_spec = tree_flatten(dim)
+        if dim_spec != spec:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
+                             f"with the structure of `inputs`. in_dims has structure "
+                             f"{treespec_repr(tree_flatten(in_dims)[1])} but inputs has structure "
+                             f"{treespec_repr(args_spec)}.")
+        flat += dim_leaves
+    return flat
+
+
+def _batch_size(func: Any, in_dims: Any, flat_args: list[Any], flat_dims: list[Any]) -> int:
+    if not flat_args:
+        raise ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                         "trying to vmap over a function with no inputs. The latter is unsupported.")
+    sizes = []
+    for arg, dim in zip(flat_args, flat_dims):
+        if dim is None:
+            continue
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims must be int or None "
+                             f"for each input, got {dim}")
+        if not isinstance(arg, Tensor):
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for an input "
+                             f"but the input is of type {type(arg)}. We cannot vmap over non-Tensor arguments, "
+                             "please use None as the respective in_dim")
+        n = arg.dim()
+        if not -n <= dim < n:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for some "
+                             f"input, but that input is a Tensor of dimensionality {n} so expected in_dim to "
+                             f"satisfy -{n} <= in_dim < {n}.")
+        sizes.append(arg.shape[dim])
+    if not sizes:
+        raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one input must be "
+                         "batched (in_dims must not be all None)")
+    if any(s != sizes[0] for s in sizes):
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    return int(sizes[0])
+
+
+def _flat_out_dims(func: Any, out_dims: Any, out_spec: Any, n: int) -> list[Any]:
+    """One out_dim per output leaf: an int or None for all, or a tuple with one per output."""
+    if out_dims is None or isinstance(out_dims, int):
+        return [out_dims] * n
+    if out_spec is None or out_spec[0] not in (tuple, list) or len(out_dims) != len(out_spec[2]):
+        raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
+                         f"the structure of `outputs`. out_dims has structure {treespec_repr(tree_flatten(out_dims)[1])}"
+                         f" but outputs has structure {treespec_repr(out_spec)}.")
+    flat: list[Any] = []
+    for d, child in zip(out_dims, out_spec[2]):
+        flat += [d] * _n_leaves(child) if d is None or isinstance(d, int) else tree_flatten(d)[0]
+    return flat
+
+
+def _n_leaves(spec: Any) -> int:
+    count, stack = 0, [spec]
+    while stack:
+        s = stack.pop()
+        if s is None:
+            count += 1
+        else:
+            stack += s[2]
+    return count
+
+
+def _run(func: Any, flat_args: list[Any], flat_dims: list[Any], args_spec: Any, kwargs: dict[str, Any], size: int,
+         out_dims: Any, randomness: str) -> Any:
+    level = _enter(size, randomness)
+    try:
+        try:
+            inner = [wrap(a.movedim(d, 0) if d % max(a.dim(), 1) else a, level) if d is not None else a
+                     for a, d in zip(flat_args, flat_dims)]
+            out = func(*tree_unflatten(inner, args_spec), **kwargs)
+            return _unwrap_outputs(func, out, out_dims, level, size)
+        except Unbatchable as err:
+            reason = str(err)
+    finally:
+        _exit()
+    warnings.warn(FALLBACK_MESSAGE.format(reason), UserWarning, stacklevel=3)
+    guarded = randomness == "error" and not _SAVED_STREAM
+    if guarded:
+        _guard_randomness(True)
+    try:
+        return _loop(func, flat_args, flat_dims, args_spec, kwargs, size, out_dims, randomness)
+    finally:
+        if guarded:
+            _guard_randomness(False)
+
+
+def _unwrap_outputs(func: Any, out: Any, out_dims: Any, level: int, size: int) -> Any:
+    leaves, spec = tree_flatten(out)
+    dims = _flat_out_dims(func, out_dims, spec, len(leaves))
+    result = []
+    for leaf, d in zip(leaves, dims):
+        if not isinstance(leaf, Tensor):
+            if d is None:
+                result.append(leaf)
+                continue
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                             f"{type(leaf)}. Did you mean to set out_dims= to None for output?")
+        batched = type(leaf) is BatchedTensor and leaf._level == level
+        if d is None:
+            if batched:
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a BatchedTensor when "
+                                 "out_dim is None")
+            result.append(leaf)
+            continue
+        value = leaf._value if batched else leaf.unsqueeze(0).expand(size, *leaf.shape)  # type: ignore[attr-defined]
+        result.append(value.movedim(0, d) if d != 0 else value)
+    return tree_unflatten(result, spec)
+
+
+def _loop(func: Any, flat_args: list[Any], flat_dims: list[Any], args_spec: Any, kwargs: dict[str, Any], size: int,
+          out_dims: Any, randomness: str) -> Any:
+    """The whole function once per sample, its outputs stacked (the fallback); under
+    ``randomness='same'`` each sample starts from the same generator state."""
+    from .. import stack
+    from ..random import default_generator
+    state = default_generator.get_state() if randomness == "same" else None
+    outs = []
+    for i in range(size):
+        if state is not None:
+            default_generator.set_state(state)
+        sample = [a.select(d, i) if d is not None else a for a, d in zip(flat_args, flat_dims)]
+        outs.append(func(*tree_unflatten(sample, args_spec), **kwargs))
+    leaves = [tree_flatten(o)[0] for o in outs]
+    spec = tree_flatten(outs[0])[1]
+    dims = _flat_out_dims(func, out_dims, spec, len(leaves[0]))
+    result = []
+    for k, d in enumerate(dims):
+        if d is None:
+            result.append(leaves[0][k])
+        elif not isinstance(leaves[0][k], Tensor):
+            raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
+                             f"{type(leaves[0][k])}. Did you mean to set out_dims= to None for output?")
+        else:
+            result.append(stack([lv[k] for lv in leaves], dim=d))
+    return tree_unflatten(result, spec)
+
+
+__all__ = ["BatchedTensor", "vmap"]
