@@ -35,6 +35,7 @@ import numpy as np
 from .._dtype import get_default_dtype, result_type
 from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
+from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
     FREED_TYPE,
@@ -62,6 +63,13 @@ from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, Plan
 from .saved_attrs import saved_properties
 
 _make = Tensor._make
+
+
+def propagate_tangents(op: Op, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+    """Forward AD (only while a dual level is active): ``ops/forward.py``, loaded on first use."""
+    from .forward import propagate
+
+    propagate(op, inputs, params, result)
 
 
 
@@ -629,6 +637,8 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
                 break
+    if DUAL[0] is not None:  # forward AD
+        propagate_tangents(op, inputs, params, outputs[0] if op.n_outputs == 1 else outputs)
     return outputs[0] if op.n_outputs == 1 else outputs
 
 
@@ -790,6 +800,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (x,), params, result)
         return result
 
     return unary
@@ -875,6 +887,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                 )
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (a, b), params, result)
         return result
 
     return binary
@@ -1034,6 +1048,8 @@ def ternary_path(op: Op) -> Callable[..., Any]:
                 )
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (a, b, c), params, result)
         return result
 
     return ternary
@@ -1065,6 +1081,8 @@ def prerun_path(op: Op) -> Callable[..., Tensor]:
                 node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (x,), params, result)
         return result
 
     return prerun
