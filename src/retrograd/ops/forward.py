@@ -63,7 +63,7 @@ for _name in (
     "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
     "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
     "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
-    "_fft_c2c _fft_r2c _fft_c2r scatter_add nansum"
+    "_fft_c2c _fft_r2c _fft_c2r scatter_add"
 ).split():
     JVP_KINDS[_name] = "linear"
 for _name in "mm bmm mv dot vdot _trilinear".split():
@@ -93,6 +93,12 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     level = DUAL[0]
     if level is None or not op.differentiable:
         return
+    if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
+        if isinstance(result, tuple):
+            for k, o in enumerate(result):
+                o._fw_view = (op, inputs[0], params, k)
+        else:
+            result._fw_view = (op, inputs[0], params, None)
     diff = range(len(inputs)) if op.variadic or op.joint_rule is not None else op.diff_inputs
     tangents: list[Any] = [None] * len(inputs)
     found = False
@@ -114,7 +120,7 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
         return
     kind = JVP_KINDS.get(op.name, "transpose")
     with suspended():
-        if kind == "elementwise" and _all_real(inputs, outputs):
+        if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
             out_tangents = _elementwise(op, inputs, params, outputs, tangents, diff)
         elif kind == "linear":
             out_tangents = _linear(op, inputs, params, tangents, diff, len(outputs))
@@ -244,9 +250,11 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
     )
     needs = tuple(tangents[i] is not None for i in diff)
     with enable_grad():
+        # Ones, not zeros: the rule is linear in the gradient, so its derivative is the same at any
+        # gradient, and some rules are computed through log|grad| (logcumsumexp), nan at zero.
         dummies = [_zeros_like(o) for o in outputs]
         for k in wanted:
-            dummies[k].requires_grad_()
+            dummies[k] = Tensor._make(np.ones(outputs[k]._data.shape, outputs[k]._data.dtype)).requires_grad_()
         g: Any = dummies[0] if op.n_outputs == 1 and len(outputs) == 1 else tuple(dummies)
         if op.joint_rule is not None:
             grads = tuple(op.joint_rule(g, *_rule_args(op, op.joint_args, inputs, params, outputs, needs, diff)))
@@ -262,14 +270,15 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
         for gi, t in pairs:
             if gi is None:
                 continue
-            if not isinstance(gi, Tensor):
+            if not isinstance(gi, Tensor) or not gi._requires_grad and np.any(gi._data):
+                # A rule computed outside the graph: its transpose is unknown (never a wrong tangent).
                 raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
             prod = (gi.conj() * t).real if gi._data.dtype.kind == "c" else gi * (t.real if t.is_complex() else t)
             s = prod.sum()
             total = s if total is None else total + s
         targets = [dummies[k] for k in wanted]
-        if total is None or not total._requires_grad:
-            return [None] * len(outputs)
+        if total is None or not total._requires_grad:  # rules independent of the gradient: zero
+            return [_zeros_like(o) for o in outputs]
         found = autograd_grad(total, targets, create_graph=create, allow_unused=True)
     out: list[Any] = [None] * len(outputs)
     for k, f in zip(wanted, found):
@@ -296,8 +305,42 @@ def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
             tangent = _zeros_like(self)
         elif tangent._data.dtype != self._data.dtype:
             tangent = tangent.to(self.dtype)
+        target = _view_tangent(self, level) if self._base is not None else None
+        if target is not None:  # a view: write into the base's tangent, as PyTorch does
+            target._data[...] = tangent._data
+            tangent = target
         set_tangent(self, tangent, level)
     return self
+
+
+def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
+    """The tangent of ``view`` as a view of its base's tangent (the base gets a zero tangent if it
+    has none), by replaying the view ops made inside the level; None where the chain is unknown
+    (a view made before the level) or the base's tangent cannot be written."""
+    from .op import apply
+
+    chain = []
+    x = view
+    while True:
+        link = x.__dict__.get("_fw_view")
+        if link is None:
+            break
+        chain.append(link)
+        x = link[1]
+    if not chain or x is not view._base and x._base is not view._base:
+        return None
+    root_tangent = tangent_of(x, level)
+    if root_tangent is None:
+        root_tangent = _zeros_like(x)
+        set_tangent(x, root_tangent, level)
+    t = root_tangent
+    with suspended():
+        for op, _, params, k in reversed(chain):
+            out = apply(op, (t, *params))
+            t = out[k] if k is not None else out
+    if not (t._data.flags.writeable and np.shares_memory(t._data, root_tangent._data)):
+        return None
+    return t
 
 
 def _keep_saved_tangent(out: Tensor, tangent: Any, level: Any) -> None:
