@@ -185,7 +185,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     >>> fwAD.unpack_dual(rg.ones(1))
     UnpackedDualTensor(primal=tensor([1.]), tangent=None)
     """
-    if DUAL[0] is None and level is None:
+    if DUAL[0] is None and level is None or tangent_of(tensor) is None:
         return UnpackedDualTensor(tensor, None)
     lvl = _level_for(level, "_fw_primal")
     tangent = tangent_of(tensor, lvl)

@@ -53,7 +53,7 @@ for _name in (
     "add sub rsub mul div neg reciprocal pow maximum minimum remainder fmod exp log sqrt sin cos tanh sigmoid "
     "sign abs relu clamp clamp_min clamp_max atan2 hypot logaddexp logaddexp2 erf erfc erfinv floor ceil trunc "
     "round frac nan_to_num lerp addcdiv lgamma digamma polygamma i0 special_i1 xlogy sinc logit deg2rad rad2deg "
-    "copysign fmax fmin tanh_backward sigmoid_backward "
+    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward "
     # nn.py activations
     "hardtanh leaky_relu elu celu threshold gelu softplus log_sigmoid silu mish hardsigmoid hardswish hardshrink "
     "softshrink"
@@ -63,7 +63,7 @@ for _name in (
     "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
     "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
     "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
-    "_fft_c2c _fft_r2c _fft_c2r scatter_add"
+    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d"
 ).split():
     JVP_KINDS[_name] = "linear"
 for _name in "mm bmm mv dot vdot _trilinear".split():
@@ -71,6 +71,58 @@ for _name in "mm bmm mv dot vdot _trilinear".split():
 for _name in "addmm addmv baddbmm addbmm addr addcmul".split():
     JVP_KINDS[_name] = "affine_multilinear"
 del _name
+
+
+# Explicit JVP rules, where no constructor above is exact and the transpose would cost a backward
+# pass per call on a hot path (the softmax family, which every cross-entropy runs): ``rule(tangents,
+# inputs, params, outputs)`` returns the output tangents; tangents are None where an input has none.
+def _sum(x: Any, dim: int) -> Any:
+    return x.sum(dim, keepdim=True)
+
+
+def _log_softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [t - _sum(t * result.exp(), dim)]
+
+
+def _softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [result * (t - _sum(t * result, dim))]
+
+
+def _log_softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
+                              outputs: Sequence[Any]) -> Any:
+    # out = g - exp(r) * S(g), S the sum over dim: d out = dg - exp(r) * (S(dg) + dr * S(g))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    e = r.exp()
+    out = tg - e * _sum(tg, dim) if tg is not None else None
+    if tr is not None:
+        part = -(e * tr) * _sum(g, dim)
+        out = part if out is None else out + part
+    return [out]
+
+
+def _softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
+                          outputs: Sequence[Any]) -> Any:
+    # out = r * (g - S(g r)): d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    out = None
+    if tg is not None:
+        out = r * (tg - _sum(tg * r, dim))
+    if tr is not None:
+        part = tr * (g - _sum(g * r, dim)) - r * _sum(g * tr, dim)
+        out = part if out is None else out + part
+    return [out]
+
+
+JVP_RULES = {
+    "log_softmax": _log_softmax_jvp,
+    "softmax": _softmax_jvp,
+    "log_softmax_backward": _log_softmax_backward_jvp,
+    "softmax_backward": _softmax_backward_jvp,
+}
+for _name in JVP_RULES:
+    JVP_KINDS[_name] = "explicit"
 
 
 def jvp_kind(op: Any) -> str | None:
@@ -119,7 +171,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     if not wanted:
         return
     kind = JVP_KINDS.get(op.name, "transpose")
-    with suspended():
+    DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
+    try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
             out_tangents = _elementwise(op, inputs, params, outputs, tangents, diff)
         elif kind == "linear":
@@ -128,8 +181,12 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
         elif kind == "affine_multilinear":
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
+        elif kind == "explicit":
+            out_tangents = JVP_RULES[op.name](tangents, inputs, params, outputs)
         else:
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
+    finally:
+        DUAL[0] = level
     for k in wanted:
         t = out_tangents[k]
         if t is None:
@@ -139,8 +196,21 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             t = t.expand(out._data.shape)
         if t._data.dtype != out._data.dtype:
             t = t.real if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
-        set_tangent(out, t, level)
-        _keep_saved_tangent(out, t, level)
+        out._fw_grad = (level, t)
+        if out._grad_fn is not None and _saves_output(op):
+            _keep_saved_tangent(out, t, level)
+
+
+_SAVES_OUTPUT: dict[int, bool] = {}
+
+
+def _saves_output(op: Any) -> bool:
+    """Whether some rule of ``op`` reads its output (then the node keeps it as a ``SavedTensor``)."""
+    known = _SAVES_OUTPUT.get(id(op))
+    if known is None:
+        n = op.n_inputs
+        known = _SAVES_OUTPUT[id(op)] = any(i >= n for slots in op.saves_for for i in slots)
+    return known
 
 
 def _dtype(t: Tensor) -> Any:
@@ -197,16 +267,33 @@ def _elementwise(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs:
     return [total]
 
 
+def _untracked(args: Sequence[Any]) -> bool:
+    """Whether the tangent needs no graph: grad mode off, or nothing it is made from requires grad."""
+    if not STATE.grad_enabled:
+        return True
+    return not any(isinstance(x, Tensor) and x._requires_grad for x in args)
+
+
+def _run(op: Any, args: Sequence[Any], params: Sequence[Any], untracked: bool) -> Any:
+    """``op(*args, *params)``; when no graph is wanted, the NumPy forward alone (no call path)."""
+    from .op import apply, forward_arrays
+
+    if not untracked:
+        return apply(op, (*args, *params))
+    out = forward_arrays(op, args, params)
+    if isinstance(out, tuple):
+        return tuple(Tensor._make(np.asarray(o)) for o in out)
+    return Tensor._make(np.asarray(out))
+
+
 def _linear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
             n_outputs: int) -> list[Any]:
-    from .op import apply
-
     args = list(inputs)
     for i in diff:
         x = inputs[i]
         if isinstance(x, Tensor):
             args[i] = tangents[i] if tangents[i] is not None else _zeros_like(x)
-    out = apply(op, (*args, *params))
+    out = _run(op, args, params, _untracked(args))
     return list(out) if isinstance(out, tuple) else [out]
 
 
@@ -214,8 +301,7 @@ def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents
                  affine: int) -> list[Any]:
     """Sum over inputs i of op(..., tangent_i, ...); with ``affine=1`` input 0 is an added term,
     so it rides along with the first product term and is zero in the others."""
-    from .op import apply
-
+    untracked = _untracked(inputs) and _untracked(tangents)
     total: Any = None
     first = True
     for i in diff:
@@ -230,12 +316,12 @@ def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents
         if affine:
             args[0] = t0 if first and t0 is not None else _zeros_like(inputs[0])
         first = False
-        part = apply(op, (*args, *params))
+        part = _run(op, args, params, untracked)
         total = part if total is None else total + part
     if total is None and affine and tangents[0] is not None:  # only the added input has a tangent
         args = [_zeros_like(x) if isinstance(x, Tensor) and j in diff else x for j, x in enumerate(inputs)]
         args[0] = tangents[0]
-        total = apply(op, (*args, *params))
+        total = _run(op, args, params, untracked)
     return [total]
 
 
@@ -249,6 +335,9 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
         or any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
     )
     needs = tuple(tangents[i] is not None for i in diff)
+    if not create:  # the rule's graph then starts at the dummy only: the backward below walks nothing else
+        inputs = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+        outputs = [o.detach() for o in outputs]
     with enable_grad():
         # Ones, not zeros: the rule is linear in the gradient, so its derivative is the same at any
         # gradient, and some rules are computed through log|grad| (logcumsumexp), nan at zero.

@@ -66,9 +66,12 @@ _make = Tensor._make
 
 
 def propagate_tangents(op: Op, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
-    """Forward AD (only while a dual level is active): ``ops/forward.py``, loaded on first use."""
+    """Forward AD (only while a dual level is active): ``ops/forward.py``, loaded on first use,
+    which then takes this name's place (a function-level import costs microseconds per call)."""
+    global propagate_tangents
     from .forward import propagate
 
+    propagate_tangents = propagate
     propagate(op, inputs, params, result)
 
 
