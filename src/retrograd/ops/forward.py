@@ -159,6 +159,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
         if isinstance(x, Tensor) and x._fw_grad is not None:
             t = tangent_of(x, level)
             if t is not None:
+                if t._data.dtype != x._data.dtype:  # (make_dual keeps a tangent's own dtype, as PyTorch)
+                    t = t.to(x.dtype)
                 tangents[i] = t
                 found = True
     if not found:
