@@ -53,7 +53,8 @@ for _name in (
     "add sub rsub mul div neg reciprocal pow maximum minimum remainder fmod exp log sqrt sin cos tanh sigmoid "
     "sign abs relu clamp clamp_min clamp_max atan2 hypot logaddexp logaddexp2 erf erfc erfinv floor ceil trunc "
     "round frac nan_to_num lerp addcdiv lgamma digamma polygamma i0 special_i1 xlogy sinc logit deg2rad rad2deg "
-    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward "
+    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward acos acosh asin asinh atan atanh cosh "
+    "sinh tan exp2 expm1 log10 log1p log2 rsqrt ldexp "
     # nn.py activations
     "hardtanh leaky_relu elu celu threshold gelu softplus log_sigmoid silu mish hardsigmoid hardswish hardshrink "
     "softshrink"
@@ -63,7 +64,10 @@ for _name in (
     "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
     "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
     "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
-    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d"
+    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d flip roll rot90 tril triu diagonal diagonal_copy "
+    "diag_embed gather index_select take take_along split split_with_sizes unsafe_split unsafe_split_with_sizes "
+    "masked_select unfold select_scatter slice_scatter diagonal_scatter block_diag avg_pool2d avg_pool3d "
+    "adaptive_avg_pool2d adaptive_avg_pool3d im2col index_add index_put put"
 ).split():
     JVP_KINDS[_name] = "linear"
 for _name in "mm bmm mv dot vdot _trilinear".split():
@@ -400,7 +404,7 @@ def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
         if target is not None:  # a view: write into the base's tangent, as PyTorch does
             target._data[...] = tangent._data
             tangent = target
-        set_tangent(self, tangent, level)
+        set_tangent(self, tangent, level)  # type: ignore[arg-type]  # (a level is active here)
     return self
 
 
@@ -457,6 +461,8 @@ class DualSavedTensor(SavedTensor):
     """A saved output with its tangent: unpacking restores the tangent while its level lasts."""
 
     __slots__ = ("tangent", "level")
+    tangent: Any
+    level: Any
 
     @classmethod
     def of(cls, saved: SavedTensor, tangent: Any, level: Any) -> DualSavedTensor:

@@ -65,14 +65,18 @@ from .saved_attrs import saved_properties
 _make = Tensor._make
 
 
-def propagate_tangents(op: Op, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+def _first_propagate(op: Op, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
     """Forward AD (only while a dual level is active): ``ops/forward.py``, loaded on first use,
-    which then takes this name's place (a function-level import costs microseconds per call)."""
+    whose ``propagate`` then takes the name ``propagate_tangents`` (a function-level import costs
+    microseconds per call)."""
     global propagate_tangents
     from .forward import propagate
 
     propagate_tangents = propagate
     propagate(op, inputs, params, result)
+
+
+propagate_tangents: Callable[[Op, Sequence[Any], Sequence[Any], Any], None] = _first_propagate
 
 
 
