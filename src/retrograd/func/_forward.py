@@ -13,6 +13,9 @@ Inputs and outputs may be tensors or (nested) tuples, lists and dicts of them, a
 Where a dual level is already active (a forward transform inside another one), the inner ``jvp``
 is computed by the double-vjp trick, whose operations carry the outer level's tangents: forward
 AD has one level at a time, as in ``torch.autograd.forward_ad``.
+
+(Imports are absolute: until ``retrograd/func/__init__.py`` exists, ``func`` is a namespace
+package, which the doctest collector imports this file outside of.)
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import forward_ad
-from ..autograd import grad as _autograd_grad
-from ..tensor import Tensor
+from retrograd.autograd import forward_ad
+from retrograd.autograd import grad as _autograd_grad
+from retrograd.tensor import Tensor
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
 
@@ -144,7 +147,7 @@ def _jvp_double_vjp(func: Callable[..., Any], p_leaves: list[Any], t_leaves: lis
     """``jvp`` inside an active dual level: J v as the gradient, with respect to a dummy cotangent
     u, of the vjp ``u^T J`` dotted with v (linear in u). Its operations carry the outer level's
     tangents, so transforms nest."""
-    from ..autograd.grad_mode import enable_grad
+    from retrograd.autograd.grad_mode import enable_grad
 
     with enable_grad():
         ins = [p if p.requires_grad else _leaf_keeping_tangent(p) for p in p_leaves]
@@ -213,7 +216,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
 
     def jacobian(*args: Any) -> Any:
-        from .. import random as rg_random
+        from retrograd import random as rg_random
 
         nums = _check_argnums(argnums, len(args))
         flat = [_flatten(args[a]) for a in nums]
@@ -286,7 +289,7 @@ def _jvp_at(func: Callable[..., Any], args: tuple[Any, ...], nums: tuple[int, ..
 
 def _stack_columns(cols: list[Any], out: Any, x: Any) -> Any:
     """The columns J[:, j] (each shaped like ``out``) as a block shaped ``out.shape + x.shape``."""
-    from .._functions import stack
+    from retrograd._functions import stack
 
     shape = tuple(out.shape) + tuple(x.shape)
     if not cols:
@@ -299,8 +302,8 @@ def _jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...]) -> Callabl
     its backward passes carry the tangents of an enclosing ``jacfwd`` (forward-over-reverse)."""
 
     def jacobian(*args: Any) -> Any:
-        from .. import _functions
-        from ..autograd.grad_mode import enable_grad
+        from retrograd import _functions
+        from retrograd.autograd.grad_mode import enable_grad
 
         nums = _check_argnums(argnums, len(args))
         with enable_grad():
