@@ -200,14 +200,16 @@ def _jacobian_dual(func: Callable[..., Any], inputs: Any) -> Any:
     from ..tensor import Tensor
     from . import forward_ad
 
-    ins = tuple(t.detach() for t in _as_tuple(inputs))
+    # Leaves that require grad, as the reverse path's: a function that differentiates inside
+    # (``hessian``'s gradient, forward over reverse) must find a graph to its inputs.
+    ins = _prepare(inputs, False)
     out: Any = None
     columns: list[list[list[Any]]] = []  # [output][input] -> columns
     for k, t in enumerate(ins):
         for j in range(t.numel()):
             onehot = np.zeros(t._data.size, t._data.dtype)
             onehot[j] = 1
-            with forward_ad.dual_level():
+            with enable_grad(), forward_ad.dual_level():
                 args = [forward_ad.make_dual(x, Tensor._make(onehot.reshape(x._data.shape))) if i == k else x
                         for i, x in enumerate(ins)]
                 out = func(*args)
