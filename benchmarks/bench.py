@@ -2,7 +2,7 @@
 
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
-Workloads (NAME): chain, mlp_small, mlp_large, hvp, long_chain, deep_mlp, import, lstm, transformer,
+Workloads (NAME): chain, mlp_small, mlp_large, hvp, hvp_forward, long_chain, deep_mlp, import, lstm, transformer,
 dynamic_net, mnist_cnn, per_sample_grads. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
@@ -43,8 +43,8 @@ import numpy as np  # noqa: E402
 import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
-WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer",
-             "dynamic_net", "mnist_cnn", "per_sample_grads")
+WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "hvp_forward", "long_chain", "deep_mlp", "import", "lstm",
+             "transformer", "dynamic_net", "mnist_cnn", "per_sample_grads")
 MiB = 1024 * 1024
 
 
@@ -182,6 +182,21 @@ def bench_hvp(cfg: Config, torch: Any) -> list[Row]:
         met = vs(ms["retrograd"], ms.get("torch"), 1.0, "PyTorch")[1]
         rows.append(Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 1.0× PyTorch", met))
     return rows
+
+
+def bench_hvp_forward(cfg: Config, torch: Any) -> list[Row]:
+    """Forward-over-reverse H v (a JVP of the gradient) against reverse-over-reverse (grad of
+    grad . v), both retrograd, same run; PyTorch's forward-over-reverse beside it."""
+    sizes, batch = cfg.small_sizes, cfg.small_batch
+    runners = {"retrograd": wl.mlp_hvp_forward_lib(retrograd, sizes, batch),
+               "reverse": wl.mlp_hvp_lib(retrograd, sizes, batch)}
+    if torch is not None:
+        runners["torch"] = wl.mlp_hvp_forward_lib(torch, sizes, batch)
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.hvp_repeats).items()}
+    name = (f"4c. Hessian-vector product, forward-over-reverse, MLP {sizes_text(sizes)} loss, raw h @ W + b "
+            f"(reverse-over-reverse: {ms['reverse']:.2f} ms)")
+    met = vs(ms["retrograd"], ms["reverse"], 0.8, "reverse-over-reverse")[1]
+    return [Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 0.8× reverse-over-reverse", met)]
 
 
 def _isolated_runs(libs: list[str], args: list[str], repeats: int, env: dict[str, str]) -> dict[str, list[dict[str, float]]]:
@@ -355,6 +370,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "mlp_small": bench_mlp_small,
     "mlp_large": bench_mlp_large,
     "hvp": bench_hvp,
+    "hvp_forward": bench_hvp_forward,
     "long_chain": bench_long_chain,
     "deep_mlp": bench_deep_mlp,
     "import": bench_import,
@@ -397,7 +413,8 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
         notes.append("threadpoolctl not installed: BLAS thread counts are pinned by the variables above only.")
     repeats = {
         "chain": cfg.chain_repeats, "mlp_small": cfg.small_repeats, "mlp_large": cfg.large_repeats,
-        "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
+        "hvp": cfg.hvp_repeats, "hvp_forward": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats,
+        "deep_mlp": cfg.deep_repeats,
         "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
         "dynamic_net": cfg.dynamic_net_repeats, "mnist_cnn": cfg.mnist_cnn_repeats,
         "per_sample_grads": cfg.per_sample_repeats,

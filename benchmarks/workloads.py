@@ -151,6 +151,33 @@ def mlp_hvp_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
     return run
 
 
+def mlp_hvp_forward_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """``mlp_hvp_lib`` by forward-over-reverse: the parameters made dual with the vector as their
+    tangent (``autograd.forward_ad``), one backward pass, the gradients' tangents are H v."""
+    F = functional(lib)
+    params, x, y = _lib_mlp(lib, sizes, batch)
+    rng = np.random.default_rng(1)
+    vector = [lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)) for p in params]
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        forward_over_reverse_hvp(lib, F, params, x, y, vector)
+        return time.perf_counter() - t0
+
+    return run
+
+
+def forward_over_reverse_hvp(lib: Any, F: Any, params: list[Any], x: Any, y: Any, vector: list[Any]) -> list[Any]:
+    """H v of the MLP loss: a JVP (forward AD) of its gradient (one backward pass)."""
+    fwad = lib.autograd.forward_ad
+    with fwad.dual_level():
+        duals = [fwad.make_dual(p, v) for p, v in zip(params, vector)]
+        grads = lib.autograd.grad(mlp_loss(F, duals, x, y), duals)
+        hvp = [fwad.unpack_dual(g).tangent for g in grads]
+    assert len(hvp) == len(params)
+    return hvp
+
+
 def hessian_vector_product(lib: Any, loss: Any, params: list[Any], vector: list[Any]) -> tuple[Any, ...]:
     """The Hessian of ``loss`` w.r.t. ``params`` times ``vector``: grad with create_graph, dot with
     the vector, grad again."""

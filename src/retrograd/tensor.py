@@ -216,6 +216,7 @@ class Tensor:
     # zeroed grad or None) after ``zero_grad()``.
     _origin: Any = None
     _grad_reset: Any = None
+    _fw_grad: Any = None  # forward AD: (level, tangent), set by autograd.forward_ad.make_dual and the ops
 
     def __init__(self, *args: Any) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): a float tensor of the default dtype.

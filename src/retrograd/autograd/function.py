@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad
 from .engine import gradient_edge
 from .grad_mode import STATE, no_grad
 from .graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_saved
@@ -36,6 +37,7 @@ class FunctionCtx:
 
     __slots__ = ()
     _to_save: tuple[Any, ...] = ()
+    _to_save_forward: tuple[Any, ...] = ()
     _dirty: tuple[Any, ...] = ()
     _non_differentiable: tuple[Any, ...] = ()
     materialize_grads: bool = True
@@ -50,6 +52,10 @@ class FunctionCtx:
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._to_save = tensors  # type: ignore[misc]
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Tensors the ``jvp`` staticmethod reads back as ``ctx.saved_tensors`` (forward AD)."""
+        self._to_save_forward = tensors  # type: ignore[misc]
 
     def mark_dirty(self, *tensors: Any) -> None:
         self._dirty = tensors  # type: ignore[misc]
@@ -204,6 +210,10 @@ class Function(metaclass=FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(JVP_MISSING)
+
+    @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         return NotImplemented
 
@@ -218,10 +228,15 @@ class Function(metaclass=FunctionMeta):
         node._n_forward_args = len(args)  # type: ignore[attr-defined]
         tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        with no_grad():
-            output = cls.forward(*args, **kwargs) if custom_setup else cls.forward(node, *args, **kwargs)
+        if forward_ad.DUAL[0] is not None:  # forward AD: the Function's own jvp, not its forward's ops
+            with no_grad(), forward_ad.suspended():
+                output = cls.forward(*args, **kwargs) if custom_setup else cls.forward(node, *args, **kwargs)
+        else:
+            with no_grad():
+                output = cls.forward(*args, **kwargs) if custom_setup else cls.forward(node, *args, **kwargs)
         if custom_setup:
             cls.setup_context(node, args, output)
+        out_tangents = _custom_jvp(cls, node, args, output) if forward_ad.DUAL[0] is not None else None
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
         dirty = node._dirty
@@ -282,7 +297,34 @@ class Function(metaclass=FunctionMeta):
             node._saved = tuple(node._to_save)
         # The node must not keep its outputs: an output refers to the node (a reference cycle).
         node._to_save = node._dirty = node._non_differentiable = ()
+        if out_tangents is not None:
+            level = forward_ad.DUAL[0]
+            for out, t in zip(wrapped, out_tangents):
+                if isinstance(out, Tensor) and isinstance(t, Tensor) and out._data.dtype.kind in "fc":
+                    forward_ad.set_tangent(out, t, level)  # type: ignore[arg-type]
         return wrapped[0] if single else tuple(wrapped)
+
+
+JVP_MISSING = "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+
+
+def _custom_jvp(cls: Any, node: Any, args: tuple[Any, ...], output: Any) -> tuple[Any, ...] | None:
+    """Forward AD through a custom Function: its ``jvp(ctx, *tangents)`` (zeros for inputs without
+    a tangent, as PyTorch passes), with ``ctx.saved_tensors`` what ``save_for_forward`` kept."""
+    from ..tensor import Tensor
+
+    tangents = [forward_ad.tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return None
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError(JVP_MISSING)
+    filled = [t if t is not None or not isinstance(a, Tensor) else Tensor._make(np.zeros_like(a._data))
+              for a, t in zip(args, tangents)]
+    node._saved = tuple(node._to_save_forward)
+    with forward_ad.suspended():
+        result = cls.jvp(node, *filled)
+    node._to_save_forward = ()
+    return result if isinstance(result, tuple) else (result,)
 
 
 def _check_dirty(dirty: tuple[Any, ...], n_outputs: int) -> list[Any]:

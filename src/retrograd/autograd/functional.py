@@ -1,7 +1,7 @@
 """``autograd.functional``: Jacobians, Hessians and their products for functions of tensors.
 
-All are built on ``autograd.grad``; ``jvp`` uses the double-vjp trick (a vjp of a vjp), so it
-needs no forward mode.
+All are built on ``autograd.grad``, except ``jvp`` and ``jacobian(strategy="forward-mode")``,
+which push tangents forward with dual tensors (``autograd.forward_ad``).
 
 >>> import retrograd as rg
 >>> from retrograd.autograd.functional import jacobian, hessian
@@ -81,14 +81,37 @@ def _vjp_graph(func: Callable[..., Any], inputs: Any, create_graph: bool) -> tup
     return ins, out, outs, dummies, _grads(out, ins, dummies, create_graph=True)
 
 
+def _forward_jvp(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool) -> tuple[Any, Any]:
+    """``(func(inputs), J v)`` in one forward pass with dual tensors (``autograd.forward_ad``)."""
+    from . import forward_ad
+
+    with enable_grad():
+        ins = _prepare(inputs, create_graph) if create_graph else tuple(t.detach() for t in _as_tuple(inputs))
+        tangents = _as_tuple(v) if v is not None else tuple(_zeros_like(t) + 1 for t in ins)
+        with forward_ad.dual_level():
+            out = func(*(forward_ad.make_dual(x, t) for x, t in zip(ins, tangents)))
+            outs = _as_tuple(out)
+            pairs = [forward_ad.unpack_dual(o) for o in outs]
+            primals = tuple(p.primal for p in pairs)
+            jv = tuple(_zeros_like(o) if p.tangent is None else p.tangent for o, p in zip(outs, pairs))
+    if not create_graph:
+        primals, jv = tuple(p.detach() for p in primals), tuple(t.detach() for t in jv)
+    return _unwrap(primals, out), _unwrap(jv, out)
+
+
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
-    """``(func(inputs), J v)`` by the double-vjp trick.
+    """``(func(inputs), J v)``: by forward AD (dual tensors, one forward pass); inside a dual level
+    that the caller has entered (forward AD does not nest), by the double-vjp trick.
 
     >>> import retrograd as rg
     >>> from retrograd.autograd.functional import jvp
     >>> jvp(lambda x: x ** 2, rg.tensor([1.0, 2.0]), rg.ones(2))[1]
     tensor([2., 4.])
     """
+    from .forward_ad import DUAL
+
+    if DUAL[0] is None and not strict:
+        return _forward_jvp(func, inputs, v, create_graph)
     with enable_grad():
         ins, out, outs, dummies, vjps = _vjp_graph(func, inputs, create_graph)
         tangents = _as_tuple(v) if v is not None else tuple(_zeros_like(t) + 1 for t in ins)
@@ -138,10 +161,14 @@ def _check_jacobian_args(create_graph: bool, strict: bool, vectorize: bool, stra
 
 def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
     """The Jacobian one column (input element) at a time: ``J v`` for each unit tangent ``v``,
-    by the double-vjp trick (see ``jvp``): the function and its vjp graph are built once."""
+    by forward AD (one forward pass per column); inside a dual level the caller entered, by the
+    double-vjp trick (the function and its vjp graph built once)."""
     from .._functions import stack
     from ..tensor import Tensor
+    from .forward_ad import DUAL
 
+    if DUAL[0] is None:
+        return _jacobian_dual(func, inputs)
     with enable_grad():
         ins, out, outs, dummies, vjps = _vjp_graph(func, inputs, False)
         columns: list[list[list[Any]]] = [[[] for _ in ins] for _ in outs]  # [output][input] -> columns
@@ -158,6 +185,45 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
                     columns[i][k].append(_zeros_like(o) if col is None else col.detach())
     table = []
     for o, per_input in zip(outs, columns):
+        blocks = tuple(
+            stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
+            Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))
+            for cols, t in zip(per_input, ins)
+        )
+        table.append(_unwrap(blocks, inputs))
+    return _unwrap(tuple(table), out)
+
+
+def _jacobian_dual(func: Callable[..., Any], inputs: Any) -> Any:
+    """``_jacobian_forward`` with dual tensors: each column is one forward pass of ``func``."""
+    from .._functions import stack
+    from ..tensor import Tensor
+    from . import forward_ad
+
+    # Leaves that require grad, as the reverse path's: a function that differentiates inside
+    # (``hessian``'s gradient, forward over reverse) must find a graph to its inputs.
+    ins = _prepare(inputs, False)
+    out: Any = None
+    columns: list[list[list[Any]]] = []  # [output][input] -> columns
+    for k, t in enumerate(ins):
+        for j in range(t.numel()):
+            onehot = np.zeros(t._data.size, t._data.dtype)
+            onehot[j] = 1
+            with enable_grad(), forward_ad.dual_level():
+                args = [forward_ad.make_dual(x, Tensor._make(onehot.reshape(x._data.shape))) if i == k else x
+                        for i, x in enumerate(ins)]
+                out = func(*args)
+                outs = _as_tuple(out)
+                if not columns:
+                    columns = [[[] for _ in ins] for _ in outs]
+                for i, o in enumerate(outs):
+                    tangent = forward_ad.unpack_dual(o).tangent
+                    columns[i][k].append(_zeros_like(o) if tangent is None else tangent.detach())
+    if out is None:  # no input element: one plain call for the output shapes
+        out = func(*ins)
+        columns = [[[] for _ in ins] for _ in _as_tuple(out)]
+    table = []
+    for o, per_input in zip(_as_tuple(out), columns):
         blocks = tuple(
             stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
             Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))

@@ -22,10 +22,6 @@ class GradcheckError(RuntimeError):
     """Raised by gradcheck when analytical and numerical Jacobians differ."""
 
 
-FORWARD_AD_ERROR = (
-    "retrograd has no forward-mode AD, so gradcheck cannot check forward-mode gradients: pass "
-    "check_forward_ad=False (the default) to check reverse-mode gradients"
-)
 
 NONDET_NOTE = """\n
 NOTE: If your op relies on non-deterministic operations i.e., it is listed here:
@@ -388,11 +384,9 @@ def gradcheck(
         raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotImplementedError(FORWARD_AD_ERROR)
     try:
         return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, fast_mode)
+                          check_grad_dtypes, fast_mode, check_forward_ad, check_backward_ad)
     except GradcheckError:
         if raise_exception:
             raise
@@ -400,7 +394,8 @@ def gradcheck(
 
 
 def _gradcheck(func: Callable[..., Any], inputs: tuple[Any, ...], eps: float, atol: float, rtol: float,
-               nondet_tol: float, check_undefined_grad: bool, check_grad_dtypes: bool, fast_mode: bool) -> bool:
+               nondet_tol: float, check_undefined_grad: bool, check_grad_dtypes: bool, fast_mode: bool,
+               check_forward_ad: bool = False, check_backward_ad: bool = True) -> bool:
     diff = [i for i, t in enumerate(inputs) if _is_tensor(t) and t._requires_grad]
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
@@ -421,11 +416,54 @@ def _gradcheck(func: Callable[..., Any], inputs: tuple[Any, ...], eps: float, at
     if not any(func_out[pos].requires_grad for pos in positions):
         _check_no_differentiable_outputs(func, inputs, diff, func_out, positions, eps)
         return True
+    if check_forward_ad:
+        _forward_check(func, inputs, diff, func_out, positions, eps, atol, rtol)
+    if not check_backward_ad:
+        return True
     check = _fast_check if fast_mode else _slow_check
     check(func, inputs, diff, func_out, positions, eps, atol, rtol, nondet_tol, check_grad_dtypes)
     if check_undefined_grad:
         _check_undefined_grad(func, inputs, diff)
     return True
+
+
+def _jvp_rows(func: Callable[..., Any], inputs: tuple[Any, ...], i: int, positions: list[int]) -> list[np.ndarray]:
+    """The Jacobian of each output (``positions``) with respect to input ``i`` by forward AD, one
+    JVP per (real) input element, laid out as ``_numerical_jacobians``: (input, output) elements."""
+    from . import forward_ad
+
+    data = inputs[i]._data
+    rows: list[list[np.ndarray]] = [[] for _ in positions]
+    for step in ((1, 1j) if data.dtype.kind == "c" else (1,)):
+        for idx in np.ndindex(data.shape):
+            onehot = np.zeros(data.shape, data.dtype)
+            onehot[idx] = step
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(inputs[i], _tensor(onehot))
+                outs = _as_tuple(func(*args))
+                for k, pos in enumerate(positions):
+                    t = forward_ad.unpack_dual(outs[pos]).tangent
+                    like = outs[pos]._data
+                    rows[k].append(np.zeros(_real_size(like)) if t is None else _real_flat(np.asarray(t._data, like.dtype)))
+    return [np.stack(r) if r else np.zeros((0, 0)) for r in rows]
+
+
+def _forward_check(func: Callable[..., Any], inputs: tuple[Any, ...], diff: list[int], func_out: tuple[Any, ...],
+                   positions: list[int], eps: float, atol: float, rtol: float) -> None:
+    """``check_forward_ad``: the Jacobians computed with forward AD against finite differences."""
+    numerical = _numerical_jacobians(func, inputs, diff, positions, eps, _sizes(func_out, positions))
+    for row, i in enumerate(diff):
+        analytical = _jvp_rows(func, inputs, i, positions)
+        for k in range(len(positions)):
+            n, a = numerical[row][k], analytical[k]
+            if n.size == 0 and a.size == 0:
+                continue
+            if a.shape != n.shape or not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                dtype = inputs[i]._data.real.dtype
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {k:d} with respect to input {row:d},\n"
+                    f"numerical:{_tensor(n.astype(dtype))}\nanalytical:{_tensor(a.astype(dtype))}\n")
 
 
 def gradgradcheck(
@@ -460,8 +498,6 @@ def gradgradcheck(
 
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
-    if check_fwd_over_rev:
-        raise NotImplementedError(FORWARD_AD_ERROR.replace("check_forward_ad", "check_fwd_over_rev"))
     inputs = _as_tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t._requires_grad]
     outs = _differentiable_outputs(_as_tuple(func(*inputs)))
@@ -488,4 +524,5 @@ def gradgradcheck(
     return gradcheck(vjp, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     check_batched_grad=check_batched_grad, fast_mode=fast_mode)
+                     check_batched_grad=check_batched_grad and check_rev_over_rev, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)

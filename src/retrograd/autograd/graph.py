@@ -378,6 +378,8 @@ def unpack_saved(value: Any, node: Node) -> Any:
         return value.unpack(node)
     if kind is PackedSaved:  # saved under saved_tensors_hooks
         return value.unpack(node)
+    if isinstance(value, SavedTensor):  # an output saved with its forward-AD tangent (ops/forward.py)
+        return value.unpack(node)
     return value
 
 

@@ -1,5 +1,6 @@
 """Function transforms, as ``torch.func``: ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``,
-``vmap``, ``functional_call`` and ``stack_module_state``.
+``vmap``, ``functional_call`` and ``stack_module_state``; and the forward-mode ones, ``jvp``,
+``jacfwd``, ``hessian`` and ``linearize`` (``func/_forward.py``, on ``autograd.forward_ad``).
 
 The reverse-mode transforms run retrograd's own autograd on fresh aliases of their inputs, so they
 nest (``grad(grad(f))``) and compose with ``vmap`` (``vmap(grad(loss))`` gives per-sample
@@ -18,14 +19,17 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..autograd import forward_ad
 from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from . import _vmap
+from ._forward import hessian, jacfwd, jvp, linearize
 from ._pytree import spec_repr, tree_flatten, tree_map, tree_unflatten
 from ._vmap import vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value", "jacrev", "stack_module_state", "vjp", "vmap"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+           "stack_module_state", "vjp", "vmap"]
 
 # How many reverse-mode transforms are running: an inner one keeps its graph (create_graph) so
 # that the outer one can differentiate its result.
@@ -69,6 +73,11 @@ class _Lifted:
         self.targets: list[Tensor] = []
         self.rewrap: list[Callable[[Tensor], Tensor]] = []
         for leaf in leaves:
+            if forward_ad.tangent_of(leaf) is not None:
+                # (the aliases below would drop the tangent: a silent zero where PyTorch differentiates)
+                raise RuntimeError("retrograd.func: a reverse-mode transform (grad, vjp, jacrev) inside a "
+                                   "forward-mode one (jvp, jacfwd) is not supported yet; use func.hessian or "
+                                   "autograd.functional.hvp")
             physical, rewrap = _vmap.lift(leaf)
             if physical._requires_grad and is_grad_enabled():
                 self.create = True

@@ -93,6 +93,12 @@ class BatchedTensor(Tensor):
     _value: Tensor
     _level: int
 
+    @staticmethod
+    def refuse_forward_ad() -> None:
+        """``make_dual`` of a batched tensor: forward mode has no batching rules yet, so the
+        ``vmap`` reruns its function once per sample (values exact, PyTorch's warning)."""
+        raise Unbatchable("forward-mode AD (make_dual) of a batched tensor")
+
     def __repr__(self) -> str:
         return f"BatchedTensor(lvl={self._level + 1}, bdim=0, value=\n{self._value!r}\n)"
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._dtype import _category, scalar_type_name
 from ..autograd.engine import gradient_edge
+from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import FREED, Node
 from ..tensor import Tensor
@@ -198,6 +199,10 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
 
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
+    if DUAL[0] is not None:  # forward AD: the tangent is updated too
+        from .forward import apply_inplace_dual
+
+        return apply_inplace_dual(op, args, apply_inplace)
     self: Tensor = args[0]
     inputs = args[: op.n_inputs]
     check_inplace(self, inputs, op.name in _ONE_VALUE)

@@ -35,6 +35,7 @@ import numpy as np
 from .._dtype import REDUCED_FLOATS, get_default_dtype, result_type
 from ..autograd.anomaly_mode import ANOMALY, GENERATED_FILE_PREFIX, remember_creation
 from ..autograd.engine import gradient_edge
+from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
     FREED_TYPE,
@@ -62,6 +63,20 @@ from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, Plan
 from .saved_attrs import saved_properties
 
 _make = Tensor._make
+
+
+def _first_propagate(op: Op, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+    """Forward AD (only while a dual level is active): ``ops/forward.py``, loaded on first use,
+    whose ``propagate`` then takes the name ``propagate_tangents`` (a function-level import costs
+    microseconds per call)."""
+    global propagate_tangents
+    from .forward import propagate
+
+    propagate_tangents = propagate
+    propagate(op, inputs, params, result)
+
+
+propagate_tangents: Callable[[Op, Sequence[Any], Sequence[Any], Any], None] = _first_propagate
 
 
 
@@ -663,6 +678,8 @@ def apply_generic(op: Op, args: Sequence[Any]) -> Any:
             if isinstance(x, Tensor) and x._requires_grad:
                 record(op, inputs, params, outputs)
                 break
+    if DUAL[0] is not None:  # forward AD
+        propagate_tangents(op, inputs, params, outputs[0] if op.n_outputs == 1 else outputs)
     return outputs[0] if op.n_outputs == 1 else outputs
 
 
@@ -831,6 +848,8 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
                 result._is_inference = True
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             @RECORD_ONE_INPUT
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (x,), params, result)
         return result
 
     return unary
@@ -918,6 +937,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                 )
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (a, b), params, result)
         return result
 
     return binary
@@ -1079,6 +1100,8 @@ def ternary_path(op: Op) -> Callable[..., Any]:
                 )
             else:
                 node._saved = ()
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (a, b, c), params, result)
         return result
 
     return ternary
@@ -1101,6 +1124,8 @@ def prerun_path(op: Op) -> Callable[..., Tensor]:
         elif x._requires_grad and STATE.grad_enabled:  # (inference mode turns grad mode off)
             data = x._data
             @RECORD_ONE_INPUT
+        if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
+            propagate_tangents(op, (x,), params, result)
         return result
 
     return prerun

@@ -1,0 +1,480 @@
+"""JVP rules of the op table: how each op carries tangents in forward-mode AD.
+
+An op's JVP is derived from its entry, mechanically, by one of these constructors (JAX's
+``deflinear``/``defjvp`` idea); ``jvp_kind(op)`` says which one an op uses, and
+``docs/api/forward_ad.md`` lists them:
+
+- ``"linear"``: the op is linear in its differentiable inputs jointly (views, reshapes, ``sum``,
+  ``cat``, ``gather``, the FFTs...), so its JVP is the op itself applied to the tangents (zeros
+  for inputs without one). Exact.
+- ``"multilinear"``: linear in each input separately (``mm``, ``bmm``, ``dot``): the sum over
+  inputs of the op with that input replaced by its tangent. Exact.
+- ``"affine_multilinear"``: ``beta * input + alpha * f(rest)`` with ``f`` multilinear
+  (``addmm``, ``addcmul``, ``baddbmm``): the op on (input's tangent, first tangent, rest) plus
+  the op on (zero, ..., tangent i, ...) for the others. Exact.
+- ``"elementwise"``: an elementwise op of real tensors, whose VJP rule ``grad * f'(x)`` is
+  self-adjoint: the VJP rules applied to the tangents, summed over inputs and broadcast to the
+  output. Exact for real dtypes (a complex one takes the transpose below, since its VJP rule
+  conjugates).
+- ``"transpose"`` (every other differentiable op): the VJP rule is linear in the gradient, so
+  the JVP is its transpose, computed by differentiating the rule with respect to a dummy
+  gradient: ``t_out = d/dg <vjp_rule(g), t_in>`` (the real inner product, so complex inputs and
+  non-holomorphic ops are right too). Exact wherever the rule is differentiable in its
+  gradient, which double backward (gradgradcheck of every op in the op database) checks; an
+  op whose rule is not raises PyTorch's "not implemented" error rather than give a wrong tangent.
+
+The rules run on the primals with forward AD suspended (a tangent of a tangent would be
+meaningless at one level), under the caller's grad mode: the tangent has a graph exactly when
+something it was computed from requires grad (forward-over-reverse, reverse-over-forward).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..autograd.forward_ad import DUAL, set_tangent, suspended, tangent_of
+from ..autograd.grad_mode import STATE, enable_grad
+from ..autograd.graph import SavedTensor
+from ..tensor import Tensor
+from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES
+
+NOT_IMPLEMENTED = (
+    "Trying to use forward AD with {} that does not support it because it has not been implemented yet."
+)
+
+# Which constructor derives each op's JVP, by the entry's name (every entry under that name).
+# Anything differentiable and not listed takes "transpose".
+JVP_KINDS: dict[str, str] = {}
+for _name in (
+    # elementwise.py
+    "add sub rsub mul div neg reciprocal pow maximum minimum remainder fmod exp log sqrt sin cos tanh sigmoid "
+    "sign abs relu clamp clamp_min clamp_max atan2 hypot logaddexp logaddexp2 erf erfc erfinv floor ceil trunc "
+    "round frac nan_to_num lerp addcdiv lgamma digamma polygamma i0 special_i1 xlogy sinc logit deg2rad rad2deg "
+    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward acos acosh asin asinh atan atanh cosh "
+    "sinh tan exp2 expm1 log10 log1p log2 rsqrt ldexp "
+    # nn.py activations
+    "hardtanh leaky_relu elu celu threshold gelu softplus log_sigmoid silu mish hardsigmoid hardswish hardshrink "
+    "softshrink"
+).split():
+    JVP_KINDS[_name] = "elementwise"
+for _name in (
+    "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
+    "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
+    "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
+    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d flip roll rot90 tril triu diagonal diagonal_copy "
+    "diag_embed gather index_select take take_along split split_with_sizes unsafe_split unsafe_split_with_sizes "
+    "masked_select unfold select_scatter slice_scatter diagonal_scatter block_diag avg_pool2d avg_pool3d "
+    "adaptive_avg_pool2d adaptive_avg_pool3d im2col index_add index_put put"
+).split():
+    JVP_KINDS[_name] = "linear"
+for _name in "mm bmm mv dot vdot _trilinear".split():
+    JVP_KINDS[_name] = "multilinear"
+for _name in "addmm addmv baddbmm addbmm addr addcmul".split():
+    JVP_KINDS[_name] = "affine_multilinear"
+del _name
+
+
+# Explicit JVP rules, where no constructor above is exact and the transpose would cost a backward
+# pass per call on a hot path (the softmax family, which every cross-entropy runs): ``rule(tangents,
+# inputs, params, outputs)`` returns the output tangents; tangents are None where an input has none.
+def _sum(x: Any, dim: int) -> Any:
+    return x.sum(dim, keepdim=True)
+
+
+def _log_softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [t - _sum(t * result.exp(), dim)]
+
+
+def _softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [result * (t - _sum(t * result, dim))]
+
+
+def _log_softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
+                              outputs: Sequence[Any]) -> Any:
+    # out = g - exp(r) * S(g), S the sum over dim: d out = dg - exp(r) * (S(dg) + dr * S(g))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    e = r.exp()
+    out = tg - e * _sum(tg, dim) if tg is not None else None
+    if tr is not None:
+        part = -(e * tr) * _sum(g, dim)
+        out = part if out is None else out + part
+    return [out]
+
+
+def _softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
+                          outputs: Sequence[Any]) -> Any:
+    # out = r * (g - S(g r)): d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    out = None
+    if tg is not None:
+        out = r * (tg - _sum(tg * r, dim))
+    if tr is not None:
+        part = tr * (g - _sum(g * r, dim)) - r * _sum(g * tr, dim)
+        out = part if out is None else out + part
+    return [out]
+
+
+JVP_RULES = {
+    "log_softmax": _log_softmax_jvp,
+    "softmax": _softmax_jvp,
+    "log_softmax_backward": _log_softmax_backward_jvp,
+    "softmax_backward": _softmax_backward_jvp,
+}
+for _name in JVP_RULES:
+    JVP_KINDS[_name] = "explicit"
+
+
+def jvp_kind(op: Any) -> str | None:
+    """How ``op``'s JVP is derived (see the module docstring); None for a non-differentiable op.
+
+    >>> from retrograd.ops.elementwise import exp
+    >>> from retrograd.ops.linalg import mm
+    >>> jvp_kind(exp), jvp_kind(mm)
+    ('elementwise', 'multilinear')
+    """
+    if not op.differentiable:
+        return None
+    return JVP_KINDS.get(op.name, "transpose")
+
+
+def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+    """Give ``result`` (an op's output, or tuple of outputs) its tangent, if an input has one.
+
+    Called by the op call paths only while a dual level is active (``DUAL[0]``)."""
+    level = DUAL[0]
+    if level is None or not op.differentiable:
+        return
+    if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
+        if isinstance(result, tuple):
+            for k, o in enumerate(result):
+                o._fw_view = (op, inputs[0], params, k)
+        else:
+            result._fw_view = (op, inputs[0], params, None)
+    diff = range(len(inputs)) if op.variadic or op.joint_rule is not None else op.diff_inputs
+    tangents: list[Any] = [None] * len(inputs)
+    found = False
+    for i in diff:
+        x = inputs[i]
+        if isinstance(x, Tensor) and x._fw_grad is not None:
+            t = tangent_of(x, level)
+            if t is not None:
+                if t._data.dtype != x._data.dtype:  # (make_dual keeps a tangent's own dtype, as PyTorch)
+                    t = t.to(x.dtype)
+                tangents[i] = t
+                found = True
+    if not found:
+        return
+    outputs: tuple[Any, ...] = result if isinstance(result, tuple) else (result,)
+    wanted = [
+        k for k, o in enumerate(outputs)
+        if o._data.dtype.kind in "fc" and (k >= len(op.differentiable_outputs) or op.differentiable_outputs[k])
+    ]
+    if not wanted:
+        return
+    kind = JVP_KINDS.get(op.name, "transpose")
+    DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
+    try:
+        if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
+            out_tangents = _elementwise(op, inputs, params, outputs, tangents, diff)
+        elif kind == "linear":
+            out_tangents = _linear(op, inputs, params, tangents, diff, len(outputs))
+        elif kind == "multilinear":
+            out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
+        elif kind == "affine_multilinear":
+            out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
+        elif kind == "explicit":
+            out_tangents = JVP_RULES[op.name](tangents, inputs, params, outputs)
+        else:
+            out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
+    finally:
+        DUAL[0] = level
+    for k in wanted:
+        t = out_tangents[k]
+        if t is None:
+            continue
+        out = outputs[k]
+        if t._data.shape != out._data.shape:
+            t = t.expand(out._data.shape)
+        if t._data.dtype != out._data.dtype:
+            t = t.real if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
+        out._fw_grad = (level, t)
+        if out._grad_fn is not None and _saves_output(op):
+            _keep_saved_tangent(out, t, level)
+
+
+_SAVES_OUTPUT: dict[int, bool] = {}
+
+
+def _saves_output(op: Any) -> bool:
+    """Whether some rule of ``op`` reads its output (then the node keeps it as a ``SavedTensor``)."""
+    known = _SAVES_OUTPUT.get(id(op))
+    if known is None:
+        n = op.n_inputs
+        known = _SAVES_OUTPUT[id(op)] = any(i >= n for slots in op.saves_for for i in slots)
+    return known
+
+
+def _dtype(t: Tensor) -> Any:
+    return t.dtype
+
+
+def _all_real(inputs: Sequence[Any], outputs: Sequence[Any]) -> bool:
+    for x in (*inputs, *outputs):
+        if isinstance(x, Tensor) and x._data.dtype.kind == "c":
+            return False
+    return True
+
+
+def _zeros_like(x: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(x._data.shape, x._data.dtype))
+
+
+def _rule_args(op: Any, specs: Sequence[tuple[int, int]], inputs: Sequence[Any], params: Sequence[Any],
+               outputs: Sequence[Any], needs: tuple[bool, ...], diff: Sequence[int]) -> list[Any]:
+    """A rule's arguments, read from the call itself instead of a node (``ARG_EXPRESSIONS``)."""
+    n = len(inputs) if op.variadic else op.n_inputs
+    args: list[Any] = []
+    for kind, i in specs:
+        if kind == SAVED:
+            args.append(inputs[i] if i < n else outputs[i - n])
+        elif kind == PARAM:
+            args.append(params[i])
+        elif kind == SHAPE or kind == DTYPE:
+            x = inputs[diff[i]]
+            data = x._data if isinstance(x, Tensor) else np.asarray(x)
+            args.append(data.shape if kind == SHAPE else data.dtype)
+        elif kind == NEEDS:
+            args.append(needs)
+        elif kind == SHAPES:
+            args.append(tuple(x._data.shape if isinstance(x, Tensor) else None for x in inputs))
+        elif kind == SAVED_ALL:
+            args.append(tuple(inputs))
+        else:  # pragma: no cover - the plan knows no other kinds
+            raise AssertionError(kind)
+    return args
+
+
+def _elementwise(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any],
+                 tangents: list[Any], diff: Sequence[int]) -> list[Any]:
+    needs = tuple(tangents[i] is not None for i in diff)
+    total: Any = None
+    for e, i in enumerate(diff):
+        t = tangents[i]
+        if t is None:
+            continue
+        rule, specs = op.edge_rules[e]
+        part = rule(t, *_rule_args(op, specs, inputs, params, outputs, needs, diff))
+        total = part if total is None else total + part
+    return [total]
+
+
+def _untracked(args: Sequence[Any]) -> bool:
+    """Whether the tangent needs no graph: grad mode off, or nothing it is made from requires grad."""
+    if not STATE.grad_enabled:
+        return True
+    return not any(isinstance(x, Tensor) and x._requires_grad for x in args)
+
+
+def _run(op: Any, args: Sequence[Any], params: Sequence[Any], untracked: bool) -> Any:
+    """``op(*args, *params)``; when no graph is wanted, the NumPy forward alone (no call path)."""
+    from .op import apply, forward_arrays
+
+    if not untracked:
+        return apply(op, (*args, *params))
+    out = forward_arrays(op, args, params)
+    if isinstance(out, tuple):
+        return tuple(Tensor._make(np.asarray(o)) for o in out)
+    return Tensor._make(np.asarray(out))
+
+
+def _linear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
+            n_outputs: int) -> list[Any]:
+    args = list(inputs)
+    for i in diff:
+        x = inputs[i]
+        if isinstance(x, Tensor):
+            args[i] = tangents[i] if tangents[i] is not None else _zeros_like(x)
+    out = _run(op, args, params, _untracked(args))
+    return list(out) if isinstance(out, tuple) else [out]
+
+
+def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
+                 affine: int) -> list[Any]:
+    """Sum over inputs i of op(..., tangent_i, ...); with ``affine=1`` input 0 is an added term,
+    so it rides along with the first product term and is zero in the others."""
+    untracked = _untracked(inputs) and _untracked(tangents)
+    total: Any = None
+    first = True
+    for i in diff:
+        if i < affine:
+            continue
+        t = tangents[i]
+        t0 = tangents[0] if affine else None
+        if t is None and not (affine and first and t0 is not None):
+            continue
+        args = list(inputs)
+        args[i] = t if t is not None else _zeros_like(inputs[i])
+        if affine:
+            args[0] = t0 if first and t0 is not None else _zeros_like(inputs[0])
+        first = False
+        part = _run(op, args, params, untracked)
+        total = part if total is None else total + part
+    if total is None and affine and tangents[0] is not None:  # only the added input has a tangent
+        args = [_zeros_like(x) if isinstance(x, Tensor) and j in diff else x for j, x in enumerate(inputs)]
+        args[0] = tangents[0]
+        total = _run(op, args, params, untracked)
+    return [total]
+
+
+def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any], tangents: list[Any],
+               diff: Sequence[int], wanted: list[int]) -> list[Any]:
+    """``t_out = d/dg <vjp(g), t_in>``: the transpose of the VJP rule (see the module docstring)."""
+    from ..autograd import grad as autograd_grad
+
+    create = STATE.grad_enabled and (
+        any(t is not None and t._requires_grad for t in tangents)
+        or any(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    )
+    needs = tuple(tangents[i] is not None for i in diff)
+    if not create:  # the rule's graph then starts at the dummy only: the backward below walks nothing else
+        inputs = [x.detach() if isinstance(x, Tensor) else x for x in inputs]
+        outputs = [o.detach() for o in outputs]
+    with enable_grad():
+        # Ones, not zeros: the rule is linear in the gradient, so its derivative is the same at any
+        # gradient, and some rules are computed through log|grad| (logcumsumexp), nan at zero.
+        dummies = [_zeros_like(o) for o in outputs]
+        for k in wanted:
+            dummies[k] = Tensor._make(np.ones(outputs[k]._data.shape, outputs[k]._data.dtype)).requires_grad_()
+        g: Any = dummies[0] if op.n_outputs == 1 and len(outputs) == 1 else tuple(dummies)
+        if op.joint_rule is not None:
+            grads = tuple(op.joint_rule(g, *_rule_args(op, op.joint_args, inputs, params, outputs, needs, diff)))
+            pairs = [(grads[e], tangents[i]) for e, i in enumerate(diff) if tangents[i] is not None]
+        else:
+            pairs = []
+            for e, i in enumerate(diff):
+                if tangents[i] is not None:
+                    rule, specs = op.edge_rules[e]
+                    pairs.append((rule(g, *_rule_args(op, specs, inputs, params, outputs, needs, diff)),
+                                  tangents[i]))
+        total: Any = None
+        for gi, t in pairs:
+            if gi is None:
+                continue
+            if not isinstance(gi, Tensor) or not gi._requires_grad and np.any(gi._data):
+                # A rule computed outside the graph: its transpose is unknown (never a wrong tangent).
+                raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+            prod = (gi.conj() * t).real if gi._data.dtype.kind == "c" else gi * (t.real if t.is_complex() else t)
+            s = prod.sum()
+            total = s if total is None else total + s
+        targets = [dummies[k] for k in wanted]
+        if total is None or not total._requires_grad:  # rules independent of the gradient: zero
+            return [_zeros_like(o) for o in outputs]
+        found = autograd_grad(total, targets, create_graph=create, allow_unused=True)
+    out: list[Any] = [None] * len(outputs)
+    for k, f in zip(wanted, found):
+        out[k] = f if f is not None else _zeros_like(outputs[k])
+    return out
+
+
+def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
+    """``apply_inplace`` inside a dual level: the op's out-of-place tangent (computed from the
+    inputs' tangents, ``self``'s included) becomes ``self``'s tangent after the write."""
+    from .op import apply
+
+    level = DUAL[0]
+    self = args[0]
+    n = op.n_inputs
+    has = any(isinstance(x, Tensor) and tangent_of(x, level) is not None for x in args[:n])
+    tangent = None
+    if has:
+        tangent = tangent_of(apply(op, tuple(args)), level)
+    with suspended():
+        apply_inplace(op, args)
+    if has:
+        if tangent is None:
+            tangent = _zeros_like(self)
+        elif tangent._data.dtype != self._data.dtype:
+            tangent = tangent.to(self.dtype)
+        target = _view_tangent(self, level) if self._base is not None else None
+        if target is not None:  # a view: write into the base's tangent, as PyTorch does
+            target._data[...] = tangent._data
+            tangent = target
+        set_tangent(self, tangent, level)  # type: ignore[arg-type]  # (a level is active here)
+    return self
+
+
+def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
+    """The tangent of ``view`` as a view of its base's tangent (the base gets a zero tangent if it
+    has none), by replaying the view ops made inside the level; None where the chain is unknown
+    (a view made before the level) or the base's tangent cannot be written."""
+    from .op import apply
+
+    chain = []
+    x = view
+    while True:
+        link = x.__dict__.get("_fw_view")
+        if link is None:
+            break
+        chain.append(link)
+        x = link[1]
+    if not chain or x is not view._base and x._base is not view._base:
+        return None
+    root_tangent = tangent_of(x, level)
+    if root_tangent is None:
+        root_tangent = _zeros_like(x)
+        set_tangent(x, root_tangent, level)
+    t = root_tangent
+    with suspended():
+        for op, _, params, k in reversed(chain):
+            out = apply(op, (t, *params))
+            t = out[k] if k is not None else out
+    if not (t._data.flags.writeable and np.shares_memory(t._data, root_tangent._data)):
+        return None
+    return t
+
+
+def _keep_saved_tangent(out: Tensor, tangent: Any, level: Any) -> None:
+    """A node that saved ``out`` keeps only its array (``SavedTensor``): give that saved value
+    the tangent too, so a backward run inside the level sees it (forward-over-reverse)."""
+    node = out._grad_fn
+    if node is None:
+        return
+    saved = getattr(node, "_saved", None)
+    if not saved:
+        return
+    out._counter()  # first, so that the saved value gets the counter it would have had
+    saved = node._saved
+    for k, value in enumerate(saved):
+        if type(value) is SavedTensor and value.data is out._data:
+            replaced = list(saved)
+            replaced[k] = DualSavedTensor.of(value, tangent, level)
+            node._saved = tuple(replaced)
+            return
+
+
+class DualSavedTensor(SavedTensor):
+    """A saved output with its tangent: unpacking restores the tangent while its level lasts."""
+
+    __slots__ = ("tangent", "level")
+    tangent: Any
+    level: Any
+
+    @classmethod
+    def of(cls, saved: SavedTensor, tangent: Any, level: Any) -> DualSavedTensor:
+        new = object.__new__(cls)
+        for name in SavedTensor.__slots__:
+            setattr(new, name, getattr(saved, name))
+        new.tangent = tangent
+        new.level = level
+        return new
+
+    def unpack(self, node: Any) -> Tensor:
+        out = SavedTensor.unpack(self, node)
+        if DUAL[0] is self.level:
+            out._fw_grad = (self.level, self.tangent)
+        return out
