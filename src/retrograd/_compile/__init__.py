@@ -11,6 +11,7 @@ variant runs eagerly from then on (``fullgraph=True`` raises instead). See docs/
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.engine import _reduce_to, gradient_edge
+from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from ..autograd.grad_mode import STATE, no_grad
 from ..nn.modules.module import Module
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input
@@ -58,7 +60,11 @@ class CompiledFunctionBackward(Node):
                 arrays.append(s)
         seeds = [g._data if g is not None else np.zeros(shape, dtype)
                  for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
-        grads = self._variant.backward(*seeds, *arrays)
+        token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
+        try:
+            grads = self._variant.backward(*seeds, *arrays)
+        finally:
+            restore_fp_errors(token)
         make = Tensor._make
         return tuple(make(g) for g in grads)
 
@@ -85,7 +91,11 @@ class Variant:
     def run(self, tensors: list[Tensor]) -> Any:
         arrays = [t._data for t in tensors]
         arrays += [t._data for t in self.lifted]
-        res = self.forward(*arrays)
+        token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
+        try:
+            res = self.forward(*arrays)
+        finally:
+            restore_fp_errors(token)
         n_out = len(self.out_grad)
         make = Tensor._make
         flat: list[Any] = []
@@ -324,12 +334,13 @@ class CompiledFunction:
             if traced is None:
                 return None
             bw_graph, saved_values, grad_inputs = traced
+            input_pos = {v: i for i, v in reversed(list(enumerate(fwd_graph.inputs)))}
+            output_pos = {v: k for k, v in reversed(list(enumerate(out_values)))}
             for v in saved_values:
-                pos = fwd_graph.inputs.index(v) if v in fwd_graph.inputs else None
-                if pos is not None:
-                    saved_kind.append(("input", pos))
-                elif v in out_values:
-                    saved_kind.append(("output", out_values.index(v)))
+                if v in input_pos:
+                    saved_kind.append(("input", input_pos[v]))
+                elif v in output_pos:
+                    saved_kind.append(("output", output_pos[v]))
                 else:
                     saved_kind.append(("array", 0))
                 fwd_graph.outputs.append(v)
@@ -402,15 +413,15 @@ class CompiledFunction:
                         seeds.append(Tensor._make(seed))
                         if not add_to(t._grad_fn, t._output_nr, seeds[-1]):
                             return None
-                # Sequence numbers grow with creation, so the latest first is a topological order.
-                done: set[int] = set()
-                while True:
-                    pending = [n for k, n in reachable.items() if k not in done]
-                    if not pending:
-                        break
-                    node = max(pending, key=lambda n: n._sequence_nr)
-                    done.add(id(node))
-                    grads = buffers.pop(id(node))
+                # Sequence numbers grow with creation, so the latest first is a topological
+                # order (as the engine's heap).
+                heap = [(-n._sequence_nr, id(n)) for n in reachable.values()]
+                heapq.heapify(heap)
+                queued = set(reachable)
+                while heap:
+                    _, key = heapq.heappop(heap)
+                    node = reachable[key]
+                    grads = buffers.pop(key)
                     if node._hooked or node._pre_hooks or node._post_hooks or not hasattr(type(node), "_op"):
                         tracer.graph_break(f"backward node {node.name()} has hooks or is not an op's node")
                         return None
@@ -425,6 +436,9 @@ class CompiledFunction:
                             g = _reduce_to(g, meta[0], meta[1])
                         if not add_to(nxt, nr, g):
                             return None
+                        if id(nxt) in reachable and id(nxt) not in queued:
+                            queued.add(id(nxt))
+                            heapq.heappush(heap, (-nxt._sequence_nr, id(nxt)))
                         if tracer.breaks:
                             return None
             finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import linecache
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ import numpy as np
 from .graph import Call, Graph
 
 _counter = [0]
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray"))
+_GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
 
 
 def _literal(value: Any) -> str | None:
@@ -134,9 +137,9 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         fname = fn_names.get(id(c.fn))
         if fname is None:
             base = getattr(c.fn, "__name__", "fn")
-            fname = f"{base}_{len(fn_names)}" if not base.isidentifier() or base in namespace else base
-            if fname in namespace or not fname.isidentifier():
-                fname = f"fn_{len(fn_names)}"
+            fname = base if base.isidentifier() else "fn"
+            if fname in namespace or fname in _RESERVED or fname == name or _GENERATED_NAME.fullmatch(fname):
+                fname = f"{fname}_{len(fn_names)}"
             fn_names[id(c.fn)] = fname
             namespace[fname] = c.fn
         args = []

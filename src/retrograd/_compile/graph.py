@@ -43,9 +43,11 @@ class Graph:
         self.meta[v] = (tuple(shape), getattr(array, "dtype", None))
         return v
 
+    const_index: dict[int, int] = field(default_factory=dict)  # id(constant) -> its number
+
     def const(self, value: Any) -> tuple[str, int]:
-        for k, c in enumerate(self.consts):
-            if c is value:
-                return ("const", k)
-        self.consts.append(value)
-        return ("const", len(self.consts) - 1)
+        k = self.const_index.get(id(value))
+        if k is None or self.consts[k] is not value:
+            k = self.const_index[id(value)] = len(self.consts)
+            self.consts.append(value)
+        return ("const", k)

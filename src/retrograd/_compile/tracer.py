@@ -26,6 +26,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
+from ..ops import elementwise as _elementwise
 from ..ops import inplace as _inplace
 from ..ops import op as _op
 from ..tensor import Tensor
@@ -33,7 +34,9 @@ from .graph import Call, Graph
 
 _PATHS = frozenset(("unary", "binary", "ternary", "prerun", "apply_generic"))
 _RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "poisson")
-_TRACE_LOCK = threading.RLock()  # one trace at a time (they swap module globals)
+_TRACE_LOCK = threading.RLock()
+# Forwards whose ``alpha=1`` case is exactly a ufunc (their source says so): traced as the ufunc.
+_ALPHA_ONE = {"add": (_elementwise._add, np.add), "sub": (_elementwise._sub, np.subtract)}  # one trace at a time (they swap module globals)
 
 
 class GraphBreak(Exception):
@@ -145,7 +148,10 @@ class Tracer:
             outs.append(known)
         self.op_results.extend(outputs)
         pure = not any(word in op.name for word in _RANDOM_WORDS)
-        self.graph.calls.append(Call(op.forward, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
+        fn = op.forward
+        if params == (1,) and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
+            fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
+        self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
 
     def _casts(self, op: Any, inputs: tuple[Any, ...], params: tuple[Any, ...], args: list[Any]) -> dict[int, Any] | None:
         """What ``forward_arrays`` does to the arrays before the forward (casts, wrapped ints),
