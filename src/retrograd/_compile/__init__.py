@@ -144,29 +144,36 @@ def _rebuild(spec: Any, flat: list[Any]) -> Any:
         return flat[value]
     if kind == "c":
         return value
-    items = [flat[v] if k == "t" else v for k, v in value]
-    return tuple(items) if kind == "tuple" else items
+    cls, entries = value
+    items = [flat[v] if k == "t" else v for k, v in entries]
+    if cls is tuple or cls is list:
+        return cls(items)
+    return cls(*items)  # a named tuple (torch.return_types)
+
+
+_CONSTANT_TYPES = (type(None), bool, int, float, complex, str)
 
 
 def _flatten_output(result: Any) -> tuple[Any, list[Tensor]] | None:
-    """The return value as (spec, flat tensors): a tensor, a constant, or a tuple/list of them."""
+    """The return value as (spec, flat tensors): a tensor, a number, or a tuple (named tuples
+    too) or list of them; None for anything else (a graph break)."""
     if isinstance(result, Tensor):
         return ("t", 0), [result]
-    if isinstance(result, (tuple, list)) and type(result) in (tuple, list):
+    if isinstance(result, (tuple, list)):
         flat: list[Tensor] = []
         items = []
         for r in result:
             if isinstance(r, Tensor):
                 items.append(("t", len(flat)))
                 flat.append(r)
-            elif isinstance(r, (tuple, list, dict)):
-                return None
-            else:
+            elif type(r) in _CONSTANT_TYPES:
                 items.append(("c", r))
-        return ("tuple" if type(result) is tuple else "list", items), flat
-    if isinstance(result, dict):
-        return None
-    return ("c", result), []
+            else:
+                return None
+        return ("seq", (type(result), items)), flat
+    if type(result) in _CONSTANT_TYPES:
+        return ("c", result), []
+    return None
 
 
 def _captured_tensors(fn: Any) -> dict[int, Tensor]:
@@ -308,7 +315,7 @@ class CompiledFunction:
     def _build(self, tracer: Tracer, tensors: list[Tensor], result: Any) -> Variant | None:
         flat_spec = _flatten_output(result)
         if flat_spec is None:
-            tracer.graph_break("the function returns a structure other than a tensor or a tuple/list of tensors")
+            tracer.graph_break("the function returns something other than tensors, numbers, or a tuple or list of them")
             return None
         spec, flat = flat_spec
         graph = tracer.graph

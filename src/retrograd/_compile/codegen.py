@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Call, Graph
+from .graph import Call, Graph, ParamRef
 
 _counter = [0]
 _RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray"))
@@ -58,10 +58,11 @@ def optimise(graph: Graph) -> list[Call]:
     calls: list[Call] = []
     for call in graph.calls:
         args = [canon.get(a, a) if isinstance(a, int) else a for a in call.args]
-        c = Call(call.fn, call.label, args, call.params, list(call.outs), call.multi, dict(call.casts), call.pure)
+        params = tuple(ParamRef(canon.get(p.v, p.v)) if type(p) is ParamRef else p for p in call.params)
+        c = Call(call.fn, call.label, args, params, list(call.outs), call.multi, dict(call.casts), call.pure)
         if c.pure:
             key = (id(c.fn), tuple(a if isinstance(a, int) else _freeze(graph.consts[a[1]]) for a in args),
-                   tuple(_freeze(p) for p in c.params), tuple(sorted((k, str(v)) for k, v in c.casts.items())))
+                   tuple(p if type(p) is ParamRef else _freeze(p) for p in c.params), tuple(sorted((k, str(v)) for k, v in c.casts.items())))
             previous = seen.get(key)
             if previous is not None:
                 for o, p in zip(c.outs, previous):
@@ -77,6 +78,7 @@ def optimise(graph: Graph) -> list[Call]:
         if any(o in needed for o in c.outs):
             kept.append(c)
             needed.update(a for a in c.args if isinstance(a, int))
+            needed.update(p.v for p in c.params if type(p) is ParamRef)
     kept.reverse()
     return kept
 
@@ -91,7 +93,7 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     # Consumers, last uses, and which values may live in reusable buffers.
     readers: dict[int, list[int]] = {}
     for i, c in enumerate(calls):
-        for a in c.args:
+        for a in (*c.args, *(p.v for p in c.params if type(p) is ParamRef)):
             if isinstance(a, int):
                 readers.setdefault(a, []).append(i)
     last_use = {v: r[-1] for v, r in readers.items()}
@@ -157,6 +159,9 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
                 text = f"{text}.astype({dname})"
             args.append(text)
         for j, p in enumerate(c.params):
+            if type(p) is ParamRef:
+                args.append(f"v{p.v}")
+                continue
             text = _literal(p)
             if text is None:
                 text = f"p{len(namespace)}_{j}"
@@ -165,12 +170,19 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         if c.outs and c.outs[0] in buffered:
             args.append(f"out=b{buffered[c.outs[0]]}")
         target = ", ".join(f"v{o}" for o in c.outs) + ("," if c.multi and len(c.outs) == 1 else "")
-        lines.append(f"    {target} = {fname}({', '.join(args)})  # {c.label}")
+        call = f"{fname}({', '.join(args)})"
+        if not c.multi and graph.meta[c.outs[0]][0] == () and c.outs[0] not in buffered:
+            call = f"_asarray({call})"  # a ufunc returns a NumPy scalar for 0-d operands; ops get arrays
+        lines.append(f"    {target} = {call}  # {c.label}")
+        if c.multi:
+            for o in c.outs:
+                if graph.meta[o][0] == ():
+                    lines.append(f"    v{o} = _asarray(v{o})")
     if buffer_meta:
         lines.append("    _pool.append(_bufs)")
     rets = []
     for v in graph.outputs:
-        rets.append(f"_asarray(v{v})" if graph.meta[v][0] == () else f"v{v}")
+        rets.append(f"v{v}")
     lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     source = "\n".join(lines) + "\n"
     _counter[0] += 1

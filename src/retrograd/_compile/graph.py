@@ -11,6 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+@dataclass(frozen=True)
+class ParamRef:
+    """A param that is a traced array (``topk``'s indices handed to a backward op): a value."""
+
+    v: int
+
+
 @dataclass
 class Call:
     """One op call: ``outs = fn(*args, *params)``; an arg is a value number or ``("const", k)``."""

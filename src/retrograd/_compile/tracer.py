@@ -30,7 +30,7 @@ from ..ops import elementwise as _elementwise
 from ..ops import inplace as _inplace
 from ..ops import op as _op
 from ..tensor import Tensor
-from .graph import Call, Graph
+from .graph import Call, Graph, ParamRef
 
 _PATHS = frozenset(("unary", "binary", "ternary", "prerun", "apply_generic"))
 _RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "poisson")
@@ -137,6 +137,20 @@ class Tracer:
         casts = self._casts(op, inputs, params, args)
         if casts is None:
             return
+        if any(isinstance(p, np.ndarray) for p in params):
+            refs: list[Any] = []
+            for p in params:
+                if isinstance(p, np.ndarray):
+                    v = self.values.get(id(p))
+                    if v is None and self.outer is not None:
+                        v = self.outer(p)
+                    if v is None:
+                        self.graph_break(f"op {op.name!r} takes an array made outside the traced ops")
+                        return
+                    refs.append(ParamRef(v))
+                else:
+                    refs.append(p)
+            params = tuple(refs)
         outs = []
         for o in outputs:
             data = o._data
@@ -149,7 +163,7 @@ class Tracer:
         self.op_results.extend(outputs)
         pure = not any(word in op.name for word in _RANDOM_WORDS)
         fn = op.forward
-        if params == (1,) and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
+        if len(params) == 1 and type(params[0]) is int and params[0] == 1 and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
             fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
         self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
 
