@@ -59,7 +59,7 @@ class Tracer:
         self.lifted: list[Tensor] = []  # captured tensors that became graph inputs, in order
         self.recorded: set[int] = set()  # id(result tensor) already recorded (a path may ask twice)
         self.op_results: list[Tensor] = []  # every traced op's output tensors, in order
-        self.allow_fill_constants = False  # backward: a uniform array made outside the op table is a constant
+        self.allow_fill_constants = False  # backward: float zeros made outside the op table are constants
 
     # -- values ----------------------------------------------------------------------------
     def add_input(self, array: Any) -> int:
@@ -85,7 +85,10 @@ class Tracer:
         if captured is not None:
             self.lifted.append(captured)
             return self.add_input(data)
-        if self.allow_fill_constants and data.size and np.all(data == data.flat[0]):
+        if self.allow_fill_constants and data.dtype.kind in "fc" and not data.any():
+            # Zeros of a float dtype made inside a backward rule (a missing output's gradient, a
+            # scatter's base) are constants; any other array made there from data (a mask, a
+            # count) would be a stale copy of this trace's values, so it breaks the graph.
             return self.graph.const(data)
         self.graph_break(f"op {op_name!r} reads a tensor made outside the traced ops "
                          "(a factory, random numbers, or a tensor the function does not take)")
