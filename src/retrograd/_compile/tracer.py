@@ -249,7 +249,10 @@ class _InplaceState:
                 args = frame.f_locals.get("args")
                 target = args[0] if args else None
             if isinstance(target, Tensor) and tracer.is_traced(target):
-                op = frame.f_locals.get("op")
+                op, caller = None, frame
+                while op is None and caller is not None and caller.f_code.co_filename == frame.f_code.co_filename:
+                    op = caller.f_locals.get("op")
+                    caller = caller.f_back
                 label = getattr(op, "name", frame.f_code.co_name)
                 tracer.graph_break(f"in-place op {label!r} writes to a traced tensor")
         return self._real.grad_enabled  # type: ignore[no-any-return]
