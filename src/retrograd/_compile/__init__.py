@@ -22,8 +22,8 @@ import numpy as np
 from ..autograd.engine import _reduce_to, gradient_edge
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from ..autograd.grad_mode import STATE, no_grad
-from ..nn.modules.module import Module
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input
+from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import generate
 from .graph import Graph
@@ -62,7 +62,7 @@ class CompiledFunctionBackward(Node):
                  for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
         token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
         try:
-            grads = self._variant.backward(*seeds, *arrays)
+            grads = self._variant.backward(*seeds, *arrays)  # type: ignore[misc]  # (set when there is a node)
         finally:
             restore_fp_errors(token)
         make = Tensor._make
@@ -475,8 +475,9 @@ class CompiledFunction:
         return bw, saved_values, kept_inputs
 
 
-def compile(model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: Any = "inductor",
-            mode: str | None = None, options: dict[str, Any] | None = None, disable: bool = False) -> Any:
+def compile(  # noqa: A001 - torch.compile's name
+        model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: Any = "inductor",
+        mode: str | None = None, options: dict[str, Any] | None = None, disable: bool = False) -> Any:
     """Compile a function or module, as ``torch.compile``: ``@retrograd.compile``,
     ``retrograd.compile(fn)``, ``retrograd.compile(module)``. ``backend``, ``mode`` and ``options``
     are accepted (there is one backend: generated NumPy); ``dynamic`` is accepted, and shapes are

@@ -162,10 +162,11 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
             if type(p) is ParamRef:
                 args.append(f"v{p.v}")
                 continue
-            text = _literal(p)
-            if text is None:
-                text = f"p{len(namespace)}_{j}"
-                namespace[text] = p
+            literal = _literal(p)
+            if literal is None:
+                literal = f"p{len(namespace)}_{j}"
+                namespace[literal] = p
+            text = literal
             args.append(text)
         if c.outs and c.outs[0] in buffered:
             args.append(f"out=b{buffered[c.outs[0]]}")

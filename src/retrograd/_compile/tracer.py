@@ -249,7 +249,7 @@ class _InplaceState:
                 args = frame.f_locals.get("args")
                 target = args[0] if args else None
             if isinstance(target, Tensor) and tracer.is_traced(target):
-                op, caller = None, frame
+                op, caller = None, frame  # type: Any, Any  # the in-place op is a local of a caller in ops/inplace.py
                 while op is None and caller is not None and caller.f_code.co_filename == frame.f_code.co_filename:
                     op = caller.f_locals.get("op")
                     caller = caller.f_back
@@ -286,9 +286,9 @@ def tracing(tracer: Tracer) -> Iterator[None]:
     """Install the tracer's stand-ins for the duration of a trace."""
     with _TRACE_LOCK:
         originals = {name: Tensor.__dict__[name] for name in _READS if name in Tensor.__dict__}
-        op_state, inplace_state = _op.STATE, _inplace.STATE  # type: ignore[attr-defined]
+        op_state, inplace_state = _op.STATE, _inplace.STATE
         try:
-            _op.STATE = _TracingState(tracer, STATE)  # type: ignore[attr-defined]
+            _op.STATE = _TracingState(tracer, STATE)  # type: ignore[assignment]
             _inplace.STATE = _InplaceState(tracer, STATE)  # type: ignore[assignment]
             for name, method in originals.items():
                 setattr(Tensor, name, _reader(tracer, name, method))
@@ -300,5 +300,5 @@ def tracing(tracer: Tracer) -> Iterator[None]:
                 INFERENCE_CONTEXTS[0] -= 1
             for name, method in originals.items():
                 setattr(Tensor, name, method)
-            _op.STATE = op_state  # type: ignore[attr-defined]
+            _op.STATE = op_state
             _inplace.STATE = inplace_state  # type: ignore[assignment]
