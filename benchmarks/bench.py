@@ -42,7 +42,8 @@ import numpy as np  # noqa: E402
 import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
-WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer")
+WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "long_chain", "deep_mlp", "import", "lstm", "transformer",
+             "compile")
 MiB = 1024 * 1024
 
 
@@ -53,6 +54,7 @@ class Config:
     quick: bool
     chain_ops: int = 2000
     chain_repeats: int = 15
+    compile_repeats: int = 15
     small_sizes: tuple[int, ...] = (64, 128, 128, 10)
     small_batch: int = 64
     small_repeats: int = 30
@@ -81,10 +83,12 @@ class Config:
             cfg.deep_layers, cfg.deep_width, cfg.deep_batch = 8, 128, 32
             cfg.transformer_sizes = (16, 2, 8, 2)
             cfg.lstm_sizes = (8, 8, 2, 5, 4)
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
+                         "compile"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
-            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer"):
+            for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
+                         "compile"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -297,6 +301,55 @@ def bench_lstm(cfg: Config, torch: Any) -> list[Row]:
     return [Row(name, "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 1.5× PyTorch", met)]
 
 
+def _torch_compiled_step(torch: Any, sizes: tuple[int, ...], batch: int) -> Callable[[], float] | None:
+    """``torch.compile`` of the same model and step, when it runs on this machine (its default
+    backend needs a C compiler); None when it does not."""
+    try:
+        run = wl.compiled_module_step(torch, sizes, batch, "sgd")
+        run()
+        run()
+    except Exception:  # noqa: BLE001 - any failure of torch.compile here means "does not run here"
+        return None
+    return run
+
+
+def bench_compile(cfg: Config, torch: Any) -> list[Row]:
+    """retrograd.compile (issue #14): the chain and the small MLP step, compiled, beside PyTorch
+    eager and the NumPy floor; torch.compile of the same step when it runs here."""
+    n = cfg.chain_ops
+    runners = {"retrograd": wl.compiled_chain_runner(retrograd, n), "floor": wl.chain_runner_numpy(n)}
+    if torch is not None:
+        runners["torch"] = wl.chain_runner_lib(torch, n)
+    us = {k: v / n * 1e6 for k, v in interleaved_medians(runners, cfg.compile_repeats).items()}
+    met = combine(vs(us["retrograd"], us.get("torch"), 0.35, "PyTorch"), vs(us["retrograd"], us["floor"], 1.5, "floor"))
+    rows = [Row(f"10a. {n:,}-op elementwise chain, 16 floats, fwd+bwd, retrograd.compile", "µs/op", us["retrograd"],
+                us.get("torch"), us["floor"], "≤ 0.35× PyTorch eager and ≤ 1.5× floor", met)]
+    sizes, batch = cfg.small_sizes, cfg.small_batch
+    first: list[float] = []
+    runners = {"retrograd": wl.compiled_module_step(retrograd, sizes, batch, "sgd", first),
+               "floor": wl.module_step_numpy(sizes, batch, "sgd")}
+    if torch is not None:
+        runners["torch"] = wl.module_step_lib(torch, sizes, batch, "sgd")
+    torch_compiled = _torch_compiled_step(torch, sizes, batch) if torch is not None else None
+    if torch_compiled is not None:
+        runners["torch.compile"] = torch_compiled
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.compile_repeats).items()}
+    form = f"MLP {sizes_text(sizes)}, batch {batch}, optim.SGD(momentum=0.9) step, model compiled"
+    rows.append(Row(f"10b. {form}", "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 0.6× PyTorch eager",
+                    vs(ms["retrograd"], ms.get("torch"), 0.6, "PyTorch")[1]))
+    if "torch.compile" in ms:
+        rows.append(Row(f"10c. the same, against torch.compile of the same model (its ms in the PyTorch column)",
+                        "ms", ms["retrograd"], ms["torch.compile"], ms["floor"], "report",
+                        f"{ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile"))
+    else:
+        rows.append(Row("10c. the same, against torch.compile of the same model", "ms", ms["retrograd"], None,
+                        ms["floor"], "report", "torch.compile does not run here"))
+    rows.append(Row("10d. first call of that compiled step (trace, compile, eager run)", "ms", first[0] * 1e3,
+                    None, None, "≤ 50 ms", verdict(first[0] * 1e3 / 50, 1.0, f"({first[0] * 1e3:.0f} ms)")[1],
+                    show_ratios=False))
+    return rows
+
+
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "chain": bench_chain,
     "mlp_small": bench_mlp_small,
@@ -307,6 +360,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "import": bench_import,
     "transformer": bench_transformer,
     "lstm": bench_lstm,
+    "compile": bench_compile,
 }
 
 
@@ -343,6 +397,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
         "chain": cfg.chain_repeats, "mlp_small": cfg.small_repeats, "mlp_large": cfg.large_repeats,
         "hvp": cfg.hvp_repeats, "long_chain": cfg.long_chain_repeats, "deep_mlp": cfg.deep_repeats,
         "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
+        "compile": cfg.compile_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from overhead import chain_lib, chain_numpy
+from overhead import SIZE, build_chain, chain_lib, chain_numpy
 
 LR = 0.01
 Runner = Callable[[], float]
@@ -394,4 +394,49 @@ def lstm_step_numpy(sizes: tuple[int, int, int, int, int]) -> Runner:
                 p -= 0.01 * d
         return time.perf_counter() - t0
 
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. retrograd.compile: the chain and the small MLP step with a compiled forward (and backward)
+
+
+def compiled_chain_runner(lib: Any, n_ops: int) -> Runner:
+    """The chain of ``chain_runner_lib`` as one compiled function (``lib.compile``): the first
+    call traces and compiles (untimed warm-up), later ones run the generated forward and backward."""
+    rng = np.random.default_rng(0)
+    c = lib.tensor(rng.uniform(0.9, 1.1, SIZE).astype(np.float32))
+    d = lib.tensor(rng.uniform(-0.1, 0.1, SIZE).astype(np.float32))
+    x0 = rng.uniform(-1, 1, SIZE).astype(np.float32)
+    chain = lib.compile(lambda x: build_chain(x, c, d, n_ops).sum())
+
+    def run() -> float:
+        x = lib.tensor(x0, requires_grad=True)
+        t0 = time.perf_counter()
+        chain(x).backward()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def compiled_module_step(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str,
+                         first_call: list[float] | None = None) -> Runner:
+    """``module_step_lib`` with the model compiled (``lib.compile(model)``), as torch.compile is
+    used: zero_grad, compiled forward, cross_entropy, backward (compiled), step. ``first_call``
+    receives the first step's seconds (tracing and compiling included)."""
+    F = functional(lib)
+    model, x, y = _module_mlp(lib, sizes, batch)
+    compiled = lib.compile(model)
+    opt = make_optimizer(lib, model.parameters(), optimizer)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(compiled(x), y)
+        loss.backward()
+        opt.step()
+        return time.perf_counter() - t0
+
+    if first_call is not None:
+        first_call.append(run())
     return run
