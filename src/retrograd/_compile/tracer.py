@@ -221,7 +221,12 @@ class _TracingState:
         if threading.get_ident() == tracer.thread:
             frame = sys._getframe(1)
             if frame.f_code.co_name in _PATHS:
-                tracer.on_call(frame)
+                try:
+                    tracer.on_call(frame)
+                except GraphBreak:
+                    raise
+                except Exception as error:  # noqa: BLE001 - the eager op must not fail because of the trace
+                    tracer.graph_break(f"retrograd.compile could not record a call: {error!r}")
         return self._real.inference  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
