@@ -338,7 +338,7 @@ def bench_compile(cfg: Config, torch: Any) -> list[Row]:
     rows.append(Row(f"10b. {form}", "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 0.6× PyTorch eager",
                     vs(ms["retrograd"], ms.get("torch"), 0.6, "PyTorch")[1]))
     if "torch.compile" in ms:
-        rows.append(Row(f"10c. the same, against torch.compile of the same model (its ms in the PyTorch column)",
+        rows.append(Row("10c. the same, against torch.compile of the same model (its ms in the PyTorch column)",
                         "ms", ms["retrograd"], ms["torch.compile"], ms["floor"], "report",
                         f"{ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile"))
     else:

@@ -94,6 +94,10 @@ def test_guards_recompile_on_shape_dtype_requires_grad_grad_mode_and_parameters(
         out = compiled(*calls[0])
     assert len(compiled._cache) == 5 and not out.requires_grad and out.grad_fn is None
 
+    with rg.inference_mode():  # inference mode is a guard too, and its outputs are inference tensors
+        outs = [compiled(*calls[0]) for _ in range(2)]
+    assert len(compiled._cache) == 6 and all(o.is_inference() and o.item() == 3.0 for o in outs)
+
     lin = rg.nn.Linear(2, 1)
     module = rg.compile(lin)
     x = rg.ones(1, 2)

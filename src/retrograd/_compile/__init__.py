@@ -87,6 +87,7 @@ class Variant:
     grad_inputs: list[int] = field(default_factory=list)  # inputs with an edge, in edge order
     op_names: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
+    inference: bool = False
 
     def run(self, tensors: list[Tensor]) -> Any:
         arrays = [t._data for t in tensors]
@@ -103,6 +104,10 @@ class Variant:
         for k in range(n_out):
             i = self.out_input[k]
             flat.append(make(res[k]) if i is None else everything[i])
+        if self.inference:  # (a guard: the variant was traced under inference_mode)
+            for k, t in enumerate(flat):
+                if self.out_input[k] is None:
+                    t._is_inference = True
         if self.backward is not None and STATE.grad_enabled:
             node = CompiledFunctionBackward()
             node._variant = self
@@ -355,10 +360,12 @@ class CompiledFunction:
         ops = [c.label for c in fwd_graph.calls]
         source, forward = generate(fwd_graph, "forward")
         lifted = list(tracer.lifted)
-        return Variant(forward, source, len(tensors), lifted,
+        variant = Variant(forward, source, len(tensors), lifted,
                        [(t._data.shape, t._data.dtype, t._requires_grad) for t in lifted],
                        spec, out_grad, out_input, saved_kind, variant_backward, backward_source,
                        grad_inputs, ops)
+        variant.inference = bool(STATE.inference)
+        return variant
 
     def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
                         out_grad: list[bool]) -> tuple[Graph, list[int], list[int]] | None:
