@@ -340,10 +340,10 @@ def bench_compile(cfg: Config, torch: Any) -> list[Row]:
     if "torch.compile" in ms:
         rows.append(Row("10c. the same, against torch.compile of the same model (its ms in the PyTorch column)",
                         "ms", ms["retrograd"], ms["torch.compile"], ms["floor"], "report",
-                        f"{ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile"))
+                        f"n/a ({ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile)"))
     else:
         rows.append(Row("10c. the same, against torch.compile of the same model", "ms", ms["retrograd"], None,
-                        ms["floor"], "report", "torch.compile does not run here"))
+                        ms["floor"], "report", "n/a (torch.compile does not run here)"))
     rows.append(Row("10d. first call of that compiled step (trace, compile, eager run)", "ms", first[0] * 1e3,
                     None, None, "≤ 50 ms", verdict(first[0] * 1e3 / 50, 1.0, f"({first[0] * 1e3:.0f} ms)")[1],
                     show_ratios=False))

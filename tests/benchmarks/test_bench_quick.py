@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "bench.py"
 HEADER = "| workload | retrograd | PyTorch | NumPy floor | retrograd/PyTorch | retrograd/floor | target | met? |"
 ROW_STARTS = ("| 1. ", "| 2. ", "| 2b. ", "| 2c. ", "| 3. ", "| 3b. ", "| 3c. ", "| 4. ", "| 4b. ", "| 5a. ", "| 5b. ",
-              "| 6a. ", "| 6b. ", "| 7. ", "| 8. ", "| 9. ")
+              "| 6a. ", "| 6b. ", "| 7. ", "| 8. ", "| 9. ", "| 10a. ", "| 10b. ", "| 10c. ", "| 10d. ")
 
 
 def run_bench(*args: str) -> list[str]:
