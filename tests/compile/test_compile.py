@@ -251,3 +251,21 @@ def test_training_converges_identically_to_eager(optimizer: str) -> None:
             assert run._compiled.breaks == [] and len(run._compiled._cache) == 1
     assert losses[1] == losses[0]  # the same float32 arithmetic, op for op
     assert losses[0][-1] < losses[0][0] * 0.95
+
+
+def test_a_trace_leaves_nothing_behind_even_when_the_function_raises() -> None:
+    from retrograd.autograd.grad_mode import INFERENCE_CONTEXTS, STATE
+    from retrograd.ops import inplace, op
+
+    item = rg.Tensor.__dict__["item"]
+
+    def bad(x: Any) -> Any:
+        x * 2
+        raise ValueError("user error")
+
+    compiled = rg.compile(bad)
+    with pytest.raises(ValueError, match="user error"):
+        compiled(rg.ones(2))
+    assert op.STATE is STATE and inplace.STATE is STATE and INFERENCE_CONTEXTS[0] == 0
+    assert rg.Tensor.__dict__["item"] is item and compiled._cache == {}  # it traces again next time
+    assert rg.ones(2).sum().item() == 2.0
