@@ -3,7 +3,7 @@
     python benchmarks/bench.py [--quick] [--only NAME[,NAME]] [--repeats N] [--no-torch]
 
 Workloads (NAME): chain, mlp_small, mlp_large, hvp, hvp_forward, long_chain, deep_mlp, import, lstm, transformer,
-dynamic_net, mnist_cnn, per_sample_grads. Timed workloads run
+dynamic_net, mnist_cnn, per_sample_grads, compile. Timed workloads run
 the libraries interleaved in one process (one warm-up each, then rounds that run each library once),
 and report medians and same-run ratios; the memory workloads and the import times use a fresh
 interpreter per library and per repetition. The NumPy floor is the same computation hand-written in
@@ -44,7 +44,7 @@ import retrograd  # noqa: E402
 import workloads as wl  # noqa: E402
 
 WORKLOADS = ("chain", "mlp_small", "mlp_large", "hvp", "hvp_forward", "long_chain", "deep_mlp", "import", "lstm",
-             "transformer", "dynamic_net", "mnist_cnn", "per_sample_grads")
+             "transformer", "dynamic_net", "mnist_cnn", "per_sample_grads", "compile")
 MiB = 1024 * 1024
 
 
@@ -55,6 +55,7 @@ class Config:
     quick: bool
     chain_ops: int = 2000
     chain_repeats: int = 15
+    compile_repeats: int = 15
     small_sizes: tuple[int, ...] = (64, 128, 128, 10)
     small_batch: int = 64
     small_repeats: int = 30
@@ -93,11 +94,11 @@ class Config:
             cfg.dynamic_net_steps, cfg.mnist_cnn_steps = 20, 1
             cfg.per_sample_batch = 8
             for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
-                         "dynamic_net", "mnist_cnn", "per_sample"):
+                         "dynamic_net", "mnist_cnn", "per_sample", "compile"):
                 setattr(cfg, f"{name}_repeats", 1 if name in ("long_chain", "deep") else 2)
         if repeats is not None:
             for name in ("chain", "small", "large", "hvp", "long_chain", "deep", "import", "lstm", "transformer",
-                         "dynamic_net", "mnist_cnn", "per_sample"):
+                         "dynamic_net", "mnist_cnn", "per_sample", "compile"):
                 setattr(cfg, f"{name}_repeats", repeats)
         return cfg
 
@@ -347,6 +348,8 @@ def bench_mnist_cnn(cfg: Config, torch: Any) -> list[Row]:
             f"Adadelta + StepLR), batch 64 of 28×28: {n} training steps per run")
     met = vs(ms["retrograd"], ms.get("torch"), 1.0, "PyTorch")[1]
     return [Row(name, "ms/step", ms["retrograd"], ms.get("torch"), None, "≤ 1.0× PyTorch", met)]
+
+
 def bench_per_sample_grads(cfg: Config, torch: Any) -> list[Row]:
     sizes, batch = cfg.per_sample_sizes, cfg.per_sample_batch
     runners = {"retrograd": wl.per_sample_grads_vmap(retrograd, sizes, batch),
@@ -365,6 +368,55 @@ def bench_per_sample_grads(cfg: Config, torch: Any) -> list[Row]:
                 "retrograd column)", "ms", ms["loop"], None, None, "vmap ≥ 10× faster than the loop", loop_met)]
 
 
+def _torch_compiled_step(torch: Any, sizes: tuple[int, ...], batch: int) -> Callable[[], float] | None:
+    """``torch.compile`` of the same model and step, when it runs on this machine (its default
+    backend needs a C compiler); None when it does not."""
+    try:
+        run = wl.compiled_module_step(torch, sizes, batch, "sgd")
+        run()
+        run()
+    except Exception:  # noqa: BLE001 - any failure of torch.compile here means "does not run here"
+        return None
+    return run
+
+
+def bench_compile(cfg: Config, torch: Any) -> list[Row]:
+    """retrograd.compile (issue #14): the chain and the small MLP step, compiled, beside PyTorch
+    eager and the NumPy floor; torch.compile of the same step when it runs here."""
+    n = cfg.chain_ops
+    runners = {"retrograd": wl.compiled_chain_runner(retrograd, n), "floor": wl.chain_runner_numpy(n)}
+    if torch is not None:
+        runners["torch"] = wl.chain_runner_lib(torch, n)
+    us = {k: v / n * 1e6 for k, v in interleaved_medians(runners, cfg.compile_repeats).items()}
+    met = combine(vs(us["retrograd"], us.get("torch"), 0.35, "PyTorch"), vs(us["retrograd"], us["floor"], 1.5, "floor"))
+    rows = [Row(f"13a. {n:,}-op elementwise chain, 16 floats, fwd+bwd, retrograd.compile", "µs/op", us["retrograd"],
+                us.get("torch"), us["floor"], "≤ 0.35× PyTorch eager and ≤ 1.5× floor", met)]
+    sizes, batch = cfg.small_sizes, cfg.small_batch
+    first: list[float] = []
+    runners = {"retrograd": wl.compiled_module_step(retrograd, sizes, batch, "sgd", first),
+               "floor": wl.module_step_numpy(sizes, batch, "sgd")}
+    if torch is not None:
+        runners["torch"] = wl.module_step_lib(torch, sizes, batch, "sgd")
+    torch_compiled = _torch_compiled_step(torch, sizes, batch) if torch is not None else None
+    if torch_compiled is not None:
+        runners["torch.compile"] = torch_compiled
+    ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.compile_repeats).items()}
+    form = f"MLP {sizes_text(sizes)}, batch {batch}, optim.SGD(momentum=0.9) step, model compiled"
+    rows.append(Row(f"13b. {form}", "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 0.6× PyTorch eager",
+                    vs(ms["retrograd"], ms.get("torch"), 0.6, "PyTorch")[1]))
+    if "torch.compile" in ms:
+        rows.append(Row("13c. the same, against torch.compile of the same model (its ms in the PyTorch column)",
+                        "ms", ms["retrograd"], ms["torch.compile"], ms["floor"], "report",
+                        f"n/a ({ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile)"))
+    else:
+        rows.append(Row("13c. the same, against torch.compile of the same model", "ms", ms["retrograd"], None,
+                        ms["floor"], "report", "n/a (torch.compile does not run here)"))
+    rows.append(Row("13d. first call of that compiled step (trace, compile, eager run)", "ms", first[0] * 1e3,
+                    None, None, "≤ 50 ms", verdict(first[0] * 1e3 / 50, 1.0, f"({first[0] * 1e3:.0f} ms)")[1],
+                    show_ratios=False))
+    return rows
+
+
 BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "chain": bench_chain,
     "mlp_small": bench_mlp_small,
@@ -379,6 +431,7 @@ BENCHES: dict[str, Callable[[Config, Any], list[Row]]] = {
     "dynamic_net": bench_dynamic_net,
     "mnist_cnn": bench_mnist_cnn,
     "per_sample_grads": bench_per_sample_grads,
+    "compile": bench_compile,
 }
 
 
@@ -417,7 +470,7 @@ def environment_notes(cfg: Config, torch: Any, only: list[str]) -> list[str]:
         "deep_mlp": cfg.deep_repeats,
         "import": cfg.import_repeats, "transformer": cfg.transformer_repeats, "lstm": cfg.lstm_repeats,
         "dynamic_net": cfg.dynamic_net_repeats, "mnist_cnn": cfg.mnist_cnn_repeats,
-        "per_sample_grads": cfg.per_sample_repeats,
+        "per_sample_grads": cfg.per_sample_repeats, "compile": cfg.compile_repeats,
     }
     notes += [
         "Medians of " + ", ".join(f"{k} {repeats[k]}" for k in only) + " repetitions"

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from overhead import chain_lib, chain_numpy
+from overhead import SIZE, build_chain, chain_lib, chain_numpy
 
 LR = 0.01
 Runner = Callable[[], float]
@@ -492,29 +492,6 @@ def dynamic_net_lib(lib: Any, steps: int) -> Runner:
         assert math.isfinite(loss.item())
         return elapsed
 
-
-# ---------------------------------------------------------------------------------------------
-# 10. Per-sample gradients (torch.func's tutorial): vmap(grad(loss)) against a loop of backwards
-def _per_sample_loss(F: Any) -> Callable[..., Any]:
-    def loss(params: list[Any], x: Any, y: Any) -> Any:
-        h = F.relu(x.unsqueeze(0) @ params[0] + params[1])
-        return F.nll_loss(F.log_softmax(h @ params[2] + params[3], dim=1), y.unsqueeze(0))
-    return loss
-
-
-def per_sample_grads_vmap(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
-    """``vmap(grad(loss), in_dims=(None, 0, 0))``: every sample's gradient of a 2-layer MLP's loss
-    (``lib`` is retrograd or torch; ``lib.func`` their function transforms)."""
-    func = importlib.import_module(lib.__name__ + ".func")
-    params_np, x_np, y_np = init_mlp(sizes, batch)
-    params, x, y = [lib.tensor(p) for p in params_np], lib.tensor(x_np), lib.tensor(y_np)
-    per_sample = func.vmap(func.grad(_per_sample_loss(functional(lib))), in_dims=(None, 0, 0))
-
-    def run() -> float:
-        t0 = time.perf_counter()
-        per_sample(params, x, y)
-        return time.perf_counter() - t0
-
     return run
 
 
@@ -575,6 +552,33 @@ def mnist_cnn_lib(lib: Any, steps: int, batch: int = 64) -> Runner:
         assert np.isfinite(loss.item())
         return elapsed
 
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. Per-sample gradients (torch.func's tutorial): vmap(grad(loss)) against a loop of backwards
+def _per_sample_loss(F: Any) -> Callable[..., Any]:
+    def loss(params: list[Any], x: Any, y: Any) -> Any:
+        h = F.relu(x.unsqueeze(0) @ params[0] + params[1])
+        return F.nll_loss(F.log_softmax(h @ params[2] + params[3], dim=1), y.unsqueeze(0))
+    return loss
+
+
+def per_sample_grads_vmap(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """``vmap(grad(loss), in_dims=(None, 0, 0))``: every sample's gradient of a 2-layer MLP's loss
+    (``lib`` is retrograd or torch; ``lib.func`` their function transforms)."""
+    func = importlib.import_module(lib.__name__ + ".func")
+    params_np, x_np, y_np = init_mlp(sizes, batch)
+    params, x, y = [lib.tensor(p) for p in params_np], lib.tensor(x_np), lib.tensor(y_np)
+    per_sample = func.vmap(func.grad(_per_sample_loss(functional(lib))), in_dims=(None, 0, 0))
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        per_sample(params, x, y)
+        return time.perf_counter() - t0
+
+    return run
+
 
 def per_sample_grads_loop(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
     """The same gradients as ``batch`` backward passes, one per sample, stacked."""
@@ -589,4 +593,49 @@ def per_sample_grads_loop(lib: Any, sizes: tuple[int, ...], batch: int) -> Runne
         [lib.stack(g) for g in zip(*grads)]
         return time.perf_counter() - t0
 
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# 10. retrograd.compile: the chain and the small MLP step with a compiled forward (and backward)
+
+
+def compiled_chain_runner(lib: Any, n_ops: int) -> Runner:
+    """The chain of ``chain_runner_lib`` as one compiled function (``lib.compile``): the first
+    call traces and compiles (untimed warm-up), later ones run the generated forward and backward."""
+    rng = np.random.default_rng(0)
+    c = lib.tensor(rng.uniform(0.9, 1.1, SIZE).astype(np.float32))
+    d = lib.tensor(rng.uniform(-0.1, 0.1, SIZE).astype(np.float32))
+    x0 = rng.uniform(-1, 1, SIZE).astype(np.float32)
+    chain = lib.compile(lambda x: build_chain(x, c, d, n_ops).sum())
+
+    def run() -> float:
+        x = lib.tensor(x0, requires_grad=True)
+        t0 = time.perf_counter()
+        chain(x).backward()
+        return time.perf_counter() - t0
+
+    return run
+
+
+def compiled_module_step(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str,
+                         first_call: list[float] | None = None) -> Runner:
+    """``module_step_lib`` with the model compiled (``lib.compile(model)``), as torch.compile is
+    used: zero_grad, compiled forward, cross_entropy, backward (compiled), step. ``first_call``
+    receives the first step's seconds (tracing and compiling included)."""
+    F = functional(lib)
+    model, x, y = _module_mlp(lib, sizes, batch)
+    compiled = lib.compile(model)
+    opt = make_optimizer(lib, model.parameters(), optimizer)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(compiled(x), y)
+        loss.backward()
+        opt.step()
+        return time.perf_counter() - t0
+
+    if first_call is not None:
+        first_call.append(run())
     return run

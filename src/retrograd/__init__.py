@@ -209,6 +209,9 @@ def __getattr__(name: str) -> Any:
         return value
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
+    if name == "compile":  # (the package is ``_compile``: ``retrograd.compile`` is the function, as torch's)
+        value = globals()[name] = importlib.import_module("._compile", __name__).compile
+        return value
     if name in _NN_FUNCTIONS:  # torch.conv2d, torch.dropout, ...: they import nn, so on first use
         value = globals()[name] = getattr(importlib.import_module("._torch_nn", __name__), name)
         return value
@@ -218,7 +221,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
                    *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16",
-                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS})
+                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile"})
 
 
 __all__ = [

@@ -14,7 +14,8 @@ BENCH = ROOT / "benchmarks" / "bench.py"
 HEADER = "| workload | retrograd | PyTorch | NumPy floor | retrograd/PyTorch | retrograd/floor | target | met? |"
 ROW_STARTS = ("| 1. ", "| 2. ", "| 2b. ", "| 2c. ", "| 3. ", "| 3b. ", "| 3c. ", "| 4. ", "| 4b. ", "| 4c. ", "| 5a. ", "| 5b. ",
               "| 6a. ", "| 6b. ", "| 7. ", "| 8. ", "| 9. ",
-              "| 10. ", "| 11. ", "| 12. ", "| 12b. ")
+              "| 10. ", "| 11. ", "| 12. ", "| 12b. ",
+              "| 13a. ", "| 13b. ", "| 13c. ", "| 13d. ")
 
 
 def run_bench(*args: str) -> list[str]:

@@ -1,0 +1,589 @@
+"""``retrograd.compile``: trace a function once, run straight-line NumPy afterwards.
+
+The first call with a new set of guards (input shapes, dtypes, ``requires_grad``, grad mode,
+module parameters' identity) runs the function eagerly while recording every op-table call
+(``tracer.py``); the forward graph and a backward graph traced from the ops' own backward rules
+become two generated Python functions (``codegen.py``). Later calls that pass the same guards
+run the generated forward, and give their outputs one ``CompiledFunctionBackward`` node that
+runs the generated backward. What the trace cannot record is a graph break: that guard
+variant runs eagerly from then on (``fullgraph=True`` raises instead). See docs/compile.md.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..autograd.engine import _reduce_to, gradient_edge
+from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
+from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input
+from ..nn.modules.module import Module
+from ..tensor import Tensor
+from .codegen import generate
+from .graph import Graph
+from .tracer import GraphBreak, Tracer, tracing
+
+__all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
+
+CACHE_SIZE_LIMIT = 8  # variants per compiled function, as torch._dynamo.config.cache_size_limit
+_EAGER = "eager"
+
+
+class CompiledFunctionBackward(Node):
+    """The one node a compiled call's outputs share: runs the generated backward."""
+
+    __slots__ = ()
+    _variant: Variant
+    _out_meta: list[tuple[tuple[int, ...], Any]]
+
+    def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        if STATE.grad_enabled:
+            raise RuntimeError(
+                "retrograd.compile: double backward (create_graph=True) through a compiled function is not "
+                "supported; call the function uncompiled (fn._orig_mod or the original) for higher-order gradients")
+        saved = self._saved
+        if not saved and type(saved) is FREED_TYPE:
+            raise RuntimeError(freed_message(saved))
+        arrays = []
+        for s in saved:
+            if type(s) is tuple:
+                arrays.append(unpack_input(s, self)._data)
+            elif type(s) is SavedTensor:
+                arrays.append(s.unpack(self)._data)
+            else:
+                arrays.append(s)
+        seeds = [g._data if g is not None else np.zeros(shape, dtype)
+                 for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
+        token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
+        try:
+            grads = self._variant.backward(*seeds, *arrays)  # type: ignore[misc]  # (set when there is a node)
+        finally:
+            restore_fp_errors(token)
+        make = Tensor._make
+        return tuple(make(g) for g in grads)
+
+
+@dataclass
+class Variant:
+    """One compiled guard variant: generated forward and (optionally) backward."""
+
+    forward: Callable[..., Any]
+    forward_source: str
+    n_inputs: int
+    lifted: list[Tensor]
+    lifted_guards: list[tuple[Any, ...]]
+    out_spec: Any  # how to rebuild the function's return value
+    out_grad: list[bool]  # which flat outputs get the node
+    out_input: list[int | None]  # a flat output that is an input: its index
+    saved_kind: list[tuple[str, int]] = field(default_factory=list)  # ("input", i) / ("output", k) / ("array", 0)
+    backward: Callable[..., Any] | None = None
+    backward_source: str | None = None
+    grad_inputs: list[int] = field(default_factory=list)  # inputs with an edge, in edge order
+    op_names: list[str] = field(default_factory=list)
+    compile_seconds: float = 0.0
+    inference: bool = False
+
+    def run(self, tensors: list[Tensor]) -> Any:
+        arrays = [t._data for t in tensors]
+        arrays += [t._data for t in self.lifted]
+        token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
+        try:
+            res = self.forward(*arrays)
+        finally:
+            restore_fp_errors(token)
+        n_out = len(self.out_grad)
+        make = Tensor._make
+        flat: list[Any] = []
+        everything = tensors + self.lifted if self.lifted else tensors
+        for k in range(n_out):
+            i = self.out_input[k]
+            flat.append(make(res[k]) if i is None else everything[i])
+        if self.inference:  # (a guard: the variant was traced under inference_mode)
+            for k, t in enumerate(flat):
+                if self.out_input[k] is None:
+                    t._is_inference = True
+        if self.backward is not None and STATE.grad_enabled:
+            node = CompiledFunctionBackward()
+            node._variant = self
+            node.next_functions = tuple(gradient_edge(everything[i]) or (None, 0) for i in self.grad_inputs)
+            outs = [t for t, g in zip(flat, self.out_grad) if g]
+            node._out_meta = [(t._data.shape, t._data.dtype) for t in outs]
+            if len(outs) == 1:
+                node._shape, node._dtype = node._out_meta[0]
+            else:
+                node.num_outputs = len(outs)
+                node._output_meta = tuple(node._out_meta)
+            for nr, t in enumerate(outs):
+                t._requires_grad = True
+                t._grad_fn = node
+                if nr:
+                    t._output_nr = nr
+            saved: list[Any] = []
+            for (kind, i), array in zip(self.saved_kind, res[n_out:]):
+                if kind == "input":
+                    saved.append(save_input(everything[i]))
+                elif kind == "output":
+                    saved.append(SavedTensor(flat[i]))
+                else:
+                    saved.append(array)
+            node._saved = tuple(saved)
+        return _rebuild(self.out_spec, flat)
+
+    @property
+    def code(self) -> str:
+        text = self.forward_source
+        if self.backward_source is not None:
+            text += "\n" + self.backward_source
+        return text
+
+
+def _rebuild(spec: Any, flat: list[Any]) -> Any:
+    kind, value = spec
+    if kind == "t":
+        return flat[value]
+    if kind == "c":
+        return value
+    cls, entries = value
+    items = [flat[v] if k == "t" else v for k, v in entries]
+    if cls is tuple or cls is list:
+        return cls(items)
+    return cls(*items)  # a named tuple (torch.return_types)
+
+
+_CONSTANT_TYPES = (type(None), bool, int, float, complex, str)
+
+
+def _flatten_output(result: Any) -> tuple[Any, list[Tensor]] | None:
+    """The return value as (spec, flat tensors): a tensor, a number, or a tuple (named tuples
+    too) or list of them; None for anything else (a graph break)."""
+    if isinstance(result, Tensor):
+        return ("t", 0), [result]
+    if isinstance(result, (tuple, list)):
+        flat: list[Tensor] = []
+        items = []
+        for r in result:
+            if isinstance(r, Tensor):
+                items.append(("t", len(flat)))
+                flat.append(r)
+            elif type(r) in _CONSTANT_TYPES:
+                items.append(("c", r))
+            else:
+                return None
+        return ("seq", (type(result), items)), flat
+    if type(result) in _CONSTANT_TYPES:
+        return ("c", result), []
+    return None
+
+
+def _captured_tensors(fn: Any) -> dict[int, Tensor]:
+    """Tensors the function can read without taking them: its closure cells and the globals it
+    names (one level into lists, tuples and dicts), as Dynamo's sources would."""
+    found: dict[int, Tensor] = {}
+    code = getattr(fn, "__code__", None)
+    values: list[Any] = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            continue
+    glob = getattr(fn, "__globals__", {})
+    for name in getattr(code, "co_names", ()):
+        if name in glob:
+            values.append(glob[name])
+    for v in values:
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else (v,)
+        for t in items:
+            if isinstance(t, Tensor):
+                found[id(t)] = t
+    return found
+
+
+class CompiledFunction:
+    """What ``retrograd.compile(fn)`` returns: call it as ``fn``; ``.code`` shows the generated source.
+
+    >>> import retrograd as rg
+    >>> f = rg.compile(lambda x: (x * 2).tanh())
+    >>> x = rg.ones(3)
+    >>> bool((f(x) == (x * 2).tanh()).all()), bool((f(x) == (x * 2).tanh()).all())
+    (True, True)
+    >>> "tanh" in f.code
+    True
+    """
+
+    def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False, dynamic: bool | None = None,
+                 module: Any = None) -> None:
+        self._fn = fn
+        self._module = module
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self._cache: dict[Any, Any] = {}
+        self.breaks: list[str] = []  # every graph break seen, with its reason
+        self.last_variant: Variant | None = None
+        self.compile_times: list[float] = []
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", "compiled")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    @property
+    def code(self) -> str:
+        """The generated source of the latest compiled variant (forward, then backward)."""
+        if self.last_variant is None:
+            return ""
+        return self.last_variant.code
+
+    def _inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Tensor]] | None:
+        """The guard key and the flat tensor inputs; None when an argument cannot be guarded."""
+        key: list[Any] = [STATE.grad_enabled, STATE.inference]
+        tensors: list[Tensor] = []
+        for a in (*args, *(kwargs[k] for k in sorted(kwargs))):
+            if isinstance(a, Tensor):
+                tensors.append(a)
+                key.append((a._data.shape, a._data.dtype, a._requires_grad))
+            elif type(a) in (list, tuple) and any(isinstance(x, Tensor) for x in a):
+                part: list[Any] = [type(a), len(a)]
+                for x in a:
+                    if isinstance(x, Tensor):
+                        tensors.append(x)
+                        part.append((x._data.shape, x._data.dtype, x._requires_grad))
+                    else:
+                        part.append(("c", type(x), x))
+                key.append(tuple(part))
+            else:
+                key.append(("c", type(a), a))
+        key.append(tuple(sorted(kwargs)))
+        module = self._module
+        if module is not None:
+            for p in module.parameters():
+                tensors.append(p)
+                key.append((id(p), p._data.shape, p._data.dtype, p._requires_grad))
+            for b in module.buffers():
+                tensors.append(b)
+                key.append((id(b), b._data.shape, b._data.dtype))
+            key.append(tuple(m.training for m in module.modules()))
+        try:
+            frozen = tuple(key)
+            hash(frozen)
+        except TypeError:
+            return None
+        return frozen, tensors
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        found = self._inputs(args, kwargs)
+        if found is None:
+            self._note("an argument is not hashable, so it cannot be guarded")
+            return self._fn(*args, **kwargs)
+        key, tensors = found
+        variant = self._cache.get(key)
+        if type(variant) is Variant:
+            if all((t._data.shape, t._data.dtype, t._requires_grad) == g
+                   for t, g in zip(variant.lifted, variant.lifted_guards)):
+                return variant.run(tensors)
+        elif variant is not None:
+            return self._fn(*args, **kwargs)
+        if len(self._cache) >= CACHE_SIZE_LIMIT:
+            self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
+            return self._fn(*args, **kwargs)
+        return self._trace(key, tensors, args, kwargs)
+
+    def _note(self, reason: str) -> None:
+        if self.fullgraph:
+            raise GraphBreak(reason)
+        if reason not in self.breaks:
+            self.breaks.append(reason)
+
+    def _trace(self, key: Any, tensors: list[Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        start = time.perf_counter()
+        tracer = Tracer(self.fullgraph)
+        for t in tensors:
+            tracer.add_input(t._data)
+        tracer.captured = _captured_tensors(self._fn if self._module is None else self._module.forward)
+        with tracing(tracer):
+            result = self._fn(*args, **kwargs)
+            variant = None if tracer.breaks else self._build(tracer, tensors, result)
+        if variant is None:
+            for reason in tracer.breaks:
+                self._note(reason)
+            self._cache[key] = _EAGER
+            return result
+        variant.compile_seconds = time.perf_counter() - start
+        self.compile_times.append(variant.compile_seconds)
+        self._cache[key] = variant
+        self.last_variant = variant
+        return result
+
+    def _build(self, tracer: Tracer, tensors: list[Tensor], result: Any) -> Variant | None:
+        flat_spec = _flatten_output(result)
+        if flat_spec is None:
+            tracer.graph_break("the function returns something other than tensors, numbers, or a tuple or list of them")
+            return None
+        spec, flat = flat_spec
+        graph = tracer.graph
+        everything = tensors + tracer.lifted
+        out_values = []
+        out_input: list[int | None] = []
+        for t in flat:
+            v = tracer.values.get(id(t._data))
+            if v is None:
+                tracer.graph_break("the function returns a tensor made outside the traced ops")
+                return None
+            out_values.append(v)
+            out_input.append(next((i for i, x in enumerate(everything) if x is t), None))
+        out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        graph.outputs = list(out_values)
+        fwd_graph = graph
+        variant_backward = None
+        saved_kind: list[tuple[str, int]] = []
+        grad_inputs: list[int] = []
+        backward_source = None
+        if any(out_grad) and STATE.grad_enabled:
+            traced = self._trace_backward(tracer, tensors, flat, out_grad)
+            if traced is None:
+                return None
+            bw_graph, saved_values, grad_inputs = traced
+            input_pos = {v: i for i, v in reversed(list(enumerate(fwd_graph.inputs)))}
+            output_pos = {v: k for k, v in reversed(list(enumerate(out_values)))}
+            for v in saved_values:
+                if v in input_pos:
+                    saved_kind.append(("input", input_pos[v]))
+                elif v in output_pos:
+                    saved_kind.append(("output", output_pos[v]))
+                else:
+                    saved_kind.append(("array", 0))
+                fwd_graph.outputs.append(v)
+            backward_source, variant_backward = generate(bw_graph, "backward")
+        ops = [c.label for c in fwd_graph.calls]
+        source, forward = generate(fwd_graph, "forward")
+        lifted = list(tracer.lifted)
+        variant = Variant(forward, source, len(tensors), lifted,
+                       [(t._data.shape, t._data.dtype, t._requires_grad) for t in lifted],
+                       spec, out_grad, out_input, saved_kind, variant_backward, backward_source,
+                       grad_inputs, ops)
+        variant.inference = bool(STATE.inference)
+        return variant
+
+    def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
+                        out_grad: list[bool]) -> tuple[Graph, list[int], list[int]] | None:
+        """Run the recorded nodes' own backward rules on seed gradients, recording their ops
+        into a second graph whose inputs are the seeds and the forward values the rules read."""
+        fwd_values = tracer.values
+        saved_values: list[int] = []
+        bw_of_fwd: dict[int, int] = {}
+        tracer.graph = bw = Graph()
+        tracer.values = {}
+        tracer.allow_fill_constants = True
+
+        def outer(array: Any) -> int | None:
+            fv = fwd_values.get(id(array))
+            if fv is None:
+                return None
+            bv = bw_of_fwd.get(fv)
+            if bv is None:
+                bv = bw_of_fwd[fv] = tracer.add_input(array)
+                saved_values.append(fv)
+            return bv
+
+        everything = tensors + tracer.lifted
+        trace_nodes = {id(t._grad_fn): t._grad_fn for t in tracer.op_results if t._grad_fn is not None}
+        # The inputs' gradient edges: where the graph leaves the traced region.
+        input_of_edge: dict[tuple[int, int], int] = {}
+        for i, t in enumerate(everything):
+            if t._requires_grad:
+                edge = gradient_edge(t)
+                if edge is not None and edge[0] is not None:
+                    input_of_edge.setdefault((id(edge[0]), edge[1]), i)
+        grad_inputs = sorted(set(input_of_edge.values()))
+        buffers: dict[int, list[Any]] = {}
+        boundary: dict[int, Any] = {}
+        reachable: dict[int, Node] = {}
+
+        def add_to(node: Node, nr: int, g: Tensor) -> bool:
+            key = (id(node), nr)
+            if key in input_of_edge and id(node) not in trace_nodes:
+                i = input_of_edge[key]
+                boundary[i] = g if i not in boundary else boundary[i] + g
+                return True
+            if id(node) not in trace_nodes:
+                tracer.graph_break(f"a gradient flows into {node.name()}, outside the traced function")
+                return False
+            slots = buffers.setdefault(id(node), [None] * node.num_outputs)
+            slots[nr] = g if slots[nr] is None else slots[nr] + g
+            reachable[id(node)] = node
+            return True
+
+        with no_grad():
+            tracer.outer = outer
+            try:
+                seeds = []
+                rng = np.random.default_rng(0)  # seeds with both signs: a rule's mask of them shows up as data
+                for t, wants in zip(flat, out_grad):
+                    if wants:
+                        seed = rng.standard_normal(t._data.shape).astype(t._data.dtype) + 0.5
+                        tracer.add_input(seed)
+                        seeds.append(Tensor._make(seed))
+                        if not add_to(t._grad_fn, t._output_nr, seeds[-1]):
+                            return None
+                # Sequence numbers grow with creation, so the latest first is a topological
+                # order (as the engine's heap).
+                heap = [(-n._sequence_nr, id(n)) for n in reachable.values()]
+                heapq.heapify(heap)
+                queued = set(reachable)
+                while heap:
+                    _, key = heapq.heappop(heap)
+                    node = reachable[key]
+                    grads = buffers.pop(key)
+                    if node._hooked or node._pre_hooks or node._post_hooks or not hasattr(type(node), "_op"):
+                        tracer.graph_break(f"backward node {node.name()} has hooks or is not an op's node")
+                        return None
+                    results = node.apply(grads)
+                    if tracer.breaks:
+                        return None
+                    for (nxt, nr), g in zip(node.next_functions, results):
+                        if nxt is None or g is None:
+                            continue
+                        meta = nxt._output_meta[nr] if nxt._output_meta else (nxt._shape, nxt._dtype)
+                        if meta[0] is not None:
+                            g = _reduce_to(g, meta[0], meta[1])
+                        if not add_to(nxt, nr, g):
+                            return None
+                        if id(nxt) in reachable and id(nxt) not in queued:
+                            queued.add(id(nxt))
+                            heapq.heappush(heap, (-nxt._sequence_nr, id(nxt)))
+                        if tracer.breaks:
+                            return None
+            finally:
+                tracer.outer = None
+        outputs = []
+        kept_inputs = []
+        for i in grad_inputs:
+            g = boundary.get(i)
+            if g is None:
+                continue
+            ref = tracer.resolve(g, "gradient")
+            if not isinstance(ref, int):
+                if ref is None:
+                    return None
+                # a constant gradient: give it a value of its own (a copy of the constant)
+                tracer.graph_break("a gradient is a constant")
+                return None
+            outputs.append(ref)
+            kept_inputs.append(i)
+        bw.outputs = outputs
+        if tracer.breaks:
+            return None
+        # The seeds come first in the backward's arguments, then the saved forward values.
+        from_forward = set(bw_of_fwd.values())
+        bw.inputs = [v for v in bw.inputs if v not in from_forward] + [bw_of_fwd[fv] for fv in saved_values]
+        return bw, saved_values, kept_inputs
+
+
+def compile(  # noqa: A001 - torch.compile's name
+        model: Any = None, *, fullgraph: bool = False, dynamic: bool | None = None, backend: Any = "inductor",
+        mode: str | None = None, options: dict[str, Any] | None = None, disable: bool = False) -> Any:
+    """Compile a function or module, as ``torch.compile``: ``@retrograd.compile``,
+    ``retrograd.compile(fn)``, ``retrograd.compile(module)``. ``backend``, ``mode`` and ``options``
+    are accepted (there is one backend: generated NumPy); ``dynamic`` is accepted, and shapes are
+    always specialised (a new shape compiles a new variant).
+
+    >>> import retrograd as rg
+    >>> @rg.compile
+    ... def f(x):
+    ...     return (x * x).sum()
+    >>> f(rg.tensor([1.0, 2.0])).item(), f(rg.tensor([3.0, 4.0])).item()
+    (5.0, 25.0)
+    """
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                 options=options, disable=disable)
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic)
+    if not callable(model):
+        raise RuntimeError(f"fullgraph={fullgraph}: compile() expects a callable or nn.Module, got {type(model).__name__}")
+    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic)
+
+
+class OptimizedModule(Module):
+    """``retrograd.compile(module)``: a module whose forward is compiled; its parameters are the
+    original module's (``_orig_mod``), as torch.compile's OptimizedModule.
+
+    >>> import retrograd as rg
+    >>> lin = rg.nn.Linear(2, 1)
+    >>> m = rg.compile(lin)
+    >>> m._orig_mod is lin, [n for n, _ in m.named_parameters()]
+    (True, ['_orig_mod.weight', '_orig_mod.bias'])
+    """
+
+    def __init__(self, mod: Module, *, fullgraph: bool = False, dynamic: bool | None = None) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", CompiledFunction(mod, fullgraph=fullgraph, dynamic=dynamic, module=mod))
+        object.__setattr__(self, "training", mod.training)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._compiled(*args, **kwargs)
+
+    @property
+    def code(self) -> str:
+        """The generated source of the latest compiled variant."""
+        return self._compiled.code
+
+    def train(self, mode: bool = True) -> OptimizedModule:
+        self._orig_mod.train(mode)
+        object.__setattr__(self, "training", mode)
+        return self
+
+
+@dataclass
+class BreakReason:
+    """One graph break, as torch._dynamo's GraphCompileReason: ``.reason``."""
+
+    reason: str
+
+
+@dataclass
+class ExplainOutput:
+    """What ``explain(fn)(*args)`` returns, shaped as ``torch._dynamo.explain``'s."""
+
+    graphs: list[str]
+    graph_count: int
+    graph_break_count: int
+    break_reasons: list[BreakReason]
+    op_count: int
+    ops_per_graph: list[list[str]]
+    compile_times: list[float]
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        lines += [f"  Break Reason {i + 1}: {b.reason}" for i, b in enumerate(self.break_reasons)]
+        return "\n".join(lines)
+
+
+def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
+    """``explain(fn)(*args)``: trace ``fn`` on the arguments and list its graphs and breaks.
+
+    >>> import retrograd as rg
+    >>> out = explain(lambda x: x * 2 if x.sum() > 0 else x)(rg.ones(2))
+    >>> out.graph_count, out.graph_break_count
+    (0, 1)
+    """
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        compiled = CompiledFunction(fn)
+        compiled(*args, **kwargs)
+        variant = compiled.last_variant
+        graphs = [variant.code] if variant is not None else []
+        ops = [variant.op_names] if variant is not None else []
+        return ExplainOutput(graphs, len(graphs), len(compiled.breaks), [BreakReason(r) for r in compiled.breaks],
+                             sum(len(o) for o in ops), ops, compiled.compile_times)
+
+    return run

@@ -1,0 +1,193 @@
+"""Code generation: a ``Graph`` as one straight-line Python function calling NumPy directly.
+
+Passes, in order: common subexpressions merged (an identical pure call on the same arguments),
+dead calls removed (nothing the outputs need), then buffers planned: the output of an
+elementwise ufunc that never leaves the function (not an output, read only by other
+elementwise ufuncs) is written with ``out=`` into a buffer allocated once and reused by every
+later call; a buffer whose value is read for the last time by the call writing the next one is
+reused by it, so a chain of elementwise ops runs in place. Buffers are taken from a pool at the
+start of a call and put back at its end, so two threads (or a re-entrant call) never share one.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .graph import Call, Graph, ParamRef
+
+_counter = [0]
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray"))
+_GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
+
+
+def _literal(value: Any) -> str | None:
+    """``repr(value)`` when that is Python source that evaluates back to it exactly."""
+    t = type(value)
+    if value is None or t is bool or t is int or t is str:
+        return repr(value)
+    if t is float and math.isfinite(value):
+        return repr(value)
+    if t is tuple and all(_literal(v) is not None for v in value):
+        return repr(value)
+    return None
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in for a param or constant, equal only for equal values of one type."""
+    if _literal(value) is not None:
+        return (type(value), value)
+    return ("id", id(value))
+
+
+def _elementwise(call: Call) -> bool:
+    fn = call.fn
+    return (isinstance(fn, np.ufunc) and fn.nout == 1 and fn.nin == len(call.args) and not call.params
+            and not call.multi)
+
+
+def optimise(graph: Graph) -> list[Call]:
+    """The graph's calls after CSE and dead-code removal (the graph itself is not changed)."""
+    canon: dict[int, int] = {}
+    seen: dict[Any, list[int]] = {}
+    calls: list[Call] = []
+    for call in graph.calls:
+        args = [canon.get(a, a) if isinstance(a, int) else a for a in call.args]
+        params = tuple(ParamRef(canon.get(p.v, p.v)) if type(p) is ParamRef else p for p in call.params)
+        c = Call(call.fn, call.label, args, params, list(call.outs), call.multi, dict(call.casts), call.pure)
+        if c.pure:
+            key = (id(c.fn), tuple(a if isinstance(a, int) else _freeze(graph.consts[a[1]]) for a in args),
+                   tuple(p if type(p) is ParamRef else _freeze(p) for p in c.params), tuple(sorted((k, str(v)) for k, v in c.casts.items())))
+            previous = seen.get(key)
+            if previous is not None:
+                for o, p in zip(c.outs, previous):
+                    canon[o] = p
+                continue
+            seen[key] = c.outs
+        calls.append(c)
+    outputs = [canon.get(v, v) for v in graph.outputs]
+    graph.outputs = outputs
+    needed = set(outputs)
+    kept: list[Call] = []
+    for c in reversed(calls):
+        if any(o in needed for o in c.outs):
+            kept.append(c)
+            needed.update(a for a in c.args if isinstance(a, int))
+            needed.update(p.v for p in c.params if type(p) is ParamRef)
+    kept.reverse()
+    return kept
+
+
+def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
+    """Source and function for ``graph``: ``fn(*inputs) -> tuple(outputs)``."""
+    calls = optimise(graph)
+    namespace: dict[str, Any] = {"_asarray": np.asarray}
+    fn_names: dict[int, str] = {}
+    outputs = set(graph.outputs)
+
+    # Consumers, last uses, and which values may live in reusable buffers.
+    readers: dict[int, list[int]] = {}
+    for i, c in enumerate(calls):
+        for a in (*c.args, *(p.v for p in c.params if type(p) is ParamRef)):
+            if isinstance(a, int):
+                readers.setdefault(a, []).append(i)
+    last_use = {v: r[-1] for v, r in readers.items()}
+    buffered: dict[int, int] = {}  # value -> buffer number
+    buffer_meta: list[tuple[tuple[int, ...], Any]] = []
+    free: dict[tuple[Any, ...], list[int]] = {}
+    for i, c in enumerate(calls):
+        dying = []  # buffers of values read for the last time by this call
+        for a in c.args:
+            if isinstance(a, int) and a in buffered and last_use.get(a) == i and buffered[a] not in dying:
+                dying.append(buffered[a])
+        chosen = None
+        if _elementwise(c):
+            v = c.outs[0]
+            meta = graph.meta[v]
+            if (v not in outputs and v in readers and meta[1] is not None
+                    and all(_elementwise(calls[r]) for r in readers[v])):
+                key = (meta[0], str(meta[1]))
+                for b in dying:  # write in place over an input read for the last time
+                    if (buffer_meta[b][0], str(buffer_meta[b][1])) == key:
+                        chosen = b
+                        break
+                if chosen is None and free.get(key):
+                    chosen = free[key].pop()
+                if chosen is None:
+                    chosen = len(buffer_meta)
+                    buffer_meta.append(meta)
+                buffered[v] = chosen
+        for b in dying:
+            if b != chosen:
+                free.setdefault((buffer_meta[b][0], str(buffer_meta[b][1])), []).append(b)
+
+    lines = [f"def {name}({', '.join(f'v{v}' for v in graph.inputs)}):"]
+    if buffer_meta:
+        pool: list[tuple[np.ndarray, ...]] = []
+        metas = list(buffer_meta)
+        namespace["_pool"] = pool
+        namespace["_alloc"] = lambda: tuple(np.empty(shape, dtype) for shape, dtype in metas)
+        names = ", ".join(f"b{k}" for k in range(len(buffer_meta)))
+        lines.append(f"    _bufs = _pool.pop() if _pool else _alloc()  # {len(buffer_meta)} buffers, reused across calls")
+        lines.append(f"    {names}{',' if len(buffer_meta) == 1 else ''} = _bufs")
+    for c in calls:
+        fname = fn_names.get(id(c.fn))
+        if fname is None:
+            base = getattr(c.fn, "__name__", "fn")
+            fname = base if base.isidentifier() else "fn"
+            if fname in namespace or fname in _RESERVED or fname == name or _GENERATED_NAME.fullmatch(fname):
+                fname = f"{fname}_{len(fn_names)}"
+            fn_names[id(c.fn)] = fname
+            namespace[fname] = c.fn
+        args = []
+        for k, a in enumerate(c.args):
+            if isinstance(a, int):
+                text = f"v{a}"
+            else:
+                value = graph.consts[a[1]]
+                text = _literal(value) or f"k{a[1]}"
+                if text == f"k{a[1]}":
+                    namespace[text] = value
+            if k in c.casts:
+                dname = f"dt_{np.dtype(c.casts[k]).name}"
+                namespace[dname] = np.dtype(c.casts[k])
+                text = f"{text}.astype({dname})"
+            args.append(text)
+        for j, p in enumerate(c.params):
+            if type(p) is ParamRef:
+                args.append(f"v{p.v}")
+                continue
+            literal = _literal(p)
+            if literal is None:
+                literal = f"p{len(namespace)}_{j}"
+                namespace[literal] = p
+            text = literal
+            args.append(text)
+        if c.outs and c.outs[0] in buffered:
+            args.append(f"out=b{buffered[c.outs[0]]}")
+        target = ", ".join(f"v{o}" for o in c.outs) + ("," if c.multi and len(c.outs) == 1 else "")
+        call = f"{fname}({', '.join(args)})"
+        if not c.multi and graph.meta[c.outs[0]][0] == () and c.outs[0] not in buffered:
+            call = f"_asarray({call})"  # a ufunc returns a NumPy scalar for 0-d operands; ops get arrays
+        lines.append(f"    {target} = {call}  # {c.label}")
+        if c.multi:
+            for o in c.outs:
+                if graph.meta[o][0] == ():
+                    lines.append(f"    v{o} = _asarray(v{o})")
+    if buffer_meta:
+        lines.append("    _pool.append(_bufs)")
+    rets = []
+    for v in graph.outputs:
+        rets.append(f"v{v}")
+    lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    source = "\n".join(lines) + "\n"
+    _counter[0] += 1
+    filename = f"<retrograd compiled: {name} #{_counter[0]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated source
+    return source, namespace[name]

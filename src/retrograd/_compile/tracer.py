@@ -1,0 +1,309 @@
+"""Tracing: run the function once, eagerly, and record every op-table call into a ``Graph``.
+
+How the calls are seen without costing the eager paths anything: every dispatch path of
+``ops/op.py`` (``unary``, ``binary``, ``ternary``, ``prerun``, ``apply_generic``) asks
+``INFERENCE_CONTEXTS[0] and STATE.inference`` once per call, after its forward has run and
+before it records a node. While a trace runs, ``INFERENCE_CONTEXTS[0]`` is raised and
+``ops.op``'s global ``STATE`` is a stand-in whose ``inference`` reads the asking path's frame
+(its op, inputs, params and result) into the graph, then answers as the real state would. Only
+the tracing thread is recorded; other threads see the real state. The eager paths are
+unchanged: nothing is read or called there unless a trace is running.
+
+``ops.inplace``'s ``STATE`` gets a stand-in too, so that an in-place op on a traced tensor is a
+graph break, and ``Tensor.item``/``tolist``/``numpy``/``__bool__``... are wrapped for the
+trace's duration, so that reading a traced value into Python is one (with the reason).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..autograd import grad_mode
+from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
+from ..ops import elementwise as _elementwise
+from ..ops import inplace as _inplace
+from ..ops import op as _op
+from ..tensor import Tensor
+from .graph import Call, Graph, ParamRef
+
+_PATHS = frozenset(("unary", "binary", "ternary", "prerun", "apply_generic"))
+_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "poisson")
+_TRACE_LOCK = threading.RLock()
+# Forwards whose ``alpha=1`` case is exactly a ufunc (their source says so): traced as the ufunc.
+_ALPHA_ONE = {"add": (_elementwise._add, np.add), "sub": (_elementwise._sub, np.subtract)}  # one trace at a time (they swap module globals)
+
+
+class GraphBreak(Exception):
+    """Raised under ``fullgraph=True`` where a trace meets what it cannot record."""
+
+
+class Tracer:
+    """Records op calls of the tracing thread into ``self.graph``; values are keyed by the
+    identity of their NumPy arrays (kept alive in ``self.keep`` so identities stay unique)."""
+
+    def __init__(self, fullgraph: bool) -> None:
+        self.fullgraph = fullgraph
+        self.thread = threading.get_ident()
+        self.graph = Graph()
+        self.values: dict[int, int] = {}  # id(array) -> value, in the current graph
+        self.keep: list[Any] = []
+        self.breaks: list[str] = []
+        self.outer: Callable[[Any], int | None] | None = None  # resolves arrays of an enclosing graph
+        self.captured: dict[int, Tensor] = {}  # id(tensor) -> tensors the function may read (closure, globals)
+        self.lifted: list[Tensor] = []  # captured tensors that became graph inputs, in order
+        self.recorded: set[int] = set()  # id(result tensor) already recorded (a path may ask twice)
+        self.op_results: list[Tensor] = []  # every traced op's output tensors, in order
+        self.allow_fill_constants = False  # backward: float zeros made outside the op table are constants
+
+    # -- values ----------------------------------------------------------------------------
+    def add_input(self, array: Any) -> int:
+        v = self.graph.new_value(array)
+        self.graph.inputs.append(v)
+        self.values[id(array)] = v
+        self.keep.append(array)
+        return v
+
+    def resolve(self, x: Any, op_name: str) -> Any:
+        """An op argument as a graph reference (a value or a constant), or None after a break."""
+        if not isinstance(x, Tensor):
+            return self.graph.const(x)
+        data = x._data
+        v = self.values.get(id(data))
+        if v is not None:
+            return v
+        if self.outer is not None:
+            v = self.outer(data)
+            if v is not None:
+                return v
+        captured = self.captured.get(id(x))
+        if captured is not None:
+            self.lifted.append(captured)
+            return self.add_input(data)
+        if self.allow_fill_constants and data.dtype.kind in "fc" and not data.any():
+            # Zeros of a float dtype made inside a backward rule (a missing output's gradient, a
+            # scatter's base) are constants; any other array made there from data (a mask, a
+            # count) would be a stale copy of this trace's values, so it breaks the graph.
+            return self.graph.const(data)
+        self.graph_break(f"op {op_name!r} reads a tensor made outside the traced ops "
+                         "(a factory, random numbers, or a tensor the function does not take)")
+        return None
+
+    def graph_break(self, reason: str) -> None:
+        if reason not in self.breaks:
+            self.breaks.append(reason)
+        if self.fullgraph:
+            raise GraphBreak(reason)
+
+    def is_traced(self, t: Tensor) -> bool:
+        return id(t._data) in self.values or (self.outer is not None and self.outer(t._data) is not None)
+
+    # -- the hook --------------------------------------------------------------------------
+    def on_call(self, frame: Any) -> None:
+        """Read one dispatch path's frame: op, inputs, params, outputs."""
+        if self.breaks:
+            return  # the rest runs eagerly anyway
+        loc = frame.f_locals
+        name = frame.f_code.co_name
+        op = loc.get("op")
+        if op is None:
+            op = loc["node_cls"]._op
+        params = tuple(loc.get("params") or ())
+        if name == "apply_generic":
+            inputs = tuple(loc["inputs"])
+            outputs = tuple(loc["outputs"])
+        else:
+            if name == "binary":
+                inputs = (loc["a"], loc["b"])
+            elif name == "ternary":
+                inputs = (loc["a"], loc["b"], loc["c"])
+            else:
+                inputs = (loc["x"],)
+            outputs = (loc["result"],)
+        if id(outputs[0]) in self.recorded:
+            return
+        self.recorded.add(id(outputs[0]))
+        self.record(op, inputs, params, outputs)
+
+    def record(self, op: Any, inputs: tuple[Any, ...], params: tuple[Any, ...], outputs: tuple[Tensor, ...]) -> None:
+        args = []
+        for x in inputs:
+            ref = self.resolve(x, op.name)
+            if ref is None:
+                return
+            args.append(ref)
+        casts = self._casts(op, inputs, params, args)
+        if casts is None:
+            return
+        if any(isinstance(p, np.ndarray) for p in params):
+            refs: list[Any] = []
+            for p in params:
+                if isinstance(p, np.ndarray):
+                    v = self.values.get(id(p))
+                    if v is None and self.outer is not None:
+                        v = self.outer(p)
+                    if v is None:
+                        self.graph_break(f"op {op.name!r} takes an array made outside the traced ops")
+                        return
+                    refs.append(ParamRef(v))
+                else:
+                    refs.append(p)
+            params = tuple(refs)
+        outs = []
+        for o in outputs:
+            data = o._data
+            known = self.values.get(id(data))
+            if known is None:
+                known = self.graph.new_value(data)
+                self.values[id(data)] = known
+                self.keep.append(data)
+            outs.append(known)
+        self.op_results.extend(outputs)
+        pure = not any(word in op.name for word in _RANDOM_WORDS)
+        fn = op.forward
+        if len(params) == 1 and type(params[0]) is int and params[0] == 1 and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
+            fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
+        self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
+
+    def _casts(self, op: Any, inputs: tuple[Any, ...], params: tuple[Any, ...], args: list[Any]) -> dict[int, Any] | None:
+        """What ``forward_arrays`` does to the arrays before the forward (casts, wrapped ints),
+        found by running its steps on the traced values: casts of tensors, changed constants."""
+        arrays = [x._data if isinstance(x, Tensor) else x for x in inputs]
+        before = list(arrays)
+        rule = op.dtype_rule
+        if rule != "same":
+            if rule == "float_unary":
+                if arrays[0].dtype.kind not in "fc":
+                    arrays[0] = arrays[0].astype(grad_mode_default_dtype())
+            else:
+                _op._cast_arrays(op, inputs, params, arrays)
+        elif len(arrays) == 2 and (type(arrays[1]) is int or type(arrays[0]) is int):
+            _op._wrap_int_operand(arrays)
+        casts: dict[int, Any] = {}
+        for i, (a, b) in enumerate(zip(before, arrays)):
+            if a is b:
+                continue
+            if isinstance(inputs[i], Tensor):
+                casts[i] = b.dtype
+            else:
+                args[i] = self.graph.const(b)
+        # A float number beside a float array reaches ufuncs as a 0-d array of its dtype, as the
+        # binary path passes it (the same values, and NumPy runs it faster).
+        if len(arrays) == 2 and isinstance(inputs[0], Tensor) and type(arrays[1]) is float \
+                and arrays[0].dtype.kind == "f" and isinstance(op.forward, np.ufunc):
+            scalar = _op.scalar_array(arrays[1], arrays[0].dtype)
+            if isinstance(scalar, np.ndarray):
+                args[1] = self.graph.const(scalar)
+        return casts
+
+
+def grad_mode_default_dtype() -> Any:
+    from .._dtype import get_default_dtype
+
+    return get_default_dtype().np
+
+
+class _TracingState:
+    """Stands in for ``STATE`` in ``ops.op`` while a trace runs (see the module docstring)."""
+
+    def __init__(self, tracer: Tracer, real: Any) -> None:
+        object.__setattr__(self, "_tracer", tracer)
+        object.__setattr__(self, "_real", real)
+
+    @property
+    def inference(self) -> bool:
+        tracer = self._tracer
+        if threading.get_ident() == tracer.thread:
+            frame = sys._getframe(1)
+            if frame.f_code.co_name in _PATHS:
+                try:
+                    tracer.on_call(frame)
+                except GraphBreak:
+                    raise
+                except Exception as error:  # noqa: BLE001 - the eager op must not fail because of the trace
+                    tracer.graph_break(f"retrograd.compile could not record a call: {error!r}")
+        return self._real.inference  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._real, name, value)
+
+
+class _InplaceState:
+    """Stands in for ``STATE`` in ``ops.inplace``: an in-place op of the tracing thread on a
+    traced tensor is a graph break."""
+
+    def __init__(self, tracer: Tracer, real: Any) -> None:
+        object.__setattr__(self, "_tracer", tracer)
+        object.__setattr__(self, "_real", real)
+
+    @property
+    def grad_enabled(self) -> bool:
+        tracer = self._tracer
+        if threading.get_ident() == tracer.thread and not tracer.breaks:
+            frame = sys._getframe(1)
+            target = frame.f_locals.get("self")
+            if not isinstance(target, Tensor):
+                args = frame.f_locals.get("args")
+                target = args[0] if args else None
+            if isinstance(target, Tensor) and tracer.is_traced(target):
+                op, caller = None, frame  # type: Any, Any  # the in-place op is a local of a caller in ops/inplace.py
+                while op is None and caller is not None and caller.f_code.co_filename == frame.f_code.co_filename:
+                    op = caller.f_locals.get("op")
+                    caller = caller.f_back
+                label = getattr(op, "name", frame.f_code.co_name)
+                tracer.graph_break(f"in-place op {label!r} writes to a traced tensor")
+        return self._real.grad_enabled  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._real, name, value)
+
+
+# Tensor methods that hand a traced value to Python: each is a graph break while tracing.
+_READS = ("item", "tolist", "numpy", "__array__", "__bool__", "__float__", "__int__", "__index__", "__complex__")
+
+
+def _reader(tracer: Tracer, name: str, original: Any) -> Any:
+    label = f"Tensor.{name}()" if not name.startswith("__") else {"__bool__": "Python control flow on a tensor "
+                                                                  "value (Tensor.__bool__)"}.get(name, f"Tensor.{name}")
+
+    def read(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == tracer.thread and tracer.is_traced(self):
+            tracer.graph_break(f"{label} reads a traced value into Python")
+        return original(self, *args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+@contextmanager
+def tracing(tracer: Tracer) -> Iterator[None]:
+    """Install the tracer's stand-ins for the duration of a trace."""
+    with _TRACE_LOCK:
+        originals = {name: Tensor.__dict__[name] for name in _READS if name in Tensor.__dict__}
+        op_state, inplace_state = _op.STATE, _inplace.STATE
+        try:
+            _op.STATE = _TracingState(tracer, STATE)  # type: ignore[assignment]
+            _inplace.STATE = _InplaceState(tracer, STATE)  # type: ignore[assignment]
+            for name, method in originals.items():
+                setattr(Tensor, name, _reader(tracer, name, method))
+            with grad_mode._contexts_lock:
+                INFERENCE_CONTEXTS[0] += 1
+            yield
+        finally:
+            with grad_mode._contexts_lock:
+                INFERENCE_CONTEXTS[0] -= 1
+            for name, method in originals.items():
+                setattr(Tensor, name, method)
+            _op.STATE = op_state
+            _inplace.STATE = inplace_state  # type: ignore[assignment]
