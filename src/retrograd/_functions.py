@@ -791,6 +791,47 @@ def rnn_relu(*args: Any) -> Any:
     return rnn.rnn_relu(*args)
 
 
+# -- strided views (ops/strided.py, loaded on first call) ----------------------------------------
+
+
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """A view of ``input``'s storage with the given sizes, strides and (absolute) storage offset.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided(rg.arange(6.0), (2, 2), (1, 2), 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    from .ops import strided
+
+    return strided.as_strided(input, size, stride, storage_offset)
+
+
+def as_strided_(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """``input.as_strided_(size, stride, storage_offset)``: the tensor itself takes the geometry.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided_(rg.arange(6.0), (3,), (2,))
+    tensor([0., 2., 4.])
+    """
+    from .ops import strided
+
+    return strided.as_strided_(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # noqa: A002
+                       storage_offset: Any = None) -> Tensor:
+    """A contiguous copy of ``input`` with ``src`` written into its ``as_strided`` view.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided_scatter(rg.zeros(3), rg.ones(1), (1,), (1,), 2)
+    tensor([0., 0., 1.])
+    """
+    from .ops import strided
+
+    return strided.as_strided_scatter(input, src, size, stride, storage_offset)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__
