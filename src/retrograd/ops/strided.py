@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
-from .inplace import OVERLAP_ERROR, check_inplace
+from .inplace import OVERLAP_ERROR, _dense, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
 from .shape import _squeeze_dims, put_positions, take_positions
@@ -243,10 +243,17 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None
     return _inplace_view(self, as_strided_inplace, args, "as_strided_")
 
 
+def _scatter_copy(x: np.ndarray) -> np.ndarray:
+    """PyTorch's copy for ``as_strided_scatter``: a dense input keeps its layout, others are made
+    contiguous; the geometry then addresses this copy's storage."""
+    return np.empty_like(x, order="K") if _dense(x) else np.empty(x.shape, x.dtype)
+
+
 def _as_strided_scatter_forward(x: np.ndarray, src: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
                                 storage_offset: int, positions: np.ndarray) -> np.ndarray:
-    out = np.array(x, order="C")
-    out.reshape(-1)[positions] = src.reshape(-1)
+    out = _scatter_copy(x)
+    out[...] = x
+    storage_of(out)[0][_positions(size, stride, storage_offset)] = src.reshape(-1)
     return out
 
 
@@ -289,6 +296,11 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # no
     positions = _positions(size, stride, offset)
     if np.unique(positions).size != positions.size:
         raise RuntimeError(OVERLAP_ERROR)
+    # The backward addresses the gradient in C order: each storage position's C-order index.
+    layout = _scatter_copy(data)
+    c_index = np.empty(data.size, np.int64)
+    c_index[_positions(data.shape, _elem_strides(layout), 0)] = np.arange(data.size)
+    positions = c_index[positions]
     if src._data.dtype != data.dtype:
         src = src.to(input.dtype)
     return apply(as_strided_scatter_op, (input, src, size, stride, offset, positions))  # type: ignore[no-any-return]
