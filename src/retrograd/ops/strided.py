@@ -21,10 +21,10 @@ import numpy as np
 
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
-from .inplace import OVERLAP_ERROR, _dense, check_inplace
+from .inplace import OVERLAP_ERROR, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
-from .shape import _squeeze_dims, put_positions, take_positions
+from .shape import _squeeze_dims, put_positions
 
 _make = Tensor._make
 
@@ -134,9 +134,9 @@ def _as_strided_forward(x: np.ndarray, size: tuple[int, ...], stride: tuple[int,
                         geometry: Any) -> np.ndarray:
     item = x.itemsize
     byte_strides = tuple(s * item for s in stride)
-    if 0 in size:  # nothing is read: a view of no memory
-        return np.lib.stride_tricks.as_strided(x, size, byte_strides)
     store, _ = storage_of(x)
+    if 0 in size:  # nothing is read: a view of no memory (an offset past the end is allowed)
+        return np.lib.stride_tricks.as_strided(store[min(storage_offset, store.size):], size, byte_strides)
     return np.lib.stride_tricks.as_strided(store[storage_offset:], size, byte_strides,
                                            writeable=store.flags.writeable)
 
@@ -243,32 +243,57 @@ def as_strided_(self: Tensor, size: Any, stride: Any, storage_offset: Any = None
     return _inplace_view(self, as_strided_inplace, args, "as_strided_")
 
 
-def _scatter_copy(x: np.ndarray) -> np.ndarray:
-    """PyTorch's copy for ``as_strided_scatter``: a dense input keeps its layout, others are made
-    contiguous; the geometry then addresses this copy's storage."""
-    return np.empty_like(x, order="K") if _dense(x) else np.empty(x.shape, x.dtype)
+def _scatter_layout(x: np.ndarray) -> tuple[tuple[int, ...], int]:
+    """The strides (in elements) and storage length of PyTorch's copy for ``as_strided_scatter``:
+    the input's own strides (a strided input leaves gaps in the copy's storage), contiguous for
+    an input that overlaps itself; the geometry then addresses this copy's storage."""
+    strides = _elem_strides(x)
+    if not x.size or any(s < 0 for s in strides) or not _non_overlapping(x.shape, strides):
+        strides = tuple(int(s) for s in np.cumprod((1,) + x.shape[:0:-1])[::-1]) if x.ndim else ()
+    return strides, (sum((n - 1) * s for n, s in zip(x.shape, strides)) + 1 if x.size else 0)
+
+
+def _non_overlapping(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    reach = 0
+    for s, n in sorted((s, n) for s, n in zip(strides, shape) if n > 1):
+        if s <= reach:
+            return False
+        reach += s * (n - 1)
+    return True
 
 
 def _as_strided_scatter_forward(x: np.ndarray, src: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
-                                storage_offset: int, positions: np.ndarray) -> np.ndarray:
-    out = _scatter_copy(x)
+                                storage_offset: int, geometry: Any, covered: np.ndarray) -> np.ndarray:
+    (shape, strides, _), region = geometry
+    store = np.zeros(max(_layout_storage(shape, strides), region_end(region)), x.dtype)
+    out = np.lib.stride_tricks.as_strided(store, shape, tuple(s * x.itemsize for s in strides))
     out[...] = x
-    storage_of(out)[0][_positions(size, stride, storage_offset)] = src.reshape(-1)
+    store[_positions(*region)] = src.reshape(-1)
     return out
+
+
+def _layout_storage(shape: Sequence[int], strides: Sequence[int]) -> int:
+    return sum((n - 1) * s for n, s in zip(shape, strides)) + 1 if all(shape) else 0
+
+
+def region_end(region: Any) -> int:
+    size, stride, offset = region
+    return offset + _layout_storage(size, stride) if all(size) else 0
 
 
 as_strided_scatter_op = Op(
     "as_strided_scatter", _as_strided_scatter_forward, node="AsStridedScatterBackward0", inputs=("self", "src"),
-    params=("size", "stride", "storage_offset", "positions"), saved=("size", "storage_offset", "stride"),
-    grads=(lambda grad, src_shape, src_dtype, positions: put_positions(
-        grad, _make(np.zeros(src_shape, src_dtype)), positions.reshape(src_shape)),
-        lambda grad, src_shape, positions: take_positions(grad, positions.reshape(src_shape))))
+    params=("size", "stride", "storage_offset", "geometry", "covered"), saved=("size", "storage_offset", "stride"),
+    # ``input``'s gradient: the output's gradient where the region does not cover it; ``src``'s:
+    # the output's gradient read through the region (none where the copy's gaps hide it).
+    grads=(lambda grad, covered: put_positions(grad, _make(np.zeros(covered.shape, grad._data.dtype)), covered),
+           lambda grad, geometry: as_strided_adjoint(grad, geometry)))
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # noqa: A002
                        storage_offset: Any = None) -> Tensor:
-    """A copy of ``input`` (contiguous) with ``src`` written into ``as_strided(size, stride,
-    storage_offset)`` of it.
+    """A copy of ``input`` with ``src`` written into ``as_strided(size, stride, storage_offset)``
+    of the copy (which has ``input``'s strides).
 
     >>> import retrograd as rg
     >>> rg.as_strided_scatter(rg.zeros(4), rg.ones(2), (2,), (2,))
@@ -289,21 +314,21 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # no
         raise TypeError(f"{fname}(): argument 'storage_offset' (position 5) must be int, not "
                         f"{type(storage_offset).__name__}")
     data = input._data
-    _check_geometry(size, stride, offset, data.nbytes, data.itemsize)
+    strides, storage = _scatter_layout(data)
+    _check_geometry(size, stride, offset, storage * data.itemsize, data.itemsize)
     if tuple(src._data.shape) != size:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
                            f"{_shape_str(src._data.shape)}, slice size = {_shape_str(size)}")
     positions = _positions(size, stride, offset)
     if np.unique(positions).size != positions.size:
         raise RuntimeError(OVERLAP_ERROR)
-    # The backward addresses the gradient in C order: each storage position's C-order index.
-    layout = _scatter_copy(data)
-    c_index = np.empty(data.size, np.int64)
-    c_index[_positions(data.shape, _elem_strides(layout), 0)] = np.arange(data.size)
-    positions = c_index[positions]
+    out_positions = _positions(data.shape, strides, 0)
+    covered = np.flatnonzero(np.isin(out_positions, positions))  # C-order indices the region overwrites
+    geometry = ((data.shape, strides, 0), (size, stride, offset))
     if src._data.dtype != data.dtype:
         src = src.to(input.dtype)
-    return apply(as_strided_scatter_op, (input, src, size, stride, offset, positions))  # type: ignore[no-any-return]
+    return apply(as_strided_scatter_op, (input, src, size, stride, offset, geometry,  # type: ignore[no-any-return]
+                                         covered))
 
 
 # -- in-place view ops --------------------------------------------------------------------------
