@@ -2031,4 +2031,17 @@ Tensor.storage_offset = _storage_offset  # type: ignore[attr-defined]
 for _name in ("as_strided_", "as_strided_scatter", "t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_",
               "unsqueeze_"):
     setattr(Tensor, _name, _strided_method(_name))
+
+
+def _inplace_more_method(name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Any:
+        return getattr(_ops.inplace_more, name)(self, other)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}``: PyTorch's in-place op (``retrograd/ops/inplace_more.py``)."
+    return method
+
+
+for _name in ("eq_", "ne_", "not_equal_", "floor_divide_", "heaviside_"):
+    setattr(Tensor, _name, _inplace_more_method(_name))
 del _name
