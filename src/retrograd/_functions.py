@@ -832,6 +832,18 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # no
     return strided.as_strided_scatter(input, src, size, stride, storage_offset)
 
 
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
+    """``input.resize_as_(the_template)``.
+
+    >>> import retrograd as rg
+    >>> rg.resize_as_(rg.arange(3.0), rg.ones(2))
+    tensor([0., 1.])
+    """
+    from .ops import strided
+
+    return strided.resize_as_(input, the_template)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

@@ -2029,7 +2029,7 @@ def _strided_method(name: str) -> Any:
 Tensor.as_strided = _as_strided  # type: ignore[attr-defined]
 Tensor.storage_offset = _storage_offset  # type: ignore[attr-defined]
 for _name in ("as_strided_", "as_strided_scatter", "t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_",
-              "unsqueeze_"):
+              "unsqueeze_", "resize_", "resize_as_", "resize", "resize_as"):
     setattr(Tensor, _name, _strided_method(_name))
 
 

@@ -523,6 +523,11 @@ OPS: list[OpInfo] = [
     OpInfo("as_strided_", lambda lib, a, size, stride, offset: a.clone().as_strided_(size, stride, offset),
            lambda rng: [Sample((uniform(rng, 6), (2, 2), (1, 1), 1), name="overlapping"),
                         Sample((uniform(rng, 2, 3), (3,), (2,), 0), name="every other")]),
+    # resize_ refuses tensors that require grad: values only
+    OpInfo("resize_as_", lambda lib, a, b: lib.resize_as_(a.clone(), b),
+           lambda rng: [Sample((uniform(rng, 6), uniform(rng, 2, 2)), grad=(False, False), name="smaller"),
+                        Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)), grad=(False, False), name="same numel")],
+           gradcheck=False),
 ]
 
 

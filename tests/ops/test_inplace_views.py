@@ -236,3 +236,95 @@ def test_inplace_comparison_errors_are_pytorchs(torch: Any, case: Any) -> None:
     mine, ref = outcome(lambda: case(rg)), outcome(lambda: case(torch))
     assert mine[0] != "ok"
     assert mine == ref
+
+
+# -- resize_, resize_as_, resize, resize_as ----------------------------------------------------------
+
+
+def _resizes(lib: Any) -> Any:
+    out = []
+    x = lib.arange(6.0)
+    returned = x.resize_(2, 2)
+    out.append((returned is x, x.tolist(), x._version, x.stride()))
+    x.resize_((3, 2))
+    out.append((x.tolist(), x._version))
+    x.resize_(3, 2)  # the same sizes: nothing happens, no new version
+    out.append(x._version)
+    base = lib.arange(6.0)
+    y = base[1:3]
+    y.resize_(4)  # contiguous from its storage offset: reaches the base's later elements
+    out.append((y.tolist(), base.tolist(), y.storage_offset()))
+    x = lib.arange(6.0)
+    x.resize_(2, 3).t_()
+    x.resize_(3, 2)
+    out.append((x.tolist(), x.stride()))
+    x = lib.arange(6.0)
+    x.resize_(8)
+    out.append((list(x.shape), x[:6].tolist()))
+    x = lib.arange(6.0)
+    out.append((x.resize_(0).tolist(), x.resize_(2).tolist(), list(x.resize_([]).shape)))
+    x = lib.arange(4.0)
+    out.append((x.resize_as_(lib.ones(2, 2)).tolist(), x._version, lib.resize_as_(lib.ones(3), lib.ones(1)).tolist()))
+    return out
+
+
+def test_resize_in_place_matches_pytorch(torch: Any) -> None:
+    assert _resizes(rg) == _resizes(torch)
+
+
+def _legacy_resize(lib: Any) -> Any:
+    a = lib.arange(6.0, requires_grad=True)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        r = a.resize(2, 3)
+    out = [_names(r.grad_fn), r._base is a, r.stride()]
+    r.backward(lib.arange(6.0).view(2, 3))
+    out.append(a.grad.tolist())
+    b = lib.arange(6.0).view(2, 3).t()
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        r = b.resize(6)
+    out += [r.tolist(), r._base is b]
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        r = a.resize_as(lib.ones(3, 2))
+    out += [_names(r.grad_fn), list(r.shape)]
+    return out
+
+
+def test_legacy_resize_matches_pytorch(torch: Any) -> None:
+    assert _legacy_resize(rg) == _legacy_resize(torch)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.ones(2, requires_grad=True).resize_(3),
+    lambda lib: (lib.ones(2, requires_grad=True) * 2).resize_(3),
+    lambda lib: lib.ones(2).resize_(-1),
+    lambda lib: lib.ones(2).resize_(-2, 3),
+    lambda lib: lib.ones(2).resize_(2.0),
+    lambda lib: lib.ones(2).resize_((2.0,)),
+    lambda lib: lib.ones(2).resize_(2, 1.0),
+    lambda lib: lib.ones(2).resize_as_(3),
+    lambda lib: lib.ones(2, requires_grad=True).resize_as_(lib.ones(3)),
+])
+def test_resize_errors_are_pytorchs(torch: Any, case: Any) -> None:
+    mine, ref = outcome(lambda: case(rg)), outcome(lambda: case(torch))
+    assert mine[0] != "ok"
+    assert mine == ref
+
+
+@pytest.mark.filterwarnings("ignore:non-inplace")
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.ones(3).resize(2),
+    lambda lib: lib.ones(2, 3).resize(4, 2),
+    lambda lib: lib.ones(3).resize_as(lib.ones(2)),
+])
+def test_legacy_resize_errors_are_pytorchs(torch: Any, case: Any) -> None:
+    mine, ref = outcome(lambda: case(rg)), outcome(lambda: case(torch))
+    assert mine[0] != "ok"
+    assert mine == ref
+
+
+def test_resize_under_no_grad_still_refuses_a_tensor_that_requires_grad(torch: Any) -> None:
+    def run(lib: Any) -> Any:
+        with lib.no_grad():
+            return outcome(lambda: lib.ones(2, requires_grad=True).resize_(1))
+
+    assert run(rg) == run(torch)

@@ -448,3 +448,124 @@ def unsqueeze_(self: Tensor, dim: Any) -> Tensor:
     """
     d = normalize_dim(dim, self._data.ndim + 1)
     return _inplace_view(self, unsqueeze_inplace, (d,), "unsqueeze_")
+
+
+# -- resize_, resize_as_ and the deprecated resize/resize_as ---------------------------------------
+
+RESIZE_GRAD_ERROR = "cannot resize variables that require grad"
+
+
+def _resize_sizes(sizes: tuple[Any, ...], fname: str) -> tuple[int, ...]:
+    if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
+        return _int_tuple(sizes[0], fname, "size", 1)
+    for i, n in enumerate(sizes):
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(n).__name__}\"")
+    return tuple(int(n) for n in sizes)
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give the tensor these sizes, contiguous from its storage offset: the storage's elements are
+    kept in order, and it grows (with zeros) when it is too small.
+
+    >>> import retrograd as rg
+    >>> rg.arange(6.0).resize_(2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    size = _resize_sizes(sizes, "resize_")
+    if self._requires_grad:
+        raise RuntimeError(RESIZE_GRAD_ERROR)
+    if any(n < 0 for n in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    data = self._data
+    if size == data.shape:
+        return self
+    store, offset = storage_of(data)
+    numel = int(np.prod(size, dtype=np.int64))
+    if offset + numel > store.size:  # a bigger storage: PyTorch grows it in place, NumPy cannot
+        grown = np.zeros(offset + numel, data.dtype)
+        grown[:store.size] = store
+        store = grown
+        if self._base is not None:
+            self._base = None  # (its memory is its own now)
+    self._data = store[offset:offset + numel].reshape(size) if numel else \
+        np.lib.stride_tricks.as_strided(store[min(offset, store.size):], size, (0,) * len(size))
+    self._counter().bump("resize_")
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Any, memory_format: Any = None) -> Tensor:
+    """``resize_`` to the sizes of ``the_template``.
+
+    >>> import retrograd as rg
+    >>> rg.arange(4.0).resize_as_(rg.ones(2, 2)).shape
+    torch.Size([2, 2])
+    """
+    if not isinstance(the_template, Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                        f"{type(the_template).__name__}")
+    return resize_(self, the_template._data.shape)
+
+
+def _resize_function() -> Any:
+    from ..autograd.function import Function
+
+    class Resize(Function):
+        """PyTorch's legacy autograd resize: a new shape with the same number of elements."""
+
+        @staticmethod
+        def forward(ctx: Any, tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
+            numel = int(np.prod(sizes, dtype=np.int64))
+            if tensor._data.size != numel:
+                raise RuntimeError(
+                    f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the given "
+                    f"tensor has a size of {'x'.join(map(str, tensor._data.shape))} ({tensor._data.size} elements). "
+                    "autograd's resize can only change the shape of a given tensor, while preserving the number of "
+                    "elements. ")
+            ctx.input_sizes = tensor._data.shape
+            return tensor.contiguous().view(*sizes)  # type: ignore[no-any-return]
+
+        @staticmethod
+        def backward(ctx: Any, grad_output: Tensor) -> tuple[Tensor, None]:
+            return grad_output.contiguous().view(*ctx.input_sizes), None
+
+    return Resize
+
+
+_RESIZE: list[Any] = []
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """Deprecated: a tensor of these sizes with the same elements (warns, as PyTorch does).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.arange(4.0).resize(2, 2).shape
+    torch.Size([2, 2])
+    """
+    import warnings
+
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=3)
+    if not _RESIZE:
+        _RESIZE.append(_resize_function())
+    return _RESIZE[0].apply(self, sizes)  # type: ignore[no-any-return]
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """Deprecated: ``resize`` to the sizes of ``tensor`` (warns, as PyTorch does).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.arange(4.0).resize_as(rg.ones(2, 2)).shape
+    torch.Size([2, 2])
+    """
+    import warnings
+
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=3)
+    if not _RESIZE:
+        _RESIZE.append(_resize_function())
+    return _RESIZE[0].apply(self, tuple(tensor._data.shape))  # type: ignore[no-any-return]
