@@ -844,6 +844,58 @@ def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None
     return strided.resize_as_(input, the_template)
 
 
+# -- more linear algebra (ops/linalg_extra.py, loaded on first call) -------------------------------
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each pair of rows of ``x1`` and ``x2``.
+
+    >>> import retrograd as rg
+    >>> rg.cdist(rg.tensor([[0.0, 0.0]]), rg.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cdist(x1, x2, p, compute_mode)
+
+
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: A002, N803
+                     unitriangular: bool = False) -> Any:
+    """``(solution, cloned_coefficient)``: the solution of ``op(A) X = input`` for triangular ``A``.
+
+    >>> import retrograd as rg
+    >>> rg.triangular_solve(rg.tensor([[2.0]]), rg.tensor([[4.0]])).solution
+    tensor([[0.5000]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.triangular_solve(input, A, upper, transpose, unitriangular)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The solution of ``A X = input`` from the Cholesky factor ``input2`` of ``A``.
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_solve(rg.tensor([[4.0]]), rg.tensor([[2.0]]))
+    tensor([[1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cholesky_solve(input, input2, upper)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The inverse of ``A`` from its Cholesky factor.
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_inverse(rg.tensor([[2.0]]))
+    tensor([[0.2500]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cholesky_inverse(input, upper)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

@@ -2045,3 +2045,17 @@ def _inplace_more_method(name: str) -> Any:
 for _name in ("eq_", "ne_", "not_equal_", "floor_divide_", "heaviside_"):
     setattr(Tensor, _name, _inplace_more_method(_name))
 del _name
+
+
+def _linalg_extra_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops.linalg_extra, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.{name}(self, ...)`` (``retrograd/ops/linalg_extra.py``)."
+    return method
+
+
+for _name in ("triangular_solve", "cholesky_solve", "cholesky_inverse"):
+    setattr(Tensor, _name, _linalg_extra_method(_name))
+del _name

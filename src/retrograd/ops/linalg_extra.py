@@ -1,0 +1,391 @@
+"""More linear algebra, as PyTorch: ``cdist`` (``CdistBackward0``; ``EuclideanDistBackward0``
+when the matrix-product path is taken), triangular solves (``linalg.solve_triangular``,
+``triangular_solve``) and the Cholesky solves (``cholesky_solve``, ``cholesky_inverse``).
+
+Backward rules are written in retrograd's own ops (the solves call themselves), so every order
+of derivative works. NumPy only: triangular systems are solved by substitution, one row at a
+time over the whole batch, so a zero on the diagonal gives inf/nan as PyTorch's does.
+
+Loaded on first use (``retrograd.ops.__getattr__``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._dtype import scalar_type_name
+from ..autograd.fp_errors import quiet_forward
+from ..tensor import Tensor
+from .op import Op, apply
+
+_make = Tensor._make
+
+
+def _mT(x: Tensor) -> Tensor:  # noqa: N802
+    return x.transpose(-2, -1)
+
+
+def _mH(x: Tensor) -> Tensor:  # noqa: N802
+    return x.transpose(-2, -1).conj()
+
+
+# -- cdist -----------------------------------------------------------------------------------------
+
+_COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+
+
+def _pair_distances(x1: np.ndarray, x2: np.ndarray, p: float) -> np.ndarray:
+    diff = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        return np.sum(diff != 0, axis=-1).astype(x1.dtype)
+    if p == 1:
+        return np.sum(diff, axis=-1)  # type: ignore[no-any-return]
+    if p == 2:
+        return np.sqrt(np.sum(diff * diff, axis=-1))  # type: ignore[no-any-return]
+    if p == np.inf:
+        return np.max(diff, axis=-1, initial=0.0).astype(x1.dtype)  # type: ignore[no-any-return]
+    return np.sum(diff ** p, axis=-1) ** (1.0 / p)  # type: ignore[no-any-return]
+
+
+def _cdist_pair_grad(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: float) -> Tensor:
+    """d loss / d (x1[i] - x2[j]) for every pair: (..., P, R, M)."""
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    g, r = grad.unsqueeze(-1), result.unsqueeze(-1)
+    if p == 0:
+        return diff * 0.0
+    if p == 1:
+        return g * diff.sign()
+    safe = r.masked_fill(r == 0, 1.0)
+    if p == 2:
+        return (g * diff / safe).masked_fill(r == 0, 0.0)
+    if p == np.inf:
+        hit = (diff.abs() == r).to(diff.dtype)
+        return g * diff.sign() * hit
+    # sign * |d|^(p-1) / r^(p-1): no 0^(negative) for p < 2
+    return (g * diff.sign() * diff.abs() ** (p - 1) / safe ** (p - 1)).masked_fill(r == 0, 0.0)
+
+
+def _cdist_grads(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: float,
+                 needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    pair = _cdist_pair_grad(grad, x1, x2, result, p)
+    return (pair.sum(-2) if needs[0] else None, -pair.sum(-3) if needs[1] else None)
+
+
+cdist_op = Op("cdist", quiet_forward(lambda x1, x2, p: _pair_distances(x1, x2, p)), node="CdistBackward0",
+              inputs=("x1", "x2"), params=("p",), saved=("p", "result", "x1", "x2"), grads=_cdist_grads)
+
+
+def _euclidean(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    # ||a||^2 + ||b||^2 - 2 a.b, as PyTorch's matrix-product path (clamped at 0 before the root)
+    sq = (x1 * x1).sum(-1)[..., :, None] + (x2 * x2).sum(-1)[..., None, :] - 2 * (x1 @ np.swapaxes(x2, -1, -2))
+    return np.sqrt(np.maximum(sq, 0))  # type: ignore[no-any-return]
+
+
+def _euclidean_grads(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    ratio = (grad / result.masked_fill(result == 0, 1.0)).masked_fill(result == 0, 0.0)
+    g1 = x1 * ratio.sum(-1).unsqueeze(-1) - ratio @ x2 if needs[0] else None
+    g2 = x2 * ratio.sum(-2).unsqueeze(-1) - _mT(ratio) @ x1 if needs[1] else None
+    return g1, g2
+
+
+euclidean_dist_op = Op("_euclidean_dist", quiet_forward(_euclidean), node="EuclideanDistBackward0",
+                       inputs=("x1", "x2"), saved=("result", "x1", "x2"), grads=_euclidean_grads)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each pair of rows of ``x1`` (..., P, M) and ``x2`` (..., R, M).
+
+    >>> import retrograd as rg
+    >>> rg.cdist(rg.tensor([[0.0, 0.0]]), rg.tensor([[3.0, 4.0], [1.0, 0.0]]))
+    tensor([[5., 1.]])
+    """
+    mode = compute_mode
+    if mode not in _COMPUTE_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x._data.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{scalar_type_name(x._data.dtype)}")
+    if x1._data.dtype != x2._data.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(x1._data.dtype)} but found "
+                           f"{scalar_type_name(x2._data.dtype)}")
+    if x1._data.shape[-1] != x2._data.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1._data.shape[-1]} "
+                           f"X2: {x2._data.shape[-1]}")
+    p = float(p)
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    batch = np.broadcast_shapes(x1._data.shape[:-2], x2._data.shape[:-2])
+    rows1, rows2 = x1._data.shape[-2], x2._data.shape[-2]
+    use_mm = p == 2 and (mode == "use_mm_for_euclid_dist" or (
+        mode == "use_mm_for_euclid_dist_if_necessary" and (rows1 > 25 or rows2 > 25)))
+    if use_mm:
+        if batch != x1._data.shape[:-2]:
+            x1 = x1.expand(*batch, *x1._data.shape[-2:])
+        if batch != x2._data.shape[:-2]:
+            x2 = x2.expand(*batch, *x2._data.shape[-2:])
+        flat1 = x1.reshape(-1, rows1, x1._data.shape[-1]) if batch else x1
+        flat2 = x2.reshape(-1, rows2, x2._data.shape[-1]) if batch else x2
+        return apply(euclidean_dist_op, (flat1, flat2)).view(*batch, rows1, rows2)  # type: ignore[no-any-return]
+    return apply(cdist_op, (x1, x2, p))  # type: ignore[no-any-return]
+
+
+# -- triangular solves ---------------------------------------------------------------------------------
+
+
+def _substitute(a: np.ndarray, b: np.ndarray, upper: bool, unitriangular: bool) -> np.ndarray:
+    """Solve ``a x = b`` for triangular ``a`` (..., n, n), ``b`` (..., n, k), batches broadcast."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    x = np.array(np.broadcast_to(b, batch + b.shape[-2:]), dtype=np.result_type(a, b))
+    n = a.shape[-1]
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        rest = slice(i + 1, n) if upper else slice(0, i)
+        row = x[..., i, :] - np.einsum("...j,...jk->...k", a[..., i, rest], x[..., rest, :])
+        x[..., i, :] = row if unitriangular else row / a[..., i, i][..., None]
+    return x
+
+
+def _solve_triangular(a: np.ndarray, b: np.ndarray, upper: bool, left: bool, unitriangular: bool) -> np.ndarray:
+    if left:
+        return _substitute(a, b, upper, unitriangular)
+    # X A = B  <=>  A^T X^T = B^T (the triangle flips)
+    return np.swapaxes(_substitute(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), not upper, unitriangular), -1, -2)
+
+
+def _triangle(m: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    return m.triu(1 if unitriangular else 0) if upper else m.tril(-1 if unitriangular else 0)  # type: ignore[attr-defined]
+
+
+solve_triangular_op: Op
+
+
+def _solve_triangular_grads(grad: Tensor, self: Tensor, result: Tensor, upper: bool, left: bool, unitriangular: bool,
+                            needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    # X = A^-1 B (left) or B A^-1: B's gradient is a solve with A^H, A's the outer product masked
+    # to A's triangle (its diagonal too unless unit).
+    g_b = apply(solve_triangular_op, (self, grad, not upper, left, unitriangular, True))
+    g_a = None
+    if needs[0]:
+        g_a = _triangle(-(g_b @ _mH(result)) if left else -(_mH(result) @ g_b), upper, unitriangular)
+    return g_a, g_b if needs[1] else None
+
+
+def _solve_triangular_forward(a: np.ndarray, b: np.ndarray, upper: bool, left: bool, unitriangular: bool,
+                              adjoint: bool) -> np.ndarray:
+    if adjoint:  # (the backward's solve with A^H, without materialising it as a tensor)
+        a = np.conj(np.swapaxes(a, -1, -2))
+    return _solve_triangular(a, b, upper, left, unitriangular)
+
+
+solve_triangular_op = Op("linalg_solve_triangular", quiet_forward(_solve_triangular_forward),
+                         node="LinalgSolveTriangularBackward0", inputs=("self", "B"),
+                         params=("upper", "left", "unitriangular", "adjoint"), dtype="promote",
+                         saved=("left", "result", "self", "unitriangular", "upper"),
+                         grads=lambda grad, self, result, upper, left, unitriangular, adjoint, needs:
+                         _adjoint_aware_grads(grad, self, result, upper, left, unitriangular, adjoint, needs))
+
+
+def _adjoint_aware_grads(grad: Tensor, self: Tensor, result: Tensor, upper: bool, left: bool, unitriangular: bool,
+                         adjoint: bool, needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    if not adjoint:
+        return _solve_triangular_grads(grad, self, result, upper, left, unitriangular, needs)
+    # X = (A^H)^-1 B, with A^H triangular the other way: as above for A^H, then A's is its adjoint.
+    a_h = _mH(self)
+    g_a, g_b = _solve_triangular_grads(grad, a_h, result, upper, left, unitriangular, needs)
+    return (None if g_a is None else _mH(g_a)), g_b
+
+
+def _check_solve_args(a: Tensor, b: Tensor, left: bool, name: str) -> None:
+    for arg, x in (("A", a), ("B", b)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    n = a._data.shape[-1]
+    if a._data.shape[-2] != n:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {a._data.shape[-2]} by "
+                           f"{n} matrices")
+    rows = b._data.shape[-2] if left else b._data.shape[-1]
+    if rows != n:
+        shape_a = "x".join(map(str, a._data.shape))
+        shape_b = "x".join(map(str, b._data.shape))
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({shape_a} and {shape_b})")
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_type_name(a._data.dtype)} and B of type {scalar_type_name(b._data.dtype)} instead")
+    if a._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(a._data.dtype)}")
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """The solution ``X`` of ``A X = B`` (``X A = B`` when not ``left``) for triangular ``A``; only
+    its ``upper`` (or lower) triangle is read, and its diagonal is taken as ones if ``unitriangular``.
+
+    >>> import retrograd as rg
+    >>> rg.linalg.solve_triangular(rg.tensor([[2.0, 0.0], [1.0, 1.0]]), rg.tensor([[2.0], [3.0]]), upper=False)
+    tensor([[1.],
+            [2.]])
+    """
+    _check_solve_args(A, B, left, "linalg.solve_triangular")
+    return apply(solve_triangular_op, (A, B, bool(upper), bool(left), bool(unitriangular), False))  # type: ignore[no-any-return]
+
+
+def _triangular_solve_forward(b: np.ndarray, a: np.ndarray, upper: bool, transpose: bool,
+                              unitriangular: bool) -> tuple[np.ndarray, np.ndarray]:
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    coefficient = np.array(np.broadcast_to(a, batch + a.shape[-2:]))
+    op_a = np.swapaxes(a, -1, -2) if transpose else a
+    return _substitute(op_a, b, upper != transpose, unitriangular), coefficient
+
+
+def _triangular_solve_grads(grads: tuple[Tensor, Tensor], self: Tensor, A: Tensor, result0: Tensor,  # noqa: N803
+                            upper: bool, transpose: bool, unitriangular: bool,
+                            needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    g_x, g_m = grads
+    op_a = _mT(A) if transpose else A
+    op_upper = upper != transpose
+    g_b = apply(solve_triangular_op, (op_a, g_x, not op_upper, True, unitriangular, True))
+    g_a = None
+    if needs[1]:
+        g_op = -(g_b @ _mH(result0))
+        g_a = _triangle(_mT(g_op) if transpose else g_op, upper, unitriangular)
+        g_a = g_a + g_m
+    return (g_b if needs[0] else None), g_a
+
+
+triangular_solve_op = Op("triangular_solve", quiet_forward(_triangular_solve_forward), node="TriangularSolveBackward0",
+                         inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
+                         dtype="promote", grads=_triangular_solve_grads)
+
+
+_TRIANGULAR_SOLVE: Any = None
+_WARNED = False
+TRIANGULAR_SOLVE_WARNING = (
+    "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed in a future "
+    "PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does not return a copy of one "
+    "of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+    "X = torch.linalg.solve_triangular(A, B).")
+
+
+def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
+                     unitriangular: bool = False) -> Any:
+    """Deprecated in PyTorch for ``linalg.solve_triangular``: ``(solution, cloned_coefficient)``
+    with ``solution`` solving ``op(A) X = b``, ``op`` the transpose when ``transpose``.
+
+    >>> import retrograd as rg
+    >>> rg.triangular_solve(rg.tensor([[2.0], [3.0]]), rg.tensor([[2.0, 1.0], [0.0, 1.0]])).solution
+    tensor([[-0.5000],
+            [ 3.0000]])
+    """
+    from .return_types import return_type
+
+    global _TRIANGULAR_SOLVE, _WARNED
+    if not _WARNED:  # (PyTorch warns once per process)
+        _WARNED = True
+        warnings.warn(TRIANGULAR_SOLVE_WARNING, UserWarning, stacklevel=3)
+    if _TRIANGULAR_SOLVE is None:
+        _TRIANGULAR_SOLVE = return_type("triangular_solve", ("solution", "cloned_coefficient"))
+
+    for arg, x in (("self", b), ("A", A)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"torch.triangular_solve: The input tensor {'B' if arg == 'self' else 'A'} must have "
+                               "at least 2 dimensions.")
+    _check_solve_args(A, b, True, "torch.triangular_solve")
+    out = apply(triangular_solve_op, (b, A, bool(upper), bool(transpose), bool(unitriangular)))
+    return _TRIANGULAR_SOLVE(*out)
+
+
+# -- Cholesky solves ---------------------------------------------------------------------------------
+
+cholesky_solve_op: Op
+
+
+def _cholesky_solve_forward(b: np.ndarray, factor: np.ndarray, upper: bool) -> np.ndarray:
+    # A = L L^H (or U^H U): two triangular solves
+    if upper:
+        y = _substitute(np.conj(np.swapaxes(factor, -1, -2)), b, False, False)
+        return _substitute(factor, y, True, False)
+    y = _substitute(factor, b, False, False)
+    return _substitute(np.conj(np.swapaxes(factor, -1, -2)), y, True, False)
+
+
+def _cholesky_solve_grads(grad: Tensor, self: Tensor, input2: Tensor, result: Tensor, upper: bool,
+                          needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    g_b = apply(cholesky_solve_op, (grad, input2, upper))
+    g_factor = None
+    if needs[1]:
+        common = g_b @ _mH(result)
+        common = common + _mH(common)
+        g_factor = -(input2 @ common) if upper else -(common @ input2)
+    return (g_b if needs[0] else None), g_factor
+
+
+cholesky_solve_op = Op("cholesky_solve", quiet_forward(_cholesky_solve_forward), node="CholeskySolveBackward0",
+                       inputs=("self", "input2"), params=("upper",), dtype="promote",
+                       saved=("input2", "result", "self", "upper"), grads=_cholesky_solve_grads)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The solution of ``A X = input`` given the Cholesky factor ``input2`` of ``A``
+    (lower, ``A = L L^H``, or ``upper``, ``A = U^H U``).
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_solve(rg.tensor([[4.0], [2.0]]), rg.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    tensor([[1.],
+            [2.]])
+    """
+    for arg, x in (("b", input), ("A", input2)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"cholesky_solve: The input tensor {arg} must have at least 2 dimensions.")
+    n = input2._data.shape[-1]
+    if input2._data.shape[-2] != n:
+        raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
+                           f"{input2._data.shape[-2]} by {n} matrices")
+    if input._data.shape[-2] != n:
+        raise RuntimeError(f"cholesky_solve: Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by "
+                           f"{n} but each b matrix is {input._data.shape[-2]} by {input._data.shape[-1]}")
+    if input._data.dtype != input2._data.dtype:
+        raise RuntimeError(f"cholesky_solve: Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(input._data.dtype)} and A of type "
+                           f"{scalar_type_name(input2._data.dtype)} instead.")
+    return apply(cholesky_solve_op, (input, input2, bool(upper)))  # type: ignore[no-any-return]
+
+
+def _cholesky_inverse_forward(factor: np.ndarray, upper: bool) -> np.ndarray:
+    eye = np.broadcast_to(np.eye(factor.shape[-1], dtype=factor.dtype), factor.shape)
+    return _cholesky_solve_forward(eye, factor, upper)
+
+
+def _cholesky_inverse_grad(grad: Tensor, self: Tensor, result: Tensor, upper: bool) -> Tensor:
+    # X = (L L^H)^-1: dX = -X dA X, dA = dL L^H + L dL^H
+    common = result @ (grad + _mH(grad)) @ result
+    return -(self @ common) if upper else -(common @ self)
+
+
+cholesky_inverse_op = Op("cholesky_inverse", quiet_forward(_cholesky_inverse_forward), node="CholeskyInverseBackward0",
+                         params=("upper",), saved=("result", "self", "upper"), grads=(_cholesky_inverse_grad,))
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The inverse of ``A`` given its Cholesky factor (lower, ``A = L L^H``, or ``upper``).
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_inverse(rg.tensor([[2.0, 0.0], [0.0, 1.0]]))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 1.0000]])
+    """
+    if input._data.ndim < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 dimensions.")
+    n = input._data.shape[-1]
+    if input._data.shape[-2] != n:
+        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
+                           f"{input._data.shape[-2]} by {n} matrices")
+    return apply(cholesky_inverse_op, (input, bool(upper)))  # type: ignore[no-any-return]
