@@ -295,7 +295,10 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     )
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+_NOT_GIVEN: Any = object()
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _NOT_GIVEN, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Tensor:
     """The solution of ``A X = B`` (``X A = B`` when not ``left``) for triangular ``A``.
 
@@ -307,6 +310,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     """
     from .ops import linalg_extra
 
+    if upper is _NOT_GIVEN:  # (PyTorch's TypeError, worded by the op)
+        return linalg_extra.solve_triangular(A, B, left=left, unitriangular=unitriangular)
     return linalg_extra.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 

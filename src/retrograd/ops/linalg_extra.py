@@ -181,12 +181,12 @@ def _solve_triangular_forward(a: np.ndarray, b: np.ndarray, upper: bool, left: b
                               adjoint: bool) -> np.ndarray:
     if adjoint:  # (the backward's solve with A^H, without materialising it as a tensor)
         a = np.conj(np.swapaxes(a, -1, -2))
-    return _solve_triangular(a, b, upper, left, unitriangular)
+    return _solve_triangular(a, b.astype(a.dtype, copy=False), upper, left, unitriangular)  # (A's dtype wins)
 
 
 solve_triangular_op = Op("linalg_solve_triangular", quiet_forward(_solve_triangular_forward),
                          node="LinalgSolveTriangularBackward0", inputs=("self", "B"),
-                         params=("upper", "left", "unitriangular", "adjoint"), dtype="promote",
+                         params=("upper", "left", "unitriangular", "adjoint"),
                          saved=("left", "result", "self", "unitriangular", "upper"),
                          grads=lambda grad, self, result, upper, left, unitriangular, adjoint, needs:
                          _adjoint_aware_grads(grad, self, result, upper, left, unitriangular, adjoint, needs))
@@ -216,15 +216,33 @@ def _check_solve_args(a: Tensor, b: Tensor, left: bool, name: str) -> None:
         shape_b = "x".join(map(str, b._data.shape))
         raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({shape_a} and {shape_b})")
-    if a._data.dtype != b._data.dtype:
-        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
-                           f"{scalar_type_name(a._data.dtype)} and B of type {scalar_type_name(b._data.dtype)} instead")
-    if a._data.dtype.kind not in "fc":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_type_name(a._data.dtype)}")
+    _check_kind(a, "triangular_solve_cpu")
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  # noqa: N803
+def _check_kind(x: Tensor, kernel: str) -> None:
+    if x._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x._data.dtype)}\'')
+
+
+def _check_same_dtype(b: Tensor, a: Tensor) -> None:
+    if b._data.dtype != a._data.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(b._data.dtype)} and A of type {scalar_type_name(a._data.dtype)} instead.")
+
+
+def _check_square_and_sizes(b: Tensor, a: Tensor, name: str) -> None:
+    n = a._data.shape[-1]
+    if a._data.shape[-2] != n:
+        raise RuntimeError(f"A must be batches of square matrices, but they are {a._data.shape[-2]} by {n} matrices")
+    if b._data.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {n} by {n} but each b matrix is "
+                           f"{b._data.shape[-2]} by {b._data.shape[-1]}")
+
+
+_REQUIRED: Any = object()
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _REQUIRED, left: bool = True,  # noqa: N803
                      unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A X = B`` (``X A = B`` when not ``left``) for triangular ``A``; only
     its ``upper`` (or lower) triangle is read, and its diagonal is taken as ones if ``unitriangular``.
@@ -234,6 +252,8 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,  #
     tensor([[1.],
             [2.]])
     """
+    if upper is _REQUIRED:
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: "upper"')
     _check_solve_args(A, B, left, "linalg.solve_triangular")
     return apply(solve_triangular_op, (A, B, bool(upper), bool(left), bool(unitriangular), False))  # type: ignore[no-any-return]
 
@@ -294,11 +314,13 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
     if _TRIANGULAR_SOLVE is None:
         _TRIANGULAR_SOLVE = return_type("triangular_solve", ("solution", "cloned_coefficient"))
 
-    for arg, x in (("self", b), ("A", A)):
+    for arg, x in (("b", b), ("A", A)):
         if x._data.ndim < 2:
-            raise RuntimeError(f"torch.triangular_solve: The input tensor {'B' if arg == 'self' else 'A'} must have "
-                               "at least 2 dimensions.")
-    _check_solve_args(A, b, True, "torch.triangular_solve")
+            raise RuntimeError(f"torch.triangular_solve: Expected {arg} to have at least 2 dimensions, but it has "
+                               f"{x._data.ndim} dimensions instead")
+    _check_same_dtype(b, A)
+    _check_square_and_sizes(b, A, "triangular_solve")
+    _check_kind(A, "triangular_solve_cpu")
     out = apply(triangular_solve_op, (b, A, bool(upper), bool(transpose), bool(unitriangular)))
     return _TRIANGULAR_SOLVE(*out)
 
@@ -342,20 +364,12 @@ def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor
     tensor([[1.],
             [2.]])
     """
-    for arg, x in (("b", input), ("A", input2)):
+    for arg, x in (("b", input), ("u", input2)):
         if x._data.ndim < 2:
-            raise RuntimeError(f"cholesky_solve: The input tensor {arg} must have at least 2 dimensions.")
-    n = input2._data.shape[-1]
-    if input2._data.shape[-2] != n:
-        raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
-                           f"{input2._data.shape[-2]} by {n} matrices")
-    if input._data.shape[-2] != n:
-        raise RuntimeError(f"cholesky_solve: Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by "
-                           f"{n} but each b matrix is {input._data.shape[-2]} by {input._data.shape[-1]}")
-    if input._data.dtype != input2._data.dtype:
-        raise RuntimeError(f"cholesky_solve: Expected b and A to have the same dtype, but found b of type "
-                           f"{scalar_type_name(input._data.dtype)} and A of type "
-                           f"{scalar_type_name(input2._data.dtype)} instead.")
+            raise RuntimeError(f"{arg} should have at least 2 dimensions, but has {x._data.ndim} dimensions instead")
+    _check_same_dtype(input, input2)
+    _check_square_and_sizes(input, input2, "cholesky_solve")
+    _check_kind(input, "cholesky_solve_cpu")
     return apply(cholesky_solve_op, (input, input2, bool(upper)))  # type: ignore[no-any-return]
 
 
@@ -388,4 +402,5 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
     if input._data.shape[-2] != n:
         raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they are "
                            f"{input._data.shape[-2]} by {n} matrices")
+    _check_kind(input, "cholesky_inverse_out_cpu")
     return apply(cholesky_inverse_op, (input, bool(upper)))  # type: ignore[no-any-return]
