@@ -896,6 +896,62 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
     return linalg_extra.cholesky_inverse(input, upper)
 
 
+def qr(input: Tensor, some: bool = True) -> Any:  # noqa: A002
+    """Deprecated: ``linalg.qr(input, 'reduced' if some else 'complete')`` (warns once, as PyTorch).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.qr(rg.eye(2), some=False).Q.shape
+    torch.Size([2, 2])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.qr(input, some)
+
+
+def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Removed in PyTorch 1.9: raises PyTorch's RuntimeError (use ``linalg.matrix_rank``).
+
+    >>> import retrograd as rg
+    >>> callable(rg.matrix_rank)
+    True
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.matrix_rank(input, tol, symmetric)
+
+
+def frobenius_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the 2-norm over ``dim`` (one or two dims).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.frobenius_norm(rg.tensor([3.0, 4.0]), 0)
+    tensor(5.)
+    """
+    from .ops import linalg_extra
+
+    if dim is None:
+        return linalg_extra.frobenius_norm(input)
+    return linalg_extra.frobenius_norm(input, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the sum of the singular values over two dims.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.nuclear_norm(rg.eye(2))
+    tensor(2.)
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.nuclear_norm(input, dim, keepdim)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

@@ -470,6 +470,24 @@ OPS: list[OpInfo] = [
            covers=("cholesky_inverse",)),
     OpInfo("cholesky_inverse", lambda lib, a: a.tril().cholesky_inverse(),
            lambda rng: [Sample((regular(rng, 3, 3),))], variant_test_name="method"),
+    # deprecated torch.* spellings (they warn once, as PyTorch's)
+    OpInfo("qr", lambda lib, a, some: _quiet(lambda: (lambda q: (q.Q @ q.R, q.R * q.R))(lib.qr(a, some))),
+           lambda rng: [Sample((uniform(rng, 4, 3), True), name="reduced"),
+                        Sample((uniform(rng, 3, 3), False), name="complete, square"),
+                        Sample((uniform(rng, 2, 3, 3), True), name="batch")],
+           covers=("qr",)),
+    OpInfo("qr", lambda lib, a: _quiet(lambda: (lambda q: q.Q @ q.R)(a.qr())), lambda rng: [Sample((uniform(rng, 3, 2),))],
+           variant_test_name="method"),
+    OpInfo("frobenius_norm", lambda lib, a, dim, keepdim: _quiet(lambda: lib.frobenius_norm(a, dim, keepdim)),
+           lambda rng: [Sample((uniform(rng, 3, 4), (0, 1), False), name="matrix"),
+                        Sample((uniform(rng, 2, 3, 4), (-1, 0), True), name="two dims, keepdim"),
+                        Sample((uniform(rng, 3, 4), 1, False), name="one dim")],
+           covers=("frobenius_norm",)),
+    OpInfo("nuclear_norm", lambda lib, a, *dim: _quiet(lambda: lib.nuclear_norm(a, *dim)),
+           lambda rng: [Sample((uniform(rng, 4, 3),), name="matrix"),
+                        Sample((uniform(rng, 3, 2, 4), (0, 2)), name="dims"),
+                        Sample((uniform(rng, 2, 3, 3),), name="batch")],
+           covers=("nuclear_norm",), atol=1e-4),
 ]
 
 

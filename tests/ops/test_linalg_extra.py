@@ -210,3 +210,64 @@ def test_solve_triangular_result_takes_the_dtype_of_a(torch: Any) -> None:
                 str(lib.linalg.solve_triangular(a.double(), b.float(), upper=True).dtype))
 
     assert run(rg) == run(torch)
+
+
+# -- deprecated spellings: qr, matrix_rank, frobenius_norm, nuclear_norm --------------------------------
+
+
+def _deprecated(lib: Any) -> Any:
+    rng = np.random.default_rng(7)
+    a = lib.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    out: list[Any] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q = lib.qr(a)
+        out += [type(q).__name__, list(q.Q.shape), list(q.R.shape), type(q.Q.grad_fn).__name__]
+        q = lib.qr(a, some=False)
+        out += [list(q.Q.shape), list(q.R.shape), type(a.qr()).__name__]
+        f = lib.frobenius_norm(a, (0, 1))
+        out += [round(f.item(), 12), type(f.grad_fn).__name__, list(lib.frobenius_norm(a, (0, 1), keepdim=True).shape)]
+        f.backward()
+        out.append(np.round(a.grad.numpy(), 12).tolist())
+        a.grad = None
+        n = lib.nuclear_norm(a)
+        out += [round(n.item(), 12), type(n.grad_fn).__name__, [type(x).__name__ for x, _ in n.grad_fn.next_functions],
+                list(lib.nuclear_norm(a, keepdim=True).shape)]
+        n.backward()
+        out.append(np.round(a.grad.numpy(), 10).tolist())
+        b = lib.tensor(rng.standard_normal((2, 3, 4)))
+        out += [np.round(lib.nuclear_norm(b).numpy(), 10).tolist(), list(lib.frobenius_norm(b, (1, 2)).shape),
+                np.round(lib.nuclear_norm(b, (0, 2)).numpy(), 10).tolist()]
+    return out
+
+
+def test_deprecated_linalg_spellings_match_pytorch(torch: Any) -> None:
+    assert _deprecated(rg) == _deprecated(torch)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.matrix_rank(lib.eye(2)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3), (0, 1, 2)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3), (0, 0)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3), (0, -2)),
+    lambda lib: lib.frobenius_norm(lib.ones(2, 3, dtype=lib.int64), (0, 1)),
+    lambda lib: lib.nuclear_norm(lib.ones(2, 3), 0),
+    lambda lib: lib.nuclear_norm(lib.ones(2, 3), (0, 0)),
+])
+def test_deprecated_linalg_errors_are_pytorchs(torch: Any, case: Any) -> None:
+    mine, ref = outcome(lambda: case(rg)), outcome(lambda: case(torch))
+    assert mine[0] != "ok"
+    assert mine == ref
+
+
+def test_deprecated_spellings_warn_as_pytorch() -> None:
+    import retrograd.ops.linalg_extra as extra
+
+    for key, call, text in (("qr", lambda: rg.qr(rg.eye(2)), "torch.qr is deprecated"),
+                            ("frobenius_norm", lambda: rg.frobenius_norm(rg.eye(2), (0, 1)), "frobenius_norm is deprec"),
+                            ("nuclear_norm", lambda: rg.nuclear_norm(rg.eye(2)), "nuclear_norm is deprecated")):
+        extra._WARNED_ONCE.discard(key)
+        with pytest.warns(UserWarning, match=text):
+            call()

@@ -404,3 +404,141 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
                            f"{input._data.shape[-2]} by {n} matrices")
     _check_kind(input, "cholesky_inverse_out_cpu")
     return apply(cholesky_inverse_op, (input, bool(upper)))  # type: ignore[no-any-return]
+
+
+# -- deprecated torch.* spellings: qr, matrix_rank, frobenius_norm, nuclear_norm ------------------------
+
+_WARNED_ONCE: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _WARNED_ONCE:  # (PyTorch's TORCH_WARN_ONCE)
+        _WARNED_ONCE.add(key)
+        warnings.warn(message, UserWarning, stacklevel=4)
+
+
+QR_WARNING = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+    "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, some)\n"
+    "should be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+_QR: Any = None
+
+
+def qr(input: Tensor, some: bool = True) -> Any:  # noqa: A002
+    """Deprecated ``torch.qr``: ``linalg.qr(input, 'reduced' if some else 'complete')`` as ``(Q, R)``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.qr(rg.eye(2)).R
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    from . import linalg
+    from .return_types import return_type
+
+    global _QR
+    _warn_once("qr", QR_WARNING)
+    if _QR is None:
+        _QR = return_type("qr", ("Q", "R"))
+    return _QR(*linalg.qr(input, "reduced" if some else "complete"))
+
+
+MATRIX_RANK_REMOVED = (
+    "This function was deprecated since version 1.9 and is now removed.\nPlease use the `torch.linalg.matrix_rank` "
+    "function instead. The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.")
+
+
+def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Removed from PyTorch (1.9): raises PyTorch's RuntimeError pointing at ``linalg.matrix_rank``.
+
+    >>> import retrograd as rg
+    >>> rg.matrix_rank(rg.eye(2))
+    Traceback (most recent call last):
+    RuntimeError: This function was deprecated since version 1.9 and is now removed...
+    """
+    raise RuntimeError(MATRIX_RANK_REMOVED)
+
+
+def _frobenius_grad(grad: Tensor, self: Tensor, result: Tensor, dim: tuple[int, ...], keepdim: bool) -> Tensor:
+    if not keepdim:
+        for d in sorted(dim):
+            grad, result = grad.unsqueeze(d), result.unsqueeze(d)
+    return (grad * self / result.masked_fill(result == 0, 1.0)).masked_fill(result == 0, 0.0)
+
+
+frobenius_norm_op = Op("norm", quiet_forward(lambda x, p, dim, keepdim: np.sqrt(np.sum(
+    np.abs(x) ** 2, axis=dim, keepdims=keepdim))), node="NormBackward1", params=("p", "dim", "keepdim"),
+    saved=("dim", "keepdim", "p", "result", "self"),
+    grads=(lambda grad, self, result, dim, keepdim: _frobenius_grad(grad, self, result, dim, keepdim),))
+
+FROBENIUS_WARNING = (
+    "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in a future "
+    "PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead")
+
+
+def frobenius_norm(input: Tensor, dim: Any = _REQUIRED, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the 2-norm over one or two dims (``NormBackward1``).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.frobenius_norm(rg.tensor([[3.0, 4.0]]), (0, 1))
+    tensor(5.)
+    """
+    from .reduce import normalize_dim
+
+    if dim is _REQUIRED:
+        raise TypeError('frobenius_norm() missing 1 required positional arguments: "dim"')
+    dims = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    _warn_once("frobenius_norm", FROBENIUS_WARNING)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    ndim = input._data.ndim
+    normalized = tuple(normalize_dim(int(d), ndim) for d in dims)
+    if len(set(normalized)) != len(normalized):
+        raise RuntimeError(f"dim {normalized[0]} appears multiple times in the list of dims")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{scalar_type_name(input._data.dtype)} instead.")
+    return apply(frobenius_norm_op, (input, 2.0, normalized, bool(keepdim)))  # type: ignore[no-any-return]
+
+
+NUCLEAR_WARNING = (
+    "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a future "
+    "PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the sum of the singular values over two dims (by default the last two).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.nuclear_norm(rg.tensor([[3.0, 0.0], [0.0, -4.0]]))
+    tensor(7.)
+    """
+    from . import linalg
+    from .reduce import normalize_dim
+
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    _warn_once("nuclear_norm", NUCLEAR_WARNING)
+    ndim = input._data.ndim
+    if dim is None:
+        dims: tuple[int, ...] = (ndim - 2, ndim - 1)
+    else:
+        if isinstance(dim, (int, np.integer)):
+            dim = (dim, dim)  # (PyTorch reads one int as that int twice)
+        if len(dim) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {len(dim)}")
+        dims = tuple(normalize_dim(int(d), ndim) for d in dim)
+        if dims[0] == dims[1]:
+            raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dims[0]}, {dims[1]})")
+    rest = [d for d in range(ndim) if d not in dims]
+    moved = input if dims == (ndim - 2, ndim - 1) else input.permute(*rest, *dims)
+    values = apply(linalg.svd, (moved, False))[1].sum(-1)
+    if keepdim:
+        for d in sorted(dims):
+            values = values.unsqueeze(d)
+    return values  # type: ignore[no-any-return]
