@@ -952,6 +952,48 @@ def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tenso
     return linalg_extra.nuclear_norm(input, dim, keepdim)
 
 
+def lu(*args: Any, **kwargs: Any) -> Any:
+    """Deprecated: ``(LU, pivots)`` (``+ infos`` with ``get_infos=True``) of ``A = P L U``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu(rg.eye(2))[1]
+    tensor([1, 2], dtype=torch.int32)
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu(*args, **kwargs)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> Any:  # noqa: N803
+    """``(P, L, U)`` from ``lu``'s packed factors.
+
+    >>> import retrograd as rg
+    >>> rg.lu_unpack(rg.eye(2), rg.tensor([1, 2], dtype=rg.int32)).P
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: A002, N803
+    """Deprecated: the solution of ``A X = input`` from ``lu(A)``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu_solve(rg.ones(2, 1), rg.eye(2), rg.tensor([1, 2], dtype=rg.int32))
+    tensor([[1.],
+            [1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu_solve(input, LU_data, LU_pivots)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

@@ -2056,6 +2056,6 @@ def _linalg_extra_method(name: str) -> Any:
     return method
 
 
-for _name in ("triangular_solve", "cholesky_solve", "cholesky_inverse", "qr"):
+for _name in ("triangular_solve", "cholesky_solve", "cholesky_inverse", "qr", "lu", "lu_solve"):
     setattr(Tensor, _name, _linalg_extra_method(_name))
 del _name

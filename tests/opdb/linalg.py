@@ -488,6 +488,23 @@ OPS: list[OpInfo] = [
                         Sample((uniform(rng, 3, 2, 4), (0, 2)), name="dims"),
                         Sample((uniform(rng, 2, 3, 3),), name="batch")],
            covers=("nuclear_norm",), atol=1e-4),
+    # LU: packed factors (pivots as ints), unpacked P L U, and the solve
+    OpInfo("lu", lambda lib, a: _quiet(lambda: lib.lu(a)[0]),
+           lambda rng: [Sample((uniform(rng, 3, 3),), name="square"), Sample((uniform(rng, 2, 3, 3),), name="batch"),
+                        Sample((uniform(rng, 4, 3),), name="tall"), Sample((uniform(rng, 3, 4),), name="wide")],
+           covers=("lu",)),
+    OpInfo("lu", lambda lib, a: _quiet(lambda: a.lu()[0]), lambda rng: [Sample((uniform(rng, 2, 2),))],
+           variant_test_name="method"),
+    OpInfo("lu_unpack", lambda lib, a: _quiet(lambda: lib.lu_unpack(*lib.lu(a)))[1:],
+           lambda rng: [Sample((uniform(rng, 3, 3),), name="square"), Sample((uniform(rng, 4, 2),), name="tall"),
+                        Sample((uniform(rng, 2, 4),), name="wide")],
+           covers=("lu_unpack",)),
+    OpInfo("lu_solve", lambda lib, b, a: _quiet(lambda: lib.lu_solve(b, *lib.lu(a))),
+           lambda rng: [Sample((uniform(rng, 3, 2), regular(rng, 3, 3)), name="matrix"),
+                        Sample((uniform(rng, 2, 3, 1), regular(rng, 2, 3, 3)), name="batch")],
+           covers=("lu_solve",)),
+    OpInfo("lu_solve", lambda lib, b, a: _quiet(lambda: b.lu_solve(*lib.lu(a))),
+           lambda rng: [Sample((uniform(rng, 2, 1), regular(rng, 2, 2)))], variant_test_name="method"),
 ]
 
 

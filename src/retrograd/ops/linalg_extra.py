@@ -542,3 +542,234 @@ def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tenso
         for d in sorted(dims):
             values = values.unsqueeze(d)
     return values  # type: ignore[no-any-return]
+
+
+# -- LU: torch.lu, lu_unpack, lu_solve -------------------------------------------------------------------
+
+
+def _lu_factor(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LAPACK's ``getrf`` over a batch: partial pivoting (the first largest magnitude), LU packed
+    in one matrix (L's unit diagonal implied), 1-based int32 pivots, and ``info`` (the 1-based
+    index of the first zero pivot, 0 if none)."""
+    lu = np.array(a, dtype=a.dtype, copy=True)
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    batch = lu.shape[:-2]
+    flat = lu.reshape((-1, m, n))
+    pivots = np.zeros((flat.shape[0], k), np.int32)
+    info = np.zeros(flat.shape[0], np.int32)
+    rows = np.arange(flat.shape[0])
+    for j in range(k):
+        p = j + np.argmax(np.abs(flat[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        top = flat[rows, j, :].copy()
+        flat[rows, j, :] = flat[rows, p, :]
+        flat[rows, p, :] = top
+        pivot = flat[:, j, j]
+        zero = pivot == 0
+        info[(info == 0) & zero] = j + 1
+        safe = np.where(zero, 1, pivot)
+        flat[:, j + 1:, j] = np.where(zero[:, None], flat[:, j + 1:, j], flat[:, j + 1:, j] / safe[:, None])
+        flat[:, j + 1:, j + 1:] -= flat[:, j + 1:, j, None] * flat[:, j, None, j + 1:]
+    return flat.reshape(batch + (m, n)), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _permutation(pivots: np.ndarray, m: int, dtype: Any) -> np.ndarray:
+    """P with ``A = P L U`` from 1-based LAPACK pivots (row swaps applied in order)."""
+    flat = pivots.reshape((-1, pivots.shape[-1]))
+    perm = np.tile(np.arange(m), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j] - 1
+        top = perm[rows, j].copy()
+        perm[rows, j] = perm[rows, p]
+        perm[rows, p] = top
+    eye = np.eye(m, dtype=dtype)
+    # row i of P^T A is row perm[i] of A, so P[perm[i], i] = 1
+    p_mat = np.swapaxes(eye[perm], -1, -2)
+    return p_mat.reshape(pivots.shape[:-1] + (m, m))  # type: ignore[no-any-return]
+
+
+def _split_lu(lu: Tensor) -> tuple[Tensor, Tensor]:
+    m, n = lu._data.shape[-2:]
+    k = min(m, n)
+    eye = _make(np.eye(m, k, dtype=lu._data.dtype))
+    low = lu[..., :, :k].tril(-1) + eye  # type: ignore[attr-defined]
+    up = lu[..., :k, :].triu()  # type: ignore[attr-defined]
+    return low, up
+
+
+def _solve_adjoint(a: Tensor, b: Tensor, a_h_upper: bool, left: bool, unit: bool) -> Tensor:
+    """``a^-H b`` (or ``b a^-H``); ``a_h_upper``: the triangle of ``a^H``."""
+    return apply(solve_triangular_op, (a, b, a_h_upper, left, unit, True))  # type: ignore[no-any-return]
+
+
+def _lu_square_grad(low: Tensor, up: Tensor, g_low: Tensor, g_up: Tensor) -> Tensor:
+    # A = L U: A's gradient is L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H
+    phi = (_mH(low) @ g_low).tril(-1) + (g_up @ _mH(up)).triu()  # type: ignore[attr-defined]
+    return _solve_adjoint(up, _solve_adjoint(low, phi, True, True, True), False, False, False)
+
+
+def _lu_factor_grads(grads: tuple[Any, ...], result0: Tensor, result1: Tensor) -> tuple[Tensor]:
+    """A = P L U. Wide A = P L [U1 U2]: U2 = L^-1 P^T A2 adds P L^-H gU2 for A2 and moves
+    -L^-H gU2 U2^H onto L's gradient; tall P^T A = [L1; L2] U: L2 = B2 U^-1 adds gL2 U^-H for B2
+    and moves -L2^H gL2 U^-H onto U's; the square part is then an LU without pivoting."""
+    from .linalg import _cat
+
+    grad = grads[0]
+    m, n = result0._data.shape[-2:]
+    low, up = _split_lu(result0)
+    p = _make(_permutation(result1._data, m, result0._data.dtype))
+    if m == n:
+        return (p @ _lu_square_grad(low, up, grad.tril(-1), grad.triu()),)
+    if m < n:
+        up1, up2, g2 = up[..., :, :m], up[..., :, m:], grad[..., :, m:]
+        w = _solve_adjoint(low, g2, True, True, True)
+        g_low = grad[..., :, :m].tril(-1) - (w @ _mH(up2)).tril(-1)
+        a1 = _lu_square_grad(low, up1, g_low, grad[..., :, :m].triu())
+        return (p @ _cat(a1, w, -1),)
+    low1, low2, g2 = low[..., :n, :], low[..., n:, :], grad[..., n:, :]
+    w = _solve_adjoint(up, g2, False, False, False)
+    g_up = grad[..., :n, :].triu() - (_mH(low2) @ w).triu()
+    b1 = _lu_square_grad(low1, up, grad[..., :n, :].tril(-1), g_up)
+    return (p @ _cat(b1, w, -2),)
+
+
+lu_factor_op = Op("linalg_lu_factor_ex", quiet_forward(lambda a, pivot: _lu_factor(a)), node="LinalgLuFactorExBackward0",
+                  params=("pivot",), outputs=3, differentiable_outputs=(True, False, False),
+                  saved={"LU": "result0", "pivot": "pivot", "pivots": "result1"}, grads=_lu_factor_grads)
+
+LU_WARNING = (
+    "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed in a "
+    "future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\n"
+    "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+    "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Any:  # noqa: N803
+    """Deprecated ``torch.lu``: ``(LU, pivots)`` (``+ infos``) of the partially pivoted factorization.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu(rg.tensor([[1.0, 2.0], [3.0, 4.0]]))[1]
+    tensor([2, 2], dtype=torch.int32)
+    """
+    _warn_once("lu", LU_WARNING)
+    if A._data.ndim < 2:
+        raise RuntimeError(f"torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: "
+                           f"[{', '.join(map(str, A._data.shape))}] instead")
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _check_kind(A, "lu_cpu")
+    lu_, pivots, info = apply(lu_factor_op, (A, True))
+    return (lu_, pivots, info) if get_infos else (lu_, pivots)
+
+
+def _lu_unpack_forward(lu_: np.ndarray, pivots: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    m, n = lu_.shape[-2:]
+    k = min(m, n)
+    low = np.tril(lu_[..., :, :k], -1) + np.eye(m, k, dtype=lu_.dtype)
+    return _permutation(pivots, m, lu_.dtype), low, np.triu(lu_[..., :k, :])
+
+
+def _lu_unpack_grads(grads: tuple[Any, ...], LU_data_shape: tuple[int, ...]) -> Tensor:  # noqa: N803
+    # L's strict lower triangle and U's upper triangle are the packed matrix's two parts
+    low, up = grads[1].tril(-1), grads[2].triu()
+    m, n = LU_data_shape[-2:]
+    if m < n:  # wide: L is m x m, beside it only U
+        return apply(_pad_columns, (low, n)) + up  # type: ignore[no-any-return]
+    if m > n:  # tall: U is n x n, below it only L
+        return low + apply(_pad_rows, (up, m))  # type: ignore[no-any-return]
+    return low + up  # type: ignore[no-any-return]
+
+
+_pad_columns = Op("pad_columns", lambda x, n: np.concatenate(
+    [x, np.zeros(x.shape[:-1] + (n - x.shape[-1],), x.dtype)], axis=-1), node="ConstantPadNdBackward0", params=("n",),
+    grads=(lambda grad, self_shape: grad[..., :self_shape[-1]],))
+_pad_rows = Op("pad_rows", lambda x, m: np.concatenate(
+    [x, np.zeros(x.shape[:-2] + (m - x.shape[-2], x.shape[-1]), x.dtype)], axis=-2), node="ConstantPadNdBackward0",
+    params=("m",), grads=(lambda grad, self_shape: grad[..., :self_shape[-2], :],))
+
+lu_unpack_op = Op("lu_unpack", _lu_unpack_forward, node="LuUnpackBackward0", inputs=("LU_data", "LU_pivots"),
+                  outputs=3, differentiable_outputs=(False, True, True),
+                  grads=(_lu_unpack_grads, None))
+_LU_UNPACK: Any = None
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> Any:  # noqa: N803
+    """``(P, L, U)`` from ``lu``'s packed factors and pivots, with ``A = P L U``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     P, L, U = rg.lu_unpack(*rg.lu(rg.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    >>> (P @ L @ U).tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    from .return_types import return_type
+
+    global _LU_UNPACK
+    if _LU_UNPACK is None:
+        _LU_UNPACK = return_type("lu_unpack", ("P", "L", "U"))
+    if LU_pivots._data.dtype != np.int32:
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by torch.linalg.lu_factor")
+    p, low, up = apply(lu_unpack_op, (LU_data, LU_pivots))
+    if not unpack_pivots:
+        p = _make(np.empty(0, LU_data._data.dtype))
+    if not unpack_data:
+        low, up = _make(np.empty(0, LU_data._data.dtype)), _make(np.empty(0, LU_data._data.dtype))
+    return _LU_UNPACK(p, low, up)
+
+
+lu_solve_op: Op
+
+
+def _lu_solve_forward(lu_: np.ndarray, b: np.ndarray, pivots: np.ndarray, adjoint: bool) -> np.ndarray:
+    p, low, up = _lu_unpack_forward(lu_, pivots)
+    if adjoint:  # A^H X = B: A^H = U^H L^H P^T
+        y = _substitute(np.conj(np.swapaxes(up, -1, -2)), b, False, False)
+        return p @ _substitute(np.conj(np.swapaxes(low, -1, -2)), y, True, True)  # type: ignore[no-any-return]
+    y = _substitute(low, np.swapaxes(p, -1, -2) @ b, False, True)
+    return _substitute(up, y, True, False)
+
+
+def _lu_solve_grads(grad: Tensor, LU: Tensor, result: Tensor, pivots: np.ndarray, adjoint: bool,  # noqa: N803
+                    needs: tuple[bool, ...]) -> tuple[Any, ...]:
+    g_b = apply(lu_solve_op, (LU, grad, pivots, not adjoint))
+    g_lu = None
+    if needs[0]:
+        # A's gradient -A^-H G X^H (or its adjoint), mapped through A = P L U onto the packed factors
+        g_a = -(g_b @ _mH(result)) if not adjoint else -(result @ _mH(g_b))
+        low, up = _split_lu(LU)
+        p = _make(_permutation(pivots, LU._data.shape[-2], LU._data.dtype))
+        pt_ga = _mT(p) @ g_a
+        g_lu = (pt_ga @ _mH(up)).tril(-1) + (_mH(low) @ pt_ga).triu()  # type: ignore[attr-defined]
+    return g_lu, (g_b if needs[1] else None)
+
+
+lu_solve_op = Op("linalg_lu_solve", quiet_forward(_lu_solve_forward), node="LinalgLuSolveBackward0",
+                 inputs=("LU", "B"), params=("pivots", "adjoint"), saved=("LU", "adjoint", "pivots", "result"),
+                 grads=lambda grad, LU, result, pivots, adjoint, needs: _lu_solve_grads(  # noqa: N803
+                     grad, LU, result, pivots, adjoint, needs))
+
+LU_SOLVE_WARNING = (
+    "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch release.\n"
+    "Note that torch.linalg.lu_solve has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\n"
+    "should be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """Deprecated ``torch.lu_solve``: the solution of ``A X = b`` from ``lu(A)``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu_solve(rg.tensor([[3.0], [7.0]]), *rg.lu(rg.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    tensor([[1.],
+            [1.]])
+    """
+    _warn_once("lu_solve", LU_SOLVE_WARNING)
+    return apply(lu_solve_op, (LU_data, b, LU_pivots._data, False))  # type: ignore[no-any-return]
