@@ -271,3 +271,75 @@ def test_deprecated_spellings_warn_as_pytorch() -> None:
         extra._WARNED_ONCE.discard(key)
         with pytest.warns(UserWarning, match=text):
             call()
+
+
+# -- LU -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (4, 3), (3, 4)])
+def test_lu_and_lu_unpack_match_pytorch(torch: Any, shape: tuple[int, ...]) -> None:
+    data = np.random.default_rng(8).standard_normal(shape)
+
+    def run(lib: Any) -> Any:
+        a = lib.tensor(data, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu_, piv = lib.lu(a)
+            unpacked = lib.lu_unpack(lu_, piv)
+        p, low, up = unpacked
+        (low.sum() + (up * up).sum() + (lu_ * 0.5).sum()).backward()
+        return (type(unpacked).__name__, piv.tolist(), str(piv.dtype), type(lu_.grad_fn).__name__,
+                type(low.grad_fn).__name__, p.grad_fn, [lu_, p, low, up, a.grad])
+
+    mine, ref = _both(torch, run)
+    assert mine[:-1] == ref[:-1]
+    for m, r in zip(mine[-1], ref[-1]):
+        np.testing.assert_allclose(m.detach().numpy(), r.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_lu_solve_matches_pytorch_and_lu_infos(torch: Any) -> None:
+    rng = np.random.default_rng(9)
+    a_data, b_data = rng.standard_normal((3, 3)), rng.standard_normal((3, 2))
+
+    def run(lib: Any) -> Any:
+        a = lib.tensor(a_data, requires_grad=True)
+        b = lib.tensor(b_data, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lu_, piv, info = lib.lu(a, get_infos=True)
+            x = lib.lu_solve(b, lu_, piv)
+            singular = lib.lu(lib.tensor([[1.0, 2.0], [2.0, 4.0]]), get_infos=True)
+        (x * x).sum().backward()
+        return (info.tolist(), type(x.grad_fn).__name__, [type(n).__name__ for n, _ in x.grad_fn.next_functions],
+                singular[0].tolist(), singular[1].tolist(), singular[2].tolist(), [x, a.grad, b.grad])
+
+    mine, ref = _both(torch, run)
+    assert mine[:-1] == ref[:-1]
+    for m, r in zip(mine[-1], ref[-1]):
+        np.testing.assert_allclose(m.detach().numpy(), r.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4)])
+def test_lu_gradcheck_and_gradgradcheck(shape: tuple[int, ...]) -> None:
+    a = rg.tensor(np.random.default_rng(10).standard_normal(shape), requires_grad=True)
+
+    def fn(a: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return rg.lu_unpack(*rg.lu(a))[1:]
+
+    assert rg.autograd.gradcheck(fn, (a,))
+    assert rg.autograd.gradgradcheck(fn, (a,))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.lu(lib.ones(3)),
+    lambda lib: lib.lu(lib.ones(3, 3), pivot=False),
+    lambda lib: lib.lu(lib.ones(3, 3, dtype=lib.int64)),
+    lambda lib: lib.lu_unpack(lib.ones(3, 3), lib.ones(3, dtype=lib.int64)),
+])
+def test_lu_errors_are_pytorchs(torch: Any, case: Any) -> None:
+    mine, ref = outcome(lambda: case(rg)), outcome(lambda: case(torch))
+    assert mine[0] != "ok"
+    assert mine == ref
