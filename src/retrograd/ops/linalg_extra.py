@@ -767,9 +767,9 @@ def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: 
     >>> import retrograd as rg, warnings
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
-    ...     rg.lu_solve(rg.tensor([[3.0], [7.0]]), *rg.lu(rg.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    ...     rg.lu_solve(rg.tensor([[2.0], [8.0]]), *rg.lu(rg.tensor([[2.0, 0.0], [0.0, 4.0]])))
     tensor([[1.],
-            [1.]])
+            [2.]])
     """
     _warn_once("lu_solve", LU_SOLVE_WARNING)
     return apply(lu_solve_op, (LU_data, b, LU_pivots._data, False))  # type: ignore[no-any-return]
