@@ -791,6 +791,209 @@ def rnn_relu(*args: Any) -> Any:
     return rnn.rnn_relu(*args)
 
 
+# -- strided views (ops/strided.py, loaded on first call) ----------------------------------------
+
+
+def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """A view of ``input``'s storage with the given sizes, strides and (absolute) storage offset.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided(rg.arange(6.0), (2, 2), (1, 2), 1)
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    from .ops import strided
+
+    return strided.as_strided(input, size, stride, storage_offset)
+
+
+def as_strided_(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """``input.as_strided_(size, stride, storage_offset)``: the tensor itself takes the geometry.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided_(rg.arange(6.0), (3,), (2,))
+    tensor([0., 2., 4.])
+    """
+    from .ops import strided
+
+    return strided.as_strided_(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # noqa: A002
+                       storage_offset: Any = None) -> Tensor:
+    """A contiguous copy of ``input`` with ``src`` written into its ``as_strided`` view.
+
+    >>> import retrograd as rg
+    >>> rg.as_strided_scatter(rg.zeros(3), rg.ones(1), (1,), (1,), 2)
+    tensor([0., 0., 1.])
+    """
+    from .ops import strided
+
+    return strided.as_strided_scatter(input, src, size, stride, storage_offset)
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
+    """``input.resize_as_(the_template)``.
+
+    >>> import retrograd as rg
+    >>> rg.resize_as_(rg.arange(3.0), rg.ones(2))
+    tensor([0., 1.])
+    """
+    from .ops import strided
+
+    return strided.resize_as_(input, the_template)
+
+
+# -- more linear algebra (ops/linalg_extra.py, loaded on first call) -------------------------------
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each pair of rows of ``x1`` and ``x2``.
+
+    >>> import retrograd as rg
+    >>> rg.cdist(rg.tensor([[0.0, 0.0]]), rg.tensor([[3.0, 4.0]]))
+    tensor([[5.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cdist(x1, x2, p, compute_mode)
+
+
+def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: A002, N803
+                     unitriangular: bool = False) -> Any:
+    """``(solution, cloned_coefficient)``: the solution of ``op(A) X = input`` for triangular ``A``.
+
+    >>> import retrograd as rg
+    >>> rg.triangular_solve(rg.tensor([[2.0]]), rg.tensor([[4.0]])).solution
+    tensor([[0.5000]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.triangular_solve(input, A, upper, transpose, unitriangular)
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The solution of ``A X = input`` from the Cholesky factor ``input2`` of ``A``.
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_solve(rg.tensor([[4.0]]), rg.tensor([[2.0]]))
+    tensor([[1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cholesky_solve(input, input2, upper)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
+    """The inverse of ``A`` from its Cholesky factor.
+
+    >>> import retrograd as rg
+    >>> rg.cholesky_inverse(rg.tensor([[2.0]]))
+    tensor([[0.2500]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.cholesky_inverse(input, upper)
+
+
+def qr(input: Tensor, some: bool = True) -> Any:  # noqa: A002
+    """Deprecated: ``linalg.qr(input, 'reduced' if some else 'complete')`` (warns once, as PyTorch).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.qr(rg.eye(2), some=False).Q.shape
+    torch.Size([2, 2])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.qr(input, some)
+
+
+def matrix_rank(input: Tensor, tol: Any = None, symmetric: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Removed in PyTorch 1.9: raises PyTorch's RuntimeError (use ``linalg.matrix_rank``).
+
+    >>> import retrograd as rg
+    >>> callable(rg.matrix_rank)
+    True
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.matrix_rank(input, tol, symmetric)
+
+
+def frobenius_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the 2-norm over ``dim`` (one or two dims).
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.frobenius_norm(rg.tensor([3.0, 4.0]), 0)
+    tensor(5.)
+    """
+    from .ops import linalg_extra
+
+    if dim is None:
+        return linalg_extra.frobenius_norm(input)
+    return linalg_extra.frobenius_norm(input, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Deprecated: the sum of the singular values over two dims.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.nuclear_norm(rg.eye(2))
+    tensor(2.)
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.nuclear_norm(input, dim, keepdim)
+
+
+def lu(*args: Any, **kwargs: Any) -> Any:
+    """Deprecated: ``(LU, pivots)`` (``+ infos`` with ``get_infos=True``) of ``A = P L U``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu(rg.eye(2))[1]
+    tensor([1, 2], dtype=torch.int32)
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu(*args, **kwargs)
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpack_pivots: bool = True) -> Any:  # noqa: N803
+    """``(P, L, U)`` from ``lu``'s packed factors.
+
+    >>> import retrograd as rg
+    >>> rg.lu_unpack(rg.eye(2), rg.tensor([1, 2], dtype=rg.int32)).P
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: A002, N803
+    """Deprecated: the solution of ``A X = input`` from ``lu(A)``.
+
+    >>> import retrograd as rg, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rg.lu_solve(rg.ones(2, 1), rg.eye(2), rg.tensor([1, 2], dtype=rg.int32))
+    tensor([[1.],
+            [1.]])
+    """
+    from .ops import linalg_extra
+
+    return linalg_extra.lu_solve(input, LU_data, LU_pivots)
+
+
 __all__ = sorted(
     name for name, value in list(globals().items())
     if not name.startswith("_") and callable(value) and getattr(value, "__module__", None) == __name__

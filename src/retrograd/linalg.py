@@ -293,3 +293,26 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *, 
     raise RuntimeError(
         f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D."
     )
+
+
+_NOT_GIVEN: Any = object()
+
+
+def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _NOT_GIVEN, left: bool = True,  # noqa: N803
+                     unitriangular: bool = False) -> Tensor:
+    """The solution of ``A X = B`` (``X A = B`` when not ``left``) for triangular ``A``.
+
+    >>> import retrograd as torch
+    >>> torch.linalg.solve_triangular(torch.tensor([[2.0, 1.0], [0.0, 1.0]]), torch.tensor([[3.0], [1.0]]),
+    ...                               upper=True)
+    tensor([[1.],
+            [1.]])
+    """
+    from .ops import linalg_extra
+
+    if upper is _NOT_GIVEN:  # (PyTorch's TypeError, worded by the op)
+        return linalg_extra.solve_triangular(A, B, left=left, unitriangular=unitriangular)
+    return linalg_extra.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+
+
+__all__.append("solve_triangular")

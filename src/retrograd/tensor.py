@@ -178,6 +178,15 @@ def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     return tuple(map(int, args))
 
 
+def _contiguous_strides(shape: Sequence[builtins.int]) -> tuple[builtins.int, ...]:
+    """PyTorch's strides of a contiguous tensor (a size-0 dim counts as 1)."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= builtins.max(n, 1)
+    return tuple(reversed(strides))
+
+
 class Tensor:
     """An n-dimensional array that records the operations run on it for reverse-mode autodiff.
 
@@ -291,6 +300,8 @@ class Tensor:
 
     def stride(self, dim: builtins.int | None = None) -> Any:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        if not self._data.size and not any(strides):  # NumPy zeroes a new empty array's; PyTorch's are contiguous
+            strides = _contiguous_strides(self._data.shape)
         return strides if dim is None else strides[_ops.reduce.normalize_dim(dim, self._data.ndim)]
 
     def is_contiguous(self) -> builtins.bool:
@@ -2039,3 +2050,69 @@ def _layout(self: Tensor) -> Any:
 
 
 Tensor.layout = property(_layout, doc="``torch.strided``: every retrograd tensor is dense.")  # type: ignore[attr-defined]
+
+
+# ---- strided views and the in-place view ops (ops/strided.py, loaded on first call) ----------------
+
+def _as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+    """A view of this tensor's storage (see ``retrograd.as_strided``).
+
+    >>> import retrograd as rg
+    >>> rg.arange(4.0).as_strided((2,), (2,))
+    tensor([0., 2.])
+    """
+    return _ops.strided.as_strided_method(self, size, stride, storage_offset)  # type: ignore[no-any-return]
+
+
+def _storage_offset(self: Tensor) -> builtins.int:
+    """The offset of the first element in the storage, in elements.
+
+    >>> import retrograd as rg
+    >>> rg.arange(6.0).view(2, 3)[1].storage_offset()
+    3
+    """
+    return _ops.strided.storage_offset(self)  # type: ignore[no-any-return]
+
+
+def _strided_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops.strided, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}``: PyTorch's in-place view op (``retrograd/ops/strided.py``)."
+    return method
+
+
+Tensor.as_strided = _as_strided  # type: ignore[attr-defined]
+Tensor.storage_offset = _storage_offset  # type: ignore[attr-defined]
+for _name in ("as_strided_", "as_strided_scatter", "t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_",
+              "unsqueeze_", "resize_", "resize_as_", "resize", "resize_as"):
+    setattr(Tensor, _name, _strided_method(_name))
+
+
+def _inplace_more_method(name: str) -> Any:
+    def method(self: Tensor, other: Any) -> Any:
+        return getattr(_ops.inplace_more, name)(self, other)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``{name}``: PyTorch's in-place op (``retrograd/ops/inplace_more.py``)."
+    return method
+
+
+for _name in ("eq_", "ne_", "not_equal_", "floor_divide_", "heaviside_"):
+    setattr(Tensor, _name, _inplace_more_method(_name))
+del _name
+
+
+def _linalg_extra_method(name: str) -> Any:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        return getattr(_ops.linalg_extra, name)(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``torch.{name}(self, ...)`` (``retrograd/ops/linalg_extra.py``)."
+    return method
+
+
+for _name in ("triangular_solve", "cholesky_solve", "cholesky_inverse", "qr", "lu", "lu_solve"):
+    setattr(Tensor, _name, _linalg_extra_method(_name))
+del _name

@@ -373,4 +373,10 @@ OPS: list[OpInfo] = [
                                                lib.arctanh_(a * 0.5), lib.acosh_(a + 2), lib.arccosh_(a + 2)]),
            lambda rng: [Sample((_in(-1.0, 1.0)(rng, 3),), grad=(False,))],
            covers=("asinh_", "arcsinh_", "atanh_", "arctanh_", "acosh_", "arccosh_")),
+    # in-place equality records EqBackward0/1, NeBackward0/1 with zero gradients (as lt_ above)
+    OpInfo("eq_", lambda lib, a, b: (a * 1).eq_(b).add(a.clone().eq_(0.5)).add(a.clone().ne_(b))
+           .add(a.clone().not_equal_(0.5)).mul(a),
+           lambda rng: [Sample((_U(rng, 2, 3), _U(rng, 3)), name="broadcast rhs"),
+                        Sample((np.array([0.5, 1.0, -1.0]), np.array([0.5, 2.0, -1.0])), name="some equal")],
+           covers=("eq_", "ne_", "not_equal_")),
 ]

@@ -28,6 +28,7 @@ TORCH_RAISES: dict[str, str] = {
     "relu_activations_0d": "derivative for aten::hardsigmoid_backward is not implemented",
     "pdist": "the derivative for '_pdist_backward' is not implemented",
     "pdist_p": "the derivative for '_pdist_backward' is not implemented",
+    "cdist": "the derivative for '_cdist_backward' is not implemented",
     "embedding_bag_per_sample_weights": "_embedding_bag_per_sample_weights_backward is not implemented",
     "embedding_bag_2d_per_sample_weights": "_embedding_bag_per_sample_weights_backward is not implemented",
     "scaled_dot_product_attention_gqa":

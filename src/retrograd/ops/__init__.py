@@ -13,14 +13,14 @@ from .op import Op, apply
 
 def __getattr__(name: str) -> Any:
     # ``nn`` (softmax, losses, normalisation...) loads on first use: import time is a feature.
-    if name in ("nn", "linalg"):  # softmax and losses, matrix products: on first use
+    if name in ("nn", "linalg", "strided", "inplace_more", "linalg_extra"):  # softmax and losses, matrix products, as_strided...
         return importlib.import_module("." + name, __name__)
     if name == "return_types":  # (its named tuples are made when it loads: on first use)
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["Op", "apply", "elementwise", "indexing", "inplace", "linalg", "nn", "reduce", "return_types", "shape"]
+__all__ = ["Op", "apply", "elementwise", "indexing", "inplace", "linalg", "nn", "reduce", "return_types", "shape", "strided", "inplace_more", "linalg_extra"]
 
 
 def maximum(a: Any, b: Any) -> Any:
