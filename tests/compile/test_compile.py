@@ -57,7 +57,11 @@ def test_compiled_module_shares_parameters_and_grads_land_on_them(torch: Any) ->
     rg.manual_seed(0)
     model = rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.Tanh(), rg.nn.Linear(8, 3))
     compiled = rg.compile(model)
+    validate = torch.distributions.Distribution._validate_args
+    # (importing torch._dynamo switches PyTorch's distribution validation off process-wide: restored,
+    # so that later tests comparing distributions' errors see PyTorch's default)
     tmodel = torch.compile(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)))
+    torch.distributions.Distribution.set_default_validate_args(validate)
     assert type(compiled).__name__ == type(tmodel).__name__ == "OptimizedModule"
     assert compiled._orig_mod is model
     assert [n for n, _ in compiled.named_parameters()] == [n for n, _ in tmodel.named_parameters()]

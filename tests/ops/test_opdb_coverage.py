@@ -29,6 +29,7 @@ NOT_OPS = {
     "native_channel_shuffle", "upsample", "upsample_bilinear", "upsample_nearest", "celu_", "selu_",
     "threshold_",
     "matrix_rank",  # removed from PyTorch: raises its RuntimeError (tests/ops/test_linalg_extra.py)
+    "linear_cross_entropy",  # linear then cross_entropy, both in the database: tests/nn/test_linear_cross_entropy.py
 }
 
 

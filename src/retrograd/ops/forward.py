@@ -119,6 +119,14 @@ def _softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Se
     return [out]
 
 
+# Ops whose tangent is not derived yet (added after this table: their rules read metadata the
+# transpose cannot rebuild, or run outside the graph): forward AD through them raises PyTorch's
+# not-implemented error, never a wrong tangent.
+NO_JVP = frozenset("as_strided as_strided_ triangular_solve cholesky_inverse "
+                   "mkldnn_rnn_layer".split())
+for _name in NO_JVP:
+    JVP_KINDS[_name] = "none"
+
 JVP_RULES = {
     "log_softmax": _log_softmax_jvp,
     "softmax": _softmax_jvp,
@@ -149,6 +157,16 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     level = DUAL[0]
     if level is None or not op.differentiable:
         return
+    if op.name in NO_JVP and any(isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
+        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    if op.view and result is inputs[0]:  # an in-place view op (t_, transpose_, squeeze_...): the
+        t = tangent_of(result, level)      # tangent changes shape the same way, in place
+        if t is not None:
+            from .op import apply
+
+            with suspended():
+                apply(op, (t, *params))
+        return
     if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
         if isinstance(result, tuple):
             for k, o in enumerate(result):
@@ -177,6 +195,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     if not wanted:
         return
     kind = JVP_KINDS.get(op.name, "transpose")
+    if kind == "none":
+        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
     DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
     try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):

@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.forward_ad import DUAL, tangent_of
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
+from .forward import NOT_IMPLEMENTED
 from .inplace import OVERLAP_ERROR, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
@@ -363,6 +365,8 @@ unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node
 def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Tensor:
     """Give ``self`` the array (and, when it is tracked, the node) of ``op``'s view of it."""
     check_inplace(self, (), fill=True)  # (no element is written: an expanded tensor is fine)
+    if DUAL[0] is not None and tangent_of(self) is not None:  # (its tangent would keep the old shape)
+        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
     if STATE.grad_enabled and self._requires_grad:
         view = apply(op, (self, *params))
         self._data, self._grad_fn, self._output_nr = view._data, view._grad_fn, 0
