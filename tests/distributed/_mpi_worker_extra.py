@@ -1,0 +1,170 @@
+"""Run by tests/distributed/test_distributed_extra.py under ``mpiexec -n N``:
+``python _mpi_worker_extra.py SCENARIO[,SCENARIO...]``.
+
+The one-round checked ``all_reduce`` (small tensors travel with their header in one Allgather and
+are reduced here; larger ones follow the header in MPI's Allreduce), the mismatch errors of every
+collective, and the later additions (``all_to_all_single``, the object collectives, futures,
+``PREMUL_SUM``, DDP's communication hooks), each against NumPy on every rank. Each scenario prints
+``OK <scenario> rank <r>``; a failed check raises, which aborts every rank.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import retrograd as rg
+import retrograd.distributed as dist
+
+
+def t(a: np.ndarray) -> rg.Tensor:
+    return rg.tensor(a.copy())
+
+
+def same_bits(got: rg.Tensor, want: np.ndarray) -> None:
+    assert got.numpy().dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.numpy().tobytes() == want.tobytes(), (got.numpy(), want)
+
+
+def raises(call: Callable[[], Any], start: str, *parts: str, kind: type = RuntimeError) -> str:
+    try:
+        call()
+    except kind as e:
+        msg = str(e)
+        assert msg.startswith(start), msg
+        for part in parts:
+            assert part in msg, (part, msg)
+        return msg
+    raise AssertionError(f"no {kind.__name__} starting {start!r}")
+
+
+def in_step(n: int) -> None:
+    """After an error every rank is still in step: the next collective works."""
+    x = rg.ones(2)
+    dist.all_reduce(x)
+    assert x.tolist() == [float(n)] * 2
+
+
+def checks(r: int, n: int) -> None:
+    small = dist.group.WORLD._small
+    assert small >= 1024
+    rng = np.random.default_rng(7)
+    every = [rng.standard_normal(37) for _ in range(n)]  # small: 296 bytes
+    # floats summed in rank order: bit for bit the sequential sum, on every rank
+    want = every[0].copy()
+    for q in range(1, n):
+        want = want + every[q]
+    x = t(every[r])
+    dist.all_reduce(x)
+    same_bits(x, want)
+    # the same tensor again (the reused views), then another op on it, then AVG
+    for _ in range(3):
+        x = t(every[r])
+        dist.all_reduce(x)
+        same_bits(x, want)
+    y = t(every[r])
+    for op, fold in ((dist.ReduceOp.SUM, np.add), (dist.ReduceOp.MAX, np.maximum), (dist.ReduceOp.SUM, np.add),
+                     (dist.ReduceOp.AVG, np.add)):
+        y._data[...] = every[r]
+        dist.all_reduce(y, op=op)
+        expect = every[0].copy()
+        for q in range(1, n):
+            expect = fold(expect, every[q])
+        if op is dist.ReduceOp.AVG:
+            expect = expect / n
+        same_bits(y, expect)
+    # a larger tensor (header round, then MPI's Allreduce), contiguous and not, blocking and async
+    big = [rng.integers(-9, 9, size=(2 * small // 8 + 5,)).astype(np.float64) for _ in range(n)]
+    z = t(big[r])
+    dist.all_reduce(z)
+    np.testing.assert_array_equal(z.numpy(), np.sum(big, axis=0))
+    z = t(big[r])
+    assert dist.all_reduce(z, op=dist.ReduceOp.AVG, async_op=True).wait()
+    np.testing.assert_allclose(z.numpy(), np.mean(big, axis=0), rtol=1e-15)
+    base = t(np.stack([big[r], big[r]], axis=1))
+    dist.all_reduce(base[:, 1], op=dist.ReduceOp.MIN)
+    np.testing.assert_array_equal(base[:, 1].numpy(), np.min(big, axis=0))
+    np.testing.assert_array_equal(base[:, 0].numpy(), big[r])
+    # a small async call is done at once; its Work still answers
+    w = dist.all_reduce(t(every[r]), async_op=True)
+    assert w.is_completed() and w.wait()
+    # the version counter moves on every rank, whichever path ran
+    for a in (every[r], big[r]):
+        v = t(a)
+        before = v._version
+        dist.all_reduce(v)
+        assert v._version == before + 1
+    # an int32 scalar and a bool flag (small path)
+    s = rg.tensor(r + 1, dtype=rg.int32)
+    dist.all_reduce(s, op=dist.ReduceOp.PRODUCT)
+    assert s.item() == int(np.prod(np.arange(1, n + 1)))
+    flag = rg.tensor([r == n - 1, False])
+    dist.all_reduce(flag)
+    assert flag.tolist() == [True, False]
+
+
+def mismatches(r: int, n: int) -> None:
+    small = dist.group.WORLD._small
+    last = f"rank {n - 1}: ["
+    # all_reduce: shapes (small, large, one of each), dtypes, ops; the cached views of the last call
+    cases: list[tuple[str, Callable[[], Any], tuple[str, ...]]] = [
+        ("shapes, small", lambda: dist.all_reduce(rg.zeros(2 + r)), ("rank 0: [2] torch.float32", last)),
+        ("shapes, large", lambda: dist.all_reduce(rg.zeros(small + r)), (f"rank 0: [{small}] torch.float32",)),
+        ("small and large", lambda: dist.all_reduce(rg.zeros(3 if r == 0 else small * 4)),
+         ("rank 0: [3] torch.float32", f"rank 1: [{small * 4}] torch.float32")),
+        ("dtypes", lambda: dist.all_reduce(rg.zeros(3, dtype=rg.float64 if r == 0 else rg.float32)),
+         ("rank 0: [3] torch.float64", "rank 1: [3] torch.float32")),
+        # rank 0 asks for an AVG its integer dtype refuses: it still takes part, so nobody waits
+        ("refused on one rank", lambda: dist.all_reduce(rg.zeros(3, dtype=rg.int64 if r == 0 else rg.float32),
+                                                         op=dist.ReduceOp.AVG),
+         ("rank 0: [3] torch.int64", "rank 1: [3] torch.float32")),
+        ("async", lambda: dist.all_reduce(rg.zeros(2 + r), async_op=True), ("rank 0: [2] torch.float32",)),
+    ]
+    for what, call, parts in cases:
+        msg = raises(call, "all_reduce: tensor shapes or dtypes differ across ranks (", *parts)
+        assert msg.count("rank ") == n, (what, msg)
+        in_step(n)
+    raises(lambda: dist.all_reduce(rg.ones(3), op=dist.ReduceOp.MAX if r == 0 else dist.ReduceOp.SUM),
+           "all_reduce: the ops differ across ranks (rank 0: MAX; rank 1: SUM")
+    in_step(n)
+    cached = rg.ones(5)
+    dist.all_reduce(cached)
+    dist.all_reduce(cached)  # (the views are reused now)
+    raises(lambda: dist.all_reduce(cached if r == 0 else rg.ones(6)), "all_reduce: tensor shapes or dtypes differ",
+           "rank 0: [5] torch.float32", "rank 1: [6] torch.float32")
+    in_step(n)
+    # a refused op on every rank is the local error, on every rank
+    raises(lambda: dist.all_reduce(rg.zeros(3, dtype=rg.int64), op=dist.ReduceOp.AVG),
+           "all_reduce: RedOpType.AVG is not supported on torch.int64 tensors", kind=ValueError)
+    in_step(n)
+    # every other collective
+    rows = 1 + r
+    others: list[tuple[str, Callable[[], Any]]] = [
+        ("reduce", lambda: dist.reduce(rg.zeros(rows), dst=0)),
+        ("all_gather_into_tensor", lambda: dist.all_gather_into_tensor(rg.zeros(n * rows), rg.zeros(rows))),
+        ("reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(rg.zeros(rows), rg.zeros(n * rows))),
+        ("gather", lambda: dist.gather(rg.zeros(rows), [rg.zeros(rows) for _ in range(n)] if r == 0 else None)),
+        ("scatter", lambda: dist.scatter(rg.zeros(rows), [rg.zeros(rows) for _ in range(n)] if r == 0 else None)),
+        ("broadcast", lambda: dist.broadcast(rg.zeros(rows), src=0)),
+        ("all_gather", lambda: dist.all_gather([rg.zeros(rows) for _ in range(n)], rg.zeros(rows))),
+    ]
+    for name, call in others:
+        raises(call, f"{name}: tensor shapes or dtypes differ across ranks (", "rank 0: [", last)
+        in_step(n)
+
+
+def main() -> None:
+    dist.init_process_group("mpi")
+    r, n = dist.get_rank(), dist.get_world_size()
+    for name in sys.argv[1].split(","):
+        globals()[name](r, n)
+        dist.barrier()
+        print(f"OK {name} rank {r}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""The checked all_reduce in one round, mismatch errors of every collective, and the later
+additions, across 2 and 4 processes: each test launches ``mpiexec`` on ``_mpi_worker_extra.py``
+(one launch per process count runs every scenario) and checks that every rank reported OK."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_distributed_mpi import _env, _mpiexec, assert_all_ok
+
+WORKER = Path(__file__).resolve().parent / "_mpi_worker_extra.py"
+SCENARIOS = "checks,mismatches"
+pytestmark = pytest.mark.mpi
+
+
+def _launch(n: int) -> subprocess.CompletedProcess[str]:
+    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), SCENARIOS]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180, env=_env())
+
+
+@pytest.fixture(scope="module")
+def two() -> subprocess.CompletedProcess[str]:
+    return _launch(2)
+
+
+@pytest.fixture(scope="module")
+def four() -> subprocess.CompletedProcess[str]:
+    return _launch(4)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_small_all_reduce_checks_and_reduces_in_one_round_the_same_on_every_rank(
+        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two if n == 2 else four, "checks", n)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_mismatched_shapes_dtypes_and_ops_in_every_collective_name_each_ranks(
+        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two if n == 2 else four, "mismatches", n)
