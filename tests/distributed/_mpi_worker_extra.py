@@ -156,6 +156,87 @@ def mismatches(r: int, n: int) -> None:
         in_step(n)
 
 
+def additions(r: int, n: int) -> None:
+    # all_to_all_single, equal blocks: rank r's block q (2 rows) goes to rank q
+    x = np.arange(2 * n * 3, dtype=np.float64).reshape(2 * n, 3) + 100 * r
+    out = rg.zeros(2 * n, 3, dtype=rg.float64)
+    dist.all_to_all_single(out, t(x))
+    want = np.concatenate([(np.arange(2 * n * 3).reshape(2 * n, 3) + 100 * q)[2 * r:2 * r + 2] for q in range(n)])
+    np.testing.assert_array_equal(out.numpy(), want)
+    # with split sizes: rank r sends q + 1 rows of value 10 r + q to rank q; it receives r + 1 rows from each
+    in_splits = [q + 1 for q in range(n)]
+    rows = np.concatenate([np.full((q + 1, 2), 10.0 * r + q) for q in range(n)])
+    out = rg.zeros(n * (r + 1), 2, dtype=rg.float64)
+    fut = dist.all_to_all_single(out, t(rows), [r + 1] * n, in_splits, async_op=True).get_future()
+    got = fut.wait()
+    assert len(got) == 1 and got[0] is out
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([np.full((r + 1, 2), 10.0 * q + r) for q in range(n)]))
+    # a rank that expects another size: every rank raises, naming the sizes
+    wrong = [r + 2 if r == 0 else r + 1] * n
+    raises(lambda: dist.all_to_all_single(rg.zeros(sum(wrong), 2, dtype=rg.float64), t(rows), wrong, in_splits),
+           "all_to_all_single: sizes differ across ranks (rank 0: from rank 0: 2 elements, output block 0 holds 4")
+    in_step(n)
+    # gather_object to the last rank, scatter_object_list from rank 1
+    got_objects: list[Any] | None = [None] * n if r == n - 1 else None
+    dist.gather_object({"rank": r, "data": np.arange(r + 1)}, got_objects, dst=n - 1)
+    if r == n - 1:
+        assert got_objects is not None and [o["rank"] for o in got_objects] == list(range(n))
+        for q, o in enumerate(got_objects):
+            np.testing.assert_array_equal(o["data"], np.arange(q + 1))
+    one: list[Any] = [None]
+    dist.scatter_object_list(one, [("for", q) for q in range(n)] if r == 1 else None, src=1)
+    assert one == [("for", r)]
+    # futures of the other collectives: their values are the outputs, with the reduced data
+    every = [np.arange(4.0) * (q + 1) for q in range(n)]
+    y = t(every[r])
+    doubled = dist.all_reduce(y, async_op=True).get_future().then(lambda f: f.value()[0] * 2)
+    np.testing.assert_array_equal(doubled.wait().numpy(), 2 * np.sum(every, axis=0))
+    big = t(np.ones(4096) * r)  # (the large path: a pending Iallreduce behind the future)
+    fut = dist.all_reduce(big, async_op=True).get_future()
+    fut.wait()
+    np.testing.assert_array_equal(fut.value()[0].numpy(), np.full(4096, float(sum(range(n)))))
+    assert dist.barrier(async_op=True).get_future().wait() == []
+
+
+def _mlp(seed: int) -> rg.nn.Module:
+    rg.manual_seed(seed)
+    return rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.Tanh(), rg.nn.Linear(16, 3)).double()
+
+
+def comm_hook(r: int, n: int) -> None:
+    """DDP with PyTorch's default allreduce hook: the same steps as one process on the whole batch
+    and as the built-in reduction, for one bucket and for several."""
+    from retrograd.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from retrograd.nn.parallel import DistributedDataParallel as DDP
+
+    rng = np.random.default_rng(0)
+    X = rg.tensor(rng.standard_normal((10, 4 * n, 5)))
+    Y = rg.tensor(rng.standard_normal((10, 4 * n, 3)))
+    mine = slice(4 * r, 4 * r + 4)
+    for cap in (None, 1e-4):
+        ref = _mlp(0)
+        ref_opt = rg.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+        model = DDP(_mlp(r), bucket_cap_mb=cap)
+        model.register_comm_hook(None, default_hooks.allreduce_hook)
+        builtin = DDP(_mlp(r), bucket_cap_mb=cap)
+        opt = rg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        opt2 = rg.optim.SGD(builtin.parameters(), lr=0.1, momentum=0.9)
+        for step in range(10):
+            for m, o, xs, ys in ((ref, ref_opt, X[step], Y[step]), (model, opt, X[step][mine], Y[step][mine]),
+                                 (builtin, opt2, X[step][mine], Y[step][mine])):
+                o.zero_grad()
+                rg.nn.functional.mse_loss(m(xs), ys).backward()
+                o.step()
+        for p, q, b in zip(model.module.parameters(), ref.parameters(), builtin.module.parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=1e-6)
+            np.testing.assert_allclose(p.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
+        every: list[Any] = [None] * n
+        dist.all_gather_object(every, [p.detach().numpy() for p in model.parameters()])
+        for theirs in every:  # the same parameters on every rank
+            for a, b in zip(theirs, every[0]):
+                np.testing.assert_array_equal(a, b)
+
+
 def main() -> None:
     dist.init_process_group("mpi")
     r, n = dist.get_rank(), dist.get_world_size()

@@ -12,7 +12,7 @@ import pytest
 from test_distributed_mpi import _env, _mpiexec, assert_all_ok
 
 WORKER = Path(__file__).resolve().parent / "_mpi_worker_extra.py"
-SCENARIOS = "checks,mismatches"
+SCENARIOS = "checks,mismatches,additions,comm_hook"
 pytestmark = pytest.mark.mpi
 
 
@@ -41,3 +41,15 @@ def test_small_all_reduce_checks_and_reduces_in_one_round_the_same_on_every_rank
 def test_mismatched_shapes_dtypes_and_ops_in_every_collective_name_each_ranks(
         n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
     assert_all_ok(two if n == 2 else four, "mismatches", n)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_all_to_all_single_object_collectives_and_futures_match_numpy(
+        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two if n == 2 else four, "additions", n)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_ddp_with_the_default_allreduce_comm_hook_equals_one_process_on_the_whole_batch(
+        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two if n == 2 else four, "comm_hook", n)

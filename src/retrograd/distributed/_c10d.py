@@ -444,6 +444,13 @@ class Work:
     def result(self) -> list[Tensor]:
         return list(self._outputs)
 
+    def get_future(self) -> Any:
+        """A future completed by this work: its ``wait()``/``value()`` is the list of output tensors
+        (``[]`` for a barrier), and ``then(callback)`` chains a computation on it."""
+        from ._future import Future
+
+        return Future._of(lambda: self.wait() and self.result(), self.is_completed)
+
     def __repr__(self) -> str:
         return f"Work({self._name}, completed={self._done})"
 
@@ -947,32 +954,88 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     send = np.concatenate(ins) if ins else np.empty(0)
     send_counts = np.array([a.size for a in ins], dtype=np.int64)
     recv_counts = np.array([t.numel() for t in output_tensor_list], dtype=np.int64)
+
+    def finish(recv: np.ndarray, rdispl: np.ndarray) -> None:
+        for q, t in enumerate(output_tensor_list):
+            _store(t, recv[rdispl[q]: rdispl[q] + recv_counts[q]], "all_to_all")
+
+    return _exchange(pg, "all_to_all", send, send_counts, recv_counts, "output_tensor_list[{q}]", finish,
+                     list(output_tensor_list), async_op)
+
+
+def _exchange(pg: ProcessGroup, name: str, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray,
+              what: str, finish: Callable[[np.ndarray, np.ndarray], None], outputs: list[Tensor],
+              async_op: bool) -> Work | None:
+    """The ``Alltoallv`` of the flat ``send`` (``send_counts[q]`` elements to rank q), after checking
+    that what each rank sends here is what ``recv_counts`` expects (else every rank raises naming
+    the sizes); ``finish(recv, displacements)`` stores the result."""
+    n = pg._size
     told = np.empty_like(send_counts)  # what each rank will send here: must be what we expect
     MPI, comm = _mpi(), pg._comm
-    _timed(pg, "all_to_all", lambda: comm.Alltoall(send_counts, told))
+    _timed(pg, name, lambda: comm.Alltoall(send_counts, told))
     bad = [q for q in range(n) if told[q] != recv_counts[q]]
     flag = np.array([len(bad)], dtype=np.int64)
-    _timed(pg, "all_to_all", lambda: comm.Allreduce(MPI.IN_PLACE, flag, op=MPI.MAX))
+    _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, flag, op=MPI.MAX))
     if flag[0]:
-        mine = "; ".join(f"from rank {pg._ranks[q]}: {int(told[q])} elements, output_tensor_list[{q}] "
+        mine = "; ".join(f"from rank {pg._ranks[q]}: {int(told[q])} elements, {what.format(q=q)} "
                          f"holds {int(recv_counts[q])}" for q in bad)
-        every = _timed(pg, "all_to_all", lambda: comm.allgather(mine))
+        every = _timed(pg, name, lambda: comm.allgather(mine))
         described = " | ".join(f"rank {pg._ranks[r]}: {s}" for r, s in enumerate(every) if s)
-        raise RuntimeError(f"all_to_all: sizes differ across ranks ({described})")
+        raise RuntimeError(f"{name}: sizes differ across ranks ({described})")
     recv = np.empty(int(recv_counts.sum()), dtype=send.dtype)
     sdispl = np.concatenate([[0], np.cumsum(send_counts)[:-1]])
     rdispl = np.concatenate([[0], np.cumsum(recv_counts)[:-1]])
     sendspec = [send, (send_counts, sdispl)]
     recvspec = [recv, (recv_counts, rdispl)]
-
-    def finish() -> None:
-        for q, t in enumerate(output_tensor_list):
-            _store(t, recv[rdispl[q]: rdispl[q] + recv_counts[q]], "all_to_all")
-
-    outputs = list(output_tensor_list)
     if async_op:
-        return _finish(pg, "all_to_all", [comm.Ialltoallv(sendspec, recvspec)], finish, outputs, True)
-    return _finish(pg, "all_to_all", [], finish, outputs, False, lambda: comm.Alltoallv(sendspec, recvspec))
+        return _finish(pg, name, [comm.Ialltoallv(sendspec, recvspec)], lambda: finish(recv, rdispl), outputs, True)
+    return _finish(pg, name, [], lambda: finish(recv, rdispl), outputs, False,
+                   lambda: comm.Alltoallv(sendspec, recvspec))
+
+
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Sequence[int] | None = None,  # noqa: A002  (PyTorch's name)
+                      input_split_sizes: Sequence[int] | None = None, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Split ``input`` along dim 0 and send part q to rank q; ``output`` receives rank q's part for
+    this rank as its q-th block. Equal blocks without split sizes, else ``*_split_sizes[q]`` rows.
+
+    >>> import retrograd as rg, retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> out = rg.zeros(2, 2)
+    >>> dist.all_to_all_single(out, rg.arange(4.0).reshape(2, 2))
+    >>> out
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> dist.destroy_process_group()
+    """
+    out_t = _tensor(output, "all_to_all_single", "output")
+    in_t = _tensor(input, "all_to_all_single", "input")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_to_all_single")
+    if out_t.dtype != in_t.dtype:
+        raise ValueError(f"Invalid usage of tensors with different dtypesFound {out_t.dtype} and  {in_t.dtype}")
+    n = pg._size
+    counts = []
+    for t, splits in ((in_t, input_split_sizes), (out_t, output_split_sizes)):
+        rows = t.shape[0] if t.dim() else 1
+        if not splits:  # (None or [] as in PyTorch: equal blocks)
+            if rows % n:
+                raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+            splits = [rows // n] * n
+        elif len(splits) != n:
+            raise RuntimeError("Number of tensor splits not equal to group size")
+        elif sum(splits) != rows or min(splits) < 0:
+            raise RuntimeError("Split sizes doesn't match total dim 0 size")
+        row = t.numel() // rows if rows else 0
+        counts.append([int(k) * row for k in splits])
+    send = _buffer(in_t._data).reshape(-1)
+
+    def finish(recv: np.ndarray, rdispl: np.ndarray) -> None:
+        _store(out_t, recv, "all_to_all_single")
+
+    return _exchange(pg, "all_to_all_single", send, np.array(counts[0], dtype=np.int64),
+                     np.array(counts[1], dtype=np.int64), "output block {q}", finish, [out_t], async_op)
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None,
@@ -1092,4 +1155,68 @@ def all_gather_object(object_list: list[Any], obj: Any, group: ProcessGroup | No
                          f"got {len(object_list)}")
     comm = _object_comm(pg)
     object_list[:] = _timed(pg, "all_gather_object", lambda: comm.allgather(obj))
+    return None
+
+
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int | None = None,
+                  group: ProcessGroup | None = None, group_dst: int | None = None) -> None:
+    """Every rank's ``obj``, into ``object_gather_list[r]`` on rank ``dst`` (default 0; the others
+    pass no list). Pickled: trusted peers only.
+
+    >>> import retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> got = [None]
+    >>> dist.gather_object({"rank": dist.get_rank()}, got)
+    >>> got
+    [{'rank': 0}]
+    >>> dist.destroy_process_group()
+    """
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("gather_object")
+    root = _group_rank(pg, dst, group_dst, "dst")
+    if pg._rank == root and not object_gather_list:
+        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
+    if pg._rank != root and object_gather_list:
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    comm = _object_comm(pg)
+    gathered = _timed(pg, "gather_object", lambda: comm.gather(obj, root=root))
+    if pg._rank == root:
+        assert object_gather_list is not None
+        if len(object_gather_list) < pg._size:  # (nothing written: PyTorch's IndexError, said clearly)
+            raise IndexError(f"gather_object: object_gather_list has {len(object_gather_list)} items; "
+                             f"the group has {pg._size} ranks")
+        object_gather_list[:pg._size] = gathered
+    return None
+
+
+def scatter_object_list(scatter_object_output_list: list[Any], scatter_object_input_list: list[Any] | None = None,
+                        src: int | None = None, group: ProcessGroup | None = None,
+                        group_src: int | None = None) -> None:
+    """``scatter_object_input_list[r]`` of rank ``src`` (default 0) into
+    ``scatter_object_output_list[0]`` on rank r. Pickled: trusted peers only.
+
+    >>> import retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> out = [None]
+    >>> dist.scatter_object_list(out, ["for rank 0"])
+    >>> out
+    ['for rank 0']
+    >>> dist.destroy_process_group()
+    """
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("scatter_object_list")
+    root = _group_rank(pg, src, group_src, "src")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    if pg._rank == root:
+        if scatter_object_input_list is None:
+            raise ValueError("source rank must provide non-None scatter_object_input_list")
+        if len(scatter_object_input_list) != pg._size:
+            raise RuntimeError(f"scatter_object_list: Incorrect input list size {len(scatter_object_input_list)}. "
+                               f"Input list size should be {pg._size}, same as size of the process group.")
+    comm = _object_comm(pg)
+    items = list(scatter_object_input_list) if pg._rank == root and scatter_object_input_list is not None else None
+    scatter_object_output_list[0] = _timed(pg, "scatter_object_list", lambda: comm.scatter(items, root=root))
     return None
