@@ -1,5 +1,5 @@
 """Run by tests/distributed/test_distributed_extra.py under ``mpiexec -n N``:
-``python _mpi_worker_extra.py SCENARIO[,SCENARIO...]``.
+``python _mpi_worker_extra.py SCENARIO[,SCENARIO...] [TIMEOUT]``.
 
 The one-round checked ``all_reduce`` (small tensors travel with their header in one Allgather and
 are reduced here; larger ones follow the header in MPI's Allreduce), the mismatch errors of every
@@ -10,11 +10,11 @@ collective, and the later additions (``all_to_all_single``, the object collectiv
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _mpi_worker import _mlp, main  # (the same directory: the scripts' own)
 
 import retrograd as rg
 import retrograd.distributed as dist
@@ -198,11 +198,6 @@ def additions(r: int, n: int) -> None:
     assert dist.barrier(async_op=True).get_future().wait() == []
 
 
-def _mlp(seed: int) -> rg.nn.Module:
-    rg.manual_seed(seed)
-    return rg.nn.Sequential(rg.nn.Linear(5, 16), rg.nn.Tanh(), rg.nn.Linear(16, 3)).double()
-
-
 def comm_hook(r: int, n: int) -> None:
     """DDP with PyTorch's default allreduce hook: the same steps as one process on the whole batch
     and as the built-in reduction, for one bucket and for several."""
@@ -237,15 +232,5 @@ def comm_hook(r: int, n: int) -> None:
                 np.testing.assert_array_equal(a, b)
 
 
-def main() -> None:
-    dist.init_process_group("mpi")
-    r, n = dist.get_rank(), dist.get_world_size()
-    for name in sys.argv[1].split(","):
-        globals()[name](r, n)
-        dist.barrier()
-        print(f"OK {name} rank {r}", flush=True)
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    main(globals())

@@ -171,3 +171,13 @@ def test_a_comm_hook_replaces_the_reduction_and_is_checked_as_in_pytorch(models:
     for p, q in zip(plain.parameters(), hooked.module.parameters()):
         np.testing.assert_allclose(q.grad.numpy(), 3 * p.grad.numpy(), rtol=1e-15)
     assert seen == list(range(len(hooked._buckets)))
+
+
+def test_gather_and_scatter_refuse_an_empty_list_at_the_root_as_in_pytorch(world: Any, torch_world: Any,
+                                                                           torch: Any) -> None:
+    dist, tdist = world, torch_world
+    assert outcome(lambda: dist.gather(rg.ones(2), [], dst=0)) == outcome(lambda: tdist.gather(torch.ones(2), [], dst=0))
+    assert outcome(lambda: dist.scatter(rg.ones(2), [], src=0)) == \
+        outcome(lambda: tdist.scatter(torch.ones(2), [], src=0))
+    assert outcome(lambda: dist.gather(rg.ones(2), [], dst=0))[1] == \
+        "Argument ``gather_list`` must be specified on destination rank."

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.mpi
 
 
 def _launch(n: int) -> subprocess.CompletedProcess[str]:
-    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), SCENARIOS]
+    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), SCENARIOS, "60"]
     return subprocess.run(command, capture_output=True, text=True, timeout=180, env=_env())
 
 

@@ -74,15 +74,7 @@ class ReduceOp:
         PREMUL_SUM = 8
         UNUSED = 9
 
-    SUM = RedOpType.SUM
-    AVG = RedOpType.AVG
-    PRODUCT = RedOpType.PRODUCT
-    MIN = RedOpType.MIN
-    MAX = RedOpType.MAX
-    BAND = RedOpType.BAND
-    BOR = RedOpType.BOR
-    BXOR = RedOpType.BXOR
-    PREMUL_SUM = RedOpType.PREMUL_SUM
+    SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = list(RedOpType)[:9]
 
 
 class Backend(str):
@@ -818,17 +810,25 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
     return _finish(pg, "all_gather", [], finish, list(tensor_list), False, lambda: comm.Allgather(buf, out))
 
 
+def _group_of_n_parts(name: str, part: Tensor, whole: Tensor, part_what: str, whole_what: str,
+                      group: ProcessGroup | None) -> ProcessGroup | None:
+    """The group of a collective between ``part`` and ``whole`` (``world_size`` parts, one dtype),
+    after checking their sizes; None when this rank is not a member."""
+    pg = _resolve(group)
+    if pg is not None and (whole.numel() != part.numel() * pg._size or whole.dtype != part.dtype):
+        raise ValueError(f"{name}: {whole_what} tensor must have {pg._size} times the {part_what}'s {part.numel()} "
+                         f"elements and its dtype {part.dtype}; got {whole.numel()} of {whole.dtype}")
+    return pg
+
+
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
                            async_op: bool = False) -> Work | None:
     """Every rank's ``input_tensor``, concatenated (or stacked) along dim 0 into ``output_tensor``."""
     out_t = _tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
     in_t = _tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
-    pg = _resolve(group)
+    pg = _group_of_n_parts("all_gather_into_tensor", in_t, out_t, "input", "output", group)
     if pg is None:
         return _not_member("all_gather_into_tensor")
-    if out_t.numel() != in_t.numel() * pg._size or out_t.dtype != in_t.dtype:
-        raise ValueError(f"all_gather_into_tensor: output tensor must have {pg._size} times the input's "
-                         f"{in_t.numel()} elements and its dtype {in_t.dtype}; got {out_t.numel()} of {out_t.dtype}")
     _check_same(pg, "all_gather_into_tensor", (in_t,))
     buf = _buffer(in_t._data)
     out = _buffer(out_t._data)
@@ -849,12 +849,9 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     """Reduce ``input`` over the group and give rank r the r-th of its ``world_size`` equal parts."""
     out_t = _tensor(output, "reduce_scatter_tensor", "output")
     in_t = _tensor(input, "reduce_scatter_tensor", "input")
-    pg = _resolve(group)
+    pg = _group_of_n_parts("reduce_scatter_tensor", out_t, in_t, "output", "input", group)
     if pg is None:
         return _not_member("reduce_scatter_tensor")
-    if in_t.numel() != out_t.numel() * pg._size or out_t.dtype != in_t.dtype:
-        raise ValueError(f"reduce_scatter_tensor: input tensor must have {pg._size} times the output's "
-                         f"{out_t.numel()} elements and its dtype {out_t.dtype}; got {in_t.numel()} of {in_t.dtype}")
     mpi_op = _mpi_op(op, in_t, "reduce_scatter_tensor")
     _check_same(pg, "reduce_scatter_tensor", (in_t,))
     send = _buffer(in_t._data)
@@ -873,6 +870,19 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
                    lambda: comm.Reduce_scatter_block(send, recv, op=mpi_op))
 
 
+def _root_and_list(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, items: Any,
+                   name: str) -> tuple[int, bool]:
+    """The root of a gather or scatter (default: rank 0) and whether this rank is it; the list
+    ``name`` must be given there and only there (PyTorch's checks and messages)."""
+    root = _group_rank(pg, rank, group_rank, what)
+    kind = "destination" if what == "dst" else "source"
+    if pg._rank == root and not items:
+        raise ValueError(f"Argument ``{name}`` must be specified on {kind} rank.")
+    if pg._rank != root and items:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{kind} ranks.")
+    return root, pg._rank == root
+
+
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
            group: ProcessGroup | None = None, async_op: bool = False, group_dst: int | None = None) -> Work | None:
     """Every rank's ``tensor``, into ``gather_list`` on rank ``dst`` (the others pass no list)."""
@@ -880,16 +890,8 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     pg = _resolve(group)
     if pg is None:
         return _not_member("gather")
-    root = _group_rank(pg, dst, group_dst, "dst")
-    at_root = pg._rank == root
-    if at_root:
-        if gather_list is None:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        out: Any = _gather_buffer("gather", tensor, gather_list, pg._size, "gather_list")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    else:
-        out = None
+    root, at_root = _root_and_list(pg, dst, group_dst, "dst", gather_list, "gather_list")
+    out: Any = _gather_buffer("gather", tensor, gather_list, pg._size, "gather_list") if gather_list else None
     _check_same(pg, "gather", (tensor,))
     buf = _buffer(tensor._data)
     comm = pg._comm
@@ -912,17 +914,12 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     pg = _resolve(group)
     if pg is None:
         return _not_member("scatter")
-    root = _group_rank(pg, src, group_src, "src")
-    at_root = pg._rank == root
+    root, at_root = _root_and_list(pg, src, group_src, "src", scatter_list, "scatter_list")
     send: Any = None
-    if at_root:
-        if scatter_list is None:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+    if scatter_list:
         send = _gather_buffer("scatter", tensor, scatter_list, pg._size, "scatter_list")
         for r, t in enumerate(scatter_list):
             send[r] = _buffer(t._data)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     _check_same(pg, "scatter", (tensor,))
     recv = np.empty_like(_buffer(tensor._data))
     comm = pg._comm
@@ -1174,11 +1171,7 @@ def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: in
     pg = _resolve(group)
     if pg is None:
         return _not_member("gather_object")
-    root = _group_rank(pg, dst, group_dst, "dst")
-    if pg._rank == root and not object_gather_list:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if pg._rank != root and object_gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
+    root, _ = _root_and_list(pg, dst, group_dst, "dst", object_gather_list, "gather_list")
     comm = _object_comm(pg)
     gathered = _timed(pg, "gather_object", lambda: comm.gather(obj, root=root))
     if pg._rank == root:
