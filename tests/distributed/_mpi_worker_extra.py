@@ -196,6 +196,20 @@ def additions(r: int, n: int) -> None:
     fut.wait()
     np.testing.assert_array_equal(fut.value()[0].numpy(), np.full(4096, float(sum(range(n)))))
     assert dist.barrier(async_op=True).get_future().wait() == []
+    # PREMUL_SUM: every rank's tensor times the factor, summed (small and large; reduce; reduce_scatter)
+    half = dist._make_nccl_premul_sum(0.5)
+    for size in (4, 4096):
+        parts = [np.arange(float(size)) + q for q in range(n)]
+        y = t(parts[r])
+        dist.all_reduce(y, op=half)
+        np.testing.assert_allclose(y.numpy(), np.sum([0.5 * p for p in parts], axis=0), rtol=1e-15)
+    parts = [np.arange(2.0 * n) * (q + 1) for q in range(n)]
+    y = t(parts[r])
+    assert dist.reduce(y, dst=n - 1, op=dist._make_nccl_premul_sum(rg.tensor(3.0)), async_op=True).wait()
+    np.testing.assert_allclose(y.numpy(), np.sum([3 * p for p in parts], axis=0) if r == n - 1 else parts[r])
+    out = rg.zeros(2, dtype=rg.float64)
+    dist.reduce_scatter_tensor(out, t(parts[r]), op=half)
+    np.testing.assert_allclose(out.numpy(), np.sum([0.5 * p for p in parts], axis=0)[2 * r:2 * r + 2])
 
 
 def comm_hook(r: int, n: int) -> None:

@@ -181,3 +181,22 @@ def test_gather_and_scatter_refuse_an_empty_list_at_the_root_as_in_pytorch(world
         outcome(lambda: tdist.scatter(torch.ones(2), [], src=0))
     assert outcome(lambda: dist.gather(rg.ones(2), [], dst=0))[1] == \
         "Argument ``gather_list`` must be specified on destination rank."
+
+
+def test_premul_sum_scales_then_sums_and_refuses_what_it_cannot(world: Any) -> None:
+    dist = world
+    x = rg.tensor([1.0, -2.0, 4.0], dtype=rg.float32)
+    before = x._version
+    dist.all_reduce(x, op=dist._make_nccl_premul_sum(0.25))
+    np.testing.assert_array_equal(x.numpy(), np.array([0.25, -0.5, 1.0], dtype=np.float32))
+    assert x.dtype == rg.float32 and x._version == before + 1
+    z = rg.tensor([1 + 1j])
+    dist.all_reduce(z, op=dist._make_nccl_premul_sum(2j))
+    assert z.tolist() == [(-2 + 2j)]
+    ints = rg.tensor([1, 2])
+    assert outcome(lambda: dist.all_reduce(ints, op=dist._make_nccl_premul_sum(2.0))) == (
+        "ValueError", "all_reduce: RedOpType.PREMUL_SUM is not supported on torch.int64 tensors")
+    assert ints.tolist() == [1, 2]  # (left as it was)
+    assert outcome(lambda: dist._make_nccl_premul_sum(rg.ones(2))) == (
+        "ValueError", "_make_nccl_premul_sum: the factor must be a number or a one-element tensor, got shape [2]")
+    assert outcome(lambda: dist._make_nccl_premul_sum("2"))[0] == "TypeError"

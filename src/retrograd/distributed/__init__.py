@@ -12,6 +12,7 @@ from ._c10d import (
     ProcessGroup,
     ReduceOp,
     Work,
+    _make_nccl_premul_sum,  # noqa: F401  (PyTorch's private name, public in use)
     all_gather,
     all_gather_into_tensor,
     all_gather_object,

@@ -77,6 +77,49 @@ class ReduceOp:
     SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = list(RedOpType)[:9]
 
 
+class _PremulSum:
+    """``ReduceOp.PREMUL_SUM`` with its factor (``_make_nccl_premul_sum``)."""
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: Any) -> None:
+        self.factor = factor
+
+    def __repr__(self) -> str:
+        return f"<RedOpType.PREMUL_SUM: 8>(factor={self.factor!r})"
+
+
+def _make_nccl_premul_sum(factor: Any) -> Any:
+    """``ReduceOp.PREMUL_SUM`` with a factor (PyTorch's name; NCCL's op, here on any backend):
+    ``all_reduce``, ``reduce`` and ``reduce_scatter_tensor`` sum every rank's tensor times
+    ``factor`` (a number or a one-element tensor), for floating-point tensors.
+
+    >>> import retrograd as rg, retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> t = rg.tensor([1.0, 2.0])
+    >>> dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+    >>> t
+    tensor([0.5000, 1.0000])
+    >>> dist.destroy_process_group()
+    """
+    if isinstance(factor, Tensor):
+        if factor.numel() != 1:
+            raise ValueError(f"_make_nccl_premul_sum: the factor must be a number or a one-element tensor, got "
+                             f"shape {list(factor.shape)}")
+        factor = factor.item()
+    if not isinstance(factor, (int, float, complex)) or isinstance(factor, bool):
+        raise TypeError(f"_make_nccl_premul_sum: the factor must be a number, got {type(factor).__name__}")
+    return _PremulSum(factor)
+
+
+def _premul(op: _PremulSum, t: Tensor, name: str) -> Tensor:
+    """A new tensor, ``t`` times the factor (the caller's tensor changes only once the sum is there)."""
+    if t._data.dtype.kind not in "fc" or (isinstance(op.factor, complex) and t._data.dtype.kind != "c"):
+        raise ValueError(f"{name}: RedOpType.PREMUL_SUM is not supported on {t.dtype} tensors"
+                         + (" with a complex factor" if isinstance(op.factor, complex) else ""))
+    return Tensor._make(np.asarray(t._data * op.factor, dtype=t._data.dtype))
+
+
 class Backend(str):
     """A backend name (``Backend.MPI == "mpi"``)."""
 
@@ -607,6 +650,11 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
         return _not_member("all_reduce")
     if not isinstance(tensor, Tensor):
         _tensor(tensor, "all_reduce")
+    if op is not ReduceOp.SUM and type(op) is _PremulSum:
+        scaled = _premul(op, tensor, "all_reduce")
+        all_reduce(scaled, group=group)
+        _store(tensor, scaled._data, "all_reduce")
+        return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
     data = tensor._data
     if pg._check and pg._size > 1:
         return _all_reduce_checked(pg, tensor, op, async_op)
@@ -759,6 +807,12 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     if pg is None:
         return _not_member("reduce")
     root = _group_rank(pg, dst, group_dst, "dst", None)
+    if type(op) is _PremulSum:
+        scaled = _premul(op, tensor, "reduce")
+        reduce(scaled, group=group, group_dst=root)
+        if pg._rank == root:
+            _store(tensor, scaled._data, "reduce")
+        return _DoneWork(pg, "reduce", [tensor]) if async_op else None
     mpi_op = _mpi_op(op, tensor, "reduce")
     _check_same(pg, "reduce", (tensor,))
     MPI, comm = _mpi(), pg._comm
@@ -852,6 +906,9 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     pg = _group_of_n_parts("reduce_scatter_tensor", out_t, in_t, "output", "input", group)
     if pg is None:
         return _not_member("reduce_scatter_tensor")
+    if type(op) is _PremulSum:
+        reduce_scatter_tensor(out_t, _premul(op, in_t, "reduce_scatter_tensor"), group=group)
+        return _DoneWork(pg, "reduce_scatter_tensor", [out_t]) if async_op else None
     mpi_op = _mpi_op(op, in_t, "reduce_scatter_tensor")
     _check_same(pg, "reduce_scatter_tensor", (in_t,))
     send = _buffer(in_t._data)
