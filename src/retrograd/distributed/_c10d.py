@@ -1,9 +1,10 @@
 """Process groups and collectives over MPI (mpi4py): PyTorch's ``torch.distributed`` API.
 
 Every collective works on the tensor's NumPy array in place, through mpi4py's buffer (upper-case,
-pickle-free) calls; only the ``*_object*`` functions pickle. A collective first checks, with one
-small ``Allreduce``, that every rank passed the same dtype and shape, so a mismatch is an error
-naming each rank's shape instead of MPI's undefined behaviour. A watchdog thread aborts every rank
+pickle-free) calls; only the ``*_object*`` functions pickle. A collective checks that every rank
+passed the same dtype and shape (``all_reduce`` in the same round as a small tensor's data, the
+others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
+instead of MPI's undefined behaviour. A watchdog thread aborts every rank
 when a collective outlasts the group's timeout, and an uncaught exception on one rank aborts the
 others (``sys.excepthook``): a failure never leaves the other ranks waiting for ever.
 """
