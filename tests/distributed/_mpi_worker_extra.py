@@ -246,5 +246,16 @@ def comm_hook(r: int, n: int) -> None:
                 np.testing.assert_array_equal(a, b)
 
 
+def agree(r: int, n: int) -> None:
+    """Launched with different settings per rank: every rank uses the most cautious."""
+    import os
+
+    pg = dist.group.WORLD
+    assert pg._small == 1024 and pg._check is False, (pg._small, pg._check, os.environ)
+    x = rg.ones(600)  # (2.4 KB: unchecked on every rank, so the collectives match)
+    dist.all_reduce(x)
+    assert x.tolist() == [float(n)] * 600
+
+
 if __name__ == "__main__":
     main(globals())

@@ -53,3 +53,23 @@ def test_all_to_all_single_object_collectives_and_futures_match_numpy(
 def test_ddp_with_the_default_allreduce_comm_hook_equals_one_process_on_the_whole_batch(
         n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
     assert_all_ok(two if n == 2 else four, "comm_hook", n)
+
+
+def test_ranks_launched_with_different_check_settings_agree_on_the_most_cautious() -> None:
+    # (rank 0 checks with 1 KB slots, rank 1 does not check: both must run the same protocol)
+    one = [sys.executable, str(WORKER), "agree", "60"]
+    command = [_mpiexec(), "-n", "1", "-env", "RETROGRAD_DISTRIBUTED_SMALL_BYTES", "1024", *one, ":",
+               "-n", "1", "-env", "RETROGRAD_DISTRIBUTED_CHECKS", "0", *one]
+    assert_all_ok(subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env()), "agree", 2)
+
+
+def test_a_malformed_small_bytes_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrograd.distributed._c10d import _small_bytes
+
+    monkeypatch.setenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "4k")
+    with pytest.raises(ValueError, match="^RETROGRAD_DISTRIBUTED_SMALL_BYTES must be a number of bytes, got '4k'$"):
+        _small_bytes(2)
+    monkeypatch.setenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "1000")
+    assert _small_bytes(2) == 992  # (rows stay 16-byte aligned)
+    monkeypatch.delenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES")
+    assert [_small_bytes(n) for n in (2, 8, 16, 64)] == [4096, 4096, 2048, 1024]

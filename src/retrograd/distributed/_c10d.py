@@ -39,9 +39,12 @@ def _small_bytes(size: int) -> int:
     """The largest payload a checked ``all_reduce`` sends with its header in one round: 4 KB for
     up to 8 ranks (an Allgather of a 4 KB slot costs about a 1 KB Allreduce), less for more ranks
     (each receives all their slots), at least 1 KB. ``RETROGRAD_DISTRIBUTED_SMALL_BYTES`` sets it."""
-    value = os.environ.get("RETROGRAD_DISTRIBUTED_SMALL_BYTES")
-    chosen = max(1024, min(4096, 32768 // max(size, 1))) if value in (None, "") else max(0, int(value))  # type: ignore[arg-type]
-    return chosen // 16 * 16  # (every payload row stays 16-byte aligned)
+    value = os.environ.get("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "")
+    if not value.strip().isdigit():
+        if value:
+            raise ValueError(f"RETROGRAD_DISTRIBUTED_SMALL_BYTES must be a number of bytes, got {value!r}")
+        return max(1024, min(4096, 32768 // max(size, 1)))
+    return int(value) // 16 * 16  # (every payload row stays 16-byte aligned)
 
 
 def _mpi() -> Any:
