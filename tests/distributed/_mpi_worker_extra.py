@@ -251,10 +251,17 @@ def agree(r: int, n: int) -> None:
     import os
 
     pg = dist.group.WORLD
-    assert pg._small == 1024 and pg._check is False, (pg._small, pg._check, os.environ)
-    x = rg.ones(600)  # (2.4 KB: unchecked on every rank, so the collectives match)
+    assert pg._small == 1024 and pg._check is True, (pg._small, pg._check, os.environ)
+    x = rg.ones(600)  # (2.4 KB: a header round and MPI's Allreduce on every rank)
     dist.all_reduce(x)
     assert x.tolist() == [float(n)] * 600
+    y = rg.ones(600 + r)  # (and the check is on everywhere, so a mismatch is the error)
+    try:
+        dist.all_reduce(y)
+    except RuntimeError as e:
+        assert str(e).startswith("all_reduce: tensor shapes or dtypes differ across ranks (rank 0: [600]"), str(e)
+    else:
+        raise AssertionError("no error")
 
 
 if __name__ == "__main__":

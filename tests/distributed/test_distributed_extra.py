@@ -56,7 +56,7 @@ def test_ddp_with_the_default_allreduce_comm_hook_equals_one_process_on_the_whol
 
 
 def test_ranks_launched_with_different_check_settings_agree_on_the_most_cautious() -> None:
-    # (rank 0 checks with 1 KB slots, rank 1 does not check: both must run the same protocol)
+    # (rank 0 checks with 1 KB slots, rank 1 asks for no check: both must run the same protocol)
     one = [sys.executable, str(WORKER), "agree", "60"]
     command = [_mpiexec(), "-n", "1", "-env", "RETROGRAD_DISTRIBUTED_SMALL_BYTES", "1024", *one, ":",
                "-n", "1", "-env", "RETROGRAD_DISTRIBUTED_CHECKS", "0", *one]

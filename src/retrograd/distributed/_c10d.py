@@ -153,10 +153,11 @@ class ProcessGroup:
         self._slots: np.ndarray | None = None  # reused by every blocking call
         self._plan: tuple[Any, ...] | None = None  # the last small all_reduce's views, for the next one
         if self._size > 1:
-            # The ranks' collectives must match, so they must agree on these: the most cautious wins.
-            agreed = np.array([int(self._check), self._small], dtype=np.int64)
+            # The ranks' collectives must match, so they must agree on these: the most cautious wins
+            # (the check stays on if any rank asks for it; the smallest slot).
+            agreed = np.array([-int(self._check), self._small], dtype=np.int64)
             comm.Allreduce(_mpi().IN_PLACE, agreed, op=_mpi().MIN)
-            self._check, self._small = bool(agreed[0]), int(agreed[1])
+            self._check, self._small = bool(agreed[0] < 0), int(agreed[1])
 
     def rank(self) -> int:
         return self._rank
