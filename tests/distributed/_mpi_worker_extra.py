@@ -140,20 +140,28 @@ def mismatches(r: int, n: int) -> None:
     raises(lambda: dist.all_reduce(rg.zeros(3, dtype=rg.int64), op=dist.ReduceOp.AVG),
            "all_reduce: RedOpType.AVG is not supported on torch.int64 tensors", kind=ValueError)
     in_step(n)
-    # every other collective
-    rows = 1 + r
-    others: list[tuple[str, Callable[[], Any]]] = [
-        ("reduce", lambda: dist.reduce(rg.zeros(rows), dst=0)),
-        ("all_gather_into_tensor", lambda: dist.all_gather_into_tensor(rg.zeros(n * rows), rg.zeros(rows))),
-        ("reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(rg.zeros(rows), rg.zeros(n * rows))),
-        ("gather", lambda: dist.gather(rg.zeros(rows), [rg.zeros(rows) for _ in range(n)] if r == 0 else None)),
-        ("scatter", lambda: dist.scatter(rg.zeros(rows), [rg.zeros(rows) for _ in range(n)] if r == 0 else None)),
-        ("broadcast", lambda: dist.broadcast(rg.zeros(rows), src=0)),
-        ("all_gather", lambda: dist.all_gather([rg.zeros(rows) for _ in range(n)], rg.zeros(rows))),
-    ]
-    for name, call in others:
-        raises(call, f"{name}: tensor shapes or dtypes differ across ranks (", "rank 0: [", last)
-        in_step(n)
+    # every other collective: shapes that differ, then dtypes that differ
+    for differ in ("shape", "dtype"):
+        rows = 1 + r if differ == "shape" else 2
+        kind = rg.float64 if differ == "dtype" and r == 0 else rg.float32
+
+        def z(k: int) -> rg.Tensor:
+            return rg.zeros(k, dtype=kind)
+
+        others: list[tuple[str, Callable[[], Any]]] = [
+            ("reduce", lambda: dist.reduce(z(rows), dst=0)),
+            ("all_gather_into_tensor", lambda: dist.all_gather_into_tensor(z(n * rows), z(rows))),
+            ("reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(z(rows), z(n * rows))),
+            ("gather", lambda: dist.gather(z(rows), [z(rows) for _ in range(n)] if r == 0 else None)),
+            ("scatter", lambda: dist.scatter(z(rows), [z(rows) for _ in range(n)] if r == 0 else None)),
+            ("broadcast", lambda: dist.broadcast(z(rows), src=0)),
+            ("all_gather", lambda: dist.all_gather([z(rows) for _ in range(n)], z(rows))),
+            ("all_reduce", lambda: dist.all_reduce(z(rows))),
+        ]
+        named = ("] torch.float64;", "] torch.float32") if differ == "dtype" else ()
+        for name, call in others:
+            raises(call, f"{name}: tensor shapes or dtypes differ across ranks (", "rank 0: [", last, *named)
+            in_step(n)
 
 
 def additions(r: int, n: int) -> None:
