@@ -254,6 +254,56 @@ def comm_hook(r: int, n: int) -> None:
                 np.testing.assert_array_equal(a, b)
 
 
+def mixed_async(r: int, n: int) -> None:
+    """``async_op`` is each rank's own choice: even ranks wait on a Work, odd ones block (MPI's
+    blocking and non-blocking collectives do not match each other)."""
+    mine = r % 2 == 0
+
+    def run(call: Callable[[bool], Any]) -> None:
+        work = call(mine)
+        if mine:
+            assert work is not None and work.wait()
+        else:
+            assert work is None
+
+    every = [np.arange(6.0) + 10 * q for q in range(n)]
+    pg = dist.group.WORLD
+    for check in (True, False):
+        pg._check = check  # (every rank alike: the checked and the unchecked paths)
+        for size in (6, 3000):  # (small: one Allgather; large: header round, then the data)
+            parts = [np.resize(e, size) for e in every]
+            x = t(parts[r])
+            run(lambda a: dist.all_reduce(x, async_op=a))
+            np.testing.assert_array_equal(x.numpy(), np.sum(parts, axis=0))
+    pg._check = True
+    x = t(every[r])
+    run(lambda a: dist.broadcast(x, src=n - 1, async_op=a))
+    np.testing.assert_array_equal(x.numpy(), every[n - 1])
+    x = t(every[r])
+    run(lambda a: dist.reduce(x, dst=0, async_op=a))
+    np.testing.assert_array_equal(x.numpy(), np.sum(every, axis=0) if r == 0 else every[r])
+    outs = [rg.zeros(6, dtype=rg.float64) for _ in range(n)]
+    run(lambda a: dist.all_gather(outs, t(every[r]), async_op=a))
+    flat = rg.zeros(6 * n, dtype=rg.float64)
+    run(lambda a: dist.all_gather_into_tensor(flat, t(every[r]), async_op=a))
+    np.testing.assert_array_equal(flat.numpy(), np.concatenate(every))
+    part = rg.zeros(2, dtype=rg.float64)
+    run(lambda a: dist.reduce_scatter_tensor(part, t(np.resize(every[r], 2 * n)), async_op=a))
+    np.testing.assert_array_equal(part.numpy(), np.sum([np.resize(e, 2 * n) for e in every], axis=0)[2 * r:2 * r + 2])
+    glist = [rg.zeros(6, dtype=rg.float64) for _ in range(n)] if r == 0 else None
+    run(lambda a: dist.gather(t(every[r]), glist, dst=0, async_op=a))
+    got = rg.zeros(6, dtype=rg.float64)
+    run(lambda a: dist.scatter(got, [t(e) for e in every] if r == 0 else None, src=0, async_op=a))
+    np.testing.assert_array_equal(got.numpy(), every[r])
+    out = rg.zeros(n, dtype=rg.float64)
+    run(lambda a: dist.all_to_all_single(out, rg.full((n,), float(r), dtype=rg.float64), async_op=a))
+    np.testing.assert_array_equal(out.numpy(), np.arange(float(n)))
+    outs = [rg.zeros(1, dtype=rg.float64) for _ in range(n)]
+    run(lambda a: dist.all_to_all(outs, [rg.full((1,), float(r), dtype=rg.float64) for _ in range(n)], async_op=a))
+    assert [o.item() for o in outs] == [float(q) for q in range(n)]
+    run(lambda a: dist.barrier(async_op=a))
+
+
 def agree(r: int, n: int) -> None:
     """Launched with different settings per rank: every rank uses the most cautious."""
     import os

@@ -12,7 +12,7 @@ import pytest
 from test_distributed_mpi import _env, _mpiexec, assert_all_ok
 
 WORKER = Path(__file__).resolve().parent / "_mpi_worker_extra.py"
-SCENARIOS = "checks,mismatches,additions,comm_hook"
+SCENARIOS = "checks,mismatches,additions,comm_hook,mixed_async"
 pytestmark = pytest.mark.mpi
 
 
@@ -73,3 +73,9 @@ def test_a_malformed_small_bytes_setting_is_a_clear_error(monkeypatch: pytest.Mo
     assert _small_bytes(2) == 992  # (rows stay 16-byte aligned)
     monkeypatch.delenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES")
     assert [_small_bytes(n) for n in (2, 8, 16, 64)] == [4096, 4096, 2048, 1024]
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_async_op_is_each_ranks_own_choice_in_every_collective(
+        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
+    assert_all_ok(two if n == 2 else four, "mixed_async", n)

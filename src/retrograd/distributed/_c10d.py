@@ -622,14 +622,15 @@ def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | Non
 
 
 def _finish(pg: ProcessGroup, name: str, requests: list[Any], finish: Callable[[], None],
-            outputs: list[Tensor], async_op: bool, blocking: Callable[[], Any] | None = None) -> Work | None:
-    """Return a Work for an async call; else wait for the requests (or run the blocking call)."""
+            outputs: list[Tensor], async_op: bool) -> Work | None:
+    """Return a Work for an async call; else wait for the requests.
+
+    Blocking calls start MPI's non-blocking collective too and wait for it: in MPI a blocking and a
+    non-blocking collective do not match (MPICH hangs), while ``async_op`` is each rank's own
+    choice in PyTorch."""
     if async_op:
         return Work(pg, name, requests, finish, outputs)
-    if blocking is not None:
-        _timed(pg, name, blocking)
-    else:
-        _timed(pg, name, lambda: _mpi().Request.Waitall(requests))
+    _timed(pg, name, lambda: _mpi().Request.Waitall(requests))
     finish()
     return None
 
@@ -674,7 +675,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             dog.started = time.monotonic()
             dog.op = "all_reduce"
         try:
-            pg._comm.Allreduce(_MPI.IN_PLACE, data, op=fast)
+            pg._comm.Iallreduce(_MPI.IN_PLACE, data, op=fast).Wait()  # (matches another rank's async call)
         except _MPI.Exception as e:
             raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
         finally:
@@ -691,10 +692,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             np.divide(buf, pg._size, out=buf)
         _store(tensor, buf, "all_reduce")
 
-    if async_op:
-        return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], True)
-    return _finish(pg, "all_reduce", [], finish, [tensor], False,
-                   lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+    return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
 
 
 def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: bool) -> Work | None:
@@ -778,9 +776,7 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
             np.divide(buf, pg._size, out=buf)
         _store(tensor, buf, name)
 
-    if async_op:
-        return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], True)
-    return _finish(pg, name, [], finish, [tensor], False, lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+    return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
@@ -799,9 +795,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
         if pg._rank != root:
             _store(tensor, buf, "broadcast")
 
-    if async_op:
-        return _finish(pg, "broadcast", [comm.Ibcast(buf, root=root)], finish, [tensor], True)
-    return _finish(pg, "broadcast", [], finish, [tensor], False, lambda: comm.Bcast(buf, root=root))
+    return _finish(pg, "broadcast", [comm.Ibcast(buf, root=root)], finish, [tensor], async_op)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
@@ -832,9 +826,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
                 np.divide(buf, pg._size, out=buf)
             _store(tensor, buf, "reduce")
 
-    if async_op:
-        return _finish(pg, "reduce", [comm.Ireduce(send, recv, op=mpi_op, root=root)], finish, [tensor], True)
-    return _finish(pg, "reduce", [], finish, [tensor], False, lambda: comm.Reduce(send, recv, op=mpi_op, root=root))
+    return _finish(pg, "reduce", [comm.Ireduce(send, recv, op=mpi_op, root=root)], finish, [tensor], async_op)
 
 
 def _gather_buffer(name: str, tensor: Tensor, outputs: Sequence[Tensor], size: int, what: str) -> np.ndarray:
@@ -864,9 +856,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
         for r, t in enumerate(tensor_list):
             _store(t, out[r], "all_gather")
 
-    if async_op:
-        return _finish(pg, "all_gather", [comm.Iallgather(buf, out)], finish, list(tensor_list), True)
-    return _finish(pg, "all_gather", [], finish, list(tensor_list), False, lambda: comm.Allgather(buf, out))
+    return _finish(pg, "all_gather", [comm.Iallgather(buf, out)], finish, list(tensor_list), async_op)
 
 
 def _group_of_n_parts(name: str, part: Tensor, whole: Tensor, part_what: str, whole_what: str,
@@ -898,9 +888,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     def finish() -> None:
         _store(out_t, out, "all_gather_into_tensor")
 
-    if async_op:
-        return _finish(pg, "all_gather_into_tensor", [comm.Iallgather(buf, out)], finish, [out_t], True)
-    return _finish(pg, "all_gather_into_tensor", [], finish, [out_t], False, lambda: comm.Allgather(buf, out))
+    return _finish(pg, "all_gather_into_tensor", [comm.Iallgather(buf, out)], finish, [out_t], async_op)
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,  # noqa: A002  (PyTorch's name)
@@ -925,11 +913,8 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
             np.divide(recv, pg._size, out=recv)
         _store(out_t, recv, "reduce_scatter_tensor")
 
-    if async_op:
-        return _finish(pg, "reduce_scatter_tensor", [comm.Ireduce_scatter_block(send, recv, op=mpi_op)], finish,
-                       [out_t], True)
-    return _finish(pg, "reduce_scatter_tensor", [], finish, [out_t], False,
-                   lambda: comm.Reduce_scatter_block(send, recv, op=mpi_op))
+    return _finish(pg, "reduce_scatter_tensor", [comm.Ireduce_scatter_block(send, recv, op=mpi_op)], finish,
+                   [out_t], async_op)
 
 
 def _root_and_list(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, items: Any,
@@ -964,9 +949,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
             for r, t in enumerate(outputs):
                 _store(t, out[r], "gather")
 
-    if async_op:
-        return _finish(pg, "gather", [comm.Igather(buf, out, root=root)], finish, outputs, True)
-    return _finish(pg, "gather", [], finish, outputs, False, lambda: comm.Gather(buf, out, root=root))
+    return _finish(pg, "gather", [comm.Igather(buf, out, root=root)], finish, outputs, async_op)
 
 
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
@@ -989,9 +972,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     def finish() -> None:
         _store(tensor, recv, "scatter")
 
-    if async_op:
-        return _finish(pg, "scatter", [comm.Iscatter(send, recv, root=root)], finish, [tensor], True)
-    return _finish(pg, "scatter", [], finish, [tensor], False, lambda: comm.Scatter(send, recv, root=root))
+    return _finish(pg, "scatter", [comm.Iscatter(send, recv, root=root)], finish, [tensor], async_op)
 
 
 def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
@@ -1046,10 +1027,7 @@ def _exchange(pg: ProcessGroup, name: str, send: np.ndarray, send_counts: np.nda
     rdispl = np.concatenate([[0], np.cumsum(recv_counts)[:-1]])
     sendspec = [send, (send_counts, sdispl)]
     recvspec = [recv, (recv_counts, rdispl)]
-    if async_op:
-        return _finish(pg, name, [comm.Ialltoallv(sendspec, recvspec)], lambda: finish(recv, rdispl), outputs, True)
-    return _finish(pg, name, [], lambda: finish(recv, rdispl), outputs, False,
-                   lambda: comm.Alltoallv(sendspec, recvspec))
+    return _finish(pg, name, [comm.Ialltoallv(sendspec, recvspec)], lambda: finish(recv, rdispl), outputs, async_op)
 
 
 def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Sequence[int] | None = None,  # noqa: A002  (PyTorch's name)
@@ -1104,9 +1082,7 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
     if pg is None:
         return _not_member("barrier")
     comm = pg._comm
-    if async_op:
-        return _finish(pg, "barrier", [comm.Ibarrier()], lambda: None, [], True)
-    return _finish(pg, "barrier", [], lambda: None, [], False, comm.Barrier)
+    return _finish(pg, "barrier", [comm.Ibarrier()], lambda: None, [], async_op)
 
 
 # -- point to point ----------------------------------------------------------------------------
