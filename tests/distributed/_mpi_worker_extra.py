@@ -88,6 +88,13 @@ def checks(r: int, n: int) -> None:
     dist.all_reduce(base[:, 1], op=dist.ReduceOp.MIN)
     np.testing.assert_array_equal(base[:, 1].numpy(), np.min(big, axis=0))
     np.testing.assert_array_equal(base[:, 0].numpy(), big[r])
+    # the same small tensor again after a large one in between (its header filled the slot)
+    a = t(every[r])
+    dist.all_reduce(a)
+    dist.all_reduce(t(big[r]))
+    a._data[...] = every[r]
+    dist.all_reduce(a)
+    same_bits(a, want)
     # a small async call is done at once; its Work still answers
     w = dist.all_reduce(t(every[r]), async_op=True)
     assert w.is_completed() and w.wait()

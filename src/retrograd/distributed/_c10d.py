@@ -712,7 +712,8 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     if plan is not None and plan[0] is data and plan[1] is op and not async_op:
         # The same tensor and op as the last call (a training loop's): every view is ready, and
         # the less Python runs between two collectives, the less a loaded machine's ranks drift.
-        _, _, payload, source, hashes, want, ufunc, flat, first, *rest = plan
+        _, _, header, key, payload, source, hashes, want, ufunc, flat, first, *rest = plan
+        header[0] = key  # (another call may have used the slot since)
         payload[:] = source  # (memoryviews: a plain memcpy)
         dog = _State.watchdog
         if dog is not None:  # (_timed's work, inline)
@@ -766,7 +767,7 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
             np.divide(flat, pg._size, out=flat)
         _store(tensor, buf, name)
         if buf is data and nbytes:  # (the result is in the tensor's own memory: the views are reusable)
-            pg._plan = (data, op, payload.data.cast("B"), data.data.cast("B"), hashes,
+            pg._plan = (data, op, header, int(header[0]), payload.data.cast("B"), data.data.cast("B"), hashes,
                         hashes.tolist(), _UFUNCS[op_name], flat, *rows)
         return _DoneWork(pg, name, [tensor]) if async_op else None
     mpi_op, MPI = getattr(_mpi(), op_name), _mpi()
