@@ -1,14 +1,16 @@
 """retrograd.distributed: all_reduce bandwidth against mpi4py's own Allreduce, and DDP's scaling.
 
-    python benchmarks/distributed.py [-n 2] [--repeats 7] [--steps 30]
+    python benchmarks/distributed.py [-n 2] [--repeats 7] [--steps 30] [--only allreduce|ddp]
 
 1. all_reduce (SUM, float32, 1 KB-64 MB): ``dist.all_reduce(t)`` and ``comm.Allreduce(IN_PLACE, a)``
    on the same buffer (``t`` wraps ``a``), timed in alternating blocks in one run; the median
    block's time per call, the bus bandwidth and the ratio (target: retrograd >= 0.9x mpi4py), with
-   the cross-rank shape check (the default) and without it (RETROGRAD_DISTRIBUTED_CHECKS=0).
+   the cross-rank shape check (the default: up to 4 KB one Allgather carries the header and the
+   data; above, a header round then MPI's Allreduce) and without it (RETROGRAD_DISTRIBUTED_CHECKS=0).
 2. DDP scaling (weak): one training step of the small MLP (64-128-128-10, batch 64 per process,
    SGD) as a plain model in one process, and wrapped in DistributedDataParallel on N processes;
-   efficiency = t(1 process) / t(N processes) (1.0: N times the samples in the same time).
+   efficiency = t(1 process) / t(N processes) (1.0: N times the samples in the same time),
+   printed last with its conditions (CPUs, load average before and after, MPI library, threads).
 
 Launches itself with ``mpiexec -n N`` (the ``distributed`` extra). The machine's other load
 shows in the figures: compare the ratios from one run.
@@ -145,6 +147,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--only", choices=("allreduce", "ddp"), help="run one of the two parts")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     ns = parser.parse_args()
     if ns.worker:
@@ -157,8 +160,12 @@ def main() -> None:
     mpiexec = find_mpiexec()
     if mpiexec is None:
         raise SystemExit('needs mpiexec: pip install "retrograd[distributed]"')
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    print(_launch(mpiexec, ns.n, "allreduce", str(ns.repeats)), end="")
+    load_before = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {load_before:.1f}")
+    if ns.only != "ddp":
+        print(_launch(mpiexec, ns.n, "allreduce", str(ns.repeats)), end="")
+    if ns.only == "allreduce":
+        return
     lines = _launch(mpiexec, 1, "ddp", str(ns.steps)).split("\n")
     one, one_ddp = (float(line.split()[-1]) for line in lines if line.startswith("DDP_STEP"))
     many = float(_launch(mpiexec, ns.n, "ddp", str(ns.steps)).split()[-1])
@@ -167,6 +174,18 @@ def main() -> None:
     print(f"  1 process: plain model {one * 1e3:.3f} ms, DDP in a world of one {one_ddp * 1e3:.3f} ms "
           f"(DDP's own cost {(one_ddp - one) * 1e3:+.3f} ms)")
     print(f"  {ns.n} processes (DDP): {many * 1e3:.3f} ms; weak-scaling efficiency {one / many:.2f}")
+    print(f"\nDDP scaling efficiency at {ns.n} processes: {one / many:.2f} ({_conditions(load_before)})")
+
+
+def _conditions(load_before: float) -> str:
+    """What the figure depends on: the machine, its other load, the MPI library, the threads."""
+    from mpi4py import MPI
+
+    library = " ".join(MPI.Get_library_version().strip().split("\n")[0].split())
+    threads = os.environ.get("OMP_NUM_THREADS", "1")  # (the launch sets 1 unless it is set)
+    return (f"weak scaling, small MLP {'-'.join(map(str, SMALL_SIZES))}, batch {BATCH} per process; "
+            f"{os.cpu_count()} CPUs, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after; "
+            f"{library}; OMP_NUM_THREADS={threads}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import datetime
 import sys
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -371,13 +372,14 @@ def launcher(r: int, n: int) -> None:
     assert os.environ["LOCAL_RANK"] == str(r)
 
 
-def main() -> None:
+def main(scenarios: dict[str, Any] | None = None) -> None:
+    """Run the scenarios named by argv[1], found in ``scenarios`` (default: this module's)."""
     scenario = sys.argv[1]
     timeout = datetime.timedelta(seconds=float(sys.argv[2])) if len(sys.argv) > 2 else None
     dist.init_process_group("mpi", timeout=timeout)
     r, n = dist.get_rank(), dist.get_world_size()
     for name in scenario.split(","):
-        globals()[name](r, n)
+        (scenarios or globals())[name](r, n)
         dist.barrier()
         print(f"OK {name} rank {r}", flush=True)
     dist.destroy_process_group()

@@ -12,16 +12,19 @@ from ._c10d import (
     ProcessGroup,
     ReduceOp,
     Work,
+    _make_nccl_premul_sum,  # noqa: F401  (PyTorch's private name, public in use)
     all_gather,
     all_gather_into_tensor,
     all_gather_object,
     all_reduce,
     all_to_all,
+    all_to_all_single,
     barrier,
     broadcast,
     broadcast_object_list,
     destroy_process_group,
     gather,
+    gather_object,
     get_backend,
     get_global_rank,
     get_group_rank,
@@ -40,14 +43,16 @@ from ._c10d import (
     reduce,
     reduce_scatter_tensor,
     scatter,
+    scatter_object_list,
     send,
 )
+from ._grad_bucket import GradBucket
 
 __all__ = [
-    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
-    "all_gather_object", "all_reduce", "all_to_all", "barrier", "broadcast", "broadcast_object_list",
-    "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
+    "Backend", "GradBucket", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
+    "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
+    "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank", "get_group_rank",
     "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "irecv", "is_available",
     "is_initialized", "is_mpi_available", "isend", "new_group", "recv", "reduce", "reduce_scatter_tensor", "scatter",
-    "send",
+    "scatter_object_list", "send",
 ]

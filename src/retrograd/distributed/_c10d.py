@@ -1,9 +1,10 @@
 """Process groups and collectives over MPI (mpi4py): PyTorch's ``torch.distributed`` API.
 
 Every collective works on the tensor's NumPy array in place, through mpi4py's buffer (upper-case,
-pickle-free) calls; only the ``*_object*`` functions pickle. A collective first checks, with one
-small ``Allreduce``, that every rank passed the same dtype and shape, so a mismatch is an error
-naming each rank's shape instead of MPI's undefined behaviour. A watchdog thread aborts every rank
+pickle-free) calls; only the ``*_object*`` functions pickle. A collective checks that every rank
+passed the same dtype and shape (``all_reduce`` in the same round as a small tensor's data, the
+others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
+instead of MPI's undefined behaviour. A watchdog thread aborts every rank
 when a collective outlasts the group's timeout, and an uncaught exception on one rank aborts the
 others (``sys.excepthook``): a failure never leaves the other ranks waiting for ever.
 """
@@ -18,7 +19,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -31,6 +32,19 @@ _NOT_INITIALIZED = "Default process group has not been initialized, please make 
 
 
 _MPI: Any = None
+_HEADER = 32  # bytes of a checked all_reduce's slot before its payload (int64 words; keeps complex128 aligned)
+
+
+def _small_bytes(size: int) -> int:
+    """The largest payload a checked ``all_reduce`` sends with its header in one round: 4 KB for
+    up to 8 ranks (an Allgather of a 4 KB slot costs about a 1 KB Allreduce), less for more ranks
+    (each receives all their slots), at least 1 KB. ``RETROGRAD_DISTRIBUTED_SMALL_BYTES`` sets it."""
+    value = os.environ.get("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "")
+    if not value.strip().isdigit():
+        if value:
+            raise ValueError(f"RETROGRAD_DISTRIBUTED_SMALL_BYTES must be a number of bytes, got {value!r}")
+        return max(1024, min(4096, 32768 // max(size, 1)))
+    return int(value) // 16 * 16  # (every payload row stays 16-byte aligned)
 
 
 def _mpi() -> Any:
@@ -64,15 +78,50 @@ class ReduceOp:
         PREMUL_SUM = 8
         UNUSED = 9
 
-    SUM = RedOpType.SUM
-    AVG = RedOpType.AVG
-    PRODUCT = RedOpType.PRODUCT
-    MIN = RedOpType.MIN
-    MAX = RedOpType.MAX
-    BAND = RedOpType.BAND
-    BOR = RedOpType.BOR
-    BXOR = RedOpType.BXOR
-    PREMUL_SUM = RedOpType.PREMUL_SUM
+    SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM = list(RedOpType)[:9]
+
+
+class _PremulSum:
+    """``ReduceOp.PREMUL_SUM`` with its factor (``_make_nccl_premul_sum``)."""
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: Any) -> None:
+        self.factor = factor
+
+    def __repr__(self) -> str:
+        return f"<RedOpType.PREMUL_SUM: 8>(factor={self.factor!r})"
+
+
+def _make_nccl_premul_sum(factor: Any) -> Any:
+    """``ReduceOp.PREMUL_SUM`` with a factor (PyTorch's name; NCCL's op, here on any backend):
+    ``all_reduce``, ``reduce`` and ``reduce_scatter_tensor`` sum every rank's tensor times
+    ``factor`` (a number or a one-element tensor), for floating-point tensors.
+
+    >>> import retrograd as rg, retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> t = rg.tensor([1.0, 2.0])
+    >>> dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+    >>> t
+    tensor([0.5000, 1.0000])
+    >>> dist.destroy_process_group()
+    """
+    if isinstance(factor, Tensor):
+        if factor.numel() != 1:
+            raise ValueError(f"_make_nccl_premul_sum: the factor must be a number or a one-element tensor, got "
+                             f"shape {list(factor.shape)}")
+        factor = factor.item()
+    if not isinstance(factor, (int, float, complex)) or isinstance(factor, bool):
+        raise TypeError(f"_make_nccl_premul_sum: the factor must be a number, got {type(factor).__name__}")
+    return _PremulSum(factor)
+
+
+def _premul(op: _PremulSum, t: Tensor, name: str) -> Tensor:
+    """A new tensor, ``t`` times the factor (the caller's tensor changes only once the sum is there)."""
+    if t._data.dtype.kind not in "fc" or (isinstance(op.factor, complex) and t._data.dtype.kind != "c"):
+        raise ValueError(f"{name}: RedOpType.PREMUL_SUM is not supported on {t.dtype} tensors"
+                         + (" with a complex factor" if isinstance(op.factor, complex) else ""))
+    return Tensor._make(np.asarray(t._data * op.factor, dtype=t._data.dtype))
 
 
 class Backend(str):
@@ -99,6 +148,16 @@ class ProcessGroup:
         # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency:
         # about doubling the time of a 1 KB all_reduce). RETROGRAD_DISTRIBUTED_CHECKS=0 turns it off.
         self._check = os.environ.get("RETROGRAD_DISTRIBUTED_CHECKS", "1") != "0"
+        self._small = _small_bytes(self._size)
+        self._slot: np.ndarray | None = None  # the checked all_reduce's send slot and received slots,
+        self._slots: np.ndarray | None = None  # reused by every blocking call
+        self._plan: tuple[Any, ...] | None = None  # the last small all_reduce's views, for the next one
+        if self._size > 1:
+            # The ranks' collectives must match, so they must agree on these: the most cautious wins
+            # (the check stays on if any rank asks for it; the smallest slot).
+            agreed = np.array([-int(self._check), self._small], dtype=np.int64)
+            comm.Allreduce(_mpi().IN_PLACE, agreed, op=_mpi().MIN)
+            self._check, self._small = bool(agreed[0] < 0), int(agreed[1])
 
     def rank(self) -> int:
         return self._rank
@@ -356,6 +415,7 @@ def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | 
     if comm == _mpi().COMM_NULL:
         pg = ProcessGroup.__new__(ProcessGroup)
         pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size, pg._check = None, members, seconds, -1, -1, False
+        pg._small, pg._slot, pg._slots, pg._plan = 0, None, None, None
         return pg
     pg = ProcessGroup(comm, members, seconds)
     _State.groups.append(pg)
@@ -424,6 +484,13 @@ class Work:
     def result(self) -> list[Tensor]:
         return list(self._outputs)
 
+    def get_future(self) -> Any:
+        """A future completed by this work: its ``wait()``/``value()`` is the list of output tensors
+        (``[]`` for a barrier), and ``then(callback)`` chains a computation on it."""
+        from ._future import Future
+
+        return Future._of(lambda: self.wait() and self.result(), self.is_completed)
+
     def __repr__(self) -> str:
         return f"Work({self._name}, completed={self._done})"
 
@@ -454,6 +521,11 @@ def _tensor(t: Any, name: str, what: str = "tensor") -> Tensor:
 
 
 def _mpi_op(op: Any, t: Tensor, name: str) -> Any:
+    return getattr(_mpi(), _op_name(op, t, name))
+
+
+def _op_name(op: Any, t: Tensor, name: str) -> str:
+    """MPI's name of the reduction ``op`` on ``t``'s dtype (bool: the logical one), or the error."""
     if not isinstance(op, ReduceOp.RedOpType):
         raise TypeError(f"{name}(): op must be a ReduceOp (dist.ReduceOp.SUM, ...), got {op!r}")
     kind = t._data.dtype.kind
@@ -463,7 +535,12 @@ def _mpi_op(op: Any, t: Tensor, name: str) -> Any:
     if op not in table or (op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and kind not in "biu") or (
             op is ReduceOp.AVG and kind not in "fc"):
         raise ValueError(f"{name}: {op} is not supported on {_dtype_name(t)} tensors")
-    return getattr(_mpi(), table[op])
+    return table[op]
+
+
+# the local reduction of a checked small all_reduce, by MPI's name of the op
+_UFUNCS = {"SUM": np.add, "PROD": np.multiply, "MIN": np.minimum, "MAX": np.maximum, "BAND": np.bitwise_and,
+           "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
 
 
 def _dtype_name(t: Tensor) -> str:
@@ -508,9 +585,18 @@ def _check_same(pg: ProcessGroup, name: str, tensors: Sequence[Tensor]) -> None:
     _timed(pg, name, lambda: pg._comm.Allreduce(_mpi().IN_PLACE, both, op=_mpi().MAX))
     if both[0] == -both[1]:
         return
+    _mismatch(pg, name, tensors)
+
+
+def _mismatch(pg: ProcessGroup, name: str, tensors: Sequence[Tensor], op: Any = None) -> NoReturn:
+    """Every rank found that the ranks' calls differ: one more round gathers each rank's tensors
+    (and op) so that the error names them, the same on every rank."""
     mine = ", ".join(f"{list(t._data.shape)} {t.dtype}" for t in tensors)
-    every = _timed(pg, name, lambda: pg._comm.allgather(mine))
-    described = "; ".join(f"rank {pg._ranks[r]}: {s}" for r, s in enumerate(every))
+    every = _timed(pg, name, lambda: pg._comm.allgather((mine, getattr(op, "name", None))))
+    if op is not None and all(s == every[0][0] for s, _ in every):  # same tensors: the ops differ
+        described = "; ".join(f"rank {pg._ranks[r]}: {o}" for r, (_, o) in enumerate(every))
+        raise RuntimeError(f"{name}: the ops differ across ranks ({described})")
+    described = "; ".join(f"rank {pg._ranks[r]}: {s}" for r, (s, _) in enumerate(every))
     raise RuntimeError(f"{name}: tensor shapes or dtypes differ across ranks ({described})")
 
 
@@ -536,14 +622,15 @@ def _group_rank(pg: ProcessGroup, global_rank: int | None, group_rank: int | Non
 
 
 def _finish(pg: ProcessGroup, name: str, requests: list[Any], finish: Callable[[], None],
-            outputs: list[Tensor], async_op: bool, blocking: Callable[[], Any] | None = None) -> Work | None:
-    """Return a Work for an async call; else wait for the requests (or run the blocking call)."""
+            outputs: list[Tensor], async_op: bool) -> Work | None:
+    """Return a Work for an async call; else wait for the requests.
+
+    Blocking calls start MPI's non-blocking collective too and wait for it: in MPI a blocking and a
+    non-blocking collective do not match (MPICH hangs), while ``async_op`` is each rank's own
+    choice in PyTorch."""
     if async_op:
         return Work(pg, name, requests, finish, outputs)
-    if blocking is not None:
-        _timed(pg, name, blocking)
-    else:
-        _timed(pg, name, lambda: _mpi().Request.Waitall(requests))
+    _timed(pg, name, lambda: _mpi().Request.Waitall(requests))
     finish()
     return None
 
@@ -569,9 +656,14 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
         return _not_member("all_reduce")
     if not isinstance(tensor, Tensor):
         _tensor(tensor, "all_reduce")
+    if op is not ReduceOp.SUM and type(op) is _PremulSum:
+        scaled = _premul(op, tensor, "all_reduce")
+        all_reduce(scaled, group=group)
+        _store(tensor, scaled._data, "all_reduce")
+        return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
     data = tensor._data
     if pg._check and pg._size > 1:
-        _check_same(pg, "all_reduce", (tensor,))
+        return _all_reduce_checked(pg, tensor, op, async_op)
     fast = _DIRECT_SUM if op is ReduceOp.SUM else _DIRECT_OPS.get(op)  # (an Enum's hash is slow)
     dt = data.dtype
     if fast is not None and not async_op and (dt is _F32 or dt is _F64 or dt.char in _DIRECT_TYPES) and \
@@ -583,7 +675,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             dog.started = time.monotonic()
             dog.op = "all_reduce"
         try:
-            pg._comm.Allreduce(_MPI.IN_PLACE, data, op=fast)
+            pg._comm.Iallreduce(_MPI.IN_PLACE, data, op=fast).Wait()  # (matches another rank's async call)
         except _MPI.Exception as e:
             raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
         finally:
@@ -600,10 +692,92 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             np.divide(buf, pg._size, out=buf)
         _store(tensor, buf, "all_reduce")
 
-    if async_op:
-        return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], True)
-    return _finish(pg, "all_reduce", [], finish, [tensor], False,
-                   lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+    return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
+
+
+def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: bool) -> Work | None:
+    """``all_reduce`` with the cross-rank check in the same round as the data when it is small.
+
+    Every rank contributes one slot of a fixed size to one ``Allgather``: a header (a hash of the
+    op, dtype and shape, and the byte count) and, when the tensor fits in ``pg._small`` bytes, its
+    data. Equal headers mean every rank made the same call; the data is then reduced here in rank
+    order with NumPy (the same result on every rank). A larger tensor's slot carries the header
+    only and its data follows in MPI's ``Allreduce``: two rounds, negligible once the transfer
+    dominates. A small call's ``async_op=True`` runs at once (its Work is complete): the protocol
+    must not depend on a rank's own choice of async_op.
+    """
+    name = "all_reduce"
+    data = tensor._data
+    plan = pg._plan
+    if plan is not None and plan[0] is data and plan[1] is op and not async_op:
+        # The same tensor and op as the last call (a training loop's): every view is ready, and
+        # the less Python runs between two collectives, the less a loaded machine's ranks drift.
+        _, _, header, key, payload, source, hashes, want, ufunc, flat, first, *rest = plan
+        header[0] = key  # (another call may have used the slot since)
+        payload[:] = source  # (memoryviews: a plain memcpy)
+        dog = _State.watchdog
+        if dog is not None:  # (_timed's work, inline)
+            dog.timeout, dog.started, dog.op = pg._timeout, time.monotonic(), name
+        try:
+            pg._comm.Allgather(pg._slot, pg._slots)
+        except _MPI.Exception as e:
+            raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
+        finally:
+            if dog is not None:
+                dog.op = None
+        if hashes.tolist() != want:
+            _mismatch(pg, name, (tensor,), op)
+        ufunc(first, rest[0], out=flat)  # in rank order: the same result on every rank
+        for row in rest[1:]:
+            ufunc(flat, row, out=flat)
+        if op is ReduceOp.AVG:
+            np.divide(flat, pg._size, out=flat)
+        tensor._counter().bump(name)
+        return None
+    try:  # (an op this dtype refuses raises after the exchange, so no rank is left waiting)
+        refused: Exception | None = None
+        op_name = _op_name(op, tensor, name)
+    except (TypeError, ValueError) as e:
+        refused, op_name = e, "SUM"
+    buf = _buffer(data)
+    nbytes = buf.nbytes
+    small = nbytes <= pg._small
+    slot, slots = pg._slot, pg._slots
+    if slot is None or slots is None:
+        slot = pg._slot = np.zeros(_HEADER + pg._small, dtype=np.uint8)
+        slots = pg._slots = np.empty((pg._size, _HEADER + pg._small), dtype=np.uint8)
+    header = slot[:_HEADER].view(np.int64)
+    header[0] = hash((getattr(op, "value", -1), ord(data.dtype.char), data.ndim, *data.shape)) & ((1 << 62) - 1)
+    header[1] = nbytes
+    if small:
+        payload = slot[_HEADER:_HEADER + nbytes].view(buf.dtype).reshape(buf.shape)
+        np.copyto(payload, buf)
+    comm = pg._comm
+    _timed(pg, name, lambda: comm.Allgather(slot, slots))
+    hashes = slots[:, :8].view(np.int64)[:, 0]  # (the hash covers the byte count: dtype and shape)
+    if hashes.tolist() != [int(header[0])] * pg._size:
+        _mismatch(pg, name, (tensor,), op)
+    if refused is not None:
+        raise refused
+    if small:
+        flat = buf.reshape(-1)
+        rows = slots[:, _HEADER:_HEADER + nbytes].view(buf.dtype)
+        _UFUNCS[op_name].reduce(rows, axis=0, out=flat)
+        if op is ReduceOp.AVG:
+            np.divide(flat, pg._size, out=flat)
+        _store(tensor, buf, name)
+        if buf is data and nbytes:  # (the result is in the tensor's own memory: the views are reusable)
+            pg._plan = (data, op, header, int(header[0]), payload.data.cast("B"), data.data.cast("B"), hashes,
+                        hashes.tolist(), _UFUNCS[op_name], flat, *rows)
+        return _DoneWork(pg, name, [tensor]) if async_op else None
+    mpi_op, MPI = getattr(_mpi(), op_name), _mpi()
+
+    def finish() -> None:
+        if op is ReduceOp.AVG:
+            np.divide(buf, pg._size, out=buf)
+        _store(tensor, buf, name)
+
+    return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
@@ -622,9 +796,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None
         if pg._rank != root:
             _store(tensor, buf, "broadcast")
 
-    if async_op:
-        return _finish(pg, "broadcast", [comm.Ibcast(buf, root=root)], finish, [tensor], True)
-    return _finish(pg, "broadcast", [], finish, [tensor], False, lambda: comm.Bcast(buf, root=root))
+    return _finish(pg, "broadcast", [comm.Ibcast(buf, root=root)], finish, [tensor], async_op)
 
 
 def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,
@@ -635,6 +807,12 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
     if pg is None:
         return _not_member("reduce")
     root = _group_rank(pg, dst, group_dst, "dst", None)
+    if type(op) is _PremulSum:
+        scaled = _premul(op, tensor, "reduce")
+        reduce(scaled, group=group, group_dst=root)
+        if pg._rank == root:
+            _store(tensor, scaled._data, "reduce")
+        return _DoneWork(pg, "reduce", [tensor]) if async_op else None
     mpi_op = _mpi_op(op, tensor, "reduce")
     _check_same(pg, "reduce", (tensor,))
     MPI, comm = _mpi(), pg._comm
@@ -649,9 +827,7 @@ def reduce(tensor: Tensor, dst: int | None = None, op: Any = ReduceOp.SUM, group
                 np.divide(buf, pg._size, out=buf)
             _store(tensor, buf, "reduce")
 
-    if async_op:
-        return _finish(pg, "reduce", [comm.Ireduce(send, recv, op=mpi_op, root=root)], finish, [tensor], True)
-    return _finish(pg, "reduce", [], finish, [tensor], False, lambda: comm.Reduce(send, recv, op=mpi_op, root=root))
+    return _finish(pg, "reduce", [comm.Ireduce(send, recv, op=mpi_op, root=root)], finish, [tensor], async_op)
 
 
 def _gather_buffer(name: str, tensor: Tensor, outputs: Sequence[Tensor], size: int, what: str) -> np.ndarray:
@@ -681,9 +857,18 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: ProcessGroup | 
         for r, t in enumerate(tensor_list):
             _store(t, out[r], "all_gather")
 
-    if async_op:
-        return _finish(pg, "all_gather", [comm.Iallgather(buf, out)], finish, list(tensor_list), True)
-    return _finish(pg, "all_gather", [], finish, list(tensor_list), False, lambda: comm.Allgather(buf, out))
+    return _finish(pg, "all_gather", [comm.Iallgather(buf, out)], finish, list(tensor_list), async_op)
+
+
+def _group_of_n_parts(name: str, part: Tensor, whole: Tensor, part_what: str, whole_what: str,
+                      group: ProcessGroup | None) -> ProcessGroup | None:
+    """The group of a collective between ``part`` and ``whole`` (``world_size`` parts, one dtype),
+    after checking their sizes; None when this rank is not a member."""
+    pg = _resolve(group)
+    if pg is not None and (whole.numel() != part.numel() * pg._size or whole.dtype != part.dtype):
+        raise ValueError(f"{name}: {whole_what} tensor must have {pg._size} times the {part_what}'s {part.numel()} "
+                         f"elements and its dtype {part.dtype}; got {whole.numel()} of {whole.dtype}")
+    return pg
 
 
 def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: ProcessGroup | None = None,
@@ -691,12 +876,9 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     """Every rank's ``input_tensor``, concatenated (or stacked) along dim 0 into ``output_tensor``."""
     out_t = _tensor(output_tensor, "all_gather_into_tensor", "output_tensor")
     in_t = _tensor(input_tensor, "all_gather_into_tensor", "input_tensor")
-    pg = _resolve(group)
+    pg = _group_of_n_parts("all_gather_into_tensor", in_t, out_t, "input", "output", group)
     if pg is None:
         return _not_member("all_gather_into_tensor")
-    if out_t.numel() != in_t.numel() * pg._size or out_t.dtype != in_t.dtype:
-        raise ValueError(f"all_gather_into_tensor: output tensor must have {pg._size} times the input's "
-                         f"{in_t.numel()} elements and its dtype {in_t.dtype}; got {out_t.numel()} of {out_t.dtype}")
     _check_same(pg, "all_gather_into_tensor", (in_t,))
     buf = _buffer(in_t._data)
     out = _buffer(out_t._data)
@@ -707,9 +889,7 @@ def all_gather_into_tensor(output_tensor: Tensor, input_tensor: Tensor, group: P
     def finish() -> None:
         _store(out_t, out, "all_gather_into_tensor")
 
-    if async_op:
-        return _finish(pg, "all_gather_into_tensor", [comm.Iallgather(buf, out)], finish, [out_t], True)
-    return _finish(pg, "all_gather_into_tensor", [], finish, [out_t], False, lambda: comm.Allgather(buf, out))
+    return _finish(pg, "all_gather_into_tensor", [comm.Iallgather(buf, out)], finish, [out_t], async_op)
 
 
 def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | None = None,  # noqa: A002  (PyTorch's name)
@@ -717,12 +897,12 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
     """Reduce ``input`` over the group and give rank r the r-th of its ``world_size`` equal parts."""
     out_t = _tensor(output, "reduce_scatter_tensor", "output")
     in_t = _tensor(input, "reduce_scatter_tensor", "input")
-    pg = _resolve(group)
+    pg = _group_of_n_parts("reduce_scatter_tensor", out_t, in_t, "output", "input", group)
     if pg is None:
         return _not_member("reduce_scatter_tensor")
-    if in_t.numel() != out_t.numel() * pg._size or out_t.dtype != in_t.dtype:
-        raise ValueError(f"reduce_scatter_tensor: input tensor must have {pg._size} times the output's "
-                         f"{out_t.numel()} elements and its dtype {out_t.dtype}; got {in_t.numel()} of {in_t.dtype}")
+    if type(op) is _PremulSum:
+        reduce_scatter_tensor(out_t, _premul(op, in_t, "reduce_scatter_tensor"), group=group)
+        return _DoneWork(pg, "reduce_scatter_tensor", [out_t]) if async_op else None
     mpi_op = _mpi_op(op, in_t, "reduce_scatter_tensor")
     _check_same(pg, "reduce_scatter_tensor", (in_t,))
     send = _buffer(in_t._data)
@@ -734,11 +914,21 @@ def reduce_scatter_tensor(output: Tensor, input: Tensor, op: Any = ReduceOp.SUM,
             np.divide(recv, pg._size, out=recv)
         _store(out_t, recv, "reduce_scatter_tensor")
 
-    if async_op:
-        return _finish(pg, "reduce_scatter_tensor", [comm.Ireduce_scatter_block(send, recv, op=mpi_op)], finish,
-                       [out_t], True)
-    return _finish(pg, "reduce_scatter_tensor", [], finish, [out_t], False,
-                   lambda: comm.Reduce_scatter_block(send, recv, op=mpi_op))
+    return _finish(pg, "reduce_scatter_tensor", [comm.Ireduce_scatter_block(send, recv, op=mpi_op)], finish,
+                   [out_t], async_op)
+
+
+def _root_and_list(pg: ProcessGroup, rank: int | None, group_rank: int | None, what: str, items: Any,
+                   name: str) -> tuple[int, bool]:
+    """The root of a gather or scatter (default: rank 0) and whether this rank is it; the list
+    ``name`` must be given there and only there (PyTorch's checks and messages)."""
+    root = _group_rank(pg, rank, group_rank, what)
+    kind = "destination" if what == "dst" else "source"
+    if pg._rank == root and not items:
+        raise ValueError(f"Argument ``{name}`` must be specified on {kind} rank.")
+    if pg._rank != root and items:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{kind} ranks.")
+    return root, pg._rank == root
 
 
 def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | None = None,
@@ -748,16 +938,8 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
     pg = _resolve(group)
     if pg is None:
         return _not_member("gather")
-    root = _group_rank(pg, dst, group_dst, "dst")
-    at_root = pg._rank == root
-    if at_root:
-        if gather_list is None:
-            raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-        out: Any = _gather_buffer("gather", tensor, gather_list, pg._size, "gather_list")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
-    else:
-        out = None
+    root, at_root = _root_and_list(pg, dst, group_dst, "dst", gather_list, "gather_list")
+    out: Any = _gather_buffer("gather", tensor, gather_list, pg._size, "gather_list") if gather_list else None
     _check_same(pg, "gather", (tensor,))
     buf = _buffer(tensor._data)
     comm = pg._comm
@@ -768,9 +950,7 @@ def gather(tensor: Tensor, gather_list: list[Tensor] | None = None, dst: int | N
             for r, t in enumerate(outputs):
                 _store(t, out[r], "gather")
 
-    if async_op:
-        return _finish(pg, "gather", [comm.Igather(buf, out, root=root)], finish, outputs, True)
-    return _finish(pg, "gather", [], finish, outputs, False, lambda: comm.Gather(buf, out, root=root))
+    return _finish(pg, "gather", [comm.Igather(buf, out, root=root)], finish, outputs, async_op)
 
 
 def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int | None = None,
@@ -780,17 +960,12 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     pg = _resolve(group)
     if pg is None:
         return _not_member("scatter")
-    root = _group_rank(pg, src, group_src, "src")
-    at_root = pg._rank == root
+    root, at_root = _root_and_list(pg, src, group_src, "src", scatter_list, "scatter_list")
     send: Any = None
-    if at_root:
-        if scatter_list is None:
-            raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
+    if scatter_list:
         send = _gather_buffer("scatter", tensor, scatter_list, pg._size, "scatter_list")
         for r, t in enumerate(scatter_list):
             send[r] = _buffer(t._data)
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source ranks.")
     _check_same(pg, "scatter", (tensor,))
     recv = np.empty_like(_buffer(tensor._data))
     comm = pg._comm
@@ -798,9 +973,7 @@ def scatter(tensor: Tensor, scatter_list: list[Tensor] | None = None, src: int |
     def finish() -> None:
         _store(tensor, recv, "scatter")
 
-    if async_op:
-        return _finish(pg, "scatter", [comm.Iscatter(send, recv, root=root)], finish, [tensor], True)
-    return _finish(pg, "scatter", [], finish, [tensor], False, lambda: comm.Scatter(send, recv, root=root))
+    return _finish(pg, "scatter", [comm.Iscatter(send, recv, root=root)], finish, [tensor], async_op)
 
 
 def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor], group: ProcessGroup | None = None,
@@ -822,32 +995,85 @@ def all_to_all(output_tensor_list: list[Tensor], input_tensor_list: list[Tensor]
     send = np.concatenate(ins) if ins else np.empty(0)
     send_counts = np.array([a.size for a in ins], dtype=np.int64)
     recv_counts = np.array([t.numel() for t in output_tensor_list], dtype=np.int64)
+
+    def finish(recv: np.ndarray, rdispl: np.ndarray) -> None:
+        for q, t in enumerate(output_tensor_list):
+            _store(t, recv[rdispl[q]: rdispl[q] + recv_counts[q]], "all_to_all")
+
+    return _exchange(pg, "all_to_all", send, send_counts, recv_counts, "output_tensor_list[{q}]", finish,
+                     list(output_tensor_list), async_op)
+
+
+def _exchange(pg: ProcessGroup, name: str, send: np.ndarray, send_counts: np.ndarray, recv_counts: np.ndarray,
+              what: str, finish: Callable[[np.ndarray, np.ndarray], None], outputs: list[Tensor],
+              async_op: bool) -> Work | None:
+    """The ``Alltoallv`` of the flat ``send`` (``send_counts[q]`` elements to rank q), after checking
+    that what each rank sends here is what ``recv_counts`` expects (else every rank raises naming
+    the sizes); ``finish(recv, displacements)`` stores the result."""
+    n = pg._size
     told = np.empty_like(send_counts)  # what each rank will send here: must be what we expect
     MPI, comm = _mpi(), pg._comm
-    _timed(pg, "all_to_all", lambda: comm.Alltoall(send_counts, told))
+    _timed(pg, name, lambda: comm.Alltoall(send_counts, told))
     bad = [q for q in range(n) if told[q] != recv_counts[q]]
     flag = np.array([len(bad)], dtype=np.int64)
-    _timed(pg, "all_to_all", lambda: comm.Allreduce(MPI.IN_PLACE, flag, op=MPI.MAX))
+    _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, flag, op=MPI.MAX))
     if flag[0]:
-        mine = "; ".join(f"from rank {pg._ranks[q]}: {int(told[q])} elements, output_tensor_list[{q}] "
+        mine = "; ".join(f"from rank {pg._ranks[q]}: {int(told[q])} elements, {what.format(q=q)} "
                          f"holds {int(recv_counts[q])}" for q in bad)
-        every = _timed(pg, "all_to_all", lambda: comm.allgather(mine))
+        every = _timed(pg, name, lambda: comm.allgather(mine))
         described = " | ".join(f"rank {pg._ranks[r]}: {s}" for r, s in enumerate(every) if s)
-        raise RuntimeError(f"all_to_all: sizes differ across ranks ({described})")
+        raise RuntimeError(f"{name}: sizes differ across ranks ({described})")
     recv = np.empty(int(recv_counts.sum()), dtype=send.dtype)
     sdispl = np.concatenate([[0], np.cumsum(send_counts)[:-1]])
     rdispl = np.concatenate([[0], np.cumsum(recv_counts)[:-1]])
     sendspec = [send, (send_counts, sdispl)]
     recvspec = [recv, (recv_counts, rdispl)]
+    return _finish(pg, name, [comm.Ialltoallv(sendspec, recvspec)], lambda: finish(recv, rdispl), outputs, async_op)
 
-    def finish() -> None:
-        for q, t in enumerate(output_tensor_list):
-            _store(t, recv[rdispl[q]: rdispl[q] + recv_counts[q]], "all_to_all")
 
-    outputs = list(output_tensor_list)
-    if async_op:
-        return _finish(pg, "all_to_all", [comm.Ialltoallv(sendspec, recvspec)], finish, outputs, True)
-    return _finish(pg, "all_to_all", [], finish, outputs, False, lambda: comm.Alltoallv(sendspec, recvspec))
+def all_to_all_single(output: Tensor, input: Tensor, output_split_sizes: Sequence[int] | None = None,  # noqa: A002  (PyTorch's name)
+                      input_split_sizes: Sequence[int] | None = None, group: ProcessGroup | None = None,
+                      async_op: bool = False) -> Work | None:
+    """Split ``input`` along dim 0 and send part q to rank q; ``output`` receives rank q's part for
+    this rank as its q-th block. Equal blocks without split sizes, else ``*_split_sizes[q]`` rows.
+
+    >>> import retrograd as rg, retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> out = rg.zeros(2, 2)
+    >>> dist.all_to_all_single(out, rg.arange(4.0).reshape(2, 2))
+    >>> out
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> dist.destroy_process_group()
+    """
+    out_t = _tensor(output, "all_to_all_single", "output")
+    in_t = _tensor(input, "all_to_all_single", "input")
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("all_to_all_single")
+    if out_t.dtype != in_t.dtype:
+        raise ValueError(f"Invalid usage of tensors with different dtypesFound {out_t.dtype} and  {in_t.dtype}")
+    n = pg._size
+    counts = []
+    for t, splits in ((in_t, input_split_sizes), (out_t, output_split_sizes)):
+        rows = t.shape[0] if t.dim() else 1
+        if not splits:  # (None or [] as in PyTorch: equal blocks)
+            if rows % n:
+                raise RuntimeError("Tensor's dim 0 does not divide equally across group size")
+            splits = [rows // n] * n
+        elif len(splits) != n:
+            raise RuntimeError("Number of tensor splits not equal to group size")
+        elif sum(splits) != rows or min(splits) < 0:
+            raise RuntimeError("Split sizes doesn't match total dim 0 size")
+        row = t.numel() // rows if rows else 0
+        counts.append([int(k) * row for k in splits])
+    send = _buffer(in_t._data).reshape(-1)
+
+    def finish(recv: np.ndarray, rdispl: np.ndarray) -> None:
+        _store(out_t, recv, "all_to_all_single")
+
+    return _exchange(pg, "all_to_all_single", send, np.array(counts[0], dtype=np.int64),
+                     np.array(counts[1], dtype=np.int64), "output block {q}", finish, [out_t], async_op)
 
 
 def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_ids: Any = None,
@@ -857,9 +1083,7 @@ def barrier(group: ProcessGroup | None = None, async_op: bool = False, device_id
     if pg is None:
         return _not_member("barrier")
     comm = pg._comm
-    if async_op:
-        return _finish(pg, "barrier", [comm.Ibarrier()], lambda: None, [], True)
-    return _finish(pg, "barrier", [], lambda: None, [], False, comm.Barrier)
+    return _finish(pg, "barrier", [comm.Ibarrier()], lambda: None, [], async_op)
 
 
 # -- point to point ----------------------------------------------------------------------------
@@ -967,4 +1191,64 @@ def all_gather_object(object_list: list[Any], obj: Any, group: ProcessGroup | No
                          f"got {len(object_list)}")
     comm = _object_comm(pg)
     object_list[:] = _timed(pg, "all_gather_object", lambda: comm.allgather(obj))
+    return None
+
+
+def gather_object(obj: Any, object_gather_list: list[Any] | None = None, dst: int | None = None,
+                  group: ProcessGroup | None = None, group_dst: int | None = None) -> None:
+    """Every rank's ``obj``, into ``object_gather_list[r]`` on rank ``dst`` (default 0; the others
+    pass no list). Pickled: trusted peers only.
+
+    >>> import retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> got = [None]
+    >>> dist.gather_object({"rank": dist.get_rank()}, got)
+    >>> got
+    [{'rank': 0}]
+    >>> dist.destroy_process_group()
+    """
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("gather_object")
+    root, _ = _root_and_list(pg, dst, group_dst, "dst", object_gather_list, "gather_list")
+    comm = _object_comm(pg)
+    gathered = _timed(pg, "gather_object", lambda: comm.gather(obj, root=root))
+    if pg._rank == root:
+        assert object_gather_list is not None
+        if len(object_gather_list) < pg._size:  # (nothing written: PyTorch's IndexError, said clearly)
+            raise IndexError(f"gather_object: object_gather_list has {len(object_gather_list)} items; "
+                             f"the group has {pg._size} ranks")
+        object_gather_list[:pg._size] = gathered
+    return None
+
+
+def scatter_object_list(scatter_object_output_list: list[Any], scatter_object_input_list: list[Any] | None = None,
+                        src: int | None = None, group: ProcessGroup | None = None,
+                        group_src: int | None = None) -> None:
+    """``scatter_object_input_list[r]`` of rank ``src`` (default 0) into
+    ``scatter_object_output_list[0]`` on rank r. Pickled: trusted peers only.
+
+    >>> import retrograd.distributed as dist
+    >>> dist.init_process_group("mpi")
+    >>> out = [None]
+    >>> dist.scatter_object_list(out, ["for rank 0"])
+    >>> out
+    ['for rank 0']
+    >>> dist.destroy_process_group()
+    """
+    pg = _resolve(group)
+    if pg is None:
+        return _not_member("scatter_object_list")
+    root = _group_rank(pg, src, group_src, "src")
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    if pg._rank == root:
+        if scatter_object_input_list is None:
+            raise ValueError("source rank must provide non-None scatter_object_input_list")
+        if len(scatter_object_input_list) != pg._size:
+            raise RuntimeError(f"scatter_object_list: Incorrect input list size {len(scatter_object_input_list)}. "
+                               f"Input list size should be {pg._size}, same as size of the process group.")
+    comm = _object_comm(pg)
+    items = list(scatter_object_input_list) if pg._rank == root and scatter_object_input_list is not None else None
+    scatter_object_output_list[0] = _timed(pg, "scatter_object_list", lambda: comm.scatter(items, root=root))
     return None

@@ -12,7 +12,8 @@ The hook that completes the last bucket waits for all of them and writes the ave
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -113,6 +114,7 @@ class DistributedDataParallel(Module):
             for i, p in enumerate(bucket.params):
                 self._where[id(p)] = (bucket, i)
         self._next_launch = 0
+        self._comm_hook: tuple[Callable[[Any, Any], Any], Any] | None = None
         self._armed = False  # a synchronised backward is expected (set by forward)
         self._started = False  # ... and has begun: a gradient arrived, the reduction is under way
         self._used = np.ones(len(params), dtype=np.uint8)
@@ -240,13 +242,19 @@ class DistributedDataParallel(Module):
         buckets = self._buckets
         while self._next_launch < len(buckets) and buckets[self._next_launch].pending == 0:
             ready = buckets[self._next_launch]
-            ready.request = comm.Iallreduce(MPI.IN_PLACE, ready.buffer, op=MPI.SUM)
+            if self._comm_hook is None:
+                ready.request = comm.Iallreduce(MPI.IN_PLACE, ready.buffer, op=MPI.SUM)
+            else:
+                ready.request = self._run_comm_hook(ready, self._next_launch)
             self._next_launch += 1
         if self._next_launch < len(buckets):
             # MPI progresses a non-blocking collective only inside MPI calls: poke it while backward runs
             started = [b.request for b in buckets[: self._next_launch] if b.request is not None]
-            if started:
+            if started and self._comm_hook is None:
                 MPI.Request.Testall(started)
+            elif started:
+                for future in started:
+                    future.done()
             return
         self._finish()
 
@@ -255,16 +263,20 @@ class DistributedDataParallel(Module):
 
         MPI = _c10d._mpi()
         self._armed = self._started = False
-        requests = [b.request for b in self._buckets]
+        hooked = self._comm_hook is not None
+        requests = [] if hooked else [b.request for b in self._buckets]
         used = self._used
         if self.find_unused_parameters:
             requests.append(self._pg._comm.Iallreduce(MPI.IN_PLACE, used, op=MPI.MAX))
+        if hooked:
+            self._wait_comm_hooks()
         _c10d._timed(self._pg, "DistributedDataParallel (gradient all_reduce)", lambda: MPI.Request.Waitall(requests))
         n = self._world_size
         with no_grad():
             for bucket in self._buckets:
                 bucket.request = None
-                np.divide(bucket.buffer, n, out=bucket.buffer)
+                if not hooked:  # (a communication hook averages, or not, itself)
+                    np.divide(bucket.buffer, n, out=bucket.buffer)
                 for i, p in enumerate(bucket.params):
                     if not used[self._index[id(p)]]:
                         continue  # unused on every rank: its .grad is left as it was
@@ -274,6 +286,50 @@ class DistributedDataParallel(Module):
                     else:
                         np.copyto(p._grad._data, view)
                         p._grad._counter().bump("DistributedDataParallel")
+
+    # -- communication hooks ----------------------------------------------------------------------
+    def register_comm_hook(self, state: object, hook: Callable[[Any, Any], Any]) -> None:
+        """Reduce each bucket with ``hook(state, bucket)`` instead of the built-in average.
+
+        ``bucket`` is a ``dist.GradBucket`` (``buffer()``: the flattened gradients, ``index()``,
+        ``is_last()``, ``parameters()``, ``gradients()``); the hook returns a future whose value is
+        the reduced flat tensor, e.g. ``dist.all_reduce(t, async_op=True).get_future()...``.
+        Hooks start in bucket order on every rank. PyTorch's
+        ``default_hooks.allreduce_hook`` (in ``retrograd.distributed.algorithms.ddp_comm_hooks``)
+        divides by the world size and all-reduces: the built-in behaviour.
+        """
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        from ...distributed import GradBucket
+
+        bucket_annotation = inspect.signature(hook).parameters["bucket"].annotation
+        if isinstance(bucket_annotation, str):  # (postponed annotations: the name is what there is)
+            bucket_annotation = GradBucket if bucket_annotation.rsplit(".", 1)[-1] == "GradBucket" else None
+        if bucket_annotation not in (inspect.Parameter.empty, GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._comm_hook = (hook, state)
+
+    def _run_comm_hook(self, bucket: _Bucket, index: int) -> Any:
+        from ...distributed import GradBucket
+
+        hook, state = self._comm_hook  # type: ignore[misc]
+        future = hook(state, GradBucket(index, len(self._buckets), bucket.buffer, bucket.params, bucket.offsets))
+        if not callable(getattr(future, "wait", None)):
+            raise RuntimeError(f"DistributedDataParallel: the communication hook must return a future (from "
+                               f"Work.get_future()), got {type(future).__name__}")
+        return future
+
+    def _wait_comm_hooks(self) -> None:
+        for bucket in self._buckets:
+            result = bucket.request.wait()
+            data = getattr(result, "_data", None)
+            if not isinstance(data, np.ndarray) or data.size != bucket.buffer.size:
+                raise RuntimeError(f"DistributedDataParallel: the communication hook's future must hold the bucket's "
+                                   f"flat tensor of {bucket.buffer.size} elements, got {result!r:.80}")
+            if not np.may_share_memory(data, bucket.buffer):
+                np.copyto(bucket.buffer, data.reshape(-1), casting="same_kind")
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

@@ -1,0 +1,2 @@
+"""``retrograd.distributed.algorithms``: PyTorch's ``torch.distributed.algorithms`` (the DDP
+communication hooks)."""

@@ -1,0 +1,1 @@
+"""DDP communication hooks (``DistributedDataParallel.register_comm_hook``): ``default_hooks``."""
