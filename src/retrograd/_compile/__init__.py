@@ -27,6 +27,7 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import generate
 from .graph import Graph
+from .segments import Segmented, split, target_function
 from .tracer import GraphBreak, Tracer, tracing
 
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
@@ -226,6 +227,8 @@ class CompiledFunction:
         self.breaks: list[str] = []  # every graph break seen, with its reason
         self.last_variant: Variant | None = None
         self.compile_times: list[float] = []
+        self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
+        self._split = True  # (False for a part of a split function: its source is not its own)
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -234,7 +237,7 @@ class CompiledFunction:
     def code(self) -> str:
         """The generated source of the latest compiled variant (forward, then backward)."""
         if self.last_variant is None:
-            return ""
+            return "" if self.last_segmented is None else self.last_segmented.code
         return self.last_variant.code
 
     def _inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Tensor]] | None:
@@ -285,6 +288,8 @@ class CompiledFunction:
                    for t, g in zip(variant.lifted, variant.lifted_guards)):
                 return variant.run(tensors)
         elif variant is not None:
+            if type(variant) is Segmented:
+                return variant.run(self._fn, args, kwargs)
             return self._fn(*args, **kwargs)
         if len(self._cache) >= CACHE_SIZE_LIMIT:
             self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
@@ -302,20 +307,33 @@ class CompiledFunction:
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t._data)
-        tracer.captured = _captured_tensors(self._fn if self._module is None else self._module.forward)
+        whole_module = self._module is self._fn  # (a part of a split forward has its own function)
+        tracer.captured = _captured_tensors(self._module.forward if whole_module else self._fn)
+        if self._split and not self.fullgraph:
+            target = target_function(self._fn, self._module)
+            tracer.target_code = None if target is None else target.__code__
         with tracing(tracer):
             result = self._fn(*args, **kwargs)
             variant = None if tracer.breaks else self._build(tracer, tensors, result)
         if variant is None:
             for reason in tracer.breaks:
                 self._note(reason)
-            self._cache[key] = _EAGER
+            plan = split(self._fn, self._module, tracer.break_lines, self._part) if tracer.breaks else None
+            self._cache[key] = _EAGER if plan is None else plan
+            if plan is not None:
+                self.last_segmented = plan
             return result
         variant.compile_seconds = time.perf_counter() - start
         self.compile_times.append(variant.compile_seconds)
         self._cache[key] = variant
         self.last_variant = variant
         return result
+
+    def _part(self, fn: Callable[..., Any]) -> CompiledFunction:
+        """A run of statements of a split function, compiled on its own."""
+        part = CompiledFunction(fn, dynamic=self.dynamic, module=self._module)
+        part._split = False
+        return part
 
     def _build(self, tracer: Tracer, tensors: list[Tensor], result: Any) -> Variant | None:
         flat_spec = _flatten_output(result)
@@ -580,10 +598,20 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         compiled = CompiledFunction(fn)
         compiled(*args, **kwargs)
-        variant = compiled.last_variant
-        graphs = [variant.code] if variant is not None else []
-        ops = [variant.op_names] if variant is not None else []
-        return ExplainOutput(graphs, len(graphs), len(compiled.breaks), [BreakReason(r) for r in compiled.breaks],
-                             sum(len(o) for o in ops), ops, compiled.compile_times)
+        plan = compiled.last_segmented
+        breaks = list(compiled.breaks)
+        times = list(compiled.compile_times)
+        if plan is None:
+            variants = [compiled.last_variant]
+        else:
+            compiled(*args, **kwargs)  # split at its breaks: the second call compiles the parts
+            parts: list[CompiledFunction] = [p.call for p in plan.parts if p.compiled]
+            variants = [p.last_variant for p in parts]
+            breaks += [r for p in parts for r in p.breaks if r not in breaks]
+            times += [t for p in parts for t in p.compile_times]
+        graphs = [v.code for v in variants if v is not None]
+        ops = [v.op_names for v in variants if v is not None]
+        return ExplainOutput(graphs, len(graphs), len(breaks), [BreakReason(r) for r in breaks],
+                             sum(len(o) for o in ops), ops, times)
 
     return run

@@ -60,6 +60,10 @@ class Tracer:
         self.recorded: set[int] = set()  # id(result tensor) already recorded (a path may ask twice)
         self.op_results: list[Tensor] = []  # every traced op's output tensors, in order
         self.allow_fill_constants = False  # backward: float zeros made outside the op table are constants
+        # Set when the function may be split at its breaks (segments.py): the trace then goes on
+        # recording after a break, and each break's line in the function is kept.
+        self.target_code: Any = None
+        self.break_lines: list[int | None] = []
 
     # -- values ----------------------------------------------------------------------------
     def add_input(self, array: Any) -> int:
@@ -99,6 +103,15 @@ class Tracer:
             self.breaks.append(reason)
         if self.fullgraph:
             raise GraphBreak(reason)
+        if self.target_code is not None:
+            self.break_lines.append(self._line_in_target())
+
+    def _line_in_target(self) -> int | None:
+        """The line of the traced function being run when a break happened (None: outside it)."""
+        frame: Any = sys._getframe(2)
+        while frame is not None and frame.f_code is not self.target_code:
+            frame = frame.f_back
+        return None if frame is None else int(frame.f_lineno)
 
     def is_traced(self, t: Tensor) -> bool:
         return id(t._data) in self.values or (self.outer is not None and self.outer(t._data) is not None)
@@ -106,7 +119,7 @@ class Tracer:
     # -- the hook --------------------------------------------------------------------------
     def on_call(self, frame: Any) -> None:
         """Read one dispatch path's frame: op, inputs, params, outputs."""
-        if self.breaks:
+        if self.breaks and self.target_code is None:
             return  # the rest runs eagerly anyway
         loc = frame.f_locals
         name = frame.f_code.co_name
@@ -247,7 +260,7 @@ class _InplaceState:
     @property
     def grad_enabled(self) -> bool:
         tracer = self._tracer
-        if threading.get_ident() == tracer.thread and not tracer.breaks:
+        if threading.get_ident() == tracer.thread and (not tracer.breaks or tracer.target_code is not None):
             frame = sys._getframe(1)
             target = frame.f_locals.get("self")
             if not isinstance(target, Tensor):

@@ -1,0 +1,209 @@
+"""retrograd.compile: a graph break in the middle of a function compiles the parts around it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+from conftest import outcome
+from retrograd._compile import GraphBreak, explain
+
+
+def _item_in_the_middle(x: Any, w: Any) -> Any:
+    y = (x * w).tanh()
+    s = y.sum().item()  # a graph break: the value goes to Python
+    z = (y * s + w).exp()
+    return z.sum()
+
+
+def _branch_on_a_value(x: Any, w: Any, scale: float = 2.0) -> Any:
+    y = x * w + 1
+    z = y.tanh()
+    if z.sum() > 0:  # Python control flow on a tensor value
+        z = z * scale
+    else:
+        z = z - 1
+    out = (z * y).sum()
+    return out
+
+
+def _count_calls(part: Any) -> dict[str, int]:
+    """Wrap the part's compiled forward and backward with counters."""
+    variant = part.call.last_variant
+    counts = {"forward": 0, "backward": 0}
+
+    def wrap(name: str) -> None:
+        fn = getattr(variant, name)
+
+        def counted(*args: Any) -> Any:
+            counts[name] += 1
+            return fn(*args)
+
+        setattr(variant, name, counted)
+
+    wrap("forward")
+    wrap("backward")
+    return counts
+
+
+def _check_against_torch(torch: Any, fn: Any, compiled: Any, xs: np.ndarray, ws: np.ndarray) -> Any:
+    x, w = rg.tensor(xs, requires_grad=True), rg.tensor(ws, requires_grad=True)
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(ws, requires_grad=True)
+    out, want = compiled(x, w), fn(tx, tw)
+    out.backward()
+    want.backward()
+    np.testing.assert_allclose(out.item(), want.item(), rtol=1e-13)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-12, atol=1e-15)
+    return out
+
+
+@pytest.mark.parametrize("fn", [_item_in_the_middle, _branch_on_a_value])
+def test_parts_before_and_after_a_break_are_compiled_and_used(torch: Any, fn: Any) -> None:
+    compiled = rg.compile(fn)
+    rng = np.random.default_rng(0)
+    ws = rng.standard_normal(6)
+    xs = rng.standard_normal(6)
+    for _ in range(2):  # the trace that finds the break, then the parts' own traces
+        _check_against_torch(torch, fn, compiled, xs, ws)
+    plan = compiled.last_segmented
+    assert plan is not None and [p.compiled for p in plan.parts] == [True, False, True]
+    counts = [_count_calls(p) for p in plan.parts if p.compiled]
+    for _ in range(3):
+        out = _check_against_torch(torch, fn, compiled, xs, ws)
+        assert out.grad_fn.name() == "CompiledFunctionBackward"
+    assert counts == [{"forward": 3, "backward": 3}] * 2
+    assert any("reads a traced value" in b for b in compiled.breaks)
+    assert "# lines" in compiled.code and "def backward" in compiled.code
+
+
+def test_both_branches_of_a_break_give_eagers_values_and_gradients(torch: Any) -> None:
+    compiled = rg.compile(_branch_on_a_value)
+    ws = np.full(4, 0.5)
+    for sign in (1.0, -1.0, 1.0, -1.0, 1.0, -1.0):
+        _check_against_torch(torch, _branch_on_a_value, compiled, sign * np.arange(1.0, 5.0), ws)
+
+
+def test_a_number_crossing_the_break_that_changes_stays_right(torch: Any) -> None:
+    # The number is a constant of the part after the break (guarded by its value, as Dynamo
+    # specialises): each new value compiles anew, then past the cache limit the part runs eagerly.
+    compiled = rg.compile(_item_in_the_middle)
+    ws = np.full(3, 0.25)
+    for k in range(12):
+        _check_against_torch(torch, _item_in_the_middle, compiled, np.array([0.1, -0.2, 0.3]) * (k + 1), ws)
+
+
+def test_in_place_write_to_an_input_is_a_break_and_runs_eagerly(torch: Any) -> None:
+    def fn(x: Any, b: Any) -> Any:
+        y = (x * 3).sin()
+        b.add_(1)  # an in-place write to an input: the break
+        return (y + b * x).sum()
+
+    compiled = rg.compile(fn)
+    for _ in range(4):
+        x, b = rg.tensor([0.1, 0.2, 0.3], requires_grad=True), rg.tensor([1.0, 2.0, 3.0])
+        tx, tb = torch.tensor([0.1, 0.2, 0.3], requires_grad=True), torch.tensor([1.0, 2.0, 3.0])
+        out, want = compiled(x, b), fn(tx, tb)
+        out.backward()
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-14)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14)
+        assert b.tolist() == tb.tolist()
+    assert [p.compiled for p in compiled.last_segmented.parts] == [True, False, True]
+    assert any("in-place op 'add' writes to a traced tensor" in r for r in compiled.breaks)
+
+
+def test_in_place_write_to_a_saved_input_in_the_break_raises_as_eager() -> None:
+    def fn(x: Any, w: Any) -> Any:
+        y = x * w  # mul saves w for x's gradient
+        w.mul_(2)
+        return (y + w).sum()
+
+    def run(f: Any) -> tuple[str, str]:
+        x, w = rg.tensor([1.0, 2.0], requires_grad=True), rg.tensor([3.0, 4.0])
+        return outcome(lambda: f(x, w).backward())
+
+    compiled = rg.compile(fn)
+    results = [run(compiled) for _ in range(3)]
+    assert results == [run(fn)] * 3 and "modified by an inplace operation" in results[0][1]
+
+
+def test_compiled_module_with_a_break_in_forward_trains_as_eager() -> None:
+    class Net(rg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = rg.nn.Linear(3, 8)
+            self.b = rg.nn.Linear(8, 2)
+
+        def forward(self, x: Any) -> Any:
+            h = self.a(x).relu()
+            peak = h.abs().max().item()  # the break
+            h = h / (1.0 + 0 * peak)
+            return self.b(h)
+
+    def train(model: Any, forward: Any) -> list[np.ndarray]:
+        opt = rg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        x, y = rg.tensor(np.linspace(-1, 1, 15, dtype=np.float32).reshape(5, 3)), rg.tensor([0, 1, 1, 0, 1])
+        for _ in range(5):
+            opt.zero_grad()
+            rg.nn.functional.cross_entropy(forward(x), y).backward()
+            opt.step()
+        return [p.detach().numpy().copy() for p in model.parameters()]
+
+    rg.manual_seed(0)
+    eager = Net()
+    rg.manual_seed(0)
+    model = Net()
+    compiled = rg.compile(model)
+    want, got = train(eager, eager), train(model, compiled)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    parts = compiled._compiled.last_segmented.parts
+    assert [p.compiled for p in parts] == [True, False, True]
+    assert all(p.call.last_variant is not None for p in parts if p.compiled)
+
+
+def test_closures_defaults_and_keywords_reach_the_parts(torch: Any) -> None:
+    c = rg.tensor([1.0, 2.0])
+
+    def fn(x: Any, *, bias: float = 0.5) -> Any:
+        y = x * c + bias
+        if y.sum() > 100:
+            y = y * 0
+        return (y * c).sum()
+
+    compiled = rg.compile(fn)
+    for k in range(4):
+        x = rg.tensor([1.0, -1.0]) * k
+        assert compiled(x).item() == fn(x).item()
+        assert compiled(x, bias=2.0).item() == fn(x, bias=2.0).item()
+    c = rg.tensor([3.0, 5.0])  # the closure is read afresh at every call
+    x = rg.tensor([1.0, -1.0])
+    assert compiled(x).item() == fn(x).item() == 1.0 * 3 * 3 + 0.5 * 3 + (-5 + 0.5) * 5
+    assert compiled.last_segmented is not None
+
+
+def test_fullgraph_raises_and_explain_lists_parts_and_breaks() -> None:
+    with pytest.raises(GraphBreak, match="Tensor.item"):
+        rg.compile(_item_in_the_middle, fullgraph=True)(rg.ones(3), rg.ones(3))
+    report = explain(_item_in_the_middle)(rg.ones(3, requires_grad=True), rg.ones(3))
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert report.ops_per_graph == [["mul", "tanh"], ["mul", "add", "exp", "sum"]] and report.op_count == 6
+    assert "Tensor.item() reads a traced value" in report.break_reasons[0].reason
+
+
+def test_a_function_that_cannot_be_split_runs_eagerly_whole() -> None:
+    def early_return(x: Any) -> Any:
+        y = x * 2
+        if y.sum() > 0:
+            return y
+        return y * 3
+
+    compiled = rg.compile(early_return)
+    for sign in (1.0, -1.0, 1.0):
+        x = rg.tensor([sign, 2 * sign])
+        assert compiled(x).tolist() == early_return(x).tolist()
+    assert compiled.last_segmented is None and compiled.last_variant is None and compiled.breaks
