@@ -51,14 +51,13 @@ class CompiledFunctionBackward(Node):
         saved = self._saved
         if not saved and type(saved) is FREED_TYPE:
             raise RuntimeError(freed_message(saved))
-        arrays = []
-        for s in saved:
+        arrays = list(saved)
+        for pos in self._variant.saved_special:  # the inputs and outputs: the rest are plain arrays
+            s = saved[pos]
             if type(s) is tuple:
-                arrays.append(unpack_input(s, self)._data)
+                arrays[pos] = unpack_input(s, self)._data
             elif type(s) is SavedTensor:
-                arrays.append(s.unpack(self)._data)
-            else:
-                arrays.append(s)
+                arrays[pos] = s.unpack(self)._data
         seeds = [g._data if g is not None else np.zeros(shape, dtype)
                  for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
         token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
@@ -89,6 +88,10 @@ class Variant:
     op_names: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     inference: bool = False
+    saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
+
+    def __post_init__(self) -> None:
+        self.saved_special = [pos for pos, (kind, _) in enumerate(self.saved_kind) if kind != "array"]
 
     def run(self, tensors: list[Tensor]) -> Any:
         arrays = [t._data for t in tensors]
@@ -125,14 +128,11 @@ class Variant:
                 t._grad_fn = node
                 if nr:
                     t._output_nr = nr
-            saved: list[Any] = []
-            for (kind, i), array in zip(self.saved_kind, res[n_out:]):
-                if kind == "input":
-                    saved.append(save_input(everything[i]))
-                elif kind == "output":
-                    saved.append(SavedTensor(flat[i]))
-                else:
-                    saved.append(array)
+            saved = list(res[n_out:])
+            kinds = self.saved_kind
+            for pos in self.saved_special:  # (a loop over the few inputs and outputs only)
+                kind, i = kinds[pos]
+                saved[pos] = save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
             node._saved = tuple(saved)
         return _rebuild(self.out_spec, flat)
 
@@ -229,6 +229,7 @@ class CompiledFunction:
         self.compile_times: list[float] = []
         self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
         self._split = True  # (False for a part of a split function: its source is not its own)
+        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -262,19 +263,36 @@ class CompiledFunction:
         key.append(tuple(sorted(kwargs)))
         module = self._module
         if module is not None:
-            for p in module.parameters():
-                tensors.append(p)
-                key.append((id(p), p._data.shape, p._data.dtype, p._requires_grad))
-            for b in module.buffers():
-                tensors.append(b)
-                key.append((id(b), b._data.shape, b._data.dtype))
-            key.append(tuple(m.training for m in module.modules()))
+            self._module_guards(module, tensors, key)
         try:
             frozen = tuple(key)
             hash(frozen)
         except TypeError:
             return None
         return frozen, tensors
+
+    def _module_guards(self, module: Module, tensors: list[Tensor], key: list[Any]) -> None:
+        """The module's parameters and buffers (as ``parameters()``/``buffers()`` order them) and
+        their guards, from a cached list of its submodules that one compare of each submodule's
+        children per call keeps true (``modules()`` walks the tree through generators: tens of µs)."""
+        mods = self._mods
+        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods):
+            mods = self._mods = [(m, tuple(m._modules.values())) for m in module.modules()]
+        seen: set[int] = set()
+        for m, _ in mods:
+            for p in m._parameters.values():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    tensors.append(p)
+                    key.append((id(p), p._data.shape, p._data.dtype, p._requires_grad))
+        seen.clear()
+        for m, _ in mods:
+            for b in m._buffers.values():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    tensors.append(b)
+                    key.append((id(b), b._data.shape, b._data.dtype))
+        key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         found = self._inputs(args, kwargs)

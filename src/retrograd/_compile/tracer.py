@@ -179,9 +179,29 @@ class Tracer:
         self.op_results.extend(outputs)
         pure = not any(word in op.name for word in _RANDOM_WORDS)
         fn = op.forward
+        if fn is _elementwise._tanh_backward and not casts and self._expand_tanh_backward(inputs, args, outs[0]):
+            return
+
         if len(params) == 1 and type(params[0]) is int and params[0] == 1 and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
             fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
         self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
+
+    def _expand_tanh_backward(self, inputs: tuple[Any, ...], args: list[Any], out: int) -> bool:
+        """``tanh_backward(grad, result)`` of equal shapes and float dtypes as its three ufuncs
+        (``grad * (1 - result²)``, the same steps as its forward), so that codegen runs them in
+        place on buffers; False to record the call as it is."""
+        grad, result = (x._data if isinstance(x, Tensor) else None for x in inputs)
+        if grad is None or result is None or grad.shape != result.shape or grad.dtype != result.dtype:
+            return False
+        one = _elementwise._ONES.get(result.dtype)
+        if one is None or not all(isinstance(a, int) for a in args):
+            return False
+        square, scale = self.graph.new_value(result), self.graph.new_value(result)
+        calls = self.graph.calls
+        calls.append(Call(np.multiply, "tanh_backward", [args[1], args[1]], (), [square], False))
+        calls.append(Call(np.subtract, "tanh_backward", [self.graph.const(one), square], (), [scale], False))
+        calls.append(Call(np.multiply, "tanh_backward", [args[0], scale], (), [out], False))
+        return True
 
     def _casts(self, op: Any, inputs: tuple[Any, ...], params: tuple[Any, ...], args: list[Any]) -> dict[int, Any] | None:
         """What ``forward_arrays`` does to the arrays before the forward (casts, wrapped ints),
