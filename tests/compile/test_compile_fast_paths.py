@@ -22,7 +22,7 @@ def test_tanh_backward_runs_as_ufuncs_in_place_with_eagers_gradient(torch: Any) 
     c = rg.tensor(cs)
     compiled = rg.compile(lambda x: _chain(x, c))
     xs = rng.uniform(-1, 1, 16).astype(np.float32)
-    for call in range(3):
+    for _ in range(3):
         x, eager_x = rg.tensor(xs, requires_grad=True), rg.tensor(xs, requires_grad=True)
         tx = torch.tensor(xs, requires_grad=True)
         compiled(x).backward()
