@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -207,3 +208,25 @@ def test_a_function_that_cannot_be_split_runs_eagerly_whole() -> None:
         x = rg.tensor([sign, 2 * sign])
         assert compiled(x).tolist() == early_return(x).tolist()
     assert compiled.last_segmented is None and compiled.last_variant is None and compiled.breaks
+
+
+def test_a_wrapped_function_is_not_split_by_its_wrapped_source() -> None:
+    # inspect finds the source of ``__wrapped__``: splitting it would drop the wrapper's own work.
+    def add_hundred(f: Any) -> Any:
+        @functools.wraps(f)
+        def wrapper(x: Any) -> Any:
+            return f(x) + 100
+
+        return wrapper
+
+    @add_hundred
+    def fn(x: Any) -> Any:
+        y = x * 2
+        s = y.sum().item()
+        return y * s
+
+    compiled = rg.compile(fn)
+    for _ in range(3):
+        x = rg.tensor([1.0, 2.0])
+        assert compiled(x).tolist() == fn(x).tolist() == [112.0, 124.0]
+    assert compiled.last_segmented is None

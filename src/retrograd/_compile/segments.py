@@ -117,7 +117,7 @@ class Segmented:
 def target_function(fn: Any, module: Any) -> Any:
     """The plain Python function whose lines a trace can locate breaks in, or None."""
     func = type(module).forward if module is not None and fn is module else fn
-    if not inspect.isfunction(func) or func.__name__ == "<lambda>":
+    if not inspect.isfunction(func) or func.__name__ == "<lambda>" or hasattr(func, "__wrapped__"):
         return None
     if func.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
@@ -140,6 +140,8 @@ def split(fn: Any, module: Any, break_lines: list[int | None],
     if not isinstance(fdef, ast.FunctionDef) or fdef.name != func.__name__:
         return None
     ast.increment_lineno(tree, start - 1)
+    if not _same_code(fdef, func):
+        return None
     body = fdef.body
     scans = [_scan(s) for s in body]
     if any(s is None for s in scans) or any(isinstance(s, ast.Return) for s in body[:-1]):
@@ -189,6 +191,20 @@ def split(fn: Any, module: Any, break_lines: list[int | None],
         parts.append(Part(compile_part(part_fn) if compiled else part_fn, sorted(ins), outs, returns, compiled,
                           (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)))
     return Segmented(func, module if module is not None and fn is module else None, parts, free)
+
+
+def _same_code(fdef: ast.FunctionDef, func: Any) -> bool:
+    """Whether the source found is the function's (not a wrapped one's, nor a file edited since)."""
+    copy = ast.FunctionDef(name=fdef.name, args=fdef.args, body=fdef.body, decorator_list=[], returns=None,
+                           type_comment=None)
+    module = ast.fix_missing_locations(ast.Module(body=[ast.copy_location(copy, fdef)], type_ignores=[]))
+    try:
+        made = next(c for c in compile(module, "<check>", "exec").co_consts if inspect.iscode(c))
+    except (SyntaxError, ValueError, StopIteration):
+        return False
+    code = func.__code__
+    return bool(made.co_varnames == code.co_varnames and made.co_argcount == code.co_argcount
+                and made.co_kwonlyargcount == code.co_kwonlyargcount and min([fdef.lineno] + [d.lineno for d in fdef.decorator_list]) == code.co_firstlineno)
 
 
 def _make_function(func: Any, name: str, ins: list[str], stmts: list[ast.stmt], outs: list[str], returns: bool,
