@@ -230,3 +230,45 @@ def test_a_wrapped_function_is_not_split_by_its_wrapped_source() -> None:
         x = rg.tensor([1.0, 2.0])
         assert compiled(x).tolist() == fn(x).tolist() == [112.0, 124.0]
     assert compiled.last_segmented is None
+
+
+def test_the_branches_of_an_if_on_a_tensor_value_are_compiled(torch: Any) -> None:
+    compiled = rg.compile(_branch_on_a_value)
+    ws = np.full(4, 0.5)
+    for sign in (1.0, -1.0, 1.0, -1.0):  # each branch traced on its first use
+        _check_against_torch(torch, _branch_on_a_value, compiled, sign * np.arange(1.0, 5.0), ws)
+    first = _branch_on_a_value.__code__.co_firstlineno  # (the def line: the statements follow it)
+    parts = compiled.last_segmented.all_parts()
+    branch = [p for p in parts if p.compiled and p.source_lines[0] - first in (4, 6)]
+    assert [p.source_lines[0] - first for p in parts] == [1, 3, 4, 6, 7] and len(branch) == 2
+    counts = [_count_calls(p) for p in branch]
+    for sign in (1.0, 1.0, -1.0):
+        _check_against_torch(torch, _branch_on_a_value, compiled, sign * np.arange(1.0, 5.0), ws)
+    assert counts == [{"forward": 2, "backward": 2}, {"forward": 1, "backward": 1}]
+
+
+def _elif_chain(x: Any, w: Any) -> Any:
+    y = x * w + 1
+    z = y.tanh()
+    if z.sum() > 2:
+        z = z * 2.0
+    elif z.sum() < -1:
+        z = z - 1
+    else:
+        z = z.exp()
+        s = z.max().item()  # a break inside a branch the first trace did not take
+        z = z / s
+    return (z * y).sum()
+
+
+def test_breaks_in_branches_the_first_trace_did_not_take_are_cut_when_met(torch: Any) -> None:
+    compiled = rg.compile(_elif_chain)
+    ws = np.full(3, 0.5)
+    for _ in range(2):
+        for scale in (1.0, -4.0, -1.0):  # the three branches
+            _check_against_torch(torch, _elif_chain, compiled, scale * np.array([1.0, 2.0, 3.0]), ws)
+    first = _elif_chain.__code__.co_firstlineno
+    kinds = [(p.source_lines[0] - first, p.compiled) for p in compiled.last_segmented.all_parts()]
+    assert kinds == [(1, True), (3, False), (4, True), (5, False), (6, True),
+                     (8, True), (9, False), (10, True), (11, True)], kinds
+    assert all(p.call.last_variant is not None for p in compiled.last_segmented.all_parts() if p.compiled)

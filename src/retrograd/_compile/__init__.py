@@ -229,6 +229,7 @@ class CompiledFunction:
         self.compile_times: list[float] = []
         self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
         self._split = True  # (False for a part of a split function: its source is not its own)
+        self._replan: Callable[[list[int | None]], Segmented | None] | None = None
         self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -306,9 +307,9 @@ class CompiledFunction:
                    for t, g in zip(variant.lifted, variant.lifted_guards)):
                 return variant.run(tensors)
         elif variant is not None:
-            if type(variant) is Segmented:
-                return variant.run(self._fn, args, kwargs)
-            return self._fn(*args, **kwargs)
+            if variant is _EAGER:
+                return self._fn(*args, **kwargs)
+            return variant.run(self._fn, args, kwargs)  # a Segmented: split at its breaks
         if len(self._cache) >= CACHE_SIZE_LIMIT:
             self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
             return self._fn(*args, **kwargs)
@@ -330,13 +331,19 @@ class CompiledFunction:
         if self._split and not self.fullgraph:
             target = target_function(self._fn, self._module)
             tracer.target_code = None if target is None else target.__code__
+        elif self._replan is not None:
+            tracer.target_code = getattr(self._fn, "__code__", None)
         with tracing(tracer):
             result = self._fn(*args, **kwargs)
             variant = None if tracer.breaks else self._build(tracer, tensors, result)
         if variant is None:
             for reason in tracer.breaks:
                 self._note(reason)
-            plan = split(self._fn, self._module, tracer.break_lines, self._part) if tracer.breaks else None
+            plan: Segmented | None = None
+            if tracer.breaks and self._split:
+                plan = split(self._fn, self._module, tracer.break_lines, self._part)
+            elif tracer.breaks and self._replan is not None:
+                plan = self._replan(tracer.break_lines)  # a part that broke on its own: cut it further
             self._cache[key] = _EAGER if plan is None else plan
             if plan is not None:
                 self.last_segmented = plan
@@ -347,10 +354,12 @@ class CompiledFunction:
         self.last_variant = variant
         return result
 
-    def _part(self, fn: Callable[..., Any]) -> CompiledFunction:
-        """A run of statements of a split function, compiled on its own."""
+    def _part(self, fn: Callable[..., Any], replan: Callable[[list[int | None]], Segmented | None]) -> CompiledFunction:
+        """A run of statements of a split function, compiled on its own; ``replan`` cuts it
+        further at the lines where it breaks (as a branch not taken by the first trace may)."""
         part = CompiledFunction(fn, dynamic=self.dynamic, module=self._module)
         part._split = False
+        part._replan = replan
         return part
 
     def _build(self, tracer: Tracer, tensors: list[Tensor], result: Any) -> Variant | None:

@@ -1,25 +1,29 @@
 """Graph breaks in the middle of a function: compile the parts before and after the break.
 
 Dynamo resumes a frame after a break by rewriting bytecode; retrograd does the same at the level
-of the function's top-level statements, from its source. The first trace keeps the line of every
-break (``Tracer.break_lines``); the function's body is cut into runs of statements that do not
-break (each becomes its own generated function, compiled with ``CompiledFunction``) and runs of
-statements that do (each becomes a plain function, run eagerly at every call). A call binds the
-arguments, then runs the parts in order, handing each the local variables it reads and taking back
-the ones later parts read. A compiled part's outputs carry its ``CompiledFunctionBackward`` node,
-whose edges lead into the eager part's autograd graph (and on into the part before), so the
-backward through all of them is the engine's ordinary backward.
+of the function's statements, from its source. The first trace keeps the line of every break
+(``Tracer.break_lines``); the function's body is cut into runs of statements that do not break
+(each becomes its own generated function, compiled with ``CompiledFunction``) and runs of
+statements that do (each becomes a plain function, run eagerly at every call). An ``if`` statement
+holding a break is cut further: its test is an eager part, and each branch is cut as a body is, so
+the branches of Python control flow on a tensor value are compiled. A compiled part that breaks on
+its own first trace (a branch the first trace did not take) is cut the same way at its own breaks.
+A call binds the arguments, then runs the parts in order, handing each the local variables it
+reads and taking back the ones later parts read. A compiled part's outputs carry its
+``CompiledFunctionBackward`` node, whose edges lead into the eager part's autograd graph (and on
+into the part before), so the backward through all of them is the engine's ordinary backward.
 
 A function is split only when that is safe to do from its source: a ``def`` (not a lambda, a
-generator or a coroutine) whose source is available, with no ``return`` before its last statement,
-no ``yield``, ``global``, ``nonlocal``, ``del``, ``:=`` or ``match``, no ``super()``/``locals()``
-(they depend on the frame), and every break on a line of its body. Otherwise the whole call falls
-back to eager, as before.
+generator, a coroutine or a ``functools.wraps`` wrapper) whose source is available and is its own,
+with no ``return`` before its last statement, no ``yield``, ``global``, ``nonlocal``, ``del``,
+``:=`` or ``match``, no ``super()``/``locals()`` (they depend on the frame), and every break on a
+line of its body. Otherwise the whole call falls back to eager, as before.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import textwrap
 from collections.abc import Callable
@@ -31,7 +35,7 @@ _SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.
 _REFUSED = (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.NamedExpr, ast.Match, ast.Delete)
 _FRAME_NAMES = frozenset(("super", "locals", "vars", "exec", "eval", "dir", "__class__"))
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Import, ast.ImportFrom, ast.FunctionDef,
-           ast.ClassDef, ast.Assert, ast.Pass, ast.Return, ast.With)
+           ast.ClassDef, ast.Assert, ast.Pass, ast.Return)
 
 
 def _scan(stmt: ast.stmt) -> tuple[set[str], set[str]] | None:
@@ -68,6 +72,9 @@ class Part:
     returns: bool
     compiled: bool  # a ``CompiledFunction`` (else it runs eagerly: it holds a break)
     source_lines: tuple[int, int]
+    # An ``if`` statement holding a break: ``call`` evaluates its test (eagerly), then the parts
+    # of the branch it selects run (each branch cut into parts as the function's body is).
+    branches: tuple[list[Part], list[Part]] | None = None
 
 
 class Segmented:
@@ -93,25 +100,52 @@ class Segmented:
         bound.apply_defaults()
         env = {name: cell.cell_contents for name, cell in self.free}  # closures are read afresh
         env.update(bound.arguments)
-        for part in self.parts:
-            result = part.call(*[env[n] for n in part.ins])
-            if part.returns:
-                return result
-            env.update(zip(part.outs, result))
-        return None
+        return _run(self.parts, env)
+
+    def all_parts(self) -> list[Part]:
+        """Every part, the branches' parts and the parts of parts cut further included, in source order."""
+        found: list[Part] = []
+        stack = list(reversed(self.parts))
+        while stack:
+            part = stack.pop()
+            inner = part.call.last_segmented if part.compiled else None
+            if inner is not None:
+                stack.extend(reversed(inner.parts))
+                continue
+            found.append(part)
+            if part.branches is not None:
+                stack.extend(reversed(part.branches[0] + part.branches[1]))
+        return found
 
     @property
     def code(self) -> str:
         """The compiled parts' generated source, each under a header naming its lines."""
         texts = []
-        for part in self.parts:
+        for part in self.all_parts():
             first, last = part.source_lines
-            if part.compiled:
+            if part.branches is not None:
+                texts.append(f"# line {first}: the test of an if statement, eager (graph break)\n")
+            elif part.compiled:
                 body = part.call.code or "(not compiled yet, or broke)\n"
                 texts.append(f"# lines {first}-{last}: compiled\n{body}")
             else:
                 texts.append(f"# lines {first}-{last}: eager (graph break)\n")
         return "\n".join(texts)
+
+
+class _SubPlan(Segmented):
+    """A part that broke on its own trace, cut further: takes the part's inputs, gives its outputs."""
+
+    def __init__(self, parts: list[Part], ins: list[str], outs: list[str], returns: bool) -> None:
+        self.parts = parts
+        self.ins = ins
+        self.outs = outs
+        self.returns = returns
+
+    def run(self, call_original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        env = dict(zip(self.ins, args))
+        result = _run(self.parts, env)
+        return result if self.returns else tuple(env[n] for n in self.outs)
 
 
 def target_function(fn: Any, module: Any) -> Any:
@@ -125,7 +159,7 @@ def target_function(fn: Any, module: Any) -> Any:
 
 
 def split(fn: Any, module: Any, break_lines: list[int | None],
-          compile_part: Callable[[Callable[..., Any]], Any]) -> Segmented | None:
+          compile_part: Callable[..., Any]) -> Segmented | None:
     """Cut ``fn`` (or ``module``'s forward) at the statements holding ``break_lines``; None when it
     cannot be done safely (see the module docstring). ``compile_part`` wraps a part to compile."""
     func = target_function(fn, module)
@@ -143,22 +177,8 @@ def split(fn: Any, module: Any, break_lines: list[int | None],
     if not _same_code(fdef, func):
         return None
     body = fdef.body
-    scans = [_scan(s) for s in body]
-    if any(s is None for s in scans) or any(isinstance(s, ast.Return) for s in body[:-1]):
+    if any(isinstance(s, ast.Return) for s in body[:-1]) or not any(_holds(s, break_lines) for s in body):
         return None
-    names = [s for s in scans if s is not None]
-    if any(loads & _FRAME_NAMES for loads, _ in names):
-        return None
-    breaking = [any(s.lineno <= line <= (s.end_lineno or s.lineno) for line in break_lines if line is not None)
-                for s in body]
-    if not any(breaking):
-        return None
-    groups: list[list[int]] = []
-    for i in range(len(body)):
-        if groups and breaking[groups[-1][0]] == breaking[i]:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
     code = func.__code__
     free_names = list(code.co_freevars)
     free = list(zip(free_names, func.__closure__ or ()))
@@ -167,30 +187,132 @@ def split(fn: Any, module: Any, break_lines: list[int | None],
     except ValueError:  # an empty cell: the function would fail on it anyway
         return None
     defined = set(inspect.signature(func).parameters) | set(free_names)
-    later: list[set[str]] = [set() for _ in range(len(groups) + 1)]
-    for k in range(len(groups) - 1, -1, -1):
-        later[k] = later[k + 1] | set().union(*(names[i][0] for i in groups[k]))
-    parts: list[Part] = []
-    filename = code.co_filename
-    for k, group in enumerate(groups):
-        stmts = [body[i] for i in group]
-        loads = set().union(*(names[i][0] for i in group))
-        stores = set().union(*(names[i][1] for i in group))
-        sure = set().union(*(names[i][1] for i in group if isinstance(body[i], _SIMPLE)))
-        returns = isinstance(stmts[-1], ast.Return)
-        outs = [] if returns else sorted(stores & later[k + 1])
-        ins = set(loads & defined)
-        for name in outs:
-            if name not in sure:  # bound only on some paths: the part starts from the old value
-                if name not in defined:
-                    return None
-                ins.add(name)
-        defined |= stores
-        part_fn = _make_function(func, f"{func.__name__}__part{k}", sorted(ins), stmts, outs, returns, filename)
-        compiled = not breaking[group[0]]
-        parts.append(Part(compile_part(part_fn) if compiled else part_fn, sorted(ins), outs, returns, compiled,
-                          (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)))
+    parts = _Planner(func, break_lines, compile_part, [0]).plan(body, defined, set())
+    if parts is None:
+        return None
     return Segmented(func, module if module is not None and fn is module else None, parts, free)
+
+
+def _holds(stmt: ast.stmt, break_lines: list[int | None]) -> bool:
+    last = stmt.end_lineno or stmt.lineno
+    return any(line is not None and stmt.lineno <= line <= last for line in break_lines)
+
+
+def _run(parts: list[Part], env: dict[str, Any]) -> Any:
+    """Run ``parts`` on the local variables ``env`` (updated in place); the return value."""
+    for part in parts:
+        result = part.call(*[env[n] for n in part.ins])
+        if part.branches is not None:
+            _run(part.branches[0] if result else part.branches[1], env)  # (``if`` calls __bool__, as the original)
+        elif part.returns:
+            return result
+        else:
+            env.update(zip(part.outs, result))
+    return None
+
+
+class _Planner:
+    """Cuts statement lists into parts (see the module docstring)."""
+
+    def __init__(self, func: Any, break_lines: list[int | None], compile_part: Callable[..., Any],
+                 count: list[int]) -> None:
+        self.func = func
+        self.break_lines = break_lines
+        self.compile_part = compile_part
+        self.count = count  # (shared with the planners that cut parts further: distinct names)
+
+    def _function(self, ins: list[str], stmts: list[ast.stmt], outs: list[str], returns: bool) -> Any:
+        self.count[0] += 1
+        return _make_function(self.func, f"{self.func.__name__}__part{self.count[0]}", ins, stmts, outs, returns,
+                              self.func.__code__.co_filename)
+
+    def _replan(self, stmts: list[ast.stmt], ins: list[str], outs: list[str], returns: bool,
+                break_lines: list[int | None]) -> Segmented | None:
+        """A compiled part that broke on its first trace, cut at its own breaks; None: run it eagerly."""
+        if not break_lines or any(line is None for line in break_lines) \
+                or not any(_holds(s, break_lines) for s in stmts):
+            return None
+        planner = _Planner(self.func, break_lines, self.compile_part, self.count)
+        parts = planner.plan(stmts, set(ins), set(outs))
+        return None if parts is None else _SubPlan(parts, ins, outs, returns)
+
+    def plan(self, body: list[ast.stmt], defined: set[str], after: set[str]) -> list[Part] | None:
+        """Parts for ``body``, given the names bound before it and the names read after it."""
+        scans = [_scan(s) for s in body]
+        if any(s is None for s in scans):
+            return None
+        names = [s for s in scans if s is not None]
+        if any(loads & _FRAME_NAMES for loads, _ in names):
+            return None
+        breaking = [_holds(s, self.break_lines) for s in body]
+        groups: list[list[int]] = []
+        for i, stmt in enumerate(body):
+            alone = breaking[i] and isinstance(stmt, ast.If)  # (an if holding a break gets parts of its own)
+            if groups and breaking[groups[-1][0]] == breaking[i] and not alone \
+                    and not (breaking[i] and isinstance(body[groups[-1][0]], ast.If)):
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        later: list[set[str]] = [set() for _ in range(len(groups) + 1)]
+        later[-1] = set(after)
+        for k in range(len(groups) - 1, -1, -1):
+            later[k] = later[k + 1] | set().union(*(names[i][0] for i in groups[k]))
+        parts: list[Part] = []
+        for k, group in enumerate(groups):
+            stmts = [body[i] for i in group]
+            loads = set().union(*(names[i][0] for i in group))
+            stores = set().union(*(names[i][1] for i in group))
+            sure = _sure(stmts)
+            returns = isinstance(stmts[-1], ast.Return)
+            outs = [] if returns else sorted(stores & later[k + 1])
+            ins = set(loads & defined)
+            for name in outs:
+                if name not in sure:  # bound only on some paths: the part starts from the old value
+                    if name not in defined:
+                        return None
+                    ins.add(name)
+            lines = (stmts[0].lineno, stmts[-1].end_lineno or stmts[-1].lineno)
+            part = None
+            if breaking[group[0]] and isinstance(stmts[0], ast.If):
+                part = self._plan_if(stmts[0], defined, later[k + 1], outs, lines)
+            if part is None:
+                fn = self._function(sorted(ins), stmts, outs, returns)
+                compiled = not breaking[group[0]]
+                call = fn
+                if compiled:
+                    call = self.compile_part(fn, functools.partial(self._replan, stmts, sorted(ins), outs, returns))
+                part = Part(call, sorted(ins), outs, returns, compiled, lines)
+            defined |= stores
+            parts.append(part)
+        return parts
+
+    def _plan_if(self, stmt: ast.If, defined: set[str], after: set[str], outs: list[str],
+                 lines: tuple[int, int]) -> Part | None:
+        """The test of ``stmt`` as an eager part, its branches as parts; None to run it whole."""
+        if any(name not in defined and not (name in _sure(stmt.body) and name in _sure(stmt.orelse))
+               for name in outs):
+            return None  # a name bound on one path only: keep the statement whole
+        test = ast.copy_location(ast.Return(value=stmt.test), stmt)
+        scanned = _scan(ast.copy_location(ast.Expr(value=stmt.test), stmt))
+        if scanned is None:
+            return None
+        then = self.plan(stmt.body, set(defined), after)
+        orelse = self.plan(stmt.orelse, set(defined), after) if stmt.orelse else []
+        if then is None or orelse is None:
+            return None
+        ins = sorted(scanned[0] & defined)
+        return Part(self._function(ins, [test], [], True), ins, [], False, False, lines, (then, orelse))
+
+
+def _sure(stmts: list[ast.stmt]) -> set[str]:
+    """Names every path through ``stmts`` binds (those of simple statements)."""
+    found: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, _SIMPLE):
+            scanned = _scan(stmt)
+            if scanned is not None:
+                found |= scanned[1]
+    return found
 
 
 def _same_code(fdef: ast.FunctionDef, func: Any) -> bool:
