@@ -632,7 +632,7 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
             variants = [compiled.last_variant]
         else:
             compiled(*args, **kwargs)  # split at its breaks: the second call compiles the parts
-            parts: list[CompiledFunction] = [p.call for p in plan.parts if p.compiled]
+            parts: list[CompiledFunction] = [p.call for p in plan.all_parts() if p.compiled]
             variants = [p.last_variant for p in parts]
             breaks += [r for p in parts for r in p.breaks if r not in breaks]
             times += [t for p in parts for t in p.compile_times]
