@@ -272,3 +272,28 @@ def test_breaks_in_branches_the_first_trace_did_not_take_are_cut_when_met(torch:
     assert kinds == [(1, True), (3, False), (4, True), (5, False), (6, True),
                      (8, True), (9, False), (10, True), (11, True)], kinds
     assert all(p.call.last_variant is not None for p in compiled.last_segmented.all_parts() if p.compiled)
+
+
+def test_a_split_module_forward_still_runs_forward_hooks() -> None:
+    class Net(rg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = rg.nn.Linear(2, 2)
+
+        def forward(self, x: Any) -> Any:
+            h = self.lin(x)
+            if h.sum() > 1e9:
+                h = h * 0
+            return h * 2
+
+    model = Net()
+    compiled = rg.compile(model)
+    x = rg.tensor([[1.0, 2.0]])
+    for _ in range(3):
+        compiled(x)
+    assert compiled._compiled.last_segmented is not None
+    seen: list[Any] = []
+    model.register_forward_hook(lambda m, args, out: seen.append(out))
+    out = compiled(x)
+    assert len(seen) == 1 and seen[0] is out
+    np.testing.assert_array_equal(out.detach().numpy(), model(x).detach().numpy())
