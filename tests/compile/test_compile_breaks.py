@@ -297,3 +297,29 @@ def test_a_split_module_forward_still_runs_forward_hooks() -> None:
     out = compiled(x)
     assert len(seen) == 1 and seen[0] is out
     np.testing.assert_array_equal(out.detach().numpy(), model(x).detach().numpy())
+
+
+def _new_name_in_both_branches(x: Any) -> Any:
+    if x.shape[0] > 2:  # control flow on a shape: traced (guarded by the shape)
+        z = x * 2
+    else:
+        z = x * 3
+    if z.sum() > 0:  # control flow on a value: the break
+        w = z.exp()
+    else:
+        w = z.cos()
+    s = w.sum().item()
+    return (w * z).sum() + s
+
+
+def test_names_bound_on_both_paths_of_an_if_cross_the_parts(torch: Any) -> None:
+    compiled = rg.compile(_new_name_in_both_branches)
+    for xs in ([0.5, -0.2, 0.1], [-1.0, 0.3], [0.5, -0.2, 0.1], [-1.0, 0.3], [-0.5, 0.2, 0.1]) * 2:
+        x, tx = rg.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        out, want = compiled(x), _new_name_in_both_branches(tx)
+        out.backward()
+        want.backward()
+        np.testing.assert_allclose(out.item(), want.item(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    parts = compiled.last_segmented.all_parts()
+    assert [p.compiled for p in parts] == [True, False, True, True, False, True]

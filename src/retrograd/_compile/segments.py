@@ -305,13 +305,18 @@ class _Planner:
 
 
 def _sure(stmts: list[ast.stmt]) -> set[str]:
-    """Names every path through ``stmts`` binds (those of simple statements)."""
+    """Names every path through ``stmts`` binds: those of simple statements, those both branches
+    of an ``if`` bind, those a ``with`` body binds (a loop may not run: none of its names)."""
     found: set[str] = set()
     for stmt in stmts:
         if isinstance(stmt, _SIMPLE):
             scanned = _scan(stmt)
             if scanned is not None:
                 found |= scanned[1]
+        elif isinstance(stmt, ast.If):
+            found |= _sure(stmt.body) & _sure(stmt.orelse)
+        elif isinstance(stmt, ast.With):
+            found |= _sure(stmt.body)
     return found
 
 
