@@ -27,6 +27,7 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import generate
 from .graph import Graph
+from .segments import Segmented, split, target_function
 from .tracer import GraphBreak, Tracer, tracing
 
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
@@ -50,14 +51,13 @@ class CompiledFunctionBackward(Node):
         saved = self._saved
         if not saved and type(saved) is FREED_TYPE:
             raise RuntimeError(freed_message(saved))
-        arrays = []
-        for s in saved:
+        arrays = list(saved)
+        for pos in self._variant.saved_special:  # the inputs and outputs: the rest are plain arrays
+            s = saved[pos]
             if type(s) is tuple:
-                arrays.append(unpack_input(s, self)._data)
+                arrays[pos] = unpack_input(s, self)._data
             elif type(s) is SavedTensor:
-                arrays.append(s.unpack(self)._data)
-            else:
-                arrays.append(s)
+                arrays[pos] = s.unpack(self)._data
         seeds = [g._data if g is not None else np.zeros(shape, dtype)
                  for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
         token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
@@ -88,6 +88,10 @@ class Variant:
     op_names: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     inference: bool = False
+    saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
+
+    def __post_init__(self) -> None:
+        self.saved_special = [pos for pos, (kind, _) in enumerate(self.saved_kind) if kind != "array"]
 
     def run(self, tensors: list[Tensor]) -> Any:
         arrays = [t._data for t in tensors]
@@ -124,14 +128,11 @@ class Variant:
                 t._grad_fn = node
                 if nr:
                     t._output_nr = nr
-            saved: list[Any] = []
-            for (kind, i), array in zip(self.saved_kind, res[n_out:]):
-                if kind == "input":
-                    saved.append(save_input(everything[i]))
-                elif kind == "output":
-                    saved.append(SavedTensor(flat[i]))
-                else:
-                    saved.append(array)
+            saved = list(res[n_out:])
+            kinds = self.saved_kind
+            for pos in self.saved_special:  # (a loop over the few inputs and outputs only)
+                kind, i = kinds[pos]
+                saved[pos] = save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
             node._saved = tuple(saved)
         return _rebuild(self.out_spec, flat)
 
@@ -226,6 +227,10 @@ class CompiledFunction:
         self.breaks: list[str] = []  # every graph break seen, with its reason
         self.last_variant: Variant | None = None
         self.compile_times: list[float] = []
+        self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
+        self._split = True  # (False for a part of a split function: its source is not its own)
+        self._replan: Callable[[list[int | None]], Segmented | None] | None = None
+        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -234,7 +239,7 @@ class CompiledFunction:
     def code(self) -> str:
         """The generated source of the latest compiled variant (forward, then backward)."""
         if self.last_variant is None:
-            return ""
+            return "" if self.last_segmented is None else self.last_segmented.code
         return self.last_variant.code
 
     def _inputs(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Tensor]] | None:
@@ -259,19 +264,36 @@ class CompiledFunction:
         key.append(tuple(sorted(kwargs)))
         module = self._module
         if module is not None:
-            for p in module.parameters():
-                tensors.append(p)
-                key.append((id(p), p._data.shape, p._data.dtype, p._requires_grad))
-            for b in module.buffers():
-                tensors.append(b)
-                key.append((id(b), b._data.shape, b._data.dtype))
-            key.append(tuple(m.training for m in module.modules()))
+            self._module_guards(module, tensors, key)
         try:
             frozen = tuple(key)
             hash(frozen)
         except TypeError:
             return None
         return frozen, tensors
+
+    def _module_guards(self, module: Module, tensors: list[Tensor], key: list[Any]) -> None:
+        """The module's parameters and buffers (as ``parameters()``/``buffers()`` order them) and
+        their guards, from a cached list of its submodules that one compare of each submodule's
+        children per call keeps true (``modules()`` walks the tree through generators: tens of µs)."""
+        mods = self._mods
+        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods):
+            mods = self._mods = [(m, tuple(m._modules.values())) for m in module.modules()]
+        seen: set[int] = set()
+        for m, _ in mods:
+            for p in m._parameters.values():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    tensors.append(p)
+                    key.append((id(p), p._data.shape, p._data.dtype, p._requires_grad))
+        seen.clear()
+        for m, _ in mods:
+            for b in m._buffers.values():
+                if b is not None and id(b) not in seen:
+                    seen.add(id(b))
+                    tensors.append(b)
+                    key.append((id(b), b._data.shape, b._data.dtype))
+        key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         found = self._inputs(args, kwargs)
@@ -285,7 +307,9 @@ class CompiledFunction:
                    for t, g in zip(variant.lifted, variant.lifted_guards)):
                 return variant.run(tensors)
         elif variant is not None:
-            return self._fn(*args, **kwargs)
+            if variant is _EAGER:
+                return self._fn(*args, **kwargs)
+            return variant.run(self._fn, args, kwargs)  # a Segmented: split at its breaks
         if len(self._cache) >= CACHE_SIZE_LIMIT:
             self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
             return self._fn(*args, **kwargs)
@@ -302,20 +326,41 @@ class CompiledFunction:
         tracer = Tracer(self.fullgraph)
         for t in tensors:
             tracer.add_input(t._data)
-        tracer.captured = _captured_tensors(self._fn if self._module is None else self._module.forward)
+        whole_module = self._module is self._fn  # (a part of a split forward has its own function)
+        tracer.captured = _captured_tensors(self._module.forward if whole_module else self._fn)
+        if self._split and not self.fullgraph:
+            target = target_function(self._fn, self._module)
+            tracer.target_code = None if target is None else target.__code__
+        elif self._replan is not None:
+            tracer.target_code = getattr(self._fn, "__code__", None)
         with tracing(tracer):
             result = self._fn(*args, **kwargs)
             variant = None if tracer.breaks else self._build(tracer, tensors, result)
         if variant is None:
             for reason in tracer.breaks:
                 self._note(reason)
-            self._cache[key] = _EAGER
+            plan: Segmented | None = None
+            if tracer.breaks and self._split:
+                plan = split(self._fn, self._module, tracer.break_lines, self._part)
+            elif tracer.breaks and self._replan is not None:
+                plan = self._replan(tracer.break_lines)  # a part that broke on its own: cut it further
+            self._cache[key] = _EAGER if plan is None else plan
+            if plan is not None:
+                self.last_segmented = plan
             return result
         variant.compile_seconds = time.perf_counter() - start
         self.compile_times.append(variant.compile_seconds)
         self._cache[key] = variant
         self.last_variant = variant
         return result
+
+    def _part(self, fn: Callable[..., Any], replan: Callable[[list[int | None]], Segmented | None]) -> CompiledFunction:
+        """A run of statements of a split function, compiled on its own; ``replan`` cuts it
+        further at the lines where it breaks (as a branch not taken by the first trace may)."""
+        part = CompiledFunction(fn, dynamic=self.dynamic, module=self._module)
+        part._split = False
+        part._replan = replan
+        return part
 
     def _build(self, tracer: Tracer, tensors: list[Tensor], result: Any) -> Variant | None:
         flat_spec = _flatten_output(result)
@@ -580,10 +625,20 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         compiled = CompiledFunction(fn)
         compiled(*args, **kwargs)
-        variant = compiled.last_variant
-        graphs = [variant.code] if variant is not None else []
-        ops = [variant.op_names] if variant is not None else []
-        return ExplainOutput(graphs, len(graphs), len(compiled.breaks), [BreakReason(r) for r in compiled.breaks],
-                             sum(len(o) for o in ops), ops, compiled.compile_times)
+        plan = compiled.last_segmented
+        breaks = list(compiled.breaks)
+        times = list(compiled.compile_times)
+        if plan is None:
+            variants = [compiled.last_variant]
+        else:
+            compiled(*args, **kwargs)  # split at its breaks: the second call compiles the parts
+            parts: list[CompiledFunction] = [p.call for p in plan.all_parts() if p.compiled]
+            variants = [p.last_variant for p in parts]
+            breaks += [r for p in parts for r in p.breaks if r not in breaks]
+            times += [t for p in parts for t in p.compile_times]
+        graphs = [v.code for v in variants if v is not None]
+        ops = [v.op_names for v in variants if v is not None]
+        return ExplainOutput(graphs, len(graphs), len(breaks), [BreakReason(r) for r in breaks],
+                             sum(len(o) for o in ops), ops, times)
 
     return run

@@ -60,6 +60,10 @@ class Tracer:
         self.recorded: set[int] = set()  # id(result tensor) already recorded (a path may ask twice)
         self.op_results: list[Tensor] = []  # every traced op's output tensors, in order
         self.allow_fill_constants = False  # backward: float zeros made outside the op table are constants
+        # Set when the function may be split at its breaks (segments.py): the trace then goes on
+        # recording after a break, and each break's line in the function is kept.
+        self.target_code: Any = None
+        self.break_lines: list[int | None] = []
 
     # -- values ----------------------------------------------------------------------------
     def add_input(self, array: Any) -> int:
@@ -99,6 +103,15 @@ class Tracer:
             self.breaks.append(reason)
         if self.fullgraph:
             raise GraphBreak(reason)
+        if self.target_code is not None:
+            self.break_lines.append(self._line_in_target())
+
+    def _line_in_target(self) -> int | None:
+        """The line of the traced function being run when a break happened (None: outside it)."""
+        frame: Any = sys._getframe(2)
+        while frame is not None and frame.f_code is not self.target_code:
+            frame = frame.f_back
+        return None if frame is None else int(frame.f_lineno)
 
     def is_traced(self, t: Tensor) -> bool:
         return id(t._data) in self.values or (self.outer is not None and self.outer(t._data) is not None)
@@ -106,7 +119,7 @@ class Tracer:
     # -- the hook --------------------------------------------------------------------------
     def on_call(self, frame: Any) -> None:
         """Read one dispatch path's frame: op, inputs, params, outputs."""
-        if self.breaks:
+        if self.breaks and self.target_code is None:
             return  # the rest runs eagerly anyway
         loc = frame.f_locals
         name = frame.f_code.co_name
@@ -166,9 +179,29 @@ class Tracer:
         self.op_results.extend(outputs)
         pure = not any(word in op.name for word in _RANDOM_WORDS)
         fn = op.forward
+        if fn is _elementwise._tanh_backward and not casts and self._expand_tanh_backward(inputs, args, outs[0]):
+            return
+
         if len(params) == 1 and type(params[0]) is int and params[0] == 1 and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
             fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
         self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
+
+    def _expand_tanh_backward(self, inputs: tuple[Any, ...], args: list[Any], out: int) -> bool:
+        """``tanh_backward(grad, result)`` of equal shapes and float dtypes as its three ufuncs
+        (``grad * (1 - result²)``, the same steps as its forward), so that codegen runs them in
+        place on buffers; False to record the call as it is."""
+        grad, result = (x._data if isinstance(x, Tensor) else None for x in inputs)
+        if grad is None or result is None or grad.shape != result.shape or grad.dtype != result.dtype:
+            return False
+        one = _elementwise._ONES.get(result.dtype)
+        if one is None or not all(isinstance(a, int) for a in args):
+            return False
+        square, scale = self.graph.new_value(result), self.graph.new_value(result)
+        calls = self.graph.calls
+        calls.append(Call(np.multiply, "tanh_backward", [args[1], args[1]], (), [square], False))
+        calls.append(Call(np.subtract, "tanh_backward", [self.graph.const(one), square], (), [scale], False))
+        calls.append(Call(np.multiply, "tanh_backward", [args[0], scale], (), [out], False))
+        return True
 
     def _casts(self, op: Any, inputs: tuple[Any, ...], params: tuple[Any, ...], args: list[Any]) -> dict[int, Any] | None:
         """What ``forward_arrays`` does to the arrays before the forward (casts, wrapped ints),
@@ -247,7 +280,7 @@ class _InplaceState:
     @property
     def grad_enabled(self) -> bool:
         tracer = self._tracer
-        if threading.get_ident() == tracer.thread and not tracer.breaks:
+        if threading.get_ident() == tracer.thread and (not tracer.breaks or tracer.target_code is not None):
             frame = sys._getframe(1)
             target = frame.f_locals.get("self")
             if not isinstance(target, Tensor):
