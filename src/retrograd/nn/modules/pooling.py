@@ -116,14 +116,21 @@ class AvgPool2d(_AvgPoolNd):
                             self.count_include_pad, self.divisor_override)
 
 
-class _AdaptiveMaxPoolNd(Module):
-    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+class _AdaptivePoolNd(Module):
+    """What the adaptive max and average pools share: ``output_size``, the only thing their repr shows."""
+
+    def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
-        self.return_indices = return_indices
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
@@ -150,13 +157,8 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class _AdaptiveAvgPoolNd(Module):
-    def __init__(self, output_size: Any) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    pass
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
