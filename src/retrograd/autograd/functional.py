@@ -15,7 +15,7 @@ tensor([[ 6.,  0.],
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -163,7 +163,6 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
     """The Jacobian one column (input element) at a time: ``J v`` for each unit tangent ``v``,
     by forward AD (one forward pass per column); inside a dual level the caller entered, by the
     double-vjp trick (the function and its vjp graph built once)."""
-    from .._functions import stack
     from ..tensor import Tensor
     from .forward_ad import DUAL
 
@@ -183,20 +182,11 @@ def _jacobian_forward(func: Callable[..., Any], inputs: Any) -> Any:
                     jv = (None,) * len(outs)
                 for i, (o, col) in enumerate(zip(outs, jv)):
                     columns[i][k].append(_zeros_like(o) if col is None else col.detach())
-    table = []
-    for o, per_input in zip(outs, columns):
-        blocks = tuple(
-            stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
-            Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))
-            for cols, t in zip(per_input, ins)
-        )
-        table.append(_unwrap(blocks, inputs))
-    return _unwrap(tuple(table), out)
+    return _jacobian_table(outs, columns, ins, inputs, out)
 
 
 def _jacobian_dual(func: Callable[..., Any], inputs: Any) -> Any:
     """``_jacobian_forward`` with dual tensors: each column is one forward pass of ``func``."""
-    from .._functions import stack
     from ..tensor import Tensor
     from . import forward_ad
 
@@ -222,8 +212,20 @@ def _jacobian_dual(func: Callable[..., Any], inputs: Any) -> Any:
     if out is None:  # no input element: one plain call for the output shapes
         out = func(*ins)
         columns = [[[] for _ in ins] for _ in _as_tuple(out)]
+    return _jacobian_table(_as_tuple(out), columns, ins, inputs, out)
+
+
+
+def _jacobian_table(outs: tuple[Any, ...], columns: list[list[list[Any]]], ins: Sequence[Any], inputs: Any,
+                    out: Any) -> Any:
+    """The forward-mode Jacobians' result: for each output and input, that pair's columns stacked
+    last and shaped ``output.shape + input.shape`` (zeros for an input without elements), nested
+    as the caller's ``inputs`` and ``out`` are."""
+    from .._functions import stack
+    from ..tensor import Tensor
+
     table = []
-    for o, per_input in zip(_as_tuple(out), columns):
+    for o, per_input in zip(outs, columns):
         blocks = tuple(
             stack(cols, -1).reshape(tuple(o.shape) + tuple(t.shape)) if cols else
             Tensor._make(np.zeros(tuple(o.shape) + tuple(t.shape), t._data.dtype))

@@ -135,46 +135,6 @@ class _OneHot(Constraint):
         return is_boolean.all(-1) & is_normalized
 
 
-class _IntegerInterval(Constraint):
-    is_discrete = True
-
-    def __init__(self, lower_bound: Any, upper_bound: Any) -> None:
-        self.lower_bound = lower_bound
-        self.upper_bound = upper_bound
-
-    def check(self, value: Any) -> Any:
-        return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
-
-
-class _IntegerLessThan(Constraint):
-    is_discrete = True
-
-    def __init__(self, upper_bound: Any) -> None:
-        self.upper_bound = upper_bound
-
-    def check(self, value: Any) -> Any:
-        return (value % 1 == 0) & (value <= self.upper_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
-
-
-class _IntegerGreaterThan(Constraint):
-    is_discrete = True
-
-    def __init__(self, lower_bound: Any) -> None:
-        self.lower_bound = lower_bound
-
-    def check(self, value: Any) -> Any:
-        return (value % 1 == 0) & (value >= self.lower_bound)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
-
-
 class _Real(Constraint):
     def check(self, value: Any) -> Any:
         return value == value  # False only for NaN
@@ -222,6 +182,28 @@ class _Interval(Constraint):
 class _HalfOpenInterval(_Interval):
     def check(self, value: Any) -> Any:
         return (self.lower_bound <= value) & (value < self.upper_bound)
+
+
+# The integer constraints are the real-valued ones (their bounds, init and repr) plus integrality.
+class _IntegerInterval(_Interval):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value % 1 == 0) & super().check(value)
+
+
+class _IntegerLessThan(_LessThan):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value % 1 == 0) & (value <= self.upper_bound)  # (the bound included, as in PyTorch)
+
+
+class _IntegerGreaterThan(_GreaterThanEq):
+    is_discrete = True
+
+    def check(self, value: Any) -> Any:
+        return (value % 1 == 0) & super().check(value)
 
 
 class _Simplex(Constraint):
@@ -318,7 +300,17 @@ class _PositiveDefinite(_Symmetric):
         return rg.tensor(np.array(flags, dtype=bool).reshape(batch))
 
 
-class _Cat(Constraint):
+class _OfSlices(Constraint):
+    """A constraint made of constraints ``cseq`` on slices of a value (``_Cat``, ``_Stack``)."""
+
+    cseq: list[Any]
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_OfSlices):
     """Applies constraints ``cseq`` to consecutive slices of ``dim`` of sizes ``lengths``."""
 
     def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
@@ -327,10 +319,6 @@ class _Cat(Constraint):
         if len(self.lengths) != len(self.cseq):
             raise AssertionError
         self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]
@@ -344,16 +332,12 @@ class _Cat(Constraint):
         return rg.cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_OfSlices):
     """Applies constraints ``cseq`` to the slices of ``dim``."""
 
     def __init__(self, cseq: Any, dim: int = 0) -> None:
         self.cseq = list(cseq)
         self.dim = dim
-
-    @property
-    def is_discrete(self) -> bool:  # type: ignore[override]
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:  # type: ignore[override]

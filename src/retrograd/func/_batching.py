@@ -371,10 +371,9 @@ _SOFTMAX_LIKE: tuple[Any, ...] = (_N.softmax, _N.log_softmax, _N._safe_softmax, 
 for _op in _SOFTMAX_LIKE:
     RULES[_op] = dims(0)
 RULES[_S.permute] = dims(0, "perm")
-RULES[_L.squeeze_inplace] = dims(0)
-RULES[_R._squeeze_] = dims(0)
-RULES[_R._unsqueeze_] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim())))
-RULES[_R._transpose_] = RULES[_S.transpose] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim() - 1),
+RULES[_S.squeeze_dim_inplace] = dims(0)
+RULES[_S.unsqueeze_inplace] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim())))
+RULES[_S.transpose_inplace] = RULES[_S.transpose] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim() - 1),
                                                                                _shift(p[1], i[0].dim() - 1)))
 RULES[_S.unsqueeze] = lambda op, i, b, p, n: apply(op, (i[0], _shift(p[0], i[0].dim())))
 RULES[_S.select] = dims(0)

@@ -374,7 +374,6 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
     y_hard = _make(np.zeros(tuple(logits.shape), logits._data.dtype)).scatter(dim, index, value=1.0)
     return y_hard - y_soft.detach() + y_soft
 
-
 # -- softmax family ---------------------------------------------------------------------------
 
 
@@ -420,7 +419,6 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     d = _softmax_dim("log_softmax", input, dim, _stacklevel)
     x = input if dtype is None else input.to(dtype)
     return apply(_nn.log_softmax, (x, d))  # type: ignore[no-any-return]
-
 
 # -- linear maps ------------------------------------------------------------------------------
 
@@ -511,7 +509,6 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     flat = apply(_nn.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
     out = flat.reshape(out_shape)
     return out if bias is None else out + bias
-
 
 # -- dropout ----------------------------------------------------------------------------------
 
@@ -638,7 +635,6 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     _warn_feature_dropout_rank(input, 3)
     return _unbatched_feature_dropout(input, p, training, inplace, input.dim() == 5)
 
-
 # -- padding ----------------------------------------------------------------------------------
 
 
@@ -732,7 +728,6 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         raise RuntimeError(f"input (W: {shape[-1]}) is too small. Calculated output W: {width}")
     indices = _nn.pad_indices(shape, pads, mode)
     return apply(_nn.PAD_OPS[(mode, k)], (input, indices))  # type: ignore[no-any-return]
-
 
 # -- pixel and channel shuffles ---------------------------------------------------------------
 
@@ -958,7 +953,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     return apply(_nn.embedding_bag,  # type: ignore[no-any-return]
                  (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale))
 
-
 # -- normalisation ----------------------------------------------------------------------------
 
 
@@ -1102,7 +1096,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,  
         return out
     return result
 
-
 # -- distances --------------------------------------------------------------------------------
 
 
@@ -1192,7 +1185,6 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     div = (window / size).reshape(sizes)
     div = (div * alpha + k) ** beta
     return input / div
-
 
 # -- losses -----------------------------------------------------------------------------------
 
@@ -1862,7 +1854,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _apply_reduction(loss, reduction)
 
-
 # -- attention --------------------------------------------------------------------------------
 
 
@@ -1925,51 +1916,34 @@ __all__ = [
     "tanhshrink", "threshold", "threshold_", "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 
-# Convolution, pooling, unfold/fold and interpolation live in their own module.
-from ._functional_conv import *  # noqa: E402, F401, F403
-from ._functional_conv import __all__ as _conv_all  # noqa: E402
-
-__all__ += _conv_all
-
-# Multi-head attention lives in its own module (it builds on linear, softmax, dropout and sdpa above).
+# Functions with a module of their own, each with its own ``__all__``: convolution, pooling,
+# unfold/fold and interpolation (_functional_conv); multi-head attention (_functional_attention: it
+# builds on linear, softmax, dropout and sdpa above); the 3-D, power-average and unpooling pools,
+# generalised from the 2-D ones (_functional_pool); affine_grid (_functional_grid); ctc_loss
+# (_functional_ctc); grid_sample and the sampling functions (_functional_sampling);
+# fractional_max_pool{2,3}d (_functional_fractional_pool); linear_cross_entropy (_functional_linear_ce).
+# A new one: a star import here and its name in the tuple below.
+from . import (  # noqa: E402
+    _functional_attention,
+    _functional_conv,
+    _functional_ctc,
+    _functional_fractional_pool,
+    _functional_grid,
+    _functional_linear_ce,
+    _functional_pool,
+    _functional_sampling,
+)
 from ._functional_attention import *  # noqa: E402, F401, F403
-from ._functional_attention import __all__ as _attention_all  # noqa: E402
 from ._functional_attention import _canonical_mask, _none_or_dtype  # noqa: E402, F401
-
-__all__ += _attention_all
-
-# The 3-D, power-average and unpooling pools, generalised from the 2-D ones (nn/_functional_pool.py).
-from ._functional_pool import *  # noqa: E402, F401, F403
-from ._functional_pool import __all__ as _pool_all  # noqa: E402
-
-__all__ += _pool_all
-
-# affine_grid (nn/_functional_grid.py).
-from ._functional_grid import *  # noqa: E402, F401, F403
-from ._functional_grid import __all__ as _grid_all  # noqa: E402
-
-__all__ += _grid_all
-
-# ctc_loss (nn/_functional_ctc.py).
+from ._functional_conv import *  # noqa: E402, F401, F403
 from ._functional_ctc import *  # noqa: E402, F401, F403
-from ._functional_ctc import __all__ as _ctc_all  # noqa: E402
-
-__all__ += _ctc_all
-
-# grid_sample and the sampling functions (nn/_functional_sampling.py).
-from ._functional_sampling import *  # noqa: E402, F401, F403
-from ._functional_sampling import __all__ as _sampling_all  # noqa: E402
-
-__all__ += _sampling_all
-
-# fractional_max_pool{2,3}d (nn/_functional_fractional_pool.py).
 from ._functional_fractional_pool import *  # noqa: E402, F401, F403
-from ._functional_fractional_pool import __all__ as _fractional_all  # noqa: E402
-
-__all__ += _fractional_all
-
-# linear_cross_entropy (nn/_functional_linear_ce.py).
+from ._functional_grid import *  # noqa: E402, F401, F403
 from ._functional_linear_ce import *  # noqa: E402, F401, F403
-from ._functional_linear_ce import __all__ as _linear_ce_all  # noqa: E402
+from ._functional_pool import *  # noqa: E402, F401, F403
+from ._functional_sampling import *  # noqa: E402, F401, F403
 
-__all__ += _linear_ce_all
+__all__ += [name for module in (
+    _functional_conv, _functional_attention, _functional_pool, _functional_grid, _functional_ctc,
+    _functional_sampling, _functional_fractional_pool, _functional_linear_ce,
+) for name in module.__all__]

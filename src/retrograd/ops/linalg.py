@@ -20,7 +20,7 @@ from .reduce import normalize_dim
 from .return_types import linalg_eigh, linalg_qr, linalg_slogdet, linalg_svd  # noqa: F401 - re-exported
 from .return_types import slogdet as slogdet_result
 from .return_types import svd as svd_result
-from .shape import _expand, index_put, unsafe_view
+from .shape import _expand, index_put, squeeze_dim_inplace, unsafe_view
 from .shape import cat as _cat_op
 
 
@@ -173,10 +173,6 @@ def _in_opmath(fn: Any, *arrays: np.ndarray) -> Any:
     return np.asarray(fn(*(a.astype(np.float32) for a in arrays))).astype(dtype)
 
 
-# ``squeeze_(dim)`` on a fresh result (matmul of a vector and a matrix): PyTorch's SqueezeBackward4.
-squeeze_inplace = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="SqueezeBackward4", params=("dim",),
-                     grads=(lambda grad, dim: grad.unsqueeze(dim),))
-
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
         saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
         grads=(lambda grad, mat2: grad.mm(_cj(mat2).t()),
@@ -211,7 +207,7 @@ def matmul(a: Tensor, b: Tensor) -> Any:
     if da == 2 and db == 1:
         return mv(a, b)
     if da == 1 and db == 2:
-        return squeeze_inplace(mm(a.unsqueeze(0), b), 0)
+        return squeeze_dim_inplace(mm(a.unsqueeze(0), b), 0)  # (PyTorch's ``squeeze_(0)``)
     if da == 2 and db == 2:
         return mm(a, b)
     if db >= 3 and da <= 2:

@@ -1634,32 +1634,10 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
     observations = rows._data.shape[1]
     w: Tensor | None = None
     if fweights is not None:
-        f = fweights._data
-        if f.ndim > 1:
-            raise RuntimeError("cov(): expected fweights to have one or fewer dimensions but got fweights with "
-                               f"{f.ndim} dimensions")
-        if f.dtype.kind not in "iu":
-            raise RuntimeError("cov(): expected fweights to have integral dtype but got fweights with "
-                               f"{scalar_type_name(f.dtype)} dtype")
-        if f.size != observations:
-            raise RuntimeError("cov(): expected fweights to have the same numel as there are observations in the "
-                               f"input but got {f.size} != {observations}")
-        if observations and f.min() < 0:
-            raise RuntimeError("cov(): fweights cannot be negative")
+        _check_cov_weights(fweights, "fweights", "iu", "integral", observations)
         w = fweights
     if aweights is not None:
-        a = aweights._data
-        if a.ndim > 1:
-            raise RuntimeError("cov(): expected aweights to have one or fewer dimensions but got aweights with "
-                               f"{a.ndim} dimensions")
-        if a.dtype.kind not in "fV":
-            raise RuntimeError("cov(): expected aweights to have floating point dtype but got aweights with "
-                               f"{scalar_type_name(a.dtype)} dtype")
-        if a.size != observations:
-            raise RuntimeError("cov(): expected aweights to have the same numel as there are observations in the "
-                               f"input but got {a.size} != {observations}")
-        if observations and a.min() < 0:
-            raise RuntimeError("cov(): aweights cannot be negative")
+        _check_cov_weights(aweights, "aweights", "fV", "floating point", observations)
         w = aweights if w is None else w * aweights
     w_sum = _make(np.asarray(observations, np.int64)) if w is None else w.sum()
     if w is not None and not w_sum._data != 0:
@@ -1689,6 +1667,22 @@ def cov(x: Tensor, correction: int = 1, fweights: Tensor | None = None, aweights
 
     c = _L.mm(centered, (centered if w is None else centered * w).t())
     return (c / norm_factor).squeeze()  # type: ignore[no-any-return]
+
+
+def _check_cov_weights(weights: Tensor, name: str, kinds: str, kind_name: str, observations: int) -> None:
+    """``cov``'s checks of ``fweights`` (integral) and ``aweights`` (floating point), in PyTorch's words."""
+    data = weights._data
+    if data.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                           f"{data.ndim} dimensions")
+    if data.dtype.kind not in kinds:
+        raise RuntimeError(f"cov(): expected {name} to have {kind_name} dtype but got {name} with "
+                           f"{scalar_type_name(data.dtype)} dtype")
+    if data.size != observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                           f"input but got {data.size} != {observations}")
+    if observations and data.min() < 0:
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 def corrcoef(x: Tensor) -> Tensor:
@@ -1755,9 +1749,9 @@ def quantile(x: Tensor, q: Any, dim: Any = None, keepdim: bool = False, *, inter
         above = np.ceil(ranks).astype(np.int64)
         values = values.lerp(ordered.gather(-1, _make(above)), _make(weights))
     if qs.ndim == 0:
-        return _squeeze_(values, values._data.ndim - 1)
+        return _S.squeeze_dim_inplace(values, values._data.ndim - 1)  # (PyTorch's in-place view ops' nodes)
     last = values._data.ndim
-    return _squeeze_(_transpose_(_unsqueeze_(values, 0), 0, last), last)
+    return _S.squeeze_dim_inplace(_S.transpose_inplace(_S.unsqueeze_inplace(values, 0), 0, last), last)
 
 
 def _quantile_ranks(ordered: np.ndarray, qs: np.ndarray, ignore_nan: bool, interpolation: str) -> np.ndarray:
@@ -1779,12 +1773,3 @@ def _quantile_ranks(ordered: np.ndarray, qs: np.ndarray, ignore_nan: bool, inter
     elif interpolation == "nearest":
         ranks = np.round(ranks)
     return ranks  # type: ignore[no-any-return]
-
-
-# In-place view ops on a fresh result (quantile's last steps): PyTorch's in-place overloads' nodes.
-_squeeze_ = Op("squeeze_", lambda x, dim: np.squeeze(x, dim), node="SqueezeBackward4", params=("dim",), view=True,
-               grads=(lambda grad, dim: grad.unsqueeze(dim),))
-_unsqueeze_ = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1", params=("dim",),
-                 view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
-_transpose_ = Op("transpose_", lambda x, dim0, dim1: np.swapaxes(x, dim0, dim1), node="TransposeBackward1",
-                 params=("dim0", "dim1"), view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))

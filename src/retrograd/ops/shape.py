@@ -3,7 +3,8 @@
 slicing); advanced indexing (``index``, ``index_put``, ``index_select``/``index_add``,
 ``masked_select``, ``take``, ``take_along_dim``); ``gather``/``scatter``; joining and splitting
 (``cat``/``stack``/``unbind``, ``split``/``chunk``, ``tensor_split``); ``flip``/``roll``/``repeat``/
-``repeat_interleave``; diagonals and triangles; ``block_diag``. Composites (several ops, as PyTorch
+``repeat_interleave``; diagonals and triangles; ``block_diag``; the nodes of the in-place view ops
+(``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``; their functions are in ``strided.py``). Composites (several ops, as PyTorch
 composes them) sit in their topic's block, built from the ops above them.
 
 View ops (``view=True``) return NumPy views: the output shares memory and version counter with
@@ -1434,3 +1435,35 @@ def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool) -> Tensor:
     for start in range(0, rows, cols + 1):
         x.narrow(0, start, min(cols, rows - start)).diagonal().fill_(fill_value)
     return x
+
+# -- the in-place view ops' nodes (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``) ------------
+# One definition each, for ``ops/strided.py``'s in-place view ops and for the composites that end
+# in one on a fresh result, as PyTorch's do (``matmul``'s ``squeeze_``, ``quantile``'s last steps).
+# Not ``view=True``: the tensor they apply to takes their array and node (``strided._inplace_view``),
+# so no new view is made and the result keeps no ``_base``, as in PyTorch.
+
+
+def _t_forward(x: np.ndarray) -> np.ndarray:
+    if x.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return x.T
+
+
+def _transpose_forward(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
+    return np.swapaxes(x, dim0, dim1) if x.ndim >= 2 else x.view()
+
+
+t_inplace = Op("t_", _t_forward, node="TBackward1", grads=(lambda grad: grad.t(),))
+transpose_inplace = Op("transpose_", _transpose_forward, node="TransposeBackward1", params=("dim0", "dim1"),
+                       grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
+squeeze_all_inplace = Op("squeeze_", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward3",
+                         saved=("self_sym_sizes",),
+                         grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+squeeze_dim_inplace = Op("squeeze_", lambda x, dim: _squeeze_dims(x, (dim,)), node="SqueezeBackward4",
+                         params=("dim",), saved=("dim", "self_sym_sizes"),
+                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+squeeze_dims_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward5", params=("dim",),
+                          saved=("dim", "self_sym_sizes"),
+                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1",
+                       params=("dim",), grads=(lambda grad, dim: grad.squeeze(dim),))

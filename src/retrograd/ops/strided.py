@@ -26,7 +26,15 @@ from .forward import NOT_IMPLEMENTED
 from .inplace import OVERLAP_ERROR, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
-from .shape import _squeeze_dims, put_positions
+from .shape import (  # (the in-place view ops' nodes live with the shape ops: reduce and linalg use them too)
+    put_positions,
+    squeeze_all_inplace,
+    squeeze_dim_inplace,
+    squeeze_dims_inplace,
+    t_inplace,
+    transpose_inplace,
+    unsqueeze_inplace,
+)
 
 _make = Tensor._make
 
@@ -336,43 +344,17 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # no
 # -- in-place view ops --------------------------------------------------------------------------
 
 
-def _t_forward(x: np.ndarray) -> np.ndarray:
-    if x.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return x.T
-
-
-def _transpose_forward(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
-    return np.swapaxes(x, dim0, dim1) if x.ndim >= 2 else x.view()
-
-
-t_inplace = Op("t_", _t_forward, node="TBackward1", view=True, grads=(lambda grad: grad.t(),))
-transpose_inplace = Op("transpose_", _transpose_forward, node="TransposeBackward1", params=("dim0", "dim1"),
-                       view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
-squeeze_all_inplace = Op("squeeze_", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward3",
-                         view=True, saved=("self_sym_sizes",),
-                         grads=(lambda grad, self_shape: grad.reshape(self_shape),))
-squeeze_dim_inplace = Op("squeeze_", lambda x, dim: _squeeze_dims(x, (dim,)), node="SqueezeBackward4",
-                         params=("dim",), view=True, saved=("dim", "self_sym_sizes"),
-                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
-squeeze_dims_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward5", params=("dim",), view=True,
-                          saved=("dim", "self_sym_sizes"),
-                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
-unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1",
-                       params=("dim",), view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
-
-
 def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Tensor:
     """Give ``self`` the array (and, when it is tracked, the node) of ``op``'s view of it."""
     check_inplace(self, (), fill=True)  # (no element is written: an expanded tensor is fine)
     if DUAL[0] is not None and tangent_of(self) is not None:  # (its tangent would keep the old shape)
         raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    counter = self._counter()  # (before its array changes: a node that saved it as output shares it)
     if STATE.grad_enabled and self._requires_grad:
         view = apply(op, (self, *params))
         self._data, self._grad_fn, self._output_nr = view._data, view._grad_fn, 0
     else:
         self._data = forward_arrays(op, (self,), params)
-    counter = self._counter()
     counter.bump(name)
     if self._base is not None:  # its own history is current: not regenerated from the base
         self._view_version = counter.value

@@ -133,50 +133,22 @@ __all__ = [
     "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
 
-# The 3-D, power-average and unpooling pools (pooling3d.py).
-from .pooling3d import *  # noqa: E402, F403
-from .pooling3d import __all__ as _pooling3d_all  # noqa: E402
-
-__all__ += _pooling3d_all
-
-# Lazy modules (lazy.py): shapes from the first input.
-from .lazy import *  # noqa: E402, F403
-from .lazy import __all__ as _lazy_all  # noqa: E402
-
-__all__ += _lazy_all
-
-# PyTorch's deprecated NLLLoss2d and Container, and SyncBatchNorm (compat.py).
-from .compat import *  # noqa: E402, F403
-from .compat import __all__ as _compat_all  # noqa: E402
-
-__all__ += _compat_all
-
-# CTCLoss (ctc.py).
-from .ctc import *  # noqa: E402, F403
-from .ctc import __all__ as _ctc_all  # noqa: E402
-
-__all__ += _ctc_all
-
-# FractionalMaxPool2d/3d (fractional_pool.py).
-from .fractional_pool import *  # noqa: E402, F403
-from .fractional_pool import __all__ as _fractional_pool_all  # noqa: E402
-
-__all__ += _fractional_pool_all
-
-# LinearCrossEntropyLoss and its options (linear_cross_entropy.py).
-from .linear_cross_entropy import *  # noqa: E402, F403
-from .linear_cross_entropy import __all__ as _linear_ce_all  # noqa: E402
-
-__all__ += _linear_ce_all
-
-# CrossMapLRN2d (cross_map_lrn.py).
-from .cross_map_lrn import *  # noqa: E402, F403
-from .cross_map_lrn import __all__ as _cross_map_lrn_all  # noqa: E402
-
-__all__ += _cross_map_lrn_all
-
-# AdaptiveLogSoftmaxWithLoss (adaptive.py).
+# Modules with a file of their own, each with its own ``__all__``: the 3-D, power-average and
+# unpooling pools (pooling3d.py); lazy modules (lazy.py: shapes from the first input); PyTorch's
+# deprecated NLLLoss2d and Container, and SyncBatchNorm (compat.py); CTCLoss (ctc.py);
+# FractionalMaxPool2d/3d (fractional_pool.py); LinearCrossEntropyLoss and its options
+# (linear_cross_entropy.py); CrossMapLRN2d (cross_map_lrn.py); AdaptiveLogSoftmaxWithLoss (adaptive.py).
+# A new one: a star import here and its name in the tuple below.
+from . import adaptive, compat, cross_map_lrn, ctc, fractional_pool, lazy, linear_cross_entropy, pooling3d  # noqa: E402
 from .adaptive import *  # noqa: E402, F403
-from .adaptive import __all__ as _adaptive_all  # noqa: E402
+from .compat import *  # noqa: E402, F403
+from .cross_map_lrn import *  # noqa: E402, F403
+from .ctc import *  # noqa: E402, F403
+from .fractional_pool import *  # noqa: E402, F403
+from .lazy import *  # noqa: E402, F403
+from .linear_cross_entropy import *  # noqa: E402, F403
+from .pooling3d import *  # noqa: E402, F403
 
-__all__ += _adaptive_all
+__all__ += [name for module in (
+    pooling3d, lazy, compat, ctc, fractional_pool, linear_cross_entropy, cross_map_lrn, adaptive,
+) for name in module.__all__]

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...autograd.function import Function, FunctionMeta
 from ...tensor import Tensor
-from .module import Module
+from .normalization import _ResponseNormalization
 
 __all__ = ["CrossMapLRN2d"]
 
@@ -65,7 +65,7 @@ class _CrossMapLRN2d(Function):
 _function: Any = FunctionMeta("CrossMapLRN2d", (_CrossMapLRN2d,), {})
 
 
-class CrossMapLRN2d(Module):
+class CrossMapLRN2d(_ResponseNormalization):
     """Local response normalisation across channels of (N, C, H, W) input:
     ``x_c / (k + alpha / size * sum of x_j**2 over the window of c) ** beta``.
 
@@ -75,14 +75,7 @@ class CrossMapLRN2d(Module):
     """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)  # (PyTorch's default ``k`` here is the int 1)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return _function.apply(input, self.size, self.alpha, self.beta, self.k)  # type: ignore[no-any-return]
-
-    def extra_repr(self) -> str:
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

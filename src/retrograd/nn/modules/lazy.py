@@ -168,8 +168,9 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.reset_parameters()
 
 
-def _lazy_conv(base: type, name: str) -> type:
+def _lazy_conv(base: type) -> type:
     """``Lazy<base>``: ``base``'s constructor without ``in_channels``."""
+    name = "Lazy" + base.__name__
     signature = inspect.signature(base.__init__)  # type: ignore[misc]
 
     def __init__(self: Any, out_channels: int, kernel_size: Any, *args: Any, **kwargs: Any) -> None:
@@ -190,12 +191,8 @@ def _lazy_conv(base: type, name: str) -> type:
                                                   "__module__": __name__})
 
 
-LazyConv1d = _lazy_conv(Conv1d, "LazyConv1d")
-LazyConv2d = _lazy_conv(Conv2d, "LazyConv2d")
-LazyConv3d = _lazy_conv(Conv3d, "LazyConv3d")
-LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, "LazyConvTranspose1d")
-LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, "LazyConvTranspose2d")
-LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, "LazyConvTranspose3d")
+LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_conv(base) for base in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))
 
 
 # -- batch and instance norms ---------------------------------------------------------------------
@@ -236,7 +233,9 @@ class _LazyNormBase(LazyModuleMixin):
             self.reset_parameters()
 
 
-def _lazy_norm(base: type, name: str) -> type:
+def _lazy_norm(base: type) -> type:
+    """``Lazy<base>``: ``base``'s constructor without ``num_features``."""
+    name = "Lazy" + base.__name__
     defaults = (True, True)  # affine, track_running_stats: PyTorch's lazy norms default both to True
 
     def __init__(self: Any, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = defaults[0],
@@ -263,9 +262,5 @@ def _lazy_norm(base: type, name: str) -> type:
                                               "__doc__": doc, "__module__": __name__})
 
 
-LazyBatchNorm1d = _lazy_norm(BatchNorm1d, "LazyBatchNorm1d")
-LazyBatchNorm2d = _lazy_norm(BatchNorm2d, "LazyBatchNorm2d")
-LazyBatchNorm3d = _lazy_norm(BatchNorm3d, "LazyBatchNorm3d")
-LazyInstanceNorm1d = _lazy_norm(InstanceNorm1d, "LazyInstanceNorm1d")
-LazyInstanceNorm2d = _lazy_norm(InstanceNorm2d, "LazyInstanceNorm2d")
-LazyInstanceNorm3d = _lazy_norm(InstanceNorm3d, "LazyInstanceNorm3d")
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(base) for base in (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

@@ -335,13 +335,9 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class LocalResponseNorm(Module):
-    """Normalise each channel by the activity of its ``size`` neighbouring channels.
-
-    >>> import retrograd as rg
-    >>> rg.nn.LocalResponseNorm(2)
-    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
-    """
+class _ResponseNormalization(Module):
+    """What ``LocalResponseNorm`` and ``CrossMapLRN2d`` (``cross_map_lrn.py``) share: their parameters
+    ``size``, ``alpha``, ``beta``, ``k`` and how they are shown."""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
         super().__init__()
@@ -350,8 +346,17 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class LocalResponseNorm(_ResponseNormalization):
+    """Normalise each channel by the activity of its ``size`` neighbouring channels.
+
+    >>> import retrograd as rg
+    >>> rg.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)

@@ -73,6 +73,15 @@ class _AvgPoolNd(Module):
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
+        # (AvgPool2d's and AvgPool3d's arguments; AvgPool1d has its own: no divisor_override)
+        super().__init__()
+        _set_window(self, kernel_size, stride, padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
 
 class AvgPool1d(_AvgPoolNd):
     """1-D average pooling over (N, C, L) or (C, L) input.
@@ -84,7 +93,7 @@ class AvgPool1d(_AvgPoolNd):
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
-        super().__init__()
+        Module.__init__(self)  # (not _AvgPoolNd's: a 1-D pool has no divisor_override)
         _set_window(self, kernel_size, stride, padding, _single)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
@@ -102,27 +111,26 @@ class AvgPool2d(_AvgPoolNd):
     [[[2.5, 4.5], [10.5, 12.5]]]
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__()
-        _set_window(self, kernel_size, stride, padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
-class _AdaptiveMaxPoolNd(Module):
-    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+class _AdaptivePoolNd(Module):
+    """What the adaptive max and average pools share: ``output_size``, the only thing their repr shows."""
+
+    def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
-        self.return_indices = return_indices
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePoolNd):
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__(output_size)
+        self.return_indices = return_indices
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
@@ -149,13 +157,8 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class _AdaptiveAvgPoolNd(Module):
-    def __init__(self, output_size: Any) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    pass
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):

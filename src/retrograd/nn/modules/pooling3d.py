@@ -38,14 +38,6 @@ class AvgPool3d(_AvgPoolNd):
     [[[[3.5]]]]
     """
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 count_include_pad: bool = True, divisor_override: int | None = None) -> None:
-        super().__init__()
-        _set_window(self, kernel_size, stride, padding)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
-
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
