@@ -1,8 +1,10 @@
 """JVP rules of the op table: how each op carries tangents in forward-mode AD.
 
-An op's JVP is derived from its entry, mechanically, by one of these constructors (JAX's
-``deflinear``/``defjvp`` idea); ``jvp_kind(op)`` says which one an op uses, and
-``docs/api/forward_ad.md`` lists them:
+Each differentiable entry declares its JVP beside its VJP rules (``Op(..., jvp="linear")``,
+validated by ``ops/declaration.py``): one of these constructors, which derive it mechanically
+(JAX's ``deflinear``/``defjvp`` idea), a rule function of its own, or ``"unsupported"`` (PyTorch's
+"Trying to use forward AD with ..." error, where PyTorch has no JVP either). ``jvp_kind(op)``
+reads the declaration, and ``docs/api/forward_ad.md`` lists the constructors:
 
 - ``"linear"``: the op is linear in its differentiable inputs jointly (views, reshapes, ``sum``,
   ``cat``, ``gather``, the FFTs...), so its JVP is the op itself applied to the tangents (zeros
@@ -16,7 +18,7 @@ An op's JVP is derived from its entry, mechanically, by one of these constructor
   self-adjoint: the VJP rules applied to the tangents, summed over inputs and broadcast to the
   output. Exact for real dtypes (a complex one takes the transpose below, since its VJP rule
   conjugates).
-- ``"transpose"`` (every other differentiable op): the VJP rule is linear in the gradient, so
+- ``"transpose"`` (the general one): the VJP rule is linear in the gradient, so
   the JVP is its transpose, computed by differentiating the rule with respect to a dummy
   gradient: ``t_out = d/dg <vjp_rule(g), t_in>`` (the real inner product, so complex inputs and
   non-holomorphic ops are right too). Exact wherever the rule is differentiable in its
@@ -45,100 +47,11 @@ NOT_IMPLEMENTED = (
     "Trying to use forward AD with {} that does not support it because it has not been implemented yet."
 )
 
-# Which constructor derives each op's JVP, by the entry's name (every entry under that name).
-# Anything differentiable and not listed takes "transpose".
-JVP_KINDS: dict[str, str] = {}
-for _name in (
-    # elementwise.py
-    "add sub rsub mul div neg reciprocal pow maximum minimum remainder fmod exp log sqrt sin cos tanh sigmoid "
-    "sign abs relu clamp clamp_min clamp_max atan2 hypot logaddexp logaddexp2 erf erfc erfinv floor ceil trunc "
-    "round frac nan_to_num lerp addcdiv lgamma digamma polygamma i0 special_i1 xlogy sinc logit deg2rad rad2deg "
-    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward acos acosh asin asinh atan atanh cosh "
-    "sinh tan exp2 expm1 log10 log1p log2 rsqrt ldexp "
-    # nn.py activations
-    "hardtanh leaky_relu elu celu threshold gelu softplus log_sigmoid silu mish hardsigmoid hardswish hardshrink "
-    "softshrink"
-).split():
-    JVP_KINDS[_name] = "elementwise"
-for _name in (
-    "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
-    "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
-    "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
-    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d flip roll rot90 tril triu diagonal diagonal_copy "
-    "diag_embed gather index_select take take_along split split_with_sizes unsafe_split unsafe_split_with_sizes "
-    "masked_select unfold select_scatter slice_scatter diagonal_scatter block_diag avg_pool2d avg_pool3d "
-    "adaptive_avg_pool2d adaptive_avg_pool3d im2col index_add index_put put"
-).split():
-    JVP_KINDS[_name] = "linear"
-for _name in "mm bmm mv dot vdot _trilinear".split():
-    JVP_KINDS[_name] = "multilinear"
-for _name in "addmm addmv baddbmm addbmm addr addcmul".split():
-    JVP_KINDS[_name] = "affine_multilinear"
-del _name
-
-
-# Explicit JVP rules, where no constructor above is exact and the transpose would cost a backward
-# pass per call on a hot path (the softmax family, which every cross-entropy runs): ``rule(tangents,
-# inputs, params, outputs)`` returns the output tangents; tangents are None where an input has none.
-def _sum(x: Any, dim: int) -> Any:
-    return x.sum(dim, keepdim=True)
-
-
-def _log_softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
-    (t,), (result,), dim = tangents, outputs, params[0]
-    return [t - _sum(t * result.exp(), dim)]
-
-
-def _softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
-    (t,), (result,), dim = tangents, outputs, params[0]
-    return [result * (t - _sum(t * result, dim))]
-
-
-def _log_softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
-                              outputs: Sequence[Any]) -> Any:
-    # out = g - exp(r) * S(g), S the sum over dim: d out = dg - exp(r) * (S(dg) + dr * S(g))
-    (tg, tr), (g, r), dim = tangents, inputs, params[0]
-    e = r.exp()
-    out = tg - e * _sum(tg, dim) if tg is not None else None
-    if tr is not None:
-        part = -(e * tr) * _sum(g, dim)
-        out = part if out is None else out + part
-    return [out]
-
-
-def _softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
-                          outputs: Sequence[Any]) -> Any:
-    # out = r * (g - S(g r)): d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
-    (tg, tr), (g, r), dim = tangents, inputs, params[0]
-    out = None
-    if tg is not None:
-        out = r * (tg - _sum(tg * r, dim))
-    if tr is not None:
-        part = tr * (g - _sum(g * r, dim)) - r * _sum(g * tr, dim)
-        out = part if out is None else out + part
-    return [out]
-
-
-# Ops whose tangent is not derived yet (added after this table: their rules read metadata the
-# transpose cannot rebuild, or run outside the graph): forward AD through them raises PyTorch's
-# not-implemented error, never a wrong tangent.
-NO_JVP = frozenset("as_strided as_strided_ triangular_solve cholesky_inverse "
-                   "mkldnn_rnn_layer".split())
-for _name in NO_JVP:
-    JVP_KINDS[_name] = "none"
-
-JVP_RULES = {
-    "log_softmax": _log_softmax_jvp,
-    "softmax": _softmax_jvp,
-    "log_softmax_backward": _log_softmax_backward_jvp,
-    "softmax_backward": _softmax_backward_jvp,
-}
-for _name in JVP_RULES:
-    JVP_KINDS[_name] = "explicit"
-
 
 def jvp_kind(op: Any) -> str | None:
-    """How ``op``'s JVP is derived (see the module docstring); None for a non-differentiable op.
+    """How ``op``'s JVP is derived: its entry's ``jvp=`` (see the module docstring), ``"explicit"``
+    for a rule function, None for a non-differentiable op (or, a bug the op table's test catches,
+    a differentiable one that declares none).
 
     >>> from retrograd.ops.elementwise import exp
     >>> from retrograd.ops.linalg import mm
@@ -147,7 +60,8 @@ def jvp_kind(op: Any) -> str | None:
     """
     if not op.differentiable:
         return None
-    return JVP_KINDS.get(op.name, "transpose")
+    jvp = op.jvp
+    return "explicit" if callable(jvp) else jvp
 
 
 def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
@@ -157,8 +71,10 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     level = DUAL[0]
     if level is None or not op.differentiable:
         return
-    if op.name in NO_JVP and any(isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    kind = op.jvp
+    if (kind == "unsupported" or kind is None) and any(
+            isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
+        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))  # (as PyTorch; or no JVP declared)
     if op.view and result is inputs[0]:  # an in-place view op (t_, transpose_, squeeze_...): the
         t = tangent_of(result, level)      # tangent changes shape the same way, in place
         if t is not None:
@@ -194,9 +110,6 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     ]
     if not wanted:
         return
-    kind = JVP_KINDS.get(op.name, "transpose")
-    if kind == "none":
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
     DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
     try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
@@ -207,8 +120,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
         elif kind == "affine_multilinear":
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
-        elif kind == "explicit":
-            out_tangents = JVP_RULES[op.name](tangents, inputs, params, outputs)
+        elif kind != "transpose":  # the entry's own rule function
+            out_tangents = kind(tangents, inputs, params, outputs)
         else:
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
     finally:

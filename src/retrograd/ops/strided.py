@@ -181,18 +181,18 @@ as_strided_adjoint: Op
 # The two linear maps are each other's transpose, so every order of derivative is one of them.
 as_strided_backward = Op("as_strided_backward", _as_strided_backward_forward, node="AsStridedBackward0",
                          params=("geometry",),
-                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),))
+                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),), jvp="transpose")
 as_strided_adjoint = Op("as_strided_adjoint", _as_strided_adjoint_forward, node="AsStridedBackward0",
                         params=("geometry",),
-                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),))
+                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),), jvp="transpose")
 
 _AS_STRIDED_GRADS = (lambda grad, geometry: as_strided_backward(grad, geometry),)
 as_strided_op = Op("as_strided", _as_strided_forward, node="AsStridedBackward0",
                    params=("size", "stride", "storage_offset", "geometry"), view=True,
-                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS)
+                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp="unsupported")
 as_strided_inplace = Op("as_strided_", _as_strided_forward, node="AsStridedBackward1",
                         params=("size", "stride", "storage_offset", "geometry"), view=True,
-                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS)
+                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp="unsupported")
 
 
 def _as_strided_args(x: Tensor, size: Any, stride: Any, storage_offset: Any, fname: str,
@@ -289,7 +289,7 @@ as_strided_scatter_op = Op(
     # ``input``'s gradient: the output's gradient where the region does not cover it; ``src``'s:
     # the output's gradient read through the region (none where the copy's gaps hide it).
     grads=(lambda grad, covered: put_positions(grad, _make(np.zeros(covered.shape, grad._data.dtype)), covered),
-           lambda grad, geometry: as_strided_adjoint(grad, geometry)))
+           lambda grad, geometry: as_strided_adjoint(grad, geometry)), jvp="transpose")
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # noqa: A002
@@ -346,20 +346,20 @@ def _transpose_forward(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     return np.swapaxes(x, dim0, dim1) if x.ndim >= 2 else x.view()
 
 
-t_inplace = Op("t_", _t_forward, node="TBackward1", view=True, grads=(lambda grad: grad.t(),))
+t_inplace = Op("t_", _t_forward, node="TBackward1", view=True, grads=(lambda grad: grad.t(),), jvp="transpose")
 transpose_inplace = Op("transpose_", _transpose_forward, node="TransposeBackward1", params=("dim0", "dim1"),
-                       view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
+                       view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),), jvp="transpose")
 squeeze_all_inplace = Op("squeeze_", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward3",
                          view=True, saved=("self_sym_sizes",),
-                         grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                         grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="transpose")
 squeeze_dim_inplace = Op("squeeze_", lambda x, dim: _squeeze_dims(x, (dim,)), node="SqueezeBackward4",
                          params=("dim",), view=True, saved=("dim", "self_sym_sizes"),
-                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="transpose")
 squeeze_dims_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward5", params=("dim",), view=True,
                           saved=("dim", "self_sym_sizes"),
-                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="transpose")
 unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1",
-                       params=("dim",), view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
+                       params=("dim",), view=True, grads=(lambda grad, dim: grad.squeeze(dim),), jvp="transpose")
 
 
 def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Tensor:
