@@ -120,7 +120,7 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
         elif kind == "affine_multilinear":
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
-        elif kind != "transpose":  # the entry's own rule function
+        elif callable(kind):  # the entry's own rule function
             out_tangents = kind(tangents, inputs, params, outputs)
         else:
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
