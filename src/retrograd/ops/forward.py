@@ -84,11 +84,12 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
                 apply(op, (t, *params))
         return
     if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
+        source = inputs[0]                              # (see ``_view_tangent``)
         if isinstance(result, tuple):
             for k, o in enumerate(result):
-                o._fw_view = (op, inputs[0], params, k)
+                o._fw_view = (op, source, params, k, source._data, ())
         else:
-            result._fw_view = (op, inputs[0], params, None)
+            result._fw_view = (op, source, params, None, source._data, ())
     diff = range(len(inputs)) if op.variadic or op.joint_rule is not None else op.diff_inputs
     tangents: list[Any] = [None] * len(inputs)
     found = False
@@ -343,8 +344,11 @@ def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
 
 def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
     """The tangent of ``view`` as a view of its base's tangent (the base gets a zero tangent if it
-    has none), by replaying the view ops made inside the level; None where the chain is unknown
-    (a view made before the level) or the base's tangent cannot be written."""
+    has none), by replaying the view ops made inside the level (a link is ``(op, source, params,
+    output index, the source's array then, in-place view ops applied to the view since)``); None
+    where the chain is unknown (a view made before the level), cannot be replayed on a tangent
+    (``as_strided``, whose geometry addresses the primal's storage; a source changed in place by
+    a view op since), or the base's tangent cannot be written."""
     from .op import apply
 
     chain = []
@@ -353,6 +357,8 @@ def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
         link = x.__dict__.get("_fw_view")
         if link is None:
             break
+        if link[0].jvp != "linear" or link[1]._data is not link[4] or any(op.jvp != "linear" for op, _ in link[5]):
+            return None
         chain.append(link)
         x = link[1]
     if not chain or x is not view._base and x._base is not view._base:
@@ -363,12 +369,36 @@ def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
         set_tangent(x, root_tangent, level)
     t = root_tangent
     with suspended():
-        for op, _, params, k in reversed(chain):
+        for op, _, params, k, _, after in reversed(chain):
             out = apply(op, (t, *params))
             t = out[k] if k is not None else out
+            for later, later_params in after:
+                t = apply(later, (t, *later_params))
     if not (t._data.flags.writeable and np.shares_memory(t._data, root_tangent._data)):
         return None
     return t
+
+
+def inplace_view_dual(self: Tensor, op: Any, params: Sequence[Any], name: str, inplace_view: Any) -> Tensor:
+    """An in-place view op (``t_``, ``squeeze_``, ``as_strided_``...) on a tensor with a tangent:
+    the tangent changes the same way, in place, as in PyTorch (``as_strided_``'s is read through
+    its geometry instead, ``jvp=``); a view made in the level remembers the op, so that a later
+    write through it still reaches its base's tangent. ``inplace_view(tensor, op, params, name)``
+    is the primal's own (ops/strided.py). The tangent goes first: an error leaves both as they were."""
+    level = DUAL[0]
+    tangent = tangent_of(self, level)
+    with suspended():
+        if callable(op.jvp):
+            (new,) = op.jvp([tangent], (self,), params, (self,))
+            inplace_view(self, op, params, name)
+            set_tangent(self, new, level)
+        else:
+            inplace_view(tangent, op, params, name)
+            inplace_view(self, op, params, name)
+    link = self.__dict__.get("_fw_view")
+    if link is not None:
+        self._fw_view = (*link[:5], (*link[5], (op, tuple(params))))
+    return self
 
 
 def _keep_saved_tangent(out: Tensor, tangent: Any, level: Any) -> None:

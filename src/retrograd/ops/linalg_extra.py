@@ -285,7 +285,7 @@ def _triangular_solve_grads(grads: tuple[Tensor, Tensor], self: Tensor, A: Tenso
 
 triangular_solve_op = Op("triangular_solve", quiet_forward(_triangular_solve_forward), node="TriangularSolveBackward0",
                          inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
-                         dtype="promote", grads=_triangular_solve_grads, jvp="unsupported")
+                         dtype="promote", grads=_triangular_solve_grads, jvp="transpose")
 
 
 _TRIANGULAR_SOLVE: Any = None
@@ -388,7 +388,7 @@ def _cholesky_inverse_grad(grad: Tensor, self: Tensor, result: Tensor, upper: bo
 
 cholesky_inverse_op = Op("cholesky_inverse", quiet_forward(_cholesky_inverse_forward), node="CholeskyInverseBackward0",
                          params=("upper",), saved=("result", "self", "upper"), grads=(_cholesky_inverse_grad,),
-                         jvp="unsupported")
+                         jvp="transpose")
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002

@@ -22,7 +22,7 @@ import numpy as np
 from ..autograd.forward_ad import DUAL, tangent_of
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
-from .forward import NOT_IMPLEMENTED
+from .forward import inplace_view_dual
 from .inplace import OVERLAP_ERROR, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
@@ -181,18 +181,27 @@ as_strided_adjoint: Op
 # The two linear maps are each other's transpose, so every order of derivative is one of them.
 as_strided_backward = Op("as_strided_backward", _as_strided_backward_forward, node="AsStridedBackward0",
                          params=("geometry",),
-                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),), jvp="transpose")
+                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),), jvp="linear")
 as_strided_adjoint = Op("as_strided_adjoint", _as_strided_adjoint_forward, node="AsStridedBackward0",
                         params=("geometry",),
-                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),), jvp="transpose")
+                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),), jvp="linear")
 
 _AS_STRIDED_GRADS = (lambda grad, geometry: as_strided_backward(grad, geometry),)
+
+
+def _as_strided_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    """The tangent read through the geometry (the transpose of the backward, ``auto_linear`` in
+    PyTorch): not ``as_strided`` of the tangent, whose storage need not be laid out as the
+    input's; positions the input does not cover get zero, as the backward drops them."""
+    return [as_strided_adjoint(tangents[0], params[3])]
+
+
 as_strided_op = Op("as_strided", _as_strided_forward, node="AsStridedBackward0",
                    params=("size", "stride", "storage_offset", "geometry"), view=True,
-                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp="unsupported")
+                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp=_as_strided_jvp)
 as_strided_inplace = Op("as_strided_", _as_strided_forward, node="AsStridedBackward1",
                         params=("size", "stride", "storage_offset", "geometry"), view=True,
-                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp="unsupported")
+                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp=_as_strided_jvp)
 
 
 def _as_strided_args(x: Tensor, size: Any, stride: Any, storage_offset: Any, fname: str,
@@ -212,7 +221,7 @@ def _as_strided_args(x: Tensor, size: Any, stride: Any, storage_offset: Any, fna
                         f"{type(storage_offset).__name__}")
     _check_geometry(size, stride, offset, store.nbytes, data.itemsize)
     geometry = None
-    if STATE.grad_enabled and x._requires_grad:
+    if STATE.grad_enabled and x._requires_grad or DUAL[0] is not None and tangent_of(x) is not None:
         geometry = ((data.shape, _elem_strides(data), own_offset), (size, stride, offset))
     return size, stride, offset, geometry
 
@@ -346,27 +355,27 @@ def _transpose_forward(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     return np.swapaxes(x, dim0, dim1) if x.ndim >= 2 else x.view()
 
 
-t_inplace = Op("t_", _t_forward, node="TBackward1", view=True, grads=(lambda grad: grad.t(),), jvp="transpose")
+t_inplace = Op("t_", _t_forward, node="TBackward1", view=True, grads=(lambda grad: grad.t(),), jvp="linear")
 transpose_inplace = Op("transpose_", _transpose_forward, node="TransposeBackward1", params=("dim0", "dim1"),
-                       view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),), jvp="transpose")
+                       view=True, grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),), jvp="linear")
 squeeze_all_inplace = Op("squeeze_", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward3",
                          view=True, saved=("self_sym_sizes",),
-                         grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="transpose")
+                         grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 squeeze_dim_inplace = Op("squeeze_", lambda x, dim: _squeeze_dims(x, (dim,)), node="SqueezeBackward4",
                          params=("dim",), view=True, saved=("dim", "self_sym_sizes"),
-                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="transpose")
+                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="linear")
 squeeze_dims_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward5", params=("dim",), view=True,
                           saved=("dim", "self_sym_sizes"),
-                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="transpose")
+                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="linear")
 unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1",
-                       params=("dim",), view=True, grads=(lambda grad, dim: grad.squeeze(dim),), jvp="transpose")
+                       params=("dim",), view=True, grads=(lambda grad, dim: grad.squeeze(dim),), jvp="linear")
 
 
 def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Tensor:
     """Give ``self`` the array (and, when it is tracked, the node) of ``op``'s view of it."""
     check_inplace(self, (), fill=True)  # (no element is written: an expanded tensor is fine)
-    if DUAL[0] is not None and tangent_of(self) is not None:  # (its tangent would keep the old shape)
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    if DUAL[0] is not None and tangent_of(self) is not None:  # its tangent changes the same way
+        return inplace_view_dual(self, op, params, name, _inplace_view)  # type: ignore[no-any-return]
     if STATE.grad_enabled and self._requires_grad:
         view = apply(op, (self, *params))
         self._data, self._grad_fn, self._output_nr = view._data, view._grad_fn, 0
