@@ -379,25 +379,27 @@ def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
     return t
 
 
-def inplace_view_dual(self: Tensor, op: Any, params: Sequence[Any], name: str, inplace_view: Any) -> Tensor:
+def inplace_view_dual(self: Tensor, op: Any, params: Sequence[Any], name: str, inplace_view: Any,
+                      same_layout: bool) -> Tensor:
     """An in-place view op (``t_``, ``squeeze_``, ``as_strided_``...) on a tensor with a tangent:
-    the tangent changes the same way, in place, as in PyTorch (``as_strided_``'s is read through
-    its geometry instead, ``jvp=``); a view made in the level remembers the op, so that a later
+    the tangent changes the same way, in place, as in PyTorch (``as_strided_``'s only where the
+    tangent's storage is laid out as the primal's, ``same_layout``; else it is read through the
+    geometry, the op's ``jvp=``); a view made in the level remembers the op, so that a later
     write through it still reaches its base's tangent. ``inplace_view(tensor, op, params, name)``
     is the primal's own (ops/strided.py). The tangent goes first: an error leaves both as they were."""
     level = DUAL[0]
     tangent = tangent_of(self, level)
     with suspended():
-        if callable(op.jvp):
+        if callable(op.jvp) and not same_layout:
             (new,) = op.jvp([tangent], (self,), params, (self,))
             inplace_view(self, op, params, name)
-            set_tangent(self, new, level)
+            set_tangent(self, new, level)  # type: ignore[arg-type]  # (a level is active here)
         else:
             inplace_view(tangent, op, params, name)
             inplace_view(self, op, params, name)
     link = self.__dict__.get("_fw_view")
     if link is not None:
-        self._fw_view = (*link[:5], (*link[5], (op, tuple(params))))
+        self.__dict__["_fw_view"] = (*link[:5], (*link[5], (op, tuple(params))))
     return self
 
 

@@ -375,7 +375,8 @@ def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Ten
     """Give ``self`` the array (and, when it is tracked, the node) of ``op``'s view of it."""
     check_inplace(self, (), fill=True)  # (no element is written: an expanded tensor is fine)
     if DUAL[0] is not None and tangent_of(self) is not None:  # its tangent changes the same way
-        return inplace_view_dual(self, op, params, name, _inplace_view)  # type: ignore[no-any-return]
+        return inplace_view_dual(self, op, params, name, _inplace_view,  # type: ignore[no-any-return]
+                                 op.jvp == "linear" or _same_layout(self._data, tangent_of(self)._data))
     if STATE.grad_enabled and self._requires_grad:
         view = apply(op, (self, *params))
         self._data, self._grad_fn, self._output_nr = view._data, view._grad_fn, 0
@@ -386,6 +387,15 @@ def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Ten
     if self._base is not None:  # its own history is current: not regenerated from the base
         self._view_version = counter.value
     return self
+
+
+def _same_layout(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``b`` sits in its storage as ``a`` in its own (an absolute geometry reads the same
+    elements of both)."""
+    if a.shape != b.shape or _elem_strides(a) != _elem_strides(b):
+        return False
+    (store_a, offset_a), (store_b, offset_b) = storage_of(a), storage_of(b)
+    return offset_a == offset_b and store_a.size == store_b.size
 
 
 def t_(self: Tensor) -> Tensor:
