@@ -556,9 +556,17 @@ _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 # is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule. Both
 # rules take ``self`` so that it is saved whichever input needs a gradient: the generated apply
 # unpacks every slot a rule names, even for an input with no edge.
+def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    # d threshold_backward(g, x) = threshold_backward(dg, x): the mask does not move with x (PyTorch's
+    # formula); written out, the elementwise derivation would add a zero term for x's tangent.
+    tg = tangents[0]
+    return [threshold_backward(tg, inputs[1]) if tg is not None else _zeros_like(outputs[0])]
+
+
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
-    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)), jvp="elementwise")
+    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)),
+    jvp=_threshold_backward_jvp)
 
 def _relu(x: Any) -> Any:
     # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast

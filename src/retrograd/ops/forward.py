@@ -41,6 +41,7 @@ from ..autograd.forward_ad import DUAL, set_tangent, suspended, tangent_of
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
+from .op import apply, forward_arrays  # (this module loads on first use, after ops/op.py)
 from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES
 
 NOT_IMPLEMENTED = (
@@ -75,14 +76,6 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     if (kind == "unsupported" or kind is None) and any(
             isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
         raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))  # (as PyTorch; or no JVP declared)
-    if op.view and result is inputs[0]:  # an in-place view op (t_, transpose_, squeeze_...): the
-        t = tangent_of(result, level)      # tangent changes shape the same way, in place
-        if t is not None:
-            from .op import apply
-
-            with suspended():
-                apply(op, (t, *params))
-        return
     if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
         source = inputs[0]                              # (see ``_view_tangent``)
         if isinstance(result, tuple):
@@ -95,22 +88,28 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     found = False
     for i in diff:
         x = inputs[i]
-        if isinstance(x, Tensor) and x._fw_grad is not None:
-            t = tangent_of(x, level)
-            if t is not None:
+        if isinstance(x, Tensor):
+            fw = x._fw_grad  # (``tangent_of``, inline: this runs for every input of every op)
+            if fw is not None and fw[0] is level:
+                t = fw[1]
                 if t._data.dtype != x._data.dtype:  # (make_dual keeps a tangent's own dtype, as PyTorch)
                     t = t.to(x.dtype)
                 tangents[i] = t
                 found = True
     if not found:
         return
-    outputs: tuple[Any, ...] = result if isinstance(result, tuple) else (result,)
-    wanted = [
-        k for k, o in enumerate(outputs)
-        if o._data.dtype.kind in "fc" and (k >= len(op.differentiable_outputs) or op.differentiable_outputs[k])
-    ]
-    if not wanted:
-        return
+    if isinstance(result, tuple):
+        outputs: tuple[Any, ...] = result
+        flags = op.differentiable_outputs
+        wanted: Sequence[int] = [k for k, o in enumerate(outputs)
+                                 if o._data.dtype.kind in "fc" and (k >= len(flags) or flags[k])]
+        if not wanted:
+            return
+    else:
+        outputs = (result,)
+        if result._data.dtype.kind not in "fc":
+            return
+        wanted = _FIRST
     DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
     try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
@@ -132,13 +131,17 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
         if t is None:
             continue
         out = outputs[k]
-        if t._data.shape != out._data.shape:
+        data = t._data
+        if data.shape != out._data.shape:
             t = t.expand(out._data.shape)
-        if t._data.dtype != out._data.dtype:
-            t = t.real if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
+        if data.dtype != out._data.dtype:
+            t = t.real if data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
         out._fw_grad = (level, t)
         if out._grad_fn is not None and _saves_output(op):
             _keep_saved_tangent(out, t, level)
+
+
+_FIRST = (0,)
 
 
 _SAVES_OUTPUT: dict[int, bool] = {}
@@ -216,8 +219,6 @@ def _untracked(args: Sequence[Any]) -> bool:
 
 def _run(op: Any, args: Sequence[Any], params: Sequence[Any], untracked: bool) -> Any:
     """``op(*args, *params)``; when no graph is wanted, the NumPy forward alone (no call path)."""
-    from .op import apply, forward_arrays
-
     if not untracked:
         return apply(op, (*args, *params))
     out = forward_arrays(op, args, params)
@@ -240,7 +241,8 @@ def _linear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: lis
 def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
                  affine: int) -> list[Any]:
     """Sum over inputs i of op(..., tangent_i, ...); with ``affine=1`` input 0 is an added term,
-    so it rides along with the first product term and is zero in the others."""
+    so it rides along with the first product term and is zero in the others. Without a graph
+    the terms are summed as arrays (one Tensor at the end, not one per term and sum)."""
     untracked = _untracked(inputs) and _untracked(tangents)
     total: Any = None
     first = True
@@ -256,17 +258,28 @@ def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents
         if affine:
             args[0] = t0 if first and t0 is not None else _zeros_like(inputs[0])
         first = False
-        part = _run(op, args, params, untracked)
-        total = part if total is None else total + part
+        if untracked:
+            part = _arrays(op, args, params)
+            total = part if total is None else np.add(total, part)
+        else:
+            part = _run(op, args, params, False)
+            total = part if total is None else total + part
     if total is None and affine and tangents[0] is not None:  # only the added input has a tangent
         args = [_zeros_like(x) if isinstance(x, Tensor) and j in diff else x for j, x in enumerate(inputs)]
         args[0] = tangents[0]
-        total = _run(op, args, params, untracked)
+        total = _arrays(op, args, params) if untracked else _run(op, args, params, False)
+    if untracked and total is not None:
+        total = Tensor._make(np.asarray(total))
     return [total]
 
 
+def _arrays(op: Any, args: Sequence[Any], params: Sequence[Any]) -> Any:
+    """The NumPy forward of a one-output op alone (no call path, no Tensor)."""
+    return forward_arrays(op, args, params)
+
+
 def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any], tangents: list[Any],
-               diff: Sequence[int], wanted: list[int]) -> list[Any]:
+               diff: Sequence[int], wanted: Sequence[int]) -> list[Any]:
     """``t_out = d/dg <vjp(g), t_in>``: the transpose of the VJP rule (see the module docstring)."""
     from ..autograd import grad as autograd_grad
 
@@ -318,8 +331,6 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
 def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
     """``apply_inplace`` inside a dual level: the op's out-of-place tangent (computed from the
     inputs' tangents, ``self``'s included) becomes ``self``'s tangent after the write."""
-    from .op import apply
-
     level = DUAL[0]
     self = args[0]
     n = op.n_inputs
@@ -349,8 +360,6 @@ def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
     where the chain is unknown (a view made before the level), cannot be replayed on a tangent
     (``as_strided``, whose geometry addresses the primal's storage; a source changed in place by
     a view op since), or the base's tangent cannot be written."""
-    from .op import apply
-
     chain = []
     x = view
     while True:
