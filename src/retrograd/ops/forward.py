@@ -241,10 +241,12 @@ def _linear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: lis
 def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
                  affine: int) -> list[Any]:
     """Sum over inputs i of op(..., tangent_i, ...); with ``affine=1`` input 0 is an added term,
-    so it rides along with the first product term and is zero in the others. Without a graph
-    the terms are summed as arrays (one Tensor at the end, not one per term and sum)."""
-    untracked = _untracked(inputs) and _untracked(tangents)
+    so it rides along with the first product term and is zero in the others. A term without a
+    graph (nothing in it requires grad: ``x @ tW`` where only W does) is computed as arrays, and
+    such terms are summed as arrays (one Tensor at the end, not one per term and sum)."""
+    grad_on = STATE.grad_enabled
     total: Any = None
+    tracked = False
     first = True
     for i in diff:
         if i < affine:
@@ -258,24 +260,30 @@ def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents
         if affine:
             args[0] = t0 if first and t0 is not None else _zeros_like(inputs[0])
         first = False
-        if untracked:
-            part = _arrays(op, args, params)
-            total = part if total is None else np.add(total, part)
-        else:
-            part = _run(op, args, params, False)
-            total = part if total is None else total + part
+        total, tracked = _add_term(op, args, params, grad_on, total, tracked)
     if total is None and affine and tangents[0] is not None:  # only the added input has a tangent
         args = [_zeros_like(x) if isinstance(x, Tensor) and j in diff else x for j, x in enumerate(inputs)]
         args[0] = tangents[0]
-        total = _arrays(op, args, params) if untracked else _run(op, args, params, False)
-    if untracked and total is not None:
+        total, tracked = _add_term(op, args, params, grad_on, total, tracked)
+    if not tracked and total is not None:
         total = Tensor._make(np.asarray(total))
     return [total]
 
 
-def _arrays(op: Any, args: Sequence[Any], params: Sequence[Any]) -> Any:
-    """The NumPy forward of a one-output op alone (no call path, no Tensor)."""
-    return forward_arrays(op, args, params)
+def _add_term(op: Any, args: Sequence[Any], params: Sequence[Any], grad_on: bool, total: Any,
+              tracked: bool) -> tuple[Any, bool]:
+    """``total + op(*args, *params)``: arrays while no term needs a graph, Tensors from the first
+    one that does (``tracked``)."""
+    if grad_on and any(isinstance(x, Tensor) and x._requires_grad for x in args):
+        # (the op's own two-input recording path where it has one: cheaper than the generic one)
+        part = op.binary(*args, *params) if op.binary_fast else apply(op, (*args, *params))
+        if total is None:
+            return part, True
+        return (total if tracked else Tensor._make(np.asarray(total))) + part, True
+    part = forward_arrays(op, args, params)
+    if total is None:
+        return part, tracked
+    return (total + Tensor._make(np.asarray(part)) if tracked else np.add(total, part)), tracked
 
 
 def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any], tangents: list[Any],
