@@ -219,3 +219,26 @@ def test_the_fused_lstm_layer_refuses_forward_ad_as_pytorch(torch: Any) -> None:
     assert found[0] == theirs[0] == "NotImplementedError"
     # (PyTorch's second line asks to file an issue at PyTorch's tracker; the first is the error)
     assert found[1] == theirs[1].splitlines()[0]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "softmax", "log_softmax"])
+def test_forward_over_reverse_hvp_through_the_written_out_rules(torch: Any, activation: str,
+                                                                create_graph: bool) -> None:
+    """H v by a JVP of the gradient runs the rules of ``threshold_backward``, ``softmax_backward``
+    and ``log_softmax_backward`` (on arrays without a graph, as Tensors with one): against
+    PyTorch's forward over reverse."""
+    w0, v0 = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
+    x0 = RNG.standard_normal((3, 4))
+    found = []
+    for lib in (rg, torch):
+        fw = lib.autograd.forward_ad
+        w = lib.tensor(w0, requires_grad=True)
+        with fw.dual_level():
+            dual = fw.make_dual(w, lib.tensor(v0))
+            h = lib.tensor(x0) @ dual
+            out = getattr(h, activation)(1) if activation != "relu" else h.relu()
+            loss = (out * out.detach().cos()).sum()
+            (g,) = lib.autograd.grad(loss, dual, create_graph=create_graph)
+            found.append(fw.unpack_dual(g).tangent.detach().numpy().copy())
+    np.testing.assert_allclose(found[0], found[1], rtol=1e-10, atol=1e-12)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import REDUCED_FLOATS, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
+from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
@@ -96,9 +97,45 @@ def _log_softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> A
     return [t - (t * result.exp()).sum(dim, keepdim=True)]
 
 
+def _without_graph(*tensors: Any) -> bool:
+    """Whether a tangent made from these needs no graph (then it is computed on their arrays:
+    the softmax backward ops run once per backward pass in forward over reverse)."""
+    return not STATE.grad_enabled or not any(t is not None and t._requires_grad for t in tensors)
+
+
+def _arrays_of(*tensors: Any) -> list[Any]:
+    return [None if t is None else t._data for t in tensors]
+
+
+@_in_float
+def _softmax_backward_tangent(g: np.ndarray, r: np.ndarray, tg: Any, tr: Any, dim: int) -> np.ndarray:
+    out: Any = None
+    if tg is not None:
+        out = r * (tg - np.add.reduce(tg * r, axis=dim, keepdims=True))
+    if tr is not None:
+        part = (tr * (g - np.add.reduce(g * r, axis=dim, keepdims=True))
+                - r * np.add.reduce(g * tr, axis=dim, keepdims=True))
+        out = part if out is None else out + part
+    return out  # type: ignore[no-any-return]
+
+
+@_in_float
+def _log_softmax_backward_tangent(g: np.ndarray, r: np.ndarray, tg: Any, tr: Any, dim: int) -> np.ndarray:
+    e = np.exp(r)
+    out: Any = None
+    if tg is not None:
+        out = tg - e * np.add.reduce(tg, axis=dim, keepdims=True)
+    if tr is not None:
+        part = -(e * tr) * np.add.reduce(g, axis=dim, keepdims=True)
+        out = part if out is None else out + part
+    return out  # type: ignore[no-any-return]
+
+
 def _softmax_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
     # out = r * (g - S(g r)), S the sum over dim: d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
     (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    if _without_graph(tg, tr, g, r):
+        return [Tensor._make(np.asarray(_softmax_backward_tangent(*_arrays_of(g, r, tg, tr), dim)))]
     out = None
     if tg is not None:
         out = r * (tg - (tg * r).sum(dim, keepdim=True))
@@ -111,6 +148,8 @@ def _softmax_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any)
 def _log_softmax_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
     # out = g - exp(r) * S(g): d out = dg - exp(r) * (S(dg) + dr * S(g))
     (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    if _without_graph(tg, tr, g, r):
+        return [Tensor._make(np.asarray(_log_softmax_backward_tangent(*_arrays_of(g, r, tg, tr), dim)))]
     e = r.exp()
     out = tg - e * tg.sum(dim, keepdim=True) if tg is not None else None
     if tr is not None:
