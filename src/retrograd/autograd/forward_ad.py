@@ -175,8 +175,11 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
             f"this is not supported. Tensor is of size {list(tensor._data.shape)} while the given forward "
             f"gradient is of size {list(tangent._data.shape)}."
         )
-    with suspended():
+    DUAL[0] = None  # (``suspended()``, inline: it is a tenth of a call's cost)
+    try:
         out = tensor.view(tensor._data.shape)  # PyTorch's dual is a view of the primal (ViewBackward0)
+    finally:
+        DUAL[0] = lvl
     set_tangent(out, tangent, lvl)
     return out
 
@@ -195,6 +198,10 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     tangent = tangent_of(tensor, lvl)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    with suspended():
+    active = DUAL[0]
+    DUAL[0] = None  # (``suspended()``, inline)
+    try:
         primal = tensor.view(tensor._data.shape)
+    finally:
+        DUAL[0] = active
     return UnpackedDualTensor(primal, tangent)

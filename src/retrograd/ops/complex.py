@@ -57,9 +57,9 @@ def _view_as_complex(x: np.ndarray) -> np.ndarray:
 
 view_as_complex: Op
 view_as_real = Op("view_as_real", _view_as_real, node="ViewAsRealBackward0", view=True,
-                  grads=(lambda grad: view_as_complex(grad.contiguous()),))
+                  grads=(lambda grad: view_as_complex(grad.contiguous()),), jvp="linear")
 view_as_complex = Op("view_as_complex", _view_as_complex, node="ViewAsComplexBackward0", view=True,
-                     grads=(lambda grad: view_as_real(grad),))
+                     grads=(lambda grad: view_as_real(grad),), jvp="linear")
 
 
 def _conj(x: np.ndarray) -> np.ndarray:
@@ -68,8 +68,9 @@ def _conj(x: np.ndarray) -> np.ndarray:
 
 conj_physical: Op
 conj: Op
-conj_physical = Op("conj_physical", _conj, node="ConjPhysicalBackward0", grads=(lambda grad: conj_physical(grad),))
-conj = Op("conj", _conj, node="ConjBackward0", grads=(lambda grad: conj(grad),))
+conj_physical = Op("conj_physical", _conj, node="ConjPhysicalBackward0", grads=(lambda grad: conj_physical(grad),),
+                   jvp="linear")
+conj = Op("conj", _conj, node="ConjBackward0", grads=(lambda grad: conj(grad),), jvp="linear")
 
 
 def _check_real_pair(kernel: str, a: np.ndarray, b: np.ndarray) -> None:
@@ -103,8 +104,8 @@ def _polar_grads(grad: Any, abs: Any, angle: Any, result: Any, needs: Any) -> tu
 
 
 complex_op = Op("complex", _complex, node="ComplexBackward0", inputs=("real", "imag"),
-                grads=(lambda grad: real(grad), lambda grad: imag(grad)))
-polar = Op("polar", _polar, node="PolarBackward0", inputs=("abs", "angle"), grads=_polar_grads)
+                grads=(lambda grad: real(grad), lambda grad: imag(grad)), jvp="transpose")
+polar = Op("polar", _polar, node="PolarBackward0", inputs=("abs", "angle"), grads=_polar_grads, jvp="transpose")
 
 
 def real(x: Tensor) -> Tensor:

@@ -212,6 +212,7 @@ convolution = Op(
     params=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
     grads=(_conv_input_grad, _conv_weight_grad,
            lambda grad: grad.sum([0] + list(range(2, grad.dim())))),
+    jvp="transpose",
 )
 
 
@@ -228,6 +229,7 @@ conv_weight = Op(
             convolution, (self, grad, None, stride, padding, dilation, False, (0,) * len(kernel), groups)),
             grad_output_shape),
     ),
+    jvp="transpose",
 )
 
 
@@ -243,7 +245,7 @@ def _unpad(grad: Tensor, self_shape: tuple[int, ...], pads: tuple[tuple[int, int
 
 # Zero padding of the trailing dims (what padding='same' adds when it cannot be symmetric).
 constant_pad = Op("constant_pad_nd", _constant_pad, node="ConstantPadNdBackward0", params=("pads",),
-                  grads=(_unpad,))
+                  grads=(_unpad,), jvp="transpose")
 
 
 # -- linear op pairs --------------------------------------------------------------------------
@@ -256,9 +258,9 @@ def linear_pair(name: str, forward: Callable[..., np.ndarray], adjoint: Callable
     op: Op
     adj: Op
     op = Op(name, forward, node=node, params=("cfg",),
-            grads=(lambda grad, self_shape, cfg: apply(adj, (grad, cfg, tuple(self_shape))),))
+            grads=(lambda grad, self_shape, cfg: apply(adj, (grad, cfg, tuple(self_shape))),), jvp="linear")
     adj = Op(name + "_backward", adjoint, node=adjoint_node, params=("cfg", "shape"),
-             grads=(lambda grad, cfg: apply(op, (grad, cfg)),))
+             grads=(lambda grad, cfg: apply(op, (grad, cfg)),), jvp="linear")
     return op, adj
 
 
@@ -504,7 +506,8 @@ def scatter_to_plane(grad: Tensor, indices: Tensor, self_shape: tuple[int, ...])
 max_pool2d = Op("max_pool2d_with_indices", _max_pool2d, node="MaxPool2DWithIndicesBackward0",
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
-                grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),))
+                grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),),
+                jvp="transpose")
 
 
 def adaptive_gather(n: int, o: int) -> np.ndarray:
@@ -531,7 +534,8 @@ def _adaptive_max_pool2d(x: np.ndarray, out: tuple[int, int]) -> tuple[np.ndarra
 
 adaptive_max_pool2d = Op("adaptive_max_pool2d", _adaptive_max_pool2d, node="AdaptiveMaxPool2DBackward0",
                          params=("out",), outputs=2, differentiable_outputs=(True, False),
-                         grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),))
+                         grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),),
+                         jvp="transpose")
 
 
 # -- interpolation: separable per-axis taps ---------------------------------------------------
@@ -719,7 +723,8 @@ max_pool3d = Op("max_pool3d_with_indices", _max_pool_nd, node="MaxPool3DWithIndi
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
                 grads=(lambda grad, result1, self_shape: apply(volume_scatter,
-                                                               (grad[0], result1._data, tuple(self_shape))),))
+                                                               (grad[0], result1._data, tuple(self_shape))),),
+                jvp="transpose")
 
 
 def _adaptive_max_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -744,7 +749,7 @@ def _adaptive_max_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> tuple[np.n
 adaptive_max_pool3d = Op("adaptive_max_pool3d", _adaptive_max_pool3d, node="AdaptiveMaxPool3DBackward0",
                          params=("out",), outputs=2, differentiable_outputs=(True, False),
                          grads=(lambda grad, result1, self_shape: apply(
-                             adaptive_volume_scatter, (grad[0], result1._data, tuple(self_shape))),))
+                             adaptive_volume_scatter, (grad[0], result1._data, tuple(self_shape))),), jvp="transpose")
 
 
 # max_unpool{2,3}d: zeros of the output size with each value written at its flat index over the
@@ -779,10 +784,11 @@ def unpool_backward(grad: Tensor, indices: np.ndarray, output_size: tuple[int, .
 
 _unpool_scatter_ops: dict[int, Op] = {}
 unpool_gather = Op("max_unpool_gather", _unpool_gather, node="GatherBackward0", params=("indices", "size"),
-                   grads=(lambda grad, indices, size: apply(_unpool_scatter_ops[len(size)], (grad, indices, size)),))
+                   grads=(lambda grad, indices, size: apply(_unpool_scatter_ops[len(size)], (grad, indices, size)),),
+                   jvp="transpose")
 _unpool_scatter_ops.update({
     nd: Op(f"max_unpool{nd}d", _unpool, node=f"MaxUnpool{nd}DBackward0", params=("indices", "size"),
-           grads=(lambda grad, indices, size: unpool_backward(grad, indices, size),))
+           grads=(lambda grad, indices, size: unpool_backward(grad, indices, size),), jvp="linear")
     for nd in (2, 3)
 })
 max_unpool2d = _unpool_scatter_ops[2]
@@ -821,4 +827,4 @@ def _affine_grid_grad(grad: Tensor, size: tuple[int, ...], align_corners: bool) 
 
 
 affine_grid_generator = Op("affine_grid_generator", _affine_grid, node="AffineGridGeneratorBackward0",
-                           params=("size", "align_corners"), grads=(_affine_grid_grad,))
+                           params=("size", "align_corners"), grads=(_affine_grid_grad,), jvp="transpose")

@@ -48,6 +48,18 @@ CONVERSIONS = frozenset({
     "bool",    # must be a bool: PyTorch's TypeError otherwise (``put(): argument 'accumulate' ...``)
 })
 
+# How an op carries tangents in forward-mode AD (``jvp=``; ops/forward.py derives each, and
+# docs/api/forward_ad.md says when each is exact). A function instead is the rule itself:
+# ``rule(tangents, inputs, params, outputs) -> output tangents``.
+JVP_DERIVATIONS = frozenset({
+    "linear",              # linear in its differentiable inputs jointly: the op of the tangents
+    "multilinear",         # linear in each input separately: sum of the op with one tangent each
+    "affine_multilinear",  # beta * input + alpha * multilinear(rest)
+    "elementwise",         # a real elementwise op: its (self-adjoint) VJP rules of the tangents
+    "transpose",           # the VJP rule's transpose, by differentiating it in the gradient
+    "unsupported",         # PyTorch's "Trying to use forward AD with ..." error (as PyTorch)
+})
+
 # Rule parameter names with a fixed meaning, which no input or param may take. (An input may be
 # called ``result``, as ``tanh_backward``'s is: a rule's ``result`` then means that input.)
 RESERVED_NAMES = frozenset({"needs"})
@@ -87,6 +99,9 @@ class Declaration:
     # A NumPy ufunc that can write ``self op= other`` into its first argument (``out=self``), so
     # that ``x.add_(y)`` under no_grad does so (ops/inplace.py).
     inplace_ufunc: Any = None
+    # The JVP (forward AD): a kind in JVP_DERIVATIONS or a rule function; every differentiable
+    # entry declares one (tests/ops/test_jvp_declared.py), a non-differentiable one none.
+    jvp: str | Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         name = self.name
@@ -131,6 +146,20 @@ class Declaration:
         self._check_forms(where, names[1:])
         if self.inplace_ufunc is not None and not callable(self.inplace_ufunc):
             raise TypeError(f"{where}: inplace_ufunc must be a NumPy ufunc, got {self.inplace_ufunc!r}")
+        if self.jvp is not None:
+            self._check_jvp(where)
+
+    def _check_jvp(self, where: str) -> None:
+        """``jvp=``: a known derivation or a rule function, and only on a differentiable op."""
+        if self.grads is None:
+            raise ValueError(f"{where}: jvp={self.jvp!r} declared, and the op is not differentiable (no grads)")
+        if isinstance(self.jvp, str):
+            if self.jvp not in JVP_DERIVATIONS:
+                raise ValueError(f"{where}: jvp={self.jvp!r} is not one of {_choices(JVP_DERIVATIONS)}, "
+                                 "or a rule function")
+        elif not callable(self.jvp):
+            raise TypeError(f"{where}: jvp must be one of {_choices(JVP_DERIVATIONS)} or a rule function, "
+                            f"got {type(self.jvp).__name__}")
 
     def _check_forms(self, where: str, arguments: list[str]) -> None:
         """The fields that shape the public forms: names that exist, a signature that passes

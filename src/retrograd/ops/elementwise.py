@@ -166,13 +166,13 @@ add = Op("add", _add, node="AddBackward0", inputs=("self", "other"), params=("al
          grads=(lambda grad: grad,
                 lambda grad, alpha: _scaled(grad, alpha)),
          variants=_ALL_FORMS, signature="other, *, alpha=1", convert={"other": "scalar"}, operators=("__add__", "__radd__"),
-         inplace_ufunc=np.add)  # (lets ``x.add_(y)`` write straight into ``x`` under no_grad)
+         inplace_ufunc=np.add, jvp="elementwise")  # (lets ``x.add_(y)`` write straight into ``x`` under no_grad)
 
 sub = Op("sub", _sub, node="SubBackward0", inputs=("self", "other"), params=("alpha",), dtype="promote",
          grads=(lambda grad: grad,
                 lambda grad, alpha: -_scaled(grad, alpha)),
          variants=_ALL_FORMS, aliases=("subtract", "subtract_"), signature="other, *, alpha=1", convert={"other": "scalar"},
-         operators=("__sub__",), inplace_ufunc=np.subtract)
+         operators=("__sub__",), inplace_ufunc=np.subtract, jvp="elementwise")
 
 def _check_bool_sub(inputs: Any, params: Any) -> None:
     """PyTorch's refusal of a subtraction with a bool operand, seen before promotion (a Python bool
@@ -193,25 +193,26 @@ sub.check_operands = _check_bool_sub
 
 # ``scalar - tensor``: PyTorch records rsub with the scalar as a parameter, so one edge.
 rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"), dtype="promote+params",
-          grads=(lambda grad, alpha: -_scaled(grad, alpha),))
+          grads=(lambda grad, alpha: -_scaled(grad, alpha),), jvp="elementwise")
 rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
          grads=(lambda grad, other: grad * _cj(other),
                 lambda grad, self: grad * _cj(self)),
          variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
-         inplace_ufunc=np.multiply)
+         inplace_ufunc=np.multiply, jvp="elementwise")
 
 div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "other"), dtype="float",
          grads=(lambda grad, other: grad / _cj(other),
                 lambda grad, self, other: -grad * _cj(self / (other * other))),
-         operators=("__truediv__",))
+         operators=("__truediv__",), jvp="elementwise")
 
 neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
-         variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True)
+         variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True, jvp="elementwise")
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
-                grads=(lambda grad, result: -grad * _cj(result * result),), variants=_ALL_FORMS, hot=True)
+                grads=(lambda grad, result: -grad * _cj(result * result),), variants=_ALL_FORMS, hot=True,
+                jvp="elementwise")
 
 
 _C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
@@ -307,16 +308,18 @@ def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> A
 
 # (``retrograd.pow`` takes a number first too: written in _functions.py)
 pow_scalar = Op("pow", _quiet(_pow_scalar), node="PowBackward0", params=("exponent",),
-                grads=(_pow_scalar_grad,), variants=("method", "inplace"), convert={"exponent": "scalar"})
+                grads=(_pow_scalar_grad,), variants=("method", "inplace"), convert={"exponent": "scalar"},
+                jvp="elementwise")
 
 pow_tensor = Op("pow", _quiet(_pow_tensor), node="PowBackward1", inputs=("self", "exponent"), dtype="promote",
-                grads=(_pow_self_grad, _pow_exponent_grad), variants=("method", "inplace"), convert={"exponent": "scalar"})
+                grads=(_pow_self_grad, _pow_exponent_grad), variants=("method", "inplace"), convert={"exponent": "scalar"},
+                jvp="elementwise")
 
 # ``scalar ** tensor``: the base is a parameter, the exponent the only input.
 pow_scalar_base = Op("pow", _quiet(_pow_scalar_base), node="PowBackward2",
                      inputs=("exponent",), params=("base",), dtype="promote+params",
                      saved={"self": "base", "exponent": "exponent", "result": "result"},
-                     grads=(_pow_scalar_base_grad,))
+                     grads=(_pow_scalar_base_grad,), jvp="elementwise")
 
 
 def _rsub_tensor(a: Any, b: Any, alpha: Any) -> Any:
@@ -327,7 +330,7 @@ def _rsub_tensor(a: Any, b: Any, alpha: Any) -> Any:
 rsub_tensor = Op("rsub", _rsub_tensor, node="RsubBackward0", inputs=("self", "other"), params=("alpha",),
                  dtype="promote",
                  grads=(lambda grad, alpha: -_scaled(grad, alpha),
-                        lambda grad: grad))
+                        lambda grad: grad), jvp="elementwise")
 rsub_tensor.check_operands = _check_bool_sub
 
 
@@ -353,10 +356,10 @@ def _minimum(a: Any, b: Any) -> Any:
 
 maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_maximum_grad, lambda grad, self, other: _maximum_grad(grad, other, self)),
-             variants=("method",), convert={"other": "tensor"})
+             variants=("method",), convert={"other": "tensor"}, jvp="elementwise")
 minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "other"), dtype="promote",
              grads=(_minimum_grad, lambda grad, self, other: _minimum_grad(grad, other, self)),
-             variants=("method",), convert={"other": "tensor"})
+             variants=("method",), convert={"other": "tensor"}, jvp="elementwise")
 
 
 # -- division with rounding, remainder, fmod --------------------------------------------------
@@ -380,7 +383,7 @@ def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
 
 # Rounded division is piecewise constant: zero gradient, as in PyTorch.
 div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("self", "other"), params=("rounding_mode",),
-                  dtype="promote", grads=(_zeros_like, _zeros_like))
+                  dtype="promote", grads=(_zeros_like, _zeros_like), jvp="elementwise")
 
 
 def remainder_float(a: Any, b: Any) -> Any:
@@ -414,7 +417,7 @@ def _remainder(a: Any, b: Any) -> Any:
 remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad,
                       lambda grad, self, other: -grad * (self / other).floor()),
-               variants=("method", "inplace"), convert={"other": "scalar"})
+               variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
 
 
 def _fmod(a: Any, b: Any) -> Any:
@@ -427,11 +430,12 @@ def _fmod(a: Any, b: Any) -> Any:
 
 # The Scalar and Tensor overloads of one public fmod (ops/variants.py tells them apart).
 fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
-                 dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, convert={"other": "scalar"})
+                 dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, convert={"other": "scalar"},
+                 jvp="elementwise")
 fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
                  lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")),
-          variants=_ALL_FORMS, convert={"other": "scalar"})
+          variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
 def _remainder_scalar(x: Any, other: Any) -> Any:
     if type(other) is int and x.dtype.kind in "iu":
         other = wrap_int(other, x.dtype)  # PyTorch wraps the number into the integer dtype
@@ -441,7 +445,7 @@ def _remainder_scalar(x: Any, other: Any) -> Any:
 # (``retrograd.remainder`` takes a number first too: written in _functions.py)
 remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
                       params=("other",), dtype="promote+params", grads=(lambda grad: grad,),
-                      variants=("method", "inplace"), convert={"other": "scalar"})
+                      variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
 
 
 def _remainder_not_implemented(grad: Any) -> Any:
@@ -456,22 +460,23 @@ def _remainder_scalar_self(x: Any, base: Any) -> Any:
 
 
 remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
-                           params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,))
+                           params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,),
+                           jvp="elementwise")
 
 
 # -- unary math -------------------------------------------------------------------------------
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(lambda grad, result: grad * _cj(result),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, result: grad * _cj(result),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
-          grads=(lambda grad, result: grad / (2 * _cj(result)),), variants=_ALL_FORMS, hot=True)
+          grads=(lambda grad, result: grad / (2 * _cj(result)),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 sin = Op("sin", np.sin, node="SinBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * _cj(self.cos()),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: grad * _cj(self.cos()),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 cos = Op("cos", np.cos, node="CosBackward0", dtype="float_unary",
-         grads=(lambda grad, self: -grad * _cj(self.sin()),), variants=_ALL_FORMS, hot=True)
+         grads=(lambda grad, self: -grad * _cj(self.sin()),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 # PyTorch's fused backward ops: one op per rule instead of three, each differentiable again.
 _ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
 
@@ -490,14 +495,15 @@ def _tanh_backward(grad: Any, out: Any) -> Any:
 tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",
                    inputs=("grad", "result"), dtype="promote",
                    grads=(lambda gg, result: tanh_backward(gg, result),
-                          lambda gg, grad, result: gg * grad * -2 * result))
+                          lambda gg, grad, result: gg * grad * -2 * result), jvp="elementwise")
 sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - out)),
                       node="SigmoidBackwardBackward0", inputs=("grad", "result"), dtype="promote",
                       grads=(lambda gg, result: sigmoid_backward(gg, result),
-                             lambda gg, grad, result: gg * grad * (1 - 2 * result)))
+                             lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: tanh_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True)
+          grads=(lambda grad, result: tanh_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True,
+          jvp="elementwise")
 
 
 def _sigmoid(x: Any) -> Any:
@@ -509,7 +515,8 @@ def _sigmoid(x: Any) -> Any:
 
 
 sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
-             grads=(lambda grad, result: sigmoid_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True)
+             grads=(lambda grad, result: sigmoid_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True,
+             jvp="elementwise")
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -521,11 +528,11 @@ def _sign(x: np.ndarray) -> np.ndarray:
     return out
 
 
-sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_ALL_FORMS, hot=True)
+sign = Op("sign", _sign, node="SignBackward0", grads=(_zeros_like,), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 
 abs = Op("abs", np.abs, node="AbsBackward0",  # noqa: A001 - PyTorch's name
          grads=(lambda grad, self: grad * (self.sign() if self._data.dtype.kind != "c" else _sgn(self)),),
-         variants=_ALL_FORMS, aliases=("absolute", "absolute_"), operators=("__abs__",), hot=True)
+         variants=_ALL_FORMS, aliases=("absolute", "absolute_"), operators=("__abs__",), hot=True, jvp="elementwise")
 
 def _threshold_backward(grad: Any, out: Any) -> Any:
     # PyTorch's select: grad where not ``out <= 0`` (so a NaN output passes its gradient), +0
@@ -549,9 +556,17 @@ _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 # is named ``self`` (PyTorch's name): ``result`` would mean this op's own output to a rule. Both
 # rules take ``self`` so that it is saved whichever input needs a gradient: the generated apply
 # unpacks every slot a rule names, even for an input with no edge.
+def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    # d threshold_backward(g, x) = threshold_backward(dg, x): the mask does not move with x (PyTorch's
+    # formula); written out, the elementwise derivation would add a zero term for x's tangent.
+    tg = tangents[0]
+    return [threshold_backward(tg, inputs[1]) if tg is not None else _zeros_like(outputs[0])]
+
+
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
-    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)))
+    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)),
+    jvp=_threshold_backward_jvp)
 
 def _relu(x: Any) -> Any:
     # Against an array of zeros, not a broadcast zero: NumPy's same-shape loop is twice as fast
@@ -561,7 +576,8 @@ def _relu(x: Any) -> Any:
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
-          grads=(lambda grad, result: threshold_backward(grad, result),), variants=_ALL_FORMS, hot=True)
+          grads=(lambda grad, result: threshold_backward(grad, result),), variants=_ALL_FORMS, hot=True,
+          jvp="elementwise")
 
 
 def _clamp_promote(x: Any, *bounds: Any) -> Any:
@@ -598,13 +614,14 @@ def _clamp_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A002
 
 # Its Tensor overload (bounds that are tensors) is ``clamp_tensor``, below.
 clamp = Op("clamp", _clamp, node="ClampBackward1", params=("min", "max"), grads=(_clamp_grad,),
-           variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
+           variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None", jvp="elementwise")
 
 
 # The rest of unary math (float results).
 def _float_unary(name: str, fn: Any, node: str, grad: Any, variants: tuple[str, ...] = (),
                  aliases: tuple[str, ...] = ()) -> Op:
-    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants, aliases=aliases)
+    return Op(name, _quiet(fn), node=node, dtype="float_unary", grads=(grad,), variants=variants, aliases=aliases,
+              jvp="elementwise")
 
 
 
@@ -662,7 +679,8 @@ def _atan2_grads(grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
 
 
 atan2 = Op("atan2", _quiet(np.arctan2), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
-           grads=_atan2_grads, variants=_ALL_FORMS, aliases=("arctan2", "arctan2_"), convert={"other": "tensor"})
+           grads=_atan2_grads, variants=_ALL_FORMS, aliases=("arctan2", "arctan2_"), convert={"other": "tensor"},
+           jvp="elementwise")
 
 
 def _hypot(a: Any, b: Any) -> Any:
@@ -673,7 +691,7 @@ def _hypot(a: Any, b: Any) -> Any:
 hypot = Op("hypot", _hypot, node="HypotBackward0", inputs=("self", "other"), dtype="promote",
            grads=(lambda grad, self, result: grad * self / result,
                   lambda grad, other, result: grad * other / result),
-           variants=_ALL_FORMS, convert={"other": "tensor"})
+           variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="elementwise")
 
 
 def _logaddexp(a: Any, b: Any) -> Any:
@@ -693,11 +711,11 @@ def _logaddexp2(a: Any, b: Any) -> Any:
 logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
                       lambda grad, self, other: grad * (other - self).sigmoid()),
-               variants=("function", "method"), convert={"other": "tensor"})
+               variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
                        lambda grad, self, other: grad / (exp2(self - other) + 1)),
-                variants=("function", "method"), convert={"other": "tensor"})
+                variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 
 
 # -- erf, erfc, erfinv (no SciPy) --------------------------------------------------------------
@@ -811,11 +829,14 @@ def _in_float64(fn: Any) -> Any:
 
 
 erf = Op("erf", _in_float64(erf_array), node="ErfBackward0", dtype="float_unary",
-         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
+         grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,), variants=_ALL_FORMS,
+         jvp="elementwise")
 erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_unary",
-          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS)
+          grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS,
+          jvp="elementwise")
 erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
-            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS)
+            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS,
+            jvp="elementwise")
 
 
 # -- rounding (zero gradient, as PyTorch) -----------------------------------------------------
@@ -834,14 +855,15 @@ def _rounding(kernel: str, fn: Any) -> Any:
 
 
 floor = Op("floor", _rounding("floor_vml_cpu", np.floor), node="FloorBackward0", grads=(_zeros_like,),
-           variants=_ALL_FORMS)
+           variants=_ALL_FORMS, jvp="elementwise")
 
 
 ceil = Op("ceil", _rounding("ceil_vml_cpu", np.ceil), node="CeilBackward0", grads=(_zeros_like,),
-          variants=_ALL_FORMS)
+          variants=_ALL_FORMS, jvp="elementwise")
 trunc = Op("trunc", _rounding("trunc_vml_cpu", np.trunc), node="TruncBackward0", grads=(_zeros_like,),
-           variants=_ALL_FORMS, aliases=("fix", "fix_"))
-round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,))
+           variants=_ALL_FORMS, aliases=("fix", "fix_"), jvp="elementwise")
+round_op = Op("round", _rounding("round_vml_cpu", np.round), node="RoundBackward0", grads=(_zeros_like,),
+              jvp="elementwise")
 
 
 def _round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
@@ -854,7 +876,8 @@ def _round_decimals(x: np.ndarray, decimals: int) -> np.ndarray:
     return np.round(x / scale) * scale
 
 
-round_decimals = Op("round", _round_decimals, node="RoundBackward1", params=("decimals",), grads=(_zeros_like,))
+round_decimals = Op("round", _round_decimals, node="RoundBackward1", params=("decimals",), grads=(_zeros_like,),
+                    jvp="elementwise")
 
 
 def _frac(x: np.ndarray) -> np.ndarray:
@@ -864,7 +887,7 @@ def _frac(x: np.ndarray) -> np.ndarray:
 
 
 frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,),
-          variants=_ALL_FORMS)
+          variants=_ALL_FORMS, jvp="elementwise")
 
 
 # -- clamp with tensor bounds, clamp_min / clamp_max, nan_to_num ------------------------------
@@ -905,7 +928,7 @@ def _clamp_max_grad(grad: Any, self: Any, min: Any, max: Any) -> Any:  # noqa: A
 
 clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self", "min", "max"), dtype="promote",
                   grads=(_clamp_self_grad, _clamp_min_grad, _clamp_max_grad),
-                  variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None")
+                  variants=_ALL_FORMS, aliases=("clip", "clip_"), signature="min=None, max=None", jvp="elementwise")
 
 
 def _clamp_one(fn: Any) -> Any:
@@ -918,18 +941,18 @@ def _clamp_one(fn: Any) -> Any:
 
 clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackward0", params=("min",),
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),),  # noqa: A006
-                      variants=_ALL_FORMS, convert={"min": "scalar"})
+                      variants=_ALL_FORMS, convert={"min": "scalar"}, jvp="elementwise")
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),),  # noqa: A006
-                      variants=_ALL_FORMS, convert={"max": "scalar"})
+                      variants=_ALL_FORMS, convert={"max": "scalar"}, jvp="elementwise")
 clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)),  # noqa: A006
-                      variants=_ALL_FORMS, convert={"min": "scalar"})
+                      variants=_ALL_FORMS, convert={"min": "scalar"}, jvp="elementwise")
 clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
                              lambda grad, self, max: where(self > max, grad, 0.0)),  # noqa: A006
-                      variants=_ALL_FORMS, convert={"max": "scalar"})
+                      variants=_ALL_FORMS, convert={"max": "scalar"}, jvp="elementwise")
 
 
 def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray:
@@ -940,7 +963,7 @@ def _nan_to_num(x: np.ndarray, nan: Any, posinf: Any, neginf: Any) -> np.ndarray
 
 nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("nan", "posinf", "neginf"),
                 grads=(lambda grad, self: grad * _const(np.isfinite(self._data)),),
-                variants=_ALL_FORMS, signature="nan=0.0, posinf=None, neginf=None")
+                variants=_ALL_FORMS, signature="nan=0.0, posinf=None, neginf=None", jvp="elementwise")
 
 
 # -- lerp, addcmul, addcdiv -------------------------------------------------------------------
@@ -988,12 +1011,12 @@ def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarr
 lerp_scalar = Op("lerp", _lerp_scalar, node="LerpBackward0", inputs=("self", "end"), params=("weight",),
                  grads=(lambda grad, weight: grad * (1 - weight),
                         lambda grad, weight: grad * weight),
-                 variants=_ALL_FORMS, convert={"weight": "scalar"})
+                 variants=_ALL_FORMS, convert={"weight": "scalar"}, jvp="elementwise")
 lerp_tensor = Op("lerp", _lerp_tensor, node="LerpBackward1", inputs=("self", "end", "weight"),
                  grads=(lambda grad, weight: grad * (1 - weight),
                         lambda grad, weight: grad * weight,
                         lambda grad, self, end: grad * (end - self)),
-                 variants=_ALL_FORMS, convert={"weight": "scalar"})
+                 variants=_ALL_FORMS, convert={"weight": "scalar"}, jvp="elementwise")
 
 
 def _cast_value(value: Any, dtype: np.dtype) -> Any:
@@ -1055,13 +1078,13 @@ addcmul = Op("addcmul", _addcmul, node="AddcmulBackward0", inputs=("self", "tens
              grads=(lambda grad: grad,
                     lambda grad, tensor2, value: grad * (tensor2 * value),
                     lambda grad, tensor1, value: grad * (tensor1 * value)),
-             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1")
+             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1", jvp="affine_multilinear")
 addcdiv = Op("addcdiv", _addcdiv, node="AddcdivBackward0", inputs=("self", "tensor1", "tensor2"),
              params=("value",),
              grads=(lambda grad: grad,
                     lambda grad, tensor2, value: grad * (value / tensor2),
                     lambda grad, tensor1, tensor2, value: -grad * value * tensor1 / (tensor2 * tensor2)),
-             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1")
+             variants=_ALL_FORMS, signature="tensor1, tensor2, *, value=1", jvp="elementwise")
 
 
 # -- comparisons (no gradient; bool results) --------------------------------------------------
@@ -1088,9 +1111,9 @@ def _comparison_inplace(name: str, fn: Any, node: str, alias: str) -> tuple[Op, 
         return np.asarray(fn(x, other)).astype(x.dtype)  # (a float result can carry the node)
 
     return (Op(name, forward, node=f"{node}Backward0", params=("other",), grads=(_zeros_like,), variants=("inplace",),
-               aliases=(alias,), convert=_SCALAR),
+               aliases=(alias,), convert=_SCALAR, jvp="transpose"),
             Op(name, forward, node=f"{node}Backward1", inputs=_BINARY, grads=(_zeros_like, _zeros_like),
-               variants=("inplace",), aliases=(alias,), convert=_SCALAR))
+               variants=("inplace",), aliases=(alias,), convert=_SCALAR, jvp="transpose"))
 
 
 lt_scalar_inplace, lt_inplace = _comparison_inplace("lt", np.less, "Lt", "less_")
@@ -1131,12 +1154,12 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
 where = Op("where", _where, node="WhereBackward0", inputs=("condition", "self", "other"), dtype="promote_values",
            grads=(None,
                   lambda grad, condition: where(condition, grad, 0.0),
-                  lambda grad, condition: where(condition, 0.0, grad)))
+                  lambda grad, condition: where(condition, 0.0, grad)), jvp="transpose")
 
 
 # -- copies and casts -------------------------------------------------------------------------
 
-clone = Op("clone", lambda x: x.copy(), node="CloneBackward0", grads=(lambda grad: grad,))
+clone = Op("clone", lambda x: x.copy(), node="CloneBackward0", grads=(lambda grad: grad,), jvp="linear")
 
 def _quiet_cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``x.astype(dtype)``; complex to real keeps the real part with PyTorch's warning, not NumPy's."""
@@ -1154,23 +1177,23 @@ def _cast_back(grad: Any, dtype: np.dtype) -> Any:
 
 
 to_dtype = Op("to", _quiet_cast, node="ToCopyBackward0", params=("dtype",),
-              grads=(lambda grad, self_dtype: _cast_back(grad, self_dtype),))
+              grads=(lambda grad, self_dtype: _cast_back(grad, self_dtype),), jvp="linear")
 
 # The in-place ops' out-of-place forms: ``copy_`` and ``fill_`` overwrite ``self``.
 copy = Op("copy", lambda x, src: np.broadcast_to(src, x.shape).astype(x.dtype), node="CopyBackwards",
           inputs=("self", "src"),
           grads=(_zeros_like,  # PyTorch's zeros_like(grad): an inf/NaN gradient is not multiplied by 0
-                 lambda grad, src_dtype: _cast_back(grad, src_dtype)))
+                 lambda grad, src_dtype: _cast_back(grad, src_dtype)), jvp="transpose")
 
 fill = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward2",
-          params=("value",), grads=(_zeros_like,))
+          params=("value",), grads=(_zeros_like,), jvp="transpose")
 
 # ``fill_(value)`` with a 0-d tensor: the value is an input, and its gradient is grad's sum (the
 # engine reduces the broadcast value's gradient to its 0-d shape).
 fill_tensor = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward3",
-                 inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
+                 inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad), jvp="transpose")
 
-zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,))
+zero = Op("zero", lambda x: np.zeros_like(x), node="ZeroBackward0", grads=(_zeros_like,), jvp="transpose")
 
 def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
     if mask.dtype is not _BOOL:
@@ -1182,12 +1205,13 @@ def _masked_fill(x: Any, mask: Any, value: Any) -> Any:
 
 masked_fill = Op("masked_fill", _masked_fill,
                  node="MaskedFillBackward0", inputs=("self", "mask"), params=("value",),
-                 grads=(lambda grad, mask: where(mask, 0.0, grad), None))
+                 grads=(lambda grad, mask: where(mask, 0.0, grad), None), jvp="transpose")
 
 # ``masked_fill(mask, value)`` with a 0-d tensor value: the value gets the masked positions' gradient.
 masked_fill_tensor = Op("masked_fill", _masked_fill,
                         node="MaskedFillBackward1", inputs=("self", "mask", "value"),
-                        grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)))
+                        grads=(lambda grad, mask: where(mask, 0.0, grad), None, lambda grad, mask: where(mask, grad, 0.0)),
+                        jvp="transpose")
 
 
 # -- special functions (NumPy kernels in special_math.py, in float64, cast back) ---------------
@@ -1204,9 +1228,9 @@ def _check_float_kernel(kernel: str, x: np.ndarray) -> None:
 
 
 lgamma = Op("lgamma", _in_float64(_special.lgamma), node="LgammaBackward0", dtype="float_unary",
-            grads=(lambda grad, self: grad * digamma(self),), variants=_ALL_FORMS)
+            grads=(lambda grad, self: grad * digamma(self),), variants=_ALL_FORMS, jvp="elementwise")
 digamma = Op("digamma", _in_float64(_special.digamma), node="DigammaBackward0", dtype="float_unary",
-             grads=(lambda grad, self: grad * polygamma(self, 1),), variants=_ALL_FORMS)
+             grads=(lambda grad, self: grad * polygamma(self, 1),), variants=_ALL_FORMS, jvp="elementwise")
 
 
 def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
@@ -1221,7 +1245,7 @@ def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
 # (``retrograd.polygamma(n, input)`` takes n first: written in _functions.py)
 polygamma = Op("polygamma", _polygamma, node="PolygammaBackward0", params=("n",), dtype="float_unary",
                grads=(lambda grad, self, n: grad * polygamma(self, n + 1),), variants=("method", "inplace"),
-               convert={"n": "integer"})
+               convert={"n": "integer"}, jvp="elementwise")
 
 
 def _mvlgamma(x: np.ndarray, p: Any) -> np.ndarray:
@@ -1243,7 +1267,7 @@ def _mvlgamma_grad(grad: Any, self: Any, p: Any) -> Any:
 
 
 mvlgamma = Op("mvlgamma", _mvlgamma, node="MvlgammaBackward0", params=("p",), dtype="float_unary",
-              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "integer"})
+              grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "integer"}, jvp="transpose")
 
 
 def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
@@ -1255,10 +1279,10 @@ def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
 
 
 i0 = Op("i0", _in_float64(_special.i0), node="I0Backward0", dtype="float_unary",
-        grads=(lambda grad, self: grad * special_i1(self),), variants=_ALL_FORMS)
+        grads=(lambda grad, self: grad * special_i1(self),), variants=_ALL_FORMS, jvp="elementwise")
 # (PyTorch's torch.special.i1: i0's derivative, differentiable again)
 special_i1 = Op("special_i1", _in_float64(_special.i1), node="SpecialI1Backward0", dtype="float_unary",
-                grads=(_i1_grad,))
+                grads=(_i1_grad,), jvp="elementwise")
 
 
 def _gammainc(kernel: str, upper: bool) -> Any:
@@ -1286,11 +1310,11 @@ def _gammainc_other_grad(grad: Any, self: Any, other: Any) -> Any:
 
 igamma = Op("igamma", _gammainc("igamma_cpu", False), node="IgammaBackward0", inputs=("self", "other"),
             dtype="promote", grads=(_gammainc_input_grad("igamma"), _gammainc_other_grad),
-            variants=_ALL_FORMS, convert={"other": "tensor"})
+            variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="transpose")
 igammac = Op("igammac", _gammainc("igammac_cpu", True), node="IgammacBackward0", inputs=("self", "other"),
              dtype="promote", grads=(_gammainc_input_grad("igammac"),
                                      lambda grad, self, other: -_gammainc_other_grad(grad, self, other)),
-             variants=_ALL_FORMS, convert={"other": "tensor"})
+             variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="transpose")
 
 
 # -- xlogy, sinc, logit, sgn, angle, deg2rad, rad2deg -------------------------------------------
@@ -1310,13 +1334,13 @@ def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
 # ``self``: XlogyBackward1, written in _functions.py).
 xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
            grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
-           variants=("method", "inplace"), convert={"other": "scalar"})
+           variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
 xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False), node="XlogyBackward2", params=("other",),
                         dtype="float", grads=(_xlogy_self_grad,),
-                        variants=("method", "inplace"), convert={"other": "scalar"})
+                        variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
 xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
                        params=("self",), dtype="promote+params",
-                       grads=(lambda grad, self, other: grad * self / other,))
+                       grads=(lambda grad, self, other: grad * self / other,), jvp="elementwise")
 
 
 @_quiet
@@ -1331,7 +1355,8 @@ def _sinc_grad(grad: Any, self: Any) -> Any:
     return where(square == 0.0, 0.0, grad * (pi_x * pi_x.cos() - pi_x.sin()) / square)
 
 
-sinc = Op("sinc", _sinc, node="SincBackward0", dtype="float_unary", grads=(_sinc_grad,), variants=_ALL_FORMS)
+sinc = Op("sinc", _sinc, node="SincBackward0", dtype="float_unary", grads=(_sinc_grad,), variants=_ALL_FORMS,
+          jvp="elementwise")
 
 
 @_quiet
@@ -1349,10 +1374,10 @@ def _logit_grad(grad: Any, self: Any, eps: Any) -> Any:
 
 
 logit = Op("logit", _logit, node="LogitBackward0", params=("eps",), dtype="float_unary", grads=(_logit_grad,),
-           variants=_ALL_FORMS, signature="eps=None")
+           variants=_ALL_FORMS, signature="eps=None", jvp="elementwise")
 
 sgn = Op("sgn", _sign, node="SgnBackward0", grads=(lambda grad, self, result: _zeros_like(grad),),
-         variants=_ALL_FORMS)
+         variants=_ALL_FORMS, jvp="transpose")
 
 
 def _angle(x: np.ndarray) -> np.ndarray:
@@ -1362,12 +1387,12 @@ def _angle(x: np.ndarray) -> np.ndarray:
 
 
 angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
-           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"))
+           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"), jvp="transpose")
 _DEG = float(np.pi / 180.0)
 deg2rad = Op("deg2rad", lambda x: np.multiply(x, np.asarray(_DEG, x.dtype)), node="Deg2RadBackward0",
-             dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS)
+             dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS, jvp="elementwise")
 rad2deg = Op("rad2deg", lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype)), node="Rad2DegBackward0",
-             dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS)
+             dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS, jvp="elementwise")
 
 
 # -- copysign, heaviside, fmax/fmin, nextafter, ldexp, frexp -----------------------------------
@@ -1379,10 +1404,10 @@ def _copysign_self_grad(grad: Any, self: Any, result: Any) -> Any:
 
 copysign_scalar = Op("copysign", _quiet(lambda x, other: np.copysign(x, other).astype(x.dtype, copy=False)),
                      node="CopysignBackward1", params=("other",), dtype="float", grads=(_copysign_self_grad,),
-                     variants=_ALL_FORMS, convert={"other": "scalar"})
+                     variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
 copysign = Op("copysign", _quiet(np.copysign), node="CopysignBackward0", inputs=("self", "other"), dtype="float",
               grads=(_copysign_self_grad, lambda grad: _zeros_like(grad)),
-              variants=_ALL_FORMS, convert={"other": "scalar"})
+              variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
 
 
 def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -1402,7 +1427,7 @@ def _not_differentiable(name: str) -> Any:
 
 heaviside = Op("heaviside", _heaviside, node="NotImplemented", inputs=("self", "values"),
                grads=(_not_differentiable("heaviside"), _not_differentiable("heaviside")),
-               variants=("function", "method"), convert={"values": "tensor"})
+               variants=("function", "method"), convert={"values": "tensor"}, jvp="transpose")
 # (no ``heaviside_``/``floor_divide_`` yet: PyTorch's in-place node refuses with its own name,
 # ``aten::heaviside_``, and one NotImplemented node per op name is all the forms can tell apart)
 
@@ -1418,10 +1443,10 @@ def _fmin_self_grad(grad: Any, self: Any, other: Any) -> Any:
 
 fmax = Op("fmax", np.fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
           grads=(_fmax_self_grad, lambda grad, self, other: where((self >= other) | other.isnan(), 0.0, grad)),
-          variants=("function", "method"), convert={"other": "tensor"})
+          variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 fmin = Op("fmin", np.fmin, node="FminBackward0", inputs=("self", "other"), dtype="promote",
           grads=(_fmin_self_grad, lambda grad, self, other: where((self <= other) | other.isnan(), 0.0, grad)),
-          variants=("function", "method"), convert={"other": "tensor"})
+          variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 
 
 def _nextafter(x: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -1431,7 +1456,7 @@ def _nextafter(x: np.ndarray, other: np.ndarray) -> np.ndarray:
 
 nextafter = Op("nextafter", _nextafter, node="NextafterBackward0", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad, lambda grad: _zeros_like(grad)),
-               variants=_ALL_FORMS, convert={"other": "tensor"})
+               variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="transpose")
 
 
 def _ldexp(x: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -1441,7 +1466,7 @@ def _ldexp(x: np.ndarray, other: np.ndarray) -> np.ndarray:
 ldexp = Op("ldexp", _quiet(_ldexp), node="LdexpBackward0", inputs=("self", "other"), dtype="float",
            # (PyTorch's ``grad * 2 ** other``: integer powers for an integer exponent, so 0 below 0)
            grads=(lambda grad, other: grad * (2 ** other), lambda grad, result: grad * result * _LN2),
-           variants=_ALL_FORMS, convert={"other": "tensor"})
+           variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="elementwise")
 
 
 def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1453,7 +1478,7 @@ def _frexp(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # (``Tensor.frexp`` in tensor.py returns PyTorch's named pair, ``return_types.frexp``)
 frexp = Op("frexp", _frexp, node="FrexpBackward0", outputs=2, differentiable_outputs=(True, False),
-           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"})
+           grads=(lambda grad, result1: grad[0] / exp2(result1),), saved={"exponent": "result1"}, jvp="transpose")
 
 
 # -- integer ops: gcd, lcm, shifts, bitwise; signbit, floor_divide -----------------------------
@@ -1501,7 +1526,7 @@ def _floor_divide(a: Any, b: Any) -> Any:
 
 floor_divide = Op("floor_divide", _quiet(_floor_divide), node="NotImplemented", inputs=("self", "other"),
                   dtype="promote", grads=(_not_differentiable("floor_divide"), _not_differentiable("floor_divide")),
-                  variants=("function", "method"), convert={"other": "scalar"})
+                  variants=("function", "method"), convert={"other": "scalar"}, jvp="transpose")
 
 # -- tests of values (bool results, no gradient) ------------------------------------------------
 _PREDICATE = ("function", "method")
@@ -1529,6 +1554,6 @@ isclose = Op("isclose", _isclose, inputs=("self", "other"), params=("rtol", "ato
 # ``torch.fill(input, value)``: out of place, its own nodes (the in-place ``fill_`` records
 # FillBackward2/3).
 fill_out = Op("fill", lambda x, value: np.full(x.shape, _check_int_scalars(value), dtype=x.dtype), node="FillBackward0",
-              params=("value",), grads=(_zeros_like,))
+              params=("value",), grads=(_zeros_like,), jvp="transpose")
 fill_tensor_out = Op("fill", lambda x, value: np.full(x.shape, value, dtype=x.dtype), node="FillBackward1",
-                     inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad))
+                     inputs=("self", "value"), grads=(_zeros_like, lambda grad: grad), jvp="transpose")

@@ -80,9 +80,11 @@ def _column(values: np.ndarray, ndim: int, dim: int) -> Any:
 
 
 _fft_c2c = Op("_fft_c2c", _c2c, node="FftC2CBackward0", params=("dim", "normalization", "forward"),
-              grads=(lambda grad, dim, normalization, forward: _fft_c2c(grad, dim, normalization, not forward),))
+              grads=(lambda grad, dim, normalization, forward: _fft_c2c(grad, dim, normalization, not forward),),
+              jvp="linear")
 _fft_r2c = Op("_fft_r2c", _r2c, node="FftR2CBackward0", params=("dim", "normalization", "onesided"),
               grads=(lambda grad, self_shape, dim, normalization, onesided:
-                     _r2c_grad(grad, self_shape, dim, normalization, onesided),))
+                     _r2c_grad(grad, self_shape, dim, normalization, onesided),), jvp="linear")
 _fft_c2r = Op("_fft_c2r", _c2r, node="FftC2RBackward0", params=("dim", "normalization", "last_dim_size"),
-              grads=(lambda grad, self_shape, dim, normalization: _c2r_grad(grad, self_shape, dim, normalization),))
+              grads=(lambda grad, self_shape, dim, normalization: _c2r_grad(grad, self_shape, dim, normalization),),
+              jvp="linear")

@@ -1,8 +1,10 @@
 """JVP rules of the op table: how each op carries tangents in forward-mode AD.
 
-An op's JVP is derived from its entry, mechanically, by one of these constructors (JAX's
-``deflinear``/``defjvp`` idea); ``jvp_kind(op)`` says which one an op uses, and
-``docs/api/forward_ad.md`` lists them:
+Each differentiable entry declares its JVP beside its VJP rules (``Op(..., jvp="linear")``,
+validated by ``ops/declaration.py``): one of these constructors, which derive it mechanically
+(JAX's ``deflinear``/``defjvp`` idea), a rule function of its own, or ``"unsupported"`` (PyTorch's
+"Trying to use forward AD with ..." error, where PyTorch has no JVP either). ``jvp_kind(op)``
+reads the declaration, and ``docs/api/forward_ad.md`` lists the constructors:
 
 - ``"linear"``: the op is linear in its differentiable inputs jointly (views, reshapes, ``sum``,
   ``cat``, ``gather``, the FFTs...), so its JVP is the op itself applied to the tangents (zeros
@@ -16,7 +18,7 @@ An op's JVP is derived from its entry, mechanically, by one of these constructor
   self-adjoint: the VJP rules applied to the tangents, summed over inputs and broadcast to the
   output. Exact for real dtypes (a complex one takes the transpose below, since its VJP rule
   conjugates).
-- ``"transpose"`` (every other differentiable op): the VJP rule is linear in the gradient, so
+- ``"transpose"`` (the general one): the VJP rule is linear in the gradient, so
   the JVP is its transpose, computed by differentiating the rule with respect to a dummy
   gradient: ``t_out = d/dg <vjp_rule(g), t_in>`` (the real inner product, so complex inputs and
   non-holomorphic ops are right too). Exact wherever the rule is differentiable in its
@@ -39,106 +41,18 @@ from ..autograd.forward_ad import DUAL, set_tangent, suspended, tangent_of
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
+from .op import apply, forward_arrays  # (this module loads on first use, after ops/op.py)
 from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES
 
 NOT_IMPLEMENTED = (
     "Trying to use forward AD with {} that does not support it because it has not been implemented yet."
 )
 
-# Which constructor derives each op's JVP, by the entry's name (every entry under that name).
-# Anything differentiable and not listed takes "transpose".
-JVP_KINDS: dict[str, str] = {}
-for _name in (
-    # elementwise.py
-    "add sub rsub mul div neg reciprocal pow maximum minimum remainder fmod exp log sqrt sin cos tanh sigmoid "
-    "sign abs relu clamp clamp_min clamp_max atan2 hypot logaddexp logaddexp2 erf erfc erfinv floor ceil trunc "
-    "round frac nan_to_num lerp addcdiv lgamma digamma polygamma i0 special_i1 xlogy sinc logit deg2rad rad2deg "
-    "copysign fmax fmin tanh_backward sigmoid_backward threshold_backward acos acosh asin asinh atan atanh cosh "
-    "sinh tan exp2 expm1 log10 log1p log2 rsqrt ldexp "
-    # nn.py activations
-    "hardtanh leaky_relu elu celu threshold gelu softplus log_sigmoid silu mish hardsigmoid hardswish hardshrink "
-    "softshrink"
-).split():
-    JVP_KINDS[_name] = "elementwise"
-for _name in (
-    "view _unsafe_view transpose t permute squeeze unsqueeze expand alias select select_backward slice "
-    "slice_backward index index_backward take_positions cat stack unbind sum mean sum_to_size cumsum clone to "
-    "view_as_real view_as_complex conj conj_physical trace repeat pixel_shuffle pixel_unshuffle channel_shuffle "
-    "_fft_c2c _fft_r2c _fft_c2r scatter_add nll_loss nll_loss2d flip roll rot90 tril triu diagonal diagonal_copy "
-    "diag_embed gather index_select take take_along split split_with_sizes unsafe_split unsafe_split_with_sizes "
-    "masked_select unfold select_scatter slice_scatter diagonal_scatter block_diag avg_pool2d avg_pool3d "
-    "adaptive_avg_pool2d adaptive_avg_pool3d im2col index_add index_put put"
-).split():
-    JVP_KINDS[_name] = "linear"
-for _name in "mm bmm mv dot vdot _trilinear".split():
-    JVP_KINDS[_name] = "multilinear"
-for _name in "addmm addmv baddbmm addbmm addr addcmul".split():
-    JVP_KINDS[_name] = "affine_multilinear"
-del _name
-
-
-# Explicit JVP rules, where no constructor above is exact and the transpose would cost a backward
-# pass per call on a hot path (the softmax family, which every cross-entropy runs): ``rule(tangents,
-# inputs, params, outputs)`` returns the output tangents; tangents are None where an input has none.
-def _sum(x: Any, dim: int) -> Any:
-    return x.sum(dim, keepdim=True)
-
-
-def _log_softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
-    (t,), (result,), dim = tangents, outputs, params[0]
-    return [t - _sum(t * result.exp(), dim)]
-
-
-def _softmax_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any]) -> Any:
-    (t,), (result,), dim = tangents, outputs, params[0]
-    return [result * (t - _sum(t * result, dim))]
-
-
-def _log_softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
-                              outputs: Sequence[Any]) -> Any:
-    # out = g - exp(r) * S(g), S the sum over dim: d out = dg - exp(r) * (S(dg) + dr * S(g))
-    (tg, tr), (g, r), dim = tangents, inputs, params[0]
-    e = r.exp()
-    out = tg - e * _sum(tg, dim) if tg is not None else None
-    if tr is not None:
-        part = -(e * tr) * _sum(g, dim)
-        out = part if out is None else out + part
-    return [out]
-
-
-def _softmax_backward_jvp(tangents: list[Any], inputs: Sequence[Any], params: Sequence[Any],
-                          outputs: Sequence[Any]) -> Any:
-    # out = r * (g - S(g r)): d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
-    (tg, tr), (g, r), dim = tangents, inputs, params[0]
-    out = None
-    if tg is not None:
-        out = r * (tg - _sum(tg * r, dim))
-    if tr is not None:
-        part = tr * (g - _sum(g * r, dim)) - r * _sum(g * tr, dim)
-        out = part if out is None else out + part
-    return [out]
-
-
-# Ops whose tangent is not derived yet (added after this table: their rules read metadata the
-# transpose cannot rebuild, or run outside the graph): forward AD through them raises PyTorch's
-# not-implemented error, never a wrong tangent.
-NO_JVP = frozenset("as_strided as_strided_ triangular_solve cholesky_inverse "
-                   "mkldnn_rnn_layer".split())
-for _name in NO_JVP:
-    JVP_KINDS[_name] = "none"
-
-JVP_RULES = {
-    "log_softmax": _log_softmax_jvp,
-    "softmax": _softmax_jvp,
-    "log_softmax_backward": _log_softmax_backward_jvp,
-    "softmax_backward": _softmax_backward_jvp,
-}
-for _name in JVP_RULES:
-    JVP_KINDS[_name] = "explicit"
-
 
 def jvp_kind(op: Any) -> str | None:
-    """How ``op``'s JVP is derived (see the module docstring); None for a non-differentiable op.
+    """How ``op``'s JVP is derived: its entry's ``jvp=`` (see the module docstring), ``"explicit"``
+    for a rule function, None for a non-differentiable op (or, a bug the op table's test catches,
+    a differentiable one that declares none).
 
     >>> from retrograd.ops.elementwise import exp
     >>> from retrograd.ops.linalg import mm
@@ -147,7 +61,8 @@ def jvp_kind(op: Any) -> str | None:
     """
     if not op.differentiable:
         return None
-    return JVP_KINDS.get(op.name, "transpose")
+    jvp = op.jvp
+    return "explicit" if callable(jvp) else jvp
 
 
 def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
@@ -157,46 +72,44 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
     level = DUAL[0]
     if level is None or not op.differentiable:
         return
-    if op.name in NO_JVP and any(isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
-    if op.view and result is inputs[0]:  # an in-place view op (t_, transpose_, squeeze_...): the
-        t = tangent_of(result, level)      # tangent changes shape the same way, in place
-        if t is not None:
-            from .op import apply
-
-            with suspended():
-                apply(op, (t, *params))
-        return
+    kind = op.jvp
+    if (kind == "unsupported" or kind is None) and any(
+            isinstance(x, Tensor) and tangent_of(x, level) is not None for x in inputs):
+        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))  # (as PyTorch; or no JVP declared)
     if op.view and isinstance(inputs[0], Tensor):  # how to make this view's tangent from its base's
+        source = inputs[0]                              # (see ``_view_tangent``)
         if isinstance(result, tuple):
             for k, o in enumerate(result):
-                o._fw_view = (op, inputs[0], params, k)
+                o._fw_view = (op, source, params, k, source._data, ())
         else:
-            result._fw_view = (op, inputs[0], params, None)
+            result._fw_view = (op, source, params, None, source._data, ())
     diff = range(len(inputs)) if op.variadic or op.joint_rule is not None else op.diff_inputs
     tangents: list[Any] = [None] * len(inputs)
     found = False
     for i in diff:
         x = inputs[i]
-        if isinstance(x, Tensor) and x._fw_grad is not None:
-            t = tangent_of(x, level)
-            if t is not None:
+        if isinstance(x, Tensor):
+            fw = x._fw_grad  # (``tangent_of``, inline: this runs for every input of every op)
+            if fw is not None and fw[0] is level:
+                t = fw[1]
                 if t._data.dtype != x._data.dtype:  # (make_dual keeps a tangent's own dtype, as PyTorch)
                     t = t.to(x.dtype)
                 tangents[i] = t
                 found = True
     if not found:
         return
-    outputs: tuple[Any, ...] = result if isinstance(result, tuple) else (result,)
-    wanted = [
-        k for k, o in enumerate(outputs)
-        if o._data.dtype.kind in "fc" and (k >= len(op.differentiable_outputs) or op.differentiable_outputs[k])
-    ]
-    if not wanted:
-        return
-    kind = JVP_KINDS.get(op.name, "transpose")
-    if kind == "none":
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    if isinstance(result, tuple):
+        outputs: tuple[Any, ...] = result
+        flags = op.differentiable_outputs
+        wanted: Sequence[int] = [k for k, o in enumerate(outputs)
+                                 if o._data.dtype.kind in "fc" and (k >= len(flags) or flags[k])]
+        if not wanted:
+            return
+    else:
+        outputs = (result,)
+        if result._data.dtype.kind not in "fc":
+            return
+        wanted = _FIRST
     DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
     try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
@@ -207,8 +120,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
         elif kind == "affine_multilinear":
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
-        elif kind == "explicit":
-            out_tangents = JVP_RULES[op.name](tangents, inputs, params, outputs)
+        elif callable(kind):  # the entry's own rule function
+            out_tangents = kind(tangents, inputs, params, outputs)
         else:
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
     finally:
@@ -218,13 +131,17 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
         if t is None:
             continue
         out = outputs[k]
-        if t._data.shape != out._data.shape:
+        data = t._data
+        if data.shape != out._data.shape:
             t = t.expand(out._data.shape)
-        if t._data.dtype != out._data.dtype:
-            t = t.real if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
+        if data.dtype != out._data.dtype:
+            t = t.real if data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
         out._fw_grad = (level, t)
         if out._grad_fn is not None and _saves_output(op):
             _keep_saved_tangent(out, t, level)
+
+
+_FIRST = (0,)
 
 
 _SAVES_OUTPUT: dict[int, bool] = {}
@@ -302,8 +219,6 @@ def _untracked(args: Sequence[Any]) -> bool:
 
 def _run(op: Any, args: Sequence[Any], params: Sequence[Any], untracked: bool) -> Any:
     """``op(*args, *params)``; when no graph is wanted, the NumPy forward alone (no call path)."""
-    from .op import apply, forward_arrays
-
     if not untracked:
         return apply(op, (*args, *params))
     out = forward_arrays(op, args, params)
@@ -326,9 +241,12 @@ def _linear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: lis
 def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any], diff: Sequence[int],
                  affine: int) -> list[Any]:
     """Sum over inputs i of op(..., tangent_i, ...); with ``affine=1`` input 0 is an added term,
-    so it rides along with the first product term and is zero in the others."""
-    untracked = _untracked(inputs) and _untracked(tangents)
+    so it rides along with the first product term and is zero in the others. A term without a
+    graph (nothing in it requires grad: ``x @ tW`` where only W does) is computed as arrays, and
+    such terms are summed as arrays (one Tensor at the end, not one per term and sum)."""
+    grad_on = STATE.grad_enabled
     total: Any = None
+    tracked = False
     first = True
     for i in diff:
         if i < affine:
@@ -342,17 +260,34 @@ def _multilinear(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents
         if affine:
             args[0] = t0 if first and t0 is not None else _zeros_like(inputs[0])
         first = False
-        part = _run(op, args, params, untracked)
-        total = part if total is None else total + part
+        total, tracked = _add_term(op, args, params, grad_on, total, tracked)
     if total is None and affine and tangents[0] is not None:  # only the added input has a tangent
         args = [_zeros_like(x) if isinstance(x, Tensor) and j in diff else x for j, x in enumerate(inputs)]
         args[0] = tangents[0]
-        total = _run(op, args, params, untracked)
+        total, tracked = _add_term(op, args, params, grad_on, total, tracked)
+    if not tracked and total is not None:
+        total = Tensor._make(np.asarray(total))
     return [total]
 
 
+def _add_term(op: Any, args: Sequence[Any], params: Sequence[Any], grad_on: bool, total: Any,
+              tracked: bool) -> tuple[Any, bool]:
+    """``total + op(*args, *params)``: arrays while no term needs a graph, Tensors from the first
+    one that does (``tracked``)."""
+    if grad_on and any(isinstance(x, Tensor) and x._requires_grad for x in args):
+        # (the op's own two-input recording path where it has one: cheaper than the generic one)
+        part = op.binary(*args, *params) if op.binary_fast else apply(op, (*args, *params))
+        if total is None:
+            return part, True
+        return (total if tracked else Tensor._make(np.asarray(total))) + part, True
+    part = forward_arrays(op, args, params)
+    if total is None:
+        return part, tracked
+    return (total + Tensor._make(np.asarray(part)) if tracked else np.add(total, part)), tracked
+
+
 def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any], tangents: list[Any],
-               diff: Sequence[int], wanted: list[int]) -> list[Any]:
+               diff: Sequence[int], wanted: Sequence[int]) -> list[Any]:
     """``t_out = d/dg <vjp(g), t_in>``: the transpose of the VJP rule (see the module docstring)."""
     from ..autograd import grad as autograd_grad
 
@@ -404,8 +339,6 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
 def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
     """``apply_inplace`` inside a dual level: the op's out-of-place tangent (computed from the
     inputs' tangents, ``self``'s included) becomes ``self``'s tangent after the write."""
-    from .op import apply
-
     level = DUAL[0]
     self = args[0]
     n = op.n_inputs
@@ -430,16 +363,19 @@ def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
 
 def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
     """The tangent of ``view`` as a view of its base's tangent (the base gets a zero tangent if it
-    has none), by replaying the view ops made inside the level; None where the chain is unknown
-    (a view made before the level) or the base's tangent cannot be written."""
-    from .op import apply
-
+    has none), by replaying the view ops made inside the level (a link is ``(op, source, params,
+    output index, the source's array then, in-place view ops applied to the view since)``); None
+    where the chain is unknown (a view made before the level), cannot be replayed on a tangent
+    (``as_strided``, whose geometry addresses the primal's storage; a source changed in place by
+    a view op since), or the base's tangent cannot be written."""
     chain = []
     x = view
     while True:
         link = x.__dict__.get("_fw_view")
         if link is None:
             break
+        if link[0].jvp != "linear" or link[1]._data is not link[4] or any(op.jvp != "linear" for op, _ in link[5]):
+            return None
         chain.append(link)
         x = link[1]
     if not chain or x is not view._base and x._base is not view._base:
@@ -450,12 +386,38 @@ def _view_tangent(view: Tensor, level: Any) -> Tensor | None:
         set_tangent(x, root_tangent, level)
     t = root_tangent
     with suspended():
-        for op, _, params, k in reversed(chain):
+        for op, _, params, k, _, after in reversed(chain):
             out = apply(op, (t, *params))
             t = out[k] if k is not None else out
+            for later, later_params in after:
+                t = apply(later, (t, *later_params))
     if not (t._data.flags.writeable and np.shares_memory(t._data, root_tangent._data)):
         return None
     return t
+
+
+def inplace_view_dual(self: Tensor, op: Any, params: Sequence[Any], name: str, inplace_view: Any,
+                      same_layout: bool) -> Tensor:
+    """An in-place view op (``t_``, ``squeeze_``, ``as_strided_``...) on a tensor with a tangent:
+    the tangent changes the same way, in place, as in PyTorch (``as_strided_``'s only where the
+    tangent's storage is laid out as the primal's, ``same_layout``; else it is read through the
+    geometry, the op's ``jvp=``); a view made in the level remembers the op, so that a later
+    write through it still reaches its base's tangent. ``inplace_view(tensor, op, params, name)``
+    is the primal's own (ops/strided.py). The tangent goes first: an error leaves both as they were."""
+    level = DUAL[0]
+    tangent = tangent_of(self, level)
+    with suspended():
+        if callable(op.jvp) and not same_layout:
+            (new,) = op.jvp([tangent], (self,), params, (self,))
+            inplace_view(self, op, params, name)
+            set_tangent(self, new, level)  # type: ignore[arg-type]  # (a level is active here)
+        else:
+            inplace_view(tangent, op, params, name)
+            inplace_view(self, op, params, name)
+    link = self.__dict__.get("_fw_view")
+    if link is not None:
+        self.__dict__["_fw_view"] = (*link[:5], (*link[5], (op, tuple(params))))
+    return self
 
 
 def _keep_saved_tangent(out: Tensor, tangent: Any, level: Any) -> None:

@@ -91,8 +91,8 @@ def _scatter_rule(scatter: Op) -> Any:
 fractional_max_pool2d = Op("fractional_max_pool2d", _fractional_max_pool, node="FractionalMaxPool2DBackward0",
                            params=("kernel_size", "output_size", "random_samples"), outputs=2,
                            differentiable_outputs=(True, False), grads=(_scatter_rule(_plane_scatter),),
-                           saved=("kernel_size", "output_size", "result1", "self"))
+                           saved=("kernel_size", "output_size", "result1", "self"), jvp="transpose")
 fractional_max_pool3d = Op("fractional_max_pool3d", _fractional_max_pool, node="FractionalMaxPool3DBackward0",
                            params=("kernel_size", "output_size", "random_samples"), outputs=2,
                            differentiable_outputs=(True, False), grads=(_scatter_rule(_volume_scatter),),
-                           saved=("kernel_size", "output_size", "result1", "self"))
+                           saved=("kernel_size", "output_size", "result1", "self"), jvp="transpose")

@@ -191,9 +191,10 @@ def _scatter(g: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
 
 _scatter_op: Op
 tap_gather = Op("grid_sampler_gather", _gather, node="GatherBackward0", params=("index",),
-                grads=(lambda grad, index, self_shape: apply(_scatter_op, (grad, index, self_shape[2])),))
+                grads=(lambda grad, index, self_shape: apply(_scatter_op, (grad, index, self_shape[2])),),
+                jvp="transpose")
 _scatter_op = Op("grid_sampler_scatter", _scatter, node="ScatterAddBackward0", params=("index", "size"),
-                 grads=(lambda grad, index: apply(tap_gather, (grad, index)),))
+                 grads=(lambda grad, index: apply(tap_gather, (grad, index)),), jvp="transpose")
 
 
 # -- the rules ------------------------------------------------------------------------------------
@@ -270,6 +271,6 @@ def _names(nd: int) -> tuple[str, str]:
 
 grid_sampler_2d, grid_sampler_3d = (
     Op(_names(nd)[0], _grid_sampler, node=_names(nd)[1], inputs=("input", "grid"),
-       params=("interpolation_mode", "padding_mode", "align_corners"), grads=(_input_grad, _grid_grad))
+       params=("interpolation_mode", "padding_mode", "align_corners"), grads=(_input_grad, _grid_grad), jvp="transpose")
     for nd in (2, 3)
 )

@@ -205,7 +205,7 @@ def _delayed_error_rule(grad: Tensor, message: str) -> Tensor:
 
 # PyTorch's DelayedError: an identity whose own backward (a second derivative) raises.
 delayed_error = Op("delayed_error", _delayed_error_forward, node="DelayedError", params=("message",),
-                   grads=(_delayed_error_rule,))
+                   grads=(_delayed_error_rule,), jvp="transpose")
 
 _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -348,7 +348,7 @@ scatter_reduce: Op = Op(
     "scatter_reduce", _scatter_reduce, node="ScatterReduceBackward0", inputs=("self", "src"),
     params=("dim", "index", "reduce", "include_self"), grads=_scatter_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, src, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index", "reduce": "str"})
+    convert={"dim": "dim", "index": "index", "reduce": "str"}, jvp="transpose")
 
 
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
@@ -448,7 +448,7 @@ index_reduce: Op = Op(
     "index_reduce", _index_reduce, node="IndexReduceBackward0", inputs=("self", "source"),
     params=("dim", "index", "reduce", "include_self"), grads=_index_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, source, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index", "reduce": "str"})
+    convert={"dim": "dim", "index": "index", "reduce": "str"}, jvp="transpose")
 
 
 def _fill_index(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
@@ -486,12 +486,13 @@ def _index_fill_value_grad(grad: Tensor, dim: int, index: np.ndarray) -> Tensor:
 index_fill: Op = Op("index_fill", _index_fill, node="IndexFillBackward0", params=("dim", "index", "value"),
                     saved=("dim", "index"), grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),),
                     variants=("function", "method", "inplace"), signature="dim, index, value",
-                    convert={"dim": "dim", "index": "index"})
+                    convert={"dim": "dim", "index": "index"}, jvp="transpose")
 index_fill_tensor: Op = Op(
     "index_fill", _index_fill_tensor, node="IndexFillBackward1", inputs=("self", "value"), params=("dim", "index"),
     saved=("dim", "index"),
     grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0), _index_fill_value_grad),
-    variants=("function", "method", "inplace"), signature="dim, index, value", convert={"dim": "dim", "index": "index"})
+    variants=("function", "method", "inplace"), signature="dim, index, value", convert={"dim": "dim", "index": "index"},
+    jvp="transpose")
 
 
 def _masked_scatter(x: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.ndarray:
@@ -524,7 +525,7 @@ masked_scatter_backward: Op = Op(
     "masked_scatter_backward", _masked_scatter_backward, node="MaskedScatterBackwardBackward0",
     params=("mask", "sizes"),
     grads=(lambda grad, self_shape, mask: masked_scatter(_const(np.zeros(self_shape, grad._data.dtype)), grad,
-                                                         mask),))
+                                                         mask),), jvp="transpose")
 
 
 def _masked_scatter_source_grad(grad: Tensor, source_shape: tuple[int, ...], mask: np.ndarray) -> Tensor:
@@ -535,7 +536,7 @@ masked_scatter: Op = Op(
     "masked_scatter", lambda x, source, mask: _masked_scatter(x, mask, source), node="MaskedScatterBackward0",
     inputs=("self", "source"), params=("mask",), saved=("mask", "source_sym_sizes"),
     grads=(lambda grad, mask: grad.masked_fill(_const(mask), 0.0), _masked_scatter_source_grad),
-    variants=("function", "method", "inplace"), signature="mask, source", convert={"mask": "index"})
+    variants=("function", "method", "inplace"), signature="mask, source", convert={"mask": "index"}, jvp="transpose")
 
 
 def _put_positions(x: np.ndarray, index: np.ndarray, source: np.ndarray) -> np.ndarray:
@@ -572,7 +573,7 @@ put: Op = Op(
            grad if accumulate else put(grad, _const(np.zeros(source._data.shape, grad._data.dtype)), index, False),
            lambda grad, source, index: _S.take(grad, index).reshape(source._data.shape)),
     variants=("function", "method", "inplace"), signature="index, source, accumulate=False",
-    convert={"index": "index", "accumulate": "bool"})
+    convert={"index": "index", "accumulate": "bool"}, jvp="linear")
 
 
 def index_put_key(x: Tensor, indices: Any) -> Any:

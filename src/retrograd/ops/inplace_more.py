@@ -25,8 +25,9 @@ def _comparison(name: str, fn: Any, node: str) -> tuple[Op, Op]:
     def forward(x: np.ndarray, other: Any) -> np.ndarray:
         return np.asarray(fn(x, other)).astype(x.dtype)
 
-    return (Op(name, forward, node=f"{node}Backward0", params=("other",), grads=(_zeros_like,)),
-            Op(name, forward, node=f"{node}Backward1", inputs=("self", "other"), grads=(_zeros_like, _zeros_like)))
+    return (Op(name, forward, node=f"{node}Backward0", params=("other",), grads=(_zeros_like,), jvp="transpose"),
+            Op(name, forward, node=f"{node}Backward1", inputs=("self", "other"), grads=(_zeros_like, _zeros_like),
+               jvp="transpose"))
 
 
 eq_scalar_inplace, eq_inplace = _comparison("eq", np.equal, "Eq")
@@ -41,11 +42,12 @@ def _refuses(name: str) -> Any:
 
 
 floor_divide_inplace = Op("floor_divide_", _quiet(_floor_divide), node="NotImplemented", inputs=("self", "other"),
-                          dtype="promote", grads=(_refuses("floor_divide_"), _refuses("floor_divide_")))
+                          dtype="promote", grads=(_refuses("floor_divide_"), _refuses("floor_divide_")),
+                          jvp="transpose")
 floor_divide_scalar_inplace = Op("floor_divide_", _quiet(_floor_divide), node="NotImplemented", params=("other",),
-                                 dtype="promote+params", grads=(_refuses("floor_divide_"),))
+                                 dtype="promote+params", grads=(_refuses("floor_divide_"),), jvp="transpose")
 heaviside_inplace = Op("heaviside_", _heaviside, node="NotImplemented", inputs=("self", "values"),
-                       grads=(_refuses("heaviside_"), _refuses("heaviside_")))
+                       grads=(_refuses("heaviside_"), _refuses("heaviside_")), jvp="transpose")
 
 
 def _invalid(name: str, other: Any) -> TypeError:

@@ -176,19 +176,19 @@ def _in_opmath(fn: Any, *arrays: np.ndarray) -> Any:
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
         saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
         grads=(lambda grad, mat2: grad.mm(_cj(mat2).t()),
-               lambda grad, self: _cj(self).t().mm(grad)))
+               lambda grad, self: _cj(self).t().mm(grad)), jvp="multilinear")
 
 mv = Op("mv", _mv, node="MvBackward0", inputs=("self", "vec"),
         grads=(lambda grad, vec: grad.unsqueeze(-1) * _cj(vec),
-               lambda grad, self: _cj(self).t().mv(grad)))
+               lambda grad, self: _cj(self).t().mv(grad)), jvp="multilinear")
 
 dot = Op("dot", _dot, node="DotBackward0", inputs=("self", "tensor"),
          grads=(lambda grad, tensor: grad * _cj(tensor),
-                lambda grad, self: grad * _cj(self)))
+                lambda grad, self: grad * _cj(self)), jvp="multilinear")
 
 bmm = Op("bmm", _bmm, node="BmmBackward0", inputs=("self", "mat2"),
          grads=(lambda grad, mat2: grad.bmm(_cj(mat2).transpose(1, 2)),
-                lambda grad, self: _cj(self).transpose(1, 2).bmm(grad)))
+                lambda grad, self: _cj(self).transpose(1, 2).bmm(grad)), jvp="multilinear")
 
 
 def matmul(a: Tensor, b: Tensor) -> Any:
@@ -257,7 +257,7 @@ def _matmul_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 vdot = Op("vdot", _dot, node="VdotBackward0", inputs=("self", "other"),
           grads=(lambda grad, other: grad * other,
-                 lambda grad, self: grad * self))
+                 lambda grad, self: grad * self), jvp="multilinear")
 
 
 def outer(a: Tensor, b: Tensor) -> Tensor:
@@ -351,7 +351,8 @@ def _trace(x: np.ndarray) -> np.ndarray:
 
 
 trace = Op("trace", _trace, node="TraceBackward0",
-           grads=(lambda grad, self_shape: grad * Tensor._make(np.eye(*self_shape, dtype=grad._data.dtype)),))
+           grads=(lambda grad, self_shape: grad * Tensor._make(np.eye(*self_shape, dtype=grad._data.dtype)),),
+           jvp="linear")
 
 
 def matrix_power(a: Tensor, n: int) -> Tensor:
@@ -449,18 +450,19 @@ def _scaled(grad: Tensor, factor: Any) -> Tensor:
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),
                   lambda grad, mat2, alpha: _scaled(grad.mm(_cj(mat2).t()), alpha),
-                  lambda grad, mat1, alpha: _scaled(_cj(mat1).t().mm(grad), alpha)))
+                  lambda grad, mat1, alpha: _scaled(_cj(mat1).t().mm(grad), alpha)), jvp="affine_multilinear")
 
 addmv = Op("addmv", _addmv, node="AddmvBackward0", inputs=("self", "mat", "vec"), params=("beta", "alpha"),
            grads=(lambda grad, beta: _scaled(grad, beta),
                   lambda grad, vec, alpha: _scaled(grad.unsqueeze(-1) * vec, alpha),
-                  lambda grad, mat, alpha: _scaled(mat.t().mv(grad), alpha)))
+                  lambda grad, mat, alpha: _scaled(mat.t().mv(grad), alpha)), jvp="affine_multilinear")
 
 baddbmm = Op("baddbmm", _baddbmm, node="BaddbmmBackward0", inputs=("self", "batch1", "batch2"),
              params=("beta", "alpha"),
              grads=(lambda grad, beta: _scaled(grad, beta),
                     lambda grad, batch2, alpha: _scaled(grad.bmm(batch2.transpose(1, 2)), alpha),
-                    lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha)))
+                    lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(grad), alpha)),
+             jvp="affine_multilinear")
 
 
 # -- inverse, determinants, solve -------------------------------------------------------------
@@ -478,7 +480,7 @@ def _inv(a: np.ndarray) -> np.ndarray:
 
 
 inv = Op("linalg_inv", _inv, node="LinalgInvExBackward0",
-         grads=(lambda grad, result: -matmul(matmul(result.mT, grad), result.mT),))
+         grads=(lambda grad, result: -matmul(matmul(result.mT, grad), result.mT),), jvp="transpose")
 
 
 def _det(a: np.ndarray) -> np.ndarray:
@@ -534,7 +536,7 @@ def _det_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     return out.reshape(self.shape)
 
 
-det = Op("linalg_det", _det, node="LinalgDetBackward0", grads=(_det_grad,))
+det = Op("linalg_det", _det, node="LinalgDetBackward0", grads=(_det_grad,), jvp="transpose")
 
 
 def _slogdet(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -548,7 +550,8 @@ def _slogdet_grad(grads: tuple[Tensor, Tensor], self: Tensor) -> tuple[Tensor]:
     return (grads[1].unsqueeze(-1).unsqueeze(-1) * inv(self).mT,)
 
 
-slogdet_op = Op("linalg_slogdet", _slogdet, node="LinalgSlogdetBackward0", outputs=2, grads=_slogdet_grad)
+slogdet_op = Op("linalg_slogdet", _slogdet, node="LinalgSlogdetBackward0", outputs=2, grads=_slogdet_grad,
+                jvp="transpose")
 
 
 def slogdet(a: Tensor, name: str = "linalg_slogdet") -> Any:
@@ -560,7 +563,7 @@ def slogdet(a: Tensor, name: str = "linalg_slogdet") -> Any:
 _nan_where = Op("where", lambda nan, x, condition: np.where(condition, nan, x), node="WhereBackward0",
                 inputs=("self", "other"), params=("condition",),
                 grads=(lambda grad, condition: grad.masked_fill(Tensor._make(~condition), 0.0),
-                       lambda grad, condition: grad.masked_fill(Tensor._make(condition), 0.0)))
+                       lambda grad, condition: grad.masked_fill(Tensor._make(condition), 0.0)), jvp="transpose")
 
 
 def logdet(a: Tensor) -> Tensor:
@@ -624,7 +627,7 @@ def _solve_grad(grad: Tensor, A: Tensor, result: Tensor, left: bool, needs: tupl
 
 
 solve = Op("linalg_solve", _solve, node="LinalgSolveExBackward0", inputs=("A", "B"), params=("left",),
-           grads=_solve_grad)
+           grads=_solve_grad, jvp="transpose")
 
 
 # -- factorizations ---------------------------------------------------------------------------
@@ -661,11 +664,12 @@ def _cholesky_grad(grad: Tensor, result: Tensor, upper: bool) -> Tensor:
 
 
 cholesky_op = Op("linalg_cholesky", _cholesky, node="LinalgCholeskyExBackward0", params=("upper",),
-                 grads=(_cholesky_grad,))
+                 grads=(_cholesky_grad,), jvp="transpose")
 
 
 # The deprecated ``torch.cholesky`` / ``Tensor.cholesky``: same factorization, its own node name.
-cholesky_legacy_op = Op("cholesky", _cholesky, node="CholeskyBackward0", params=("upper",), grads=(_cholesky_grad,))
+cholesky_legacy_op = Op("cholesky", _cholesky, node="CholeskyBackward0", params=("upper",), grads=(_cholesky_grad,),
+                        jvp="transpose")
 
 CHOLESKY_WARNING = (
     "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch "
@@ -735,7 +739,7 @@ def _qr_grad(grads: tuple[Tensor, Tensor], result0: Tensor, result1: Tensor, mod
     return (_cat(gx, matmul(q, gv), -1),)
 
 
-qr_op = Op("linalg_qr", _qr, node="LinalgQrBackward0", params=("mode",), outputs=2, grads=_qr_grad)
+qr_op = Op("linalg_qr", _qr, node="LinalgQrBackward0", params=("mode",), outputs=2, grads=_qr_grad, jvp="transpose")
 
 
 def qr(a: Tensor, mode: str = "reduced") -> linalg_qr:
@@ -797,7 +801,8 @@ def _svd_grad(grads: tuple[Tensor, Tensor, Tensor], result0: Tensor, result1: Te
     return (grad_a,)
 
 
-svd = Op("linalg_svd", _svd, node="LinalgSvdBackward0", params=("full_matrices",), outputs=3, grads=_svd_grad)
+svd = Op("linalg_svd", _svd, node="LinalgSvdBackward0", params=("full_matrices",), outputs=3, grads=_svd_grad,
+         jvp="transpose")
 
 
 def svd_legacy(a: Tensor, some: bool = True, compute_uv: bool = True) -> svd_result:
@@ -836,7 +841,8 @@ def _eigh_grad(grads: tuple[Tensor, Tensor], result0: Tensor, result1: Tensor) -
     return (matmul(matmul(q, inner), q.mT),)
 
 
-eigh_op = Op("linalg_eigh", _eigh, node="LinalgEighBackward0", params=("UPLO",), outputs=2, grads=_eigh_grad)
+eigh_op = Op("linalg_eigh", _eigh, node="LinalgEighBackward0", params=("UPLO",), outputs=2, grads=_eigh_grad,
+             jvp="transpose")
 
 
 def eigh(a: Tensor, UPLO: str = "L") -> linalg_eigh:  # noqa: N803
@@ -1041,7 +1047,7 @@ addr = Op("addr", _addr, node="AddrBackward0", inputs=("self", "vec1", "vec2"), 
           dtype="promote",
           grads=(lambda grad, beta: _scaled(grad, beta),
                  lambda grad, vec2, alpha: _scaled(grad.mv(vec2), alpha),
-                 lambda grad, vec1, alpha: _scaled(grad.t().mv(vec1), alpha)))
+                 lambda grad, vec1, alpha: _scaled(grad.t().mv(vec1), alpha)), jvp="affine_multilinear")
 
 
 def _addbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
@@ -1072,7 +1078,8 @@ addbmm = Op("addbmm", _addbmm, node="AddbmmBackward0", inputs=("self", "batch1",
             grads=(lambda grad, beta: _scaled(grad, beta),
                    lambda grad, batch1, batch2, alpha: _scaled(_batched(grad, batch1).bmm(batch2.transpose(1, 2)),
                                                                alpha),
-                   lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(_batched(grad, batch1)), alpha)))
+                   lambda grad, batch1, alpha: _scaled(batch1.transpose(1, 2).bmm(_batched(grad, batch1)), alpha)),
+            jvp="affine_multilinear")
 
 
 def inplace_product(op: Op, x: Tensor, args: tuple[Any, ...]) -> Tensor:
@@ -1108,7 +1115,7 @@ def _cross(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
 
 cross_op: Op = Op("linalg_cross", _cross, node="LinalgCrossBackward0", inputs=("self", "other"), params=("dim",),
               grads=(lambda grad, other, dim: cross_op(other, grad, dim),
-                     lambda grad, self, dim: cross_op(grad, self, dim)))
+                     lambda grad, self, dim: cross_op(grad, self, dim)), jvp="transpose")
 
 CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                  "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with "
@@ -1159,7 +1166,7 @@ def _pinv_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
 
 
 pinverse_op = Op("linalg_pinv", _pinv, node="LinalgPinvBackward0", params=("rcond",), saved=("result", "self"),
-                 grads=(_pinv_grad,))
+                 grads=(_pinv_grad,), jvp="transpose")
 
 
 def _matrix_exp(a: np.ndarray) -> np.ndarray:
@@ -1201,7 +1208,8 @@ def _matrix_exp_grad(grad: Tensor, self: Tensor) -> Tensor:
     return matrix_exp_op(_cat(top, bottom, -2)).narrow(-2, 0, n).narrow(-1, n, n)
 
 
-matrix_exp_op: Op = Op("linalg_matrix_exp", _matrix_exp, node="LinalgMatrixExpBackward0", grads=(_matrix_exp_grad,))
+matrix_exp_op: Op = Op("linalg_matrix_exp", _matrix_exp, node="LinalgMatrixExpBackward0", grads=(_matrix_exp_grad,),
+                       jvp="transpose")
 
 CHAIN_MATMUL_WARNING = ("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
                         "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "

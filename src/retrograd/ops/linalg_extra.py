@@ -75,7 +75,8 @@ def _cdist_grads(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, p: float,
 
 
 cdist_op = Op("cdist", quiet_forward(lambda x1, x2, p: _pair_distances(x1, x2, p)), node="CdistBackward0",
-              inputs=("x1", "x2"), params=("p",), saved=("p", "result", "x1", "x2"), grads=_cdist_grads)
+              inputs=("x1", "x2"), params=("p",), saved=("p", "result", "x1", "x2"), grads=_cdist_grads,
+              jvp="transpose")
 
 
 def _euclidean(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
@@ -92,7 +93,7 @@ def _euclidean_grads(grad: Tensor, x1: Tensor, x2: Tensor, result: Tensor, needs
 
 
 euclidean_dist_op = Op("_euclidean_dist", quiet_forward(_euclidean), node="EuclideanDistBackward0",
-                       inputs=("x1", "x2"), saved=("result", "x1", "x2"), grads=_euclidean_grads)
+                       inputs=("x1", "x2"), saved=("result", "x1", "x2"), grads=_euclidean_grads, jvp="transpose")
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: Any = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -189,7 +190,8 @@ solve_triangular_op = Op("linalg_solve_triangular", quiet_forward(_solve_triangu
                          params=("upper", "left", "unitriangular", "adjoint"),
                          saved=("left", "result", "self", "unitriangular", "upper"),
                          grads=lambda grad, self, result, upper, left, unitriangular, adjoint, needs:
-                         _adjoint_aware_grads(grad, self, result, upper, left, unitriangular, adjoint, needs))
+                         _adjoint_aware_grads(grad, self, result, upper, left, unitriangular, adjoint, needs),
+                         jvp="transpose")
 
 
 def _adjoint_aware_grads(grad: Tensor, self: Tensor, result: Tensor, upper: bool, left: bool, unitriangular: bool,
@@ -283,7 +285,7 @@ def _triangular_solve_grads(grads: tuple[Tensor, Tensor], self: Tensor, A: Tenso
 
 triangular_solve_op = Op("triangular_solve", quiet_forward(_triangular_solve_forward), node="TriangularSolveBackward0",
                          inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
-                         dtype="promote", grads=_triangular_solve_grads)
+                         dtype="promote", grads=_triangular_solve_grads, jvp="transpose")
 
 
 _TRIANGULAR_SOLVE: Any = None
@@ -352,7 +354,7 @@ def _cholesky_solve_grads(grad: Tensor, self: Tensor, input2: Tensor, result: Te
 
 cholesky_solve_op = Op("cholesky_solve", quiet_forward(_cholesky_solve_forward), node="CholeskySolveBackward0",
                        inputs=("self", "input2"), params=("upper",), dtype="promote",
-                       saved=("input2", "result", "self", "upper"), grads=_cholesky_solve_grads)
+                       saved=("input2", "result", "self", "upper"), grads=_cholesky_solve_grads, jvp="transpose")
 
 
 def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
@@ -385,7 +387,8 @@ def _cholesky_inverse_grad(grad: Tensor, self: Tensor, result: Tensor, upper: bo
 
 
 cholesky_inverse_op = Op("cholesky_inverse", quiet_forward(_cholesky_inverse_forward), node="CholeskyInverseBackward0",
-                         params=("upper",), saved=("result", "self", "upper"), grads=(_cholesky_inverse_grad,))
+                         params=("upper",), saved=("result", "self", "upper"), grads=(_cholesky_inverse_grad,),
+                         jvp="transpose")
 
 
 def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
@@ -470,7 +473,8 @@ def _frobenius_grad(grad: Tensor, self: Tensor, result: Tensor, dim: tuple[int, 
 frobenius_norm_op = Op("norm", quiet_forward(lambda x, p, dim, keepdim: np.sqrt(np.sum(
     np.abs(x) ** 2, axis=dim, keepdims=keepdim))), node="NormBackward1", params=("p", "dim", "keepdim"),
     saved=("dim", "keepdim", "p", "result", "self"),
-    grads=(lambda grad, self, result, dim, keepdim: _frobenius_grad(grad, self, result, dim, keepdim),))
+    grads=(lambda grad, self, result, dim, keepdim: _frobenius_grad(grad, self, result, dim, keepdim),),
+                       jvp="transpose")
 
 FROBENIUS_WARNING = (
     "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in a future "
@@ -637,7 +641,8 @@ def _lu_factor_grads(grads: tuple[Any, ...], result0: Tensor, result1: Tensor) -
 
 lu_factor_op = Op("linalg_lu_factor_ex", quiet_forward(lambda a, pivot: _lu_factor(a)), node="LinalgLuFactorExBackward0",
                   params=("pivot",), outputs=3, differentiable_outputs=(True, False, False),
-                  saved={"LU": "result0", "pivot": "pivot", "pivots": "result1"}, grads=_lu_factor_grads)
+                  saved={"LU": "result0", "pivot": "pivot", "pivots": "result1"}, grads=_lu_factor_grads,
+                  jvp="transpose")
 
 LU_WARNING = (
     "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed in a "
@@ -687,14 +692,14 @@ def _lu_unpack_grads(grads: tuple[Any, ...], LU_data_shape: tuple[int, ...]) -> 
 
 _pad_columns = Op("pad_columns", lambda x, n: np.concatenate(
     [x, np.zeros(x.shape[:-1] + (n - x.shape[-1],), x.dtype)], axis=-1), node="ConstantPadNdBackward0", params=("n",),
-    grads=(lambda grad, self_shape: grad[..., :self_shape[-1]],))
+    grads=(lambda grad, self_shape: grad[..., :self_shape[-1]],), jvp="transpose")
 _pad_rows = Op("pad_rows", lambda x, m: np.concatenate(
     [x, np.zeros(x.shape[:-2] + (m - x.shape[-2], x.shape[-1]), x.dtype)], axis=-2), node="ConstantPadNdBackward0",
-    params=("m",), grads=(lambda grad, self_shape: grad[..., :self_shape[-2], :],))
+    params=("m",), grads=(lambda grad, self_shape: grad[..., :self_shape[-2], :],), jvp="transpose")
 
 lu_unpack_op = Op("lu_unpack", _lu_unpack_forward, node="LuUnpackBackward0", inputs=("LU_data", "LU_pivots"),
                   outputs=3, differentiable_outputs=(False, True, True),
-                  grads=(_lu_unpack_grads, None))
+                  grads=(_lu_unpack_grads, None), jvp="transpose")
 _LU_UNPACK: Any = None
 
 
@@ -753,7 +758,7 @@ def _lu_solve_grads(grad: Tensor, LU: Tensor, result: Tensor, pivots: np.ndarray
 lu_solve_op = Op("linalg_lu_solve", quiet_forward(_lu_solve_forward), node="LinalgLuSolveBackward0",
                  inputs=("LU", "B"), params=("pivots", "adjoint"), saved=("LU", "adjoint", "pivots", "result"),
                  grads=lambda grad, LU, result, pivots, adjoint, needs: _lu_solve_grads(  # noqa: N803
-                     grad, LU, result, pivots, adjoint, needs))
+                     grad, LU, result, pivots, adjoint, needs), jvp="transpose")
 
 LU_SOLVE_WARNING = (
     "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future PyTorch release.\n"

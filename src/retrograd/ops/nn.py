@@ -21,6 +21,7 @@ import numpy as np
 
 from .._dtype import REDUCED_FLOATS, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
+from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
@@ -83,6 +84,80 @@ def _softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
     return out * (grad - np.add.reduce(grad * out, axis=dim, keepdims=True))
 
 
+# The softmax family's JVPs, written out (each op's ``jvp=``): the transpose would cost a backward
+# pass per call on a hot path, every cross-entropy under forward AD. ``rule(tangents, inputs,
+# params, outputs)`` returns the output tangents; a tangent is None where an input has none.
+def _softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [result * (t - (t * result).sum(dim, keepdim=True))]
+
+
+def _log_softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    (t,), (result,), dim = tangents, outputs, params[0]
+    return [t - (t * result.exp()).sum(dim, keepdim=True)]
+
+
+def _without_graph(*tensors: Any) -> bool:
+    """Whether a tangent made from these needs no graph (then it is computed on their arrays:
+    the softmax backward ops run once per backward pass in forward over reverse)."""
+    return not STATE.grad_enabled or not any(t is not None and t._requires_grad for t in tensors)
+
+
+def _arrays_of(*tensors: Any) -> list[Any]:
+    return [None if t is None else t._data for t in tensors]
+
+
+@_in_float
+def _softmax_backward_tangent(g: np.ndarray, r: np.ndarray, tg: Any, tr: Any, dim: int) -> np.ndarray:
+    out: Any = None
+    if tg is not None:
+        out = r * (tg - np.add.reduce(tg * r, axis=dim, keepdims=True))
+    if tr is not None:
+        part = (tr * (g - np.add.reduce(g * r, axis=dim, keepdims=True))
+                - r * np.add.reduce(g * tr, axis=dim, keepdims=True))
+        out = part if out is None else out + part
+    return out  # type: ignore[no-any-return]
+
+
+@_in_float
+def _log_softmax_backward_tangent(g: np.ndarray, r: np.ndarray, tg: Any, tr: Any, dim: int) -> np.ndarray:
+    e = np.exp(r)
+    out: Any = None
+    if tg is not None:
+        out = tg - e * np.add.reduce(tg, axis=dim, keepdims=True)
+    if tr is not None:
+        part = -(e * tr) * np.add.reduce(g, axis=dim, keepdims=True)
+        out = part if out is None else out + part
+    return out  # type: ignore[no-any-return]
+
+
+def _softmax_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    # out = r * (g - S(g r)), S the sum over dim: d out = dr * (g - S(g r)) + r * (dg - S(dg r + g dr))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    if _without_graph(tg, tr, g, r):
+        return [Tensor._make(np.asarray(_softmax_backward_tangent(*_arrays_of(g, r, tg, tr), dim)))]
+    out = None
+    if tg is not None:
+        out = r * (tg - (tg * r).sum(dim, keepdim=True))
+    if tr is not None:
+        part = tr * (g - (g * r).sum(dim, keepdim=True)) - r * (g * tr).sum(dim, keepdim=True)
+        out = part if out is None else out + part
+    return [out]
+
+
+def _log_softmax_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    # out = g - exp(r) * S(g): d out = dg - exp(r) * (S(dg) + dr * S(g))
+    (tg, tr), (g, r), dim = tangents, inputs, params[0]
+    if _without_graph(tg, tr, g, r):
+        return [Tensor._make(np.asarray(_log_softmax_backward_tangent(*_arrays_of(g, r, tg, tr), dim)))]
+    e = r.exp()
+    out = tg - e * tg.sum(dim, keepdim=True) if tg is not None else None
+    if tr is not None:
+        part = -(e * tr) * g.sum(dim, keepdim=True)
+        out = part if out is None else out + part
+    return [out]
+
+
 # PyTorch's fused backward of softmax, y * (g - sum(g * y)); its own vjp w.r.t. g is the same
 # function of (gg, y), so it is differentiable again.
 softmax_backward: Op = Op(
@@ -90,10 +165,10 @@ softmax_backward: Op = Op(
     params=("dim",), dtype="promote",
     grads=(lambda gg, result, dim: softmax_backward(gg, result, dim),
            lambda gg, grad, result, dim: gg * (grad - (grad * result).sum(dim, keepdim=True))
-           - grad * (gg * result).sum(dim, keepdim=True)))
+           - grad * (gg * result).sum(dim, keepdim=True)), jvp=_softmax_backward_jvp)
 
 softmax = Op("softmax", quiet_forward(_softmax), node="SoftmaxBackward0", params=("dim",),
-             grads=(lambda grad, result, dim: softmax_backward(grad, result, dim),))
+             grads=(lambda grad, result, dim: softmax_backward(grad, result, dim),), jvp=_softmax_jvp)
 
 
 
@@ -111,7 +186,8 @@ def _safe_softmax(x: np.ndarray, dim: int) -> np.ndarray:
 
 
 safe_softmax = Op("_safe_softmax", _safe_softmax, node="SafeSoftmaxBackward0", params=("dim",),
-                  grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),))
+                  grads=(lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),),
+                  jvp="transpose")
 
 
 @_in_float
@@ -125,10 +201,11 @@ log_softmax_backward: Op = Op(
     "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
     inputs=("grad", "result"), params=("dim",), dtype="promote",
     grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
-           lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)))
+           lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)),
+    jvp=_log_softmax_backward_jvp)
 
 log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBackward0", params=("dim",),
-                 grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),))
+                 grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),), jvp=_log_softmax_jvp)
 
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
@@ -139,17 +216,17 @@ log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBac
 # ``tensor + scalar`` and ``tensor * scalar`` / ``tensor / scalar`` as recorded from C++ (the
 # scalar is not wrapped in a tensor, so PyTorch's node is the Scalar overload: AddBackward1...).
 add_scalar = Op("add", lambda x, other: np.add(x, other), node="AddBackward1", params=("other",),
-                dtype="promote+params", grads=(lambda grad: grad,))
+                dtype="promote+params", grads=(lambda grad: grad,), jvp="elementwise")
 mul_scalar = Op("mul", lambda x, other: np.multiply(x, other), node="MulBackward1", params=("other",),
-                dtype="promote+params", grads=(lambda grad, other: grad * other,))
+                dtype="promote+params", grads=(lambda grad, other: grad * other,), jvp="elementwise")
 sub_scalar = Op("sub", lambda x, other: np.subtract(x, other), node="SubBackward1", params=("other",),
-                dtype="promote+params", grads=(lambda grad: grad,))
+                dtype="promote+params", grads=(lambda grad: grad,), jvp="elementwise")
 div_scalar = Op("div", lambda x, other: np.true_divide(x, other), node="DivBackward1", params=("other",),
-                dtype="promote+params", grads=(lambda grad, other: grad / other,))
+                dtype="promote+params", grads=(lambda grad, other: grad / other,), jvp="elementwise")
 
 # ``torch.norm(x, p, dim, keepdim)``: the same values as ``linalg.vector_norm``, PyTorch's other node.
 norm = Op("norm", _R._vector_norm, node="NormBackward1", params=("ord", "dim", "keepdim"),
-          grads=(_R.vector_norm_backward,))
+          grads=(_R.vector_norm_backward,), jvp="transpose")
 
 
 def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -166,7 +243,7 @@ def _xlogy_self_grad(grad: Tensor, self: Tensor, other: Tensor) -> Tensor:
 
 xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
            grads=(_xlogy_self_grad,
-                  lambda grad, self, other: grad * self / other))
+                  lambda grad, self, other: grad * self / other), jvp="elementwise")
 
 
 # -- linear layers: addmm (linear with a bias), _trilinear (bilinear) -------------------------
@@ -218,7 +295,7 @@ addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2
                   lambda grad, mat2: grad.mm(_cj(mat2).t()),
                   # (grad.T @ mat1).T: laid out as ``weight.t()`` is, so the weight's gradient comes
                   # out row-major like the weight (the gradient layout contract), with no copy.
-                  lambda grad, mat1: grad.t().mm(_cj(mat1)).t()))
+                  lambda grad, mat1: grad.t().mm(_cj(mat1)).t()), jvp="affine_multilinear")
 
 
 def _trilinear(a: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -245,7 +322,7 @@ def _trilinear_grad(grad: Tensor, input1: Tensor, weight: Tensor, input2: Tensor
 
 # ``bilinear``'s core, ``out[m, o] = sum_ij a[m, i] w[o, i, j] b[m, j]``.
 trilinear = Op("_trilinear", _trilinear, node="TrilinearBackward0", inputs=("input1", "weight", "input2"),
-               grads=_trilinear_grad)
+               grads=_trilinear_grad, jvp="multilinear")
 
 
 # -- activations ------------------------------------------------------------------------------
@@ -262,7 +339,7 @@ def _hardtanh(x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
 # ``hardtanh_`` needs no copy of the input; PyTorch records HardtanhBackward0 for both.
 hardtanh = Op("hardtanh", _hardtanh, node="HardtanhBackward0", params=("min_val", "max_val"),
               grads=(lambda grad, result, min_val, max_val:
-                     where((result <= min_val) | (result >= max_val), 0.0, grad),))
+                     where((result <= min_val) | (result >= max_val), 0.0, grad),), jvp="elementwise")
 
 
 def _leaky_relu(x: np.ndarray, negative_slope: float) -> np.ndarray:
@@ -282,9 +359,10 @@ def _leaky_relu_inplace_grad(grad: Tensor, result: Tensor, negative_slope: float
 
 
 leaky_relu = Op("leaky_relu", _leaky_relu, node="LeakyReluBackward0", params=("negative_slope",),
-                grads=(lambda grad, self, negative_slope: where(self > 0, grad, grad * negative_slope),))
+                grads=(lambda grad, self, negative_slope: where(self > 0, grad, grad * negative_slope),),
+                jvp="elementwise")
 leaky_relu_ = Op("leaky_relu", _leaky_relu, node="LeakyReluBackward1", params=("negative_slope",),
-                 grads=(_leaky_relu_inplace_grad,))
+                 grads=(_leaky_relu_inplace_grad,), jvp="elementwise")
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -313,10 +391,10 @@ def _elu_result_grad(grad: Tensor, result: Tensor, alpha: float, scale: float, i
 
 
 _ELU_PARAMS = ("alpha", "scale", "input_scale")
-elu = Op("elu", _elu, node="EluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,))
-elu_ = Op("elu", _elu, node="EluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,))
-celu = Op("celu", _elu, node="CeluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,))
-celu_ = Op("celu", _elu, node="CeluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,))
+elu = Op("elu", _elu, node="EluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,), jvp="elementwise")
+elu_ = Op("elu", _elu, node="EluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,), jvp="elementwise")
+celu = Op("celu", _elu, node="CeluBackward0", params=_ELU_PARAMS, grads=(_elu_grad,), jvp="elementwise")
+celu_ = Op("celu", _elu, node="CeluBackward1", params=_ELU_PARAMS, grads=(_elu_result_grad,), jvp="elementwise")
 
 
 def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
@@ -324,10 +402,10 @@ def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
 
 
 threshold = Op("threshold", _threshold, node="ThresholdBackward0", params=("threshold", "value"),
-               grads=(lambda grad, self, threshold: where(self <= threshold, 0.0, grad),))
+               grads=(lambda grad, self, threshold: where(self <= threshold, 0.0, grad),), jvp="elementwise")
 # In place PyTorch tests the result against the threshold (ThresholdBackward1).
 threshold_ = Op("threshold", _threshold, node="ThresholdBackward1", params=("threshold", "value"),
-                grads=(lambda grad, result, threshold: where(result <= threshold, 0.0, grad),))
+                grads=(lambda grad, result, threshold: where(result <= threshold, 0.0, grad),), jvp="elementwise")
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -355,7 +433,8 @@ def _gelu_grad(grad: Tensor, self: Tensor, approximate: str) -> Tensor:
     return grad * (cdf + self * pdf)
 
 
-gelu = Op("gelu", _in_float(_gelu), node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,))
+gelu = Op("gelu", _in_float(_gelu), node="GeluBackward0", params=("approximate",), grads=(_gelu_grad,),
+          jvp="elementwise")
 
 
 def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
@@ -369,7 +448,7 @@ def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
 
 softplus = Op("softplus", _softplus, node="SoftplusBackward0", params=("beta", "threshold"),
               grads=(lambda grad, self, beta, threshold:
-                     where(self * beta > threshold, grad, grad * (self * beta).sigmoid()),))
+                     where(self * beta > threshold, grad, grad * (self * beta).sigmoid()),), jvp="elementwise")
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
@@ -378,7 +457,7 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 log_sigmoid = Op("log_sigmoid", _log_sigmoid, node="LogSigmoidBackward0",
-                 grads=(lambda grad, self: grad * (-self).sigmoid(),))
+                 grads=(lambda grad, self: grad * (-self).sigmoid(),), jvp="elementwise")
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
@@ -391,7 +470,7 @@ def _silu_grad(grad: Tensor, self: Tensor) -> Tensor:
     return grad * (s * (1 + self * (1 - s)))
 
 
-silu = Op("silu", _silu, node="SiluBackward0", grads=(_silu_grad,))
+silu = Op("silu", _silu, node="SiluBackward0", grads=(_silu_grad,), jvp="elementwise")
 
 
 def _mish(x: np.ndarray) -> np.ndarray:
@@ -404,7 +483,7 @@ def _mish_grad(grad: Tensor, self: Tensor) -> Tensor:
     return grad * (t + self * self.sigmoid() * (1 - t * t))
 
 
-mish = Op("mish", _mish, node="MishBackward0", grads=(_mish_grad,))
+mish = Op("mish", _mish, node="MishBackward0", grads=(_mish_grad,), jvp="elementwise")
 
 
 # PyTorch's kernel multiplies by 1/6 rounded to float32, in every dtype.
@@ -417,7 +496,8 @@ def _hardsigmoid(x: np.ndarray) -> np.ndarray:
 
 
 hardsigmoid = Op("hardsigmoid", _hardsigmoid, node="HardsigmoidBackward0",
-                 grads=(lambda grad, self: where((self > -3.0) & (self < 3.0), grad * _ONE_SIXTH_F32, 0.0),))
+                 grads=(lambda grad, self: where((self > -3.0) & (self < 3.0), grad * _ONE_SIXTH_F32, 0.0),),
+                 jvp="elementwise")
 
 
 def _hardswish(x: np.ndarray) -> np.ndarray:
@@ -430,7 +510,7 @@ def _hardswish_grad(grad: Tensor, self: Tensor) -> Tensor:
     return where(self <= -3.0, 0.0, inner)
 
 
-hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hardswish_grad,))
+hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hardswish_grad,), jvp="elementwise")
 
 
 def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
@@ -439,7 +519,7 @@ def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
 
 
 hardshrink = Op("hardshrink", _hardshrink, node="HardshrinkBackward0", params=("lambd",),
-                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),))
+                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),), jvp="elementwise")
 
 
 def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
@@ -452,7 +532,7 @@ def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
 
 
 softshrink = Op("softshrink", _softshrink, node="SoftshrinkBackward0", params=("lambd",),
-                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),))
+                grads=(lambda grad, self, lambd: where(self.abs() <= lambd, 0.0, grad),), jvp="elementwise")
 
 
 def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -461,7 +541,7 @@ def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 prelu_kernel = Op("_prelu_kernel", _prelu, node="PreluKernelBackward0", inputs=("self", "weight"),
                   grads=(lambda grad, self, weight: where(self > 0, grad, grad * weight),
-                         lambda grad, self: where(self > 0, 0.0, grad * self)))
+                         lambda grad, self: where(self > 0, 0.0, grad * self)), jvp="transpose")
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
@@ -505,9 +585,11 @@ def _rrelu_slope(noise: Any, like: Tensor) -> Any:
 
 # ``noise`` is the slope of each non-positive element (sampled when training, (lower + upper) / 2 otherwise).
 rrelu_with_noise = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward0", params=("noise",),
-                      grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),))
+                      grads=(lambda grad, self, noise: where(self > 0, grad, grad * _rrelu_slope(noise, grad)),),
+                      jvp="transpose")
 rrelu_with_noise_ = Op("rrelu_with_noise", _rrelu, node="RreluWithNoiseBackward1", params=("noise",),
-                       grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),))
+                       grads=(lambda grad, result, noise: where(result > 0, grad, grad * _rrelu_slope(noise, grad)),),
+                       jvp="transpose")
 
 
 def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -530,7 +612,7 @@ def _glu_grad(grad: Tensor, self: Tensor, dim: int) -> Tensor:
     return apply(cat, (grad * s, grad * a * s * (1 - s), dim))  # type: ignore[no-any-return]
 
 
-glu = Op("glu", _glu, node="GluBackward0", params=("dim",), grads=(_glu_grad,))
+glu = Op("glu", _glu, node="GluBackward0", params=("dim",), grads=(_glu_grad,), jvp="transpose")
 
 
 # -- padding ----------------------------------------------------------------------------------
@@ -558,7 +640,7 @@ def _constant_pad(x: np.ndarray, pad: tuple[int, ...], value: Any) -> np.ndarray
 
 # Its gradient crops what was padded (and pads what was cropped): the same op with negated pads.
 constant_pad_nd = Op("constant_pad_nd", _constant_pad, node="ConstantPadNdBackward0", params=("pad", "value"),
-                     grads=(lambda grad, pad: _constant_pad_grad(grad, pad),))
+                     grads=(lambda grad, pad: _constant_pad_grad(grad, pad),), jvp="transpose")
 
 
 def _constant_pad_grad(grad: Tensor, pad: tuple[int, ...]) -> Tensor:
@@ -606,9 +688,9 @@ def _scatter_pad(g: np.ndarray, shape: tuple[int, ...], indices: tuple[np.ndarra
 def _make_pad_ops(kind: str, dims: int) -> Op:
     backward = Op(f"{kind}_pad{dims}d_backward", _scatter_pad,
                   node=f"{kind}Pad{dims}DBackwardBackward0", params=("input_shape", "indices"),
-                  grads=(lambda grad, indices: apply(forward, (grad, indices)),))
+                  grads=(lambda grad, indices: apply(forward, (grad, indices)),), jvp="linear")
     forward = Op(f"{kind}_pad{dims}d", _gather_pad, node=f"{kind}Pad{dims}DBackward0", params=("indices",),
-                 grads=(lambda grad, self_shape, indices: apply(backward, (grad, self_shape, indices)),))
+                 grads=(lambda grad, self_shape, indices: apply(backward, (grad, self_shape, indices)),), jvp="linear")
     return forward
 
 
@@ -641,10 +723,10 @@ def _shuffle_grad(grad: Tensor, factor: int, up: bool) -> Tensor:
 
 
 pixel_shuffle = Op("pixel_shuffle", _pixel_shuffle, node="PixelShuffleBackward0", params=("upscale_factor",),
-                   grads=(lambda grad, upscale_factor: _shuffle_grad(grad, upscale_factor, True),))
+                   grads=(lambda grad, upscale_factor: _shuffle_grad(grad, upscale_factor, True),), jvp="linear")
 pixel_unshuffle = Op("pixel_unshuffle", _pixel_unshuffle, node="PixelUnshuffleBackward0",
                      params=("downscale_factor",),
-                     grads=(lambda grad, downscale_factor: _shuffle_grad(grad, downscale_factor, False),))
+                     grads=(lambda grad, downscale_factor: _shuffle_grad(grad, downscale_factor, False),), jvp="linear")
 
 
 def _channel_shuffle(x: np.ndarray, groups: int) -> np.ndarray:
@@ -655,7 +737,7 @@ def _channel_shuffle(x: np.ndarray, groups: int) -> np.ndarray:
 
 # Shuffling by ``groups`` is undone by shuffling by ``channels // groups``.
 channel_shuffle = Op("channel_shuffle", _channel_shuffle, node="ChannelShuffleBackward0", params=("groups",),
-                     grads=(lambda grad, groups: _channel_shuffle_grad(grad, groups),))
+                     grads=(lambda grad, groups: _channel_shuffle_grad(grad, groups),), jvp="linear")
 
 
 def _channel_shuffle_grad(grad: Tensor, groups: int) -> Tensor:
@@ -680,7 +762,7 @@ def _pdist_grad(grad: Tensor, self: Tensor, result: Tensor, p: float) -> Tensor:
     return apply(_S.index_backward, (g, shape, i)) - apply(_S.index_backward, (g, shape, j))  # type: ignore[no-any-return]
 
 
-pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_grad,))
+pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_grad,), jvp="transpose")
 
 
 # -- embedding --------------------------------------------------------------------------------
@@ -704,7 +786,7 @@ def _embedding_dense_backward(grad: np.ndarray, indices: np.ndarray, num_weights
 embedding_dense_backward = Op(
     "embedding_dense_backward", _embedding_dense_backward, node="EmbeddingDenseBackwardBackward0",
     params=("indices", "num_weights"),
-    grads=(lambda grad, indices: _embedding_lookup(grad, indices),))
+    grads=(lambda grad, indices: _embedding_lookup(grad, indices),), jvp="transpose")
 
 
 def _embedding_lookup(weight: Tensor, indices: np.ndarray) -> Tensor:
@@ -719,7 +801,7 @@ def _embedding_grad(grad: Tensor, weight_shape: tuple[int, ...], indices: np.nda
 
 
 embedding = Op("embedding", _embedding, node="EmbeddingBackward0", inputs=("weight",), params=("indices", "coeff"),
-               grads=(_embedding_grad,))
+               grads=(_embedding_grad,), jvp="transpose")
 
 
 def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: int,
@@ -783,7 +865,8 @@ def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, r
 
 embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0",
                    inputs=("weight", "per_sample_weights"),
-                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad)
+                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad,
+                   jvp="transpose")
 
 
 # -- normalisation ----------------------------------------------------------------------------
@@ -881,7 +964,7 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
 native_batch_norm = Op(
     "native_batch_norm", quiet_forward(_batch_norm), node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
     params=("running_mean", "running_var", "training", "momentum", "eps"),
-    grads=_batch_norm_grad)
+    grads=_batch_norm_grad, jvp="transpose")
 
 
 def _layer_norm(x: np.ndarray, weight: Any, bias: Any, normalized_shape: tuple[int, ...], eps: float) -> np.ndarray:
@@ -927,7 +1010,7 @@ def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, normalized_shape: 
 native_layer_norm = Op(
     "native_layer_norm", _layer_norm, node="NativeLayerNormBackward0", inputs=("self", "weight", "bias"),
     params=("normalized_shape", "eps"),
-    grads=_layer_norm_grad)
+    grads=_layer_norm_grad, jvp="transpose")
 
 
 def _group_norm(x: np.ndarray, weight: Any, bias: Any, num_groups: int, eps: float) -> np.ndarray:
@@ -967,7 +1050,7 @@ def _group_norm_grad(grad: Tensor, self: Tensor, weight: Any, num_groups: int, e
 native_group_norm = Op(
     "native_group_norm", _group_norm, node="NativeGroupNormBackward0", inputs=("self", "weight", "bias"),
     params=("num_groups", "eps"),
-    grads=_group_norm_grad)
+    grads=_group_norm_grad, jvp="transpose")
 
 
 def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
@@ -976,7 +1059,7 @@ def _repeat_vector(x: np.ndarray, times: int) -> np.ndarray:
 
 # ``weight.repeat(n)`` of a vector (instance_norm's per-sample affine parameters).
 repeat_vector = Op("repeat", _repeat_vector, node="RepeatBackward0", params=("times",),
-                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),))
+                   grads=(lambda grad, self_shape, times: grad.reshape(times, self_shape[0]).sum(0),), jvp="linear")
 
 
 # -- losses -----------------------------------------------------------------------------------
@@ -1011,7 +1094,7 @@ mse_loss = Op("mse_loss", _mse_loss, node="MseLossBackward0", inputs=("self", "t
               saved=("self", "target"),  # (PyTorch's reduction is an enum number, ours its name)
               dtype="promote",
               grads=(_mse_grad,
-                     lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction)))
+                     lambda grad, self, target, reduction: -_mse_grad(grad, self, target, reduction)), jvp="transpose")
 
 
 def _smooth_l1_loss(x: np.ndarray, t: np.ndarray, reduction: str, beta: float) -> np.ndarray:
@@ -1030,7 +1113,7 @@ smooth_l1_loss = Op("smooth_l1_loss", _smooth_l1_loss, node="SmoothL1LossBackwar
                     params=("reduction", "beta"), dtype="promote",
                     grads=(_smooth_l1_grad,
                            lambda grad, self, target, reduction, beta:
-                           -_smooth_l1_grad(grad, self, target, reduction, beta)))
+                           -_smooth_l1_grad(grad, self, target, reduction, beta)), jvp="transpose")
 
 
 def _huber_loss(x: np.ndarray, t: np.ndarray, reduction: str, delta: float) -> np.ndarray:
@@ -1047,7 +1130,8 @@ def _huber_grad(grad: Tensor, self: Tensor, target: Tensor, reduction: str, delt
 huber_loss = Op("huber_loss", _huber_loss, node="HuberLossBackward0", inputs=("self", "target"),
                 params=("reduction", "delta"), dtype="promote",
                 grads=(_huber_grad,
-                       lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target, reduction, delta)))
+                       lambda grad, self, target, reduction, delta: -_huber_grad(grad, self, target, reduction, delta)),
+                jvp="transpose")
 
 _BCE_EPSILON = float(np.float32(1e-12))  # PyTorch's EPSILON is a float literal, in every dtype
 
@@ -1083,7 +1167,7 @@ def _bce_target_grad(grad: Tensor, self: Tensor, weight: Any, reduction: str) ->
 
 binary_cross_entropy = Op(
     "binary_cross_entropy", _binary_cross_entropy, node="BinaryCrossEntropyBackward0", inputs=("self", "target"),
-    params=("weight", "reduction"), grads=(_bce_self_grad, _bce_target_grad))
+    params=("weight", "reduction"), grads=(_bce_self_grad, _bce_target_grad), jvp="transpose")
 
 
 def _bce_with_logits(x: np.ndarray, t: np.ndarray, weight: Any, pos_weight: Any, reduction: str) -> np.ndarray:
@@ -1117,7 +1201,7 @@ def _bcel_target_grad(grad: Tensor, self: Tensor, weight: Any, pos_weight: Any, 
 binary_cross_entropy_with_logits = Op(
     "binary_cross_entropy_with_logits", _bce_with_logits, node="BinaryCrossEntropyWithLogitsBackward0",
     inputs=("self", "target"), params=("weight", "pos_weight", "reduction"), dtype="promote",
-    grads=(_bcel_self_grad, _bcel_target_grad))
+    grads=(_bcel_self_grad, _bcel_target_grad), jvp="transpose")
 
 
 def _nll_scores(x: np.ndarray) -> np.ndarray:
@@ -1199,8 +1283,9 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
 
 
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
-nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
-nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,))
+nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,), jvp="linear")
+nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,),
+                jvp="linear")
 
 
 _UINT64 = np.dtype(np.uint64)
@@ -1240,7 +1325,7 @@ def _soft_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction:
 
 
 soft_margin_loss = Op("soft_margin_loss", _soft_margin_loss, node="SoftMarginLossBackward0",
-                      params=("target", "reduction"), grads=(_soft_margin_grad,))
+                      params=("target", "reduction"), grads=(_soft_margin_grad,), jvp="transpose")
 
 
 def _multi_margin_parts(shape: tuple[int, ...], target: np.ndarray, weight: Any) -> tuple[np.ndarray, ...]:
@@ -1278,7 +1363,8 @@ def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, m
 
 
 multi_margin_loss = Op("multi_margin_loss", _multi_margin_loss, node="MultiMarginLossBackward0",
-                       params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,))
+                       params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,),
+                       jvp="transpose")
 
 
 def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1313,12 +1399,12 @@ def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, redu
 
 
 multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
-                            params=("target", "reduction"), grads=(_multilabel_margin_grad,))
+                            params=("target", "reduction"), grads=(_multilabel_margin_grad,), jvp="transpose")
 
 
 # ``at::norm(x, p)`` over every element (``torch.norm_except_dim(v, p, -1)``): the Scalar overload's node.
 norm_all = Op("norm", _R._vector_norm, node="NormBackward0", params=("ord", "dim", "keepdim"),
-              grads=(_R.vector_norm_backward,))
+              grads=(_R.vector_norm_backward,), jvp="transpose")
 
 
 # -- ctc_loss: log-space forward-backward over the blank-extended targets -------------------------
@@ -1417,4 +1503,5 @@ def _ctc_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...]) -> Tensor
 ctc_loss = Op("_ctc_loss", _ctc_forward, node="CtcLossBackward0", inputs=("log_probs",),
               params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), outputs=2,
               differentiable_outputs=(True, False),
-              grads=(lambda grad, result1, log_probs_shape: _ctc_grad(grad, result1, log_probs_shape),))
+              grads=(lambda grad, result1, log_probs_shape: _ctc_grad(grad, result1, log_probs_shape),),
+              jvp="transpose")

@@ -318,6 +318,7 @@ class Op:
         operators: Sequence[str] = (),
         hot: bool = False,
         inplace_ufunc: Any = None,
+        jvp: str | Callable[..., Any] | None = None,
     ) -> None:
         # The entry as written, validated (``ops/declaration.py``), and the run plan derived
         # from it (``ops/plan.py``).
@@ -326,7 +327,8 @@ class Op:
             view=view, outputs=outputs,
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
             saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
-            convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc)  # type: ignore[arg-type]
+            convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc,  # type: ignore[arg-type]
+            jvp=jvp)
         # The plan is made on the op's first use (``__getattr__``, ``_make_plan``): building
         # every entry's at import cost ``import retrograd`` milliseconds. The name is the plan's too.
         self.name = name

@@ -50,6 +50,8 @@ class Plan:
         self.view = view
         self.differentiable_outputs = tuple(differentiable_outputs or (True,) * max(outputs, 1))
         self.differentiable = grads is not None
+        # The JVP as declared (ops/forward.py reads it); None for a non-differentiable op.
+        self.jvp = declaration.jvp
         self.joint_rule: Callable[..., Any] | None = None
         self.rules: tuple[Callable[..., Any] | None, ...] = (None,) * self.n_inputs
         self.rule_args: tuple[tuple[tuple[int, int], ...], ...] = ((),) * self.n_inputs

@@ -119,10 +119,11 @@ def _sum_all(x: np.ndarray, dtype: Any) -> Any:
 
 
 sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
-             grads=(lambda grad, self_shape: grad.expand(self_shape),))
+             grads=(lambda grad, self_shape: grad.expand(self_shape),), jvp="linear")
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
-             grads=(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),))
+             grads=(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),),
+             jvp="linear")
 
 
 def _check_mean_dtype(x: np.ndarray) -> None:
@@ -176,12 +177,12 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...] | None) -> int:
 
 
 mean_all = Op("mean", lambda x: _mean(x, None, False), node="MeanBackward0", saved=("self_sym_sizes", "self_sym_numel"),
-              grads=(lambda grad, self_shape: grad.expand(self_shape) / _count(self_shape, None),))
+              grads=(lambda grad, self_shape: grad.expand(self_shape) / _count(self_shape, None),), jvp="linear")
 
 mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
               saved=("dim", "keepdim", "self_sym_sizes", "self_sym_numel"),
               grads=(lambda grad, self_shape, dim, keepdim:
-                     expand_reduced(grad, self_shape, dim, keepdim) / _count(self_shape, dim),))
+                     expand_reduced(grad, self_shape, dim, keepdim) / _count(self_shape, dim),), jvp="linear")
 
 
 # -- sum_to_size: how the engine reduces a broadcast gradient ---------------------------------
@@ -202,7 +203,7 @@ def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
-                 grads=(lambda grad, self_shape: grad.expand(self_shape),))
+                 grads=(lambda grad, self_shape: grad.expand(self_shape),), jvp="linear")
 
 
 # -- prod -------------------------------------------------------------------------------------
@@ -335,9 +336,9 @@ def _prod_dim_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int, keepdim
 
 
 prod_all = Op("prod", lambda x, dtype: _prod(x, None, False, dtype), node="ProdBackward0", params=("dtype",),
-              grads=(_prod_all_grad,))
+              grads=(_prod_all_grad,), jvp="transpose")
 prod_dim = Op("prod", lambda x, dim, keepdim, dtype: _prod(x, dim, keepdim, dtype), node="ProdBackward1",
-              params=("dim", "keepdim", "dtype"), grads=(_prod_dim_grad,))
+              params=("dim", "keepdim", "dtype"), grads=(_prod_dim_grad,), jvp="transpose")
 
 
 # -- max / min, argmax / argmin, amax / amin --------------------------------------------------
@@ -370,8 +371,8 @@ def _min_all(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.min(x))
 
 
-max_all = Op("max", _max_all, node="MaxBackward1", grads=(_evenly_distribute,))
-min_all = Op("min", _min_all, node="MinBackward1", grads=(_evenly_distribute,))
+max_all = Op("max", _max_all, node="MaxBackward1", grads=(_evenly_distribute,), jvp="transpose")
+min_all = Op("min", _min_all, node="MinBackward1", grads=(_evenly_distribute,), jvp="transpose")
 
 
 def _select_along(pick: Any) -> Any:
@@ -409,10 +410,10 @@ def _put_along(grad: np.ndarray, shape: tuple[int, ...], dim: int, index: np.nda
 # The pair behind value-selecting backwards: ``put_along`` writes a gradient at the picked positions
 # (indices are distinct along ``dim``), ``take_along`` reads them back; each is the other's backward.
 put_along: Op = Op("put_along", _put_along, node="ScatterBackward0", params=("shape", "dim", "index"),
-               grads=(lambda grad, dim, index: take_along(grad, dim, index),))
+               grads=(lambda grad, dim, index: take_along(grad, dim, index),), jvp="transpose")
 take_along: Op = Op("take_along", lambda x, dim, index: np.take_along_axis(x, index, axis=dim), node="GatherBackward0",
                 params=("dim", "index"),
-                grads=(lambda grad, self_shape, dim, index: put_along(grad, self_shape, dim, index),))
+                grads=(lambda grad, self_shape, dim, index: put_along(grad, self_shape, dim, index),), jvp="linear")
 
 
 def _selecting_grad(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim: int, keepdim: bool) -> tuple[Tensor]:
@@ -421,10 +422,10 @@ def _selecting_grad(grads: Any, result1: Tensor, self_shape: tuple[int, ...], di
 
 max_dim = Op("max", _select_along(np.argmax), node="MaxBackward0", params=("dim", "keepdim"), outputs=2,
              saved={"dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "self_sym_sizes", "indices": "result1"},
-             differentiable_outputs=(True, False), grads=_selecting_grad)
+             differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
 min_dim = Op("min", _select_along(np.argmin), node="MinBackward0", params=("dim", "keepdim"), outputs=2,
              saved={"dim": "dim", "keepdim": "keepdim", "self_sym_sizes": "self_sym_sizes", "indices": "result1"},
-             differentiable_outputs=(True, False), grads=_selecting_grad)
+             differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
 
 argmax = Op("argmax", lambda x, dim, keepdim: _arg_reduce(np.argmax, x, dim, keepdim), params=("dim", "keepdim"))
 argmin = Op("argmin", lambda x, dim, keepdim: _arg_reduce(np.argmin, x, dim, keepdim), params=("dim", "keepdim"))
@@ -469,9 +470,9 @@ def _extreme_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdim:
 
 
 amax = Op("amax", _extreme(np.max, "amax"), node="AmaxBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,),
-           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"})
+           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"}, jvp="transpose")
 amin = Op("amin", _extreme(np.min, "amin"), node="AminBackward0", params=("dim", "keepdim"), grads=(_extreme_grad,),
-           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"})
+           variants=("function", "method"), signature="dim=(), keepdim=False", convert={"dim": "dims"}, jvp="transpose")
 
 
 # -- var, std, var_mean, std_mean -------------------------------------------------------------
@@ -537,8 +538,10 @@ def _std(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> np.ndarray
     return _var(x, dims, correction, keepdim, "std", sqrt=True)
 
 
-var = Op("var", _var, node="VarBackward0", params=("dim", "correction", "keepdim"), grads=(_var_backward,))
-std = Op("std", _std, node="StdBackward0", params=("dim", "correction", "keepdim"), grads=(_std_backward,))
+var = Op("var", _var, node="VarBackward0", params=("dim", "correction", "keepdim"), grads=(_var_backward,),
+         jvp="transpose")
+std = Op("std", _std, node="StdBackward0", params=("dim", "correction", "keepdim"), grads=(_std_backward,),
+         jvp="transpose")
 
 
 def _var_mean(x: np.ndarray, dims: Any, correction: Any, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -569,9 +572,9 @@ def _std_mean_grad(grads: Any, self: Tensor, result0: Tensor, dim: Any, correcti
 
 
 var_mean = Op("var_mean", _var_mean, node="VarMeanBackward0", params=("dim", "correction", "keepdim"), outputs=2,
-              grads=_var_mean_grad)
+              grads=_var_mean_grad, jvp="transpose")
 std_mean = Op("std_mean", _std_mean, node="StdMeanBackward0", params=("dim", "correction", "keepdim"), outputs=2,
-              grads=_std_mean_grad)
+              grads=_std_mean_grad, jvp="transpose")
 
 
 # -- logsumexp --------------------------------------------------------------------------------
@@ -606,7 +609,8 @@ def _logsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: Any, keepdi
 
 logsumexp = Op("logsumexp", quiet_forward(_logsumexp), node="LogsumexpBackward0", params=("dim", "keepdim"), dtype="float_unary",
                grads=(_logsumexp_grad,),
-               variants=("function", "method"), signature="dim, keepdim=False", convert={"dim": "dims"})
+               variants=("function", "method"), signature="dim, keepdim=False", convert={"dim": "dims"},
+               jvp="transpose")
 
 
 # -- norms: vector_norm (PyTorch's rules for every order), norm's dtype form, dist ------------
@@ -636,7 +640,7 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
 vector_norm = Op("linalg_vector_norm", quiet_forward(_vector_norm), node="LinalgVectorNormBackward0",
                  params=("ord", "dim", "keepdim"),
                  grads=(lambda grad, self, result, ord, dim, keepdim:  # noqa: A006
-                        vector_norm_backward(grad, self, result, ord, dim, keepdim),))
+                        vector_norm_backward(grad, self, result, ord, dim, keepdim),), jvp="transpose")
 
 
 def vector_norm_backward(grad: Tensor, self: Tensor, result: Tensor, ord: float, dim: Any,  # noqa: A002
@@ -706,7 +710,8 @@ vector_norm_dtype = Op(
     quiet_forward(lambda x, ord, dim, keepdim, dtype: _vector_norm(x.astype(dtype), ord, dim, keepdim)),  # noqa: A006
     node="LinalgVectorNormBackward0", params=("ord", "dim", "keepdim", "dtype"),
     grads=(lambda grad, self, result, ord, dim, keepdim, dtype:  # noqa: A006
-           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),))
+           vector_norm_backward(grad, self.to(FROM_NUMPY[np.dtype(dtype)]), result, ord, dim, keepdim),),
+    jvp="transpose")
 
 
 def _dist(a: np.ndarray, b: np.ndarray, p: float) -> np.ndarray:
@@ -729,13 +734,13 @@ def _dist_grad(grad: Tensor, self: Tensor, other: Tensor, result: Tensor, p: flo
 
 dist = Op("dist", quiet_forward(_dist), node="DistBackward0", inputs=("self", "other"), params=("p",), dtype="promote",
           grads=_dist_grad, variants=("function", "method"), signature="other, p=2",
-          convert={"other": "tensor", "p": "float"})
+          convert={"other": "tensor", "p": "float"}, jvp="transpose")
 
 
 # -- flip (private: reversed cumulative sums and products in backward rules) ------------------
 
 flip: Op = Op("flip", lambda x, dims: np.flip(x, dims).copy(), node="FlipBackward0", params=("dims",),
-          grads=(lambda grad, dims: flip(grad, dims),))
+          grads=(lambda grad, dims: flip(grad, dims),), jvp="linear")
 
 
 def _reverse_cumsum(x: Tensor, dim: int) -> Tensor:
@@ -775,7 +780,7 @@ def _cumsum_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int) -> Tensor:
 
 
 cumsum = Op("cumsum", _cumulative(np.cumsum), node="CumsumBackward0", params=("dim", "dtype"), saved=("dim",),
-            grads=(_cumsum_grad,))
+            grads=(_cumsum_grad,), jvp="linear")
 
 
 def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tensor:
@@ -815,7 +820,7 @@ def _cumprod_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> Tenso
 
 
 cumprod = Op("cumprod", _cumulative(np.cumprod), node="CumprodBackward0", params=("dim", "dtype"),
-             grads=(_cumprod_grad,))
+             grads=(_cumprod_grad,), jvp="transpose")
 
 
 # -- sort, argsort, topk, kthvalue, median, mode -----------------------------------------------
@@ -843,10 +848,10 @@ def _scatter_back(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim:
 
 
 sort = Op("sort", _sort, node="SortBackward0", params=("dim", "descending"), outputs=2,
-          differentiable_outputs=(True, False), grads=_scatter_back)
+          differentiable_outputs=(True, False), grads=_scatter_back, jvp="transpose")
 sort_stable = Op("sort", lambda x, dim, descending, stable: _sort(x, dim, descending), node="SortBackward1",
                  params=("dim", "descending", "stable"), outputs=2, differentiable_outputs=(True, False),
-                 grads=_scatter_back)
+                 grads=_scatter_back, jvp="transpose")
 
 
 def _argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
@@ -872,7 +877,7 @@ def _topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted: bool) -> tuple
 
 topk = Op("topk", _topk, node="TopkBackward0", params=("k", "dim", "largest", "sorted"), outputs=2,
           differentiable_outputs=(True, False),
-          grads=lambda grads, result1, self_shape, dim: _scatter_back(grads, result1, self_shape, dim))
+          grads=lambda grads, result1, self_shape, dim: _scatter_back(grads, result1, self_shape, dim), jvp="transpose")
 
 
 def _pick(x: np.ndarray, idx: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -901,7 +906,7 @@ def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarra
 kthvalue = Op("kthvalue", _kthvalue, node="KthvalueBackward0", params=("k", "dim", "keepdim"), outputs=2,
               differentiable_outputs=(True, False),
               grads=lambda grads, result1, self_shape, dim, keepdim: _selecting_grad(grads, result1, self_shape,
-                                                                                   dim, keepdim))
+                                                                                   dim, keepdim), jvp="transpose")
 
 
 def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -930,9 +935,9 @@ def _median_all(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
 
-median_all = Op("median", _median_all, node="MedianBackward0", grads=(_evenly_distribute,))
+median_all = Op("median", _median_all, node="MedianBackward0", grads=(_evenly_distribute,), jvp="transpose")
 median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "keepdim"), outputs=2,
-                differentiable_outputs=(True, False), grads=_selecting_grad)
+                differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
 
 
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
@@ -945,7 +950,7 @@ def _nanmedian_all(x: np.ndarray) -> np.ndarray:
     return np.asarray(np.partition(flat, (flat.size - 1) // 2)[(flat.size - 1) // 2])
 
 
-nanmedian_all = Op("nanmedian", _nanmedian_all, node="NanmedianBackward0", grads=(_evenly_distribute,))
+nanmedian_all = Op("nanmedian", _nanmedian_all, node="NanmedianBackward0", grads=(_evenly_distribute,), jvp="transpose")
 
 
 def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -963,7 +968,7 @@ def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, 
 
 
 nanmedian_dim = Op("nanmedian", _nanmedian_dim, node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
-                   differentiable_outputs=(True, False), grads=_selecting_grad)
+                   differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
 
 
 def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -995,7 +1000,7 @@ def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarra
 
 
 mode = Op("mode", _mode, node="ModeBackward0", params=("dim", "keepdim"), outputs=2,
-          differentiable_outputs=(True, False), grads=_selecting_grad)
+          differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
 
 
 # -- all, any, count_nonzero, nansum -----------------------------------------------------------
@@ -1027,7 +1032,8 @@ def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
 
 nansum = Op("nansum", _nansum, node="NansumBackward0", params=("dim", "keepdim", "dtype"),
             grads=(lambda grad, self, dim, keepdim:
-                   expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),))
+                   expand_reduced(grad, self._data.shape, dim, keepdim) * _const(~np.isnan(self._data)),),
+            jvp="transpose")
 
 
 # -- aminmax, cummax / cummin, logcumsumexp, renorm ---------------------------------------------
@@ -1067,7 +1073,7 @@ def _aminmax_grad(grads: Any, self: Tensor, result0: Tensor, result1: Tensor, di
 
 aminmax = Op("aminmax", _aminmax, node="AminmaxBackward0", params=("dim", "keepdim"), outputs=2,
              saved={"dim": "dim", "keepdim": "keepdim", "min": "result0", "max": "result1", "self": "self"},
-             grads=_aminmax_grad)
+             grads=_aminmax_grad, jvp="transpose")
 
 
 def _cum_extreme(take: Any) -> Any:
@@ -1108,10 +1114,10 @@ def _cum_extreme_grad(grads: Any, self: Tensor, result1: Tensor, dim: int) -> tu
 
 cummax = Op("cummax", _cum_extreme(np.greater_equal), node="CummaxBackward0", params=("dim",), outputs=2,
             saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
-            grads=_cum_extreme_grad)
+            grads=_cum_extreme_grad, jvp="transpose")
 cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", params=("dim",), outputs=2,
             saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
-            grads=_cum_extreme_grad)
+            grads=_cum_extreme_grad, jvp="transpose")
 
 
 def _logcumsumexp(x: np.ndarray, dim: int) -> np.ndarray:
@@ -1145,7 +1151,7 @@ def _logcumsumexp_grad(grad: Tensor, self: Tensor, result: Tensor, dim: int) -> 
 
 logcumsumexp: Op = Op("logcumsumexp", quiet_forward(_logcumsumexp), node="LogcumsumexpBackward0", params=("dim",),
                       saved=("dim", "result", "self"), grads=(_logcumsumexp_grad,),
-                      variants=("function", "method"), signature="dim", convert={"dim": "dim"})
+                      variants=("function", "method"), signature="dim", convert={"dim": "dim"}, jvp="transpose")
 
 
 def _renorm_factor(x: np.ndarray, p: float, dim: int, maxnorm: float) -> np.ndarray:
@@ -1179,7 +1185,7 @@ def _renorm_grad(grad: Tensor, self: Tensor, p: float, dim: int, maxnorm: float)
 
 renorm: Op = Op("renorm", quiet_forward(_renorm), node="RenormBackward0", params=("p", "dim", "maxnorm"),
                 grads=(_renorm_grad,), variants=("function", "method", "inplace"), signature="p, dim, maxnorm",
-                convert={"dim": "dim"})
+                convert={"dim": "dim"}, jvp="transpose")
 
 
 # -- counting and binning: bincount, histc, histogram, searchsorted / bucketize, unique --------
@@ -1218,7 +1224,7 @@ bincount_op = Op("bincount", lambda x, minlength: _bincount(x, None, minlength),
 # With weights that require grad PyTorch records a node whose backward is not implemented.
 bincount_weighted = Op("bincount", lambda x, weights, minlength: _bincount(x, weights, minlength),
                        node="NotImplemented", inputs=("self", "weights"), params=("minlength",),
-                       grads=_not_implemented("bincount"))
+                       grads=_not_implemented("bincount"), jvp="transpose")
 
 
 def torch_linspace(start: float, end: float, steps: int, dtype: Any) -> np.ndarray:
@@ -1418,14 +1424,15 @@ def _unique_rule(name: str) -> Any:
 
 
 unique2 = Op("_unique2", lambda x: _unique_flat(x, True, True), node="Unique2Backward0", outputs=3,
-             differentiable_outputs=(True, False, False), grads=_unique_rule("_unique2"))
+             differentiable_outputs=(True, False, False), grads=_unique_rule("_unique2"), jvp="transpose")
 unique_dim = Op("unique_dim", lambda x, dim: _unique_dim(x, dim, False), node="UniqueDimBackward0", params=("dim",),
-                outputs=3, differentiable_outputs=(True, False, False), grads=_unique_rule("unique_dim"))
+                outputs=3, differentiable_outputs=(True, False, False), grads=_unique_rule("unique_dim"),
+                jvp="transpose")
 unique_consecutive_op = Op(
     "unique_consecutive",
     lambda x, dim: _unique_consecutive_flat(x) if dim is None else _unique_dim(x, dim, True),
     node="UniqueConsecutiveBackward0", params=("dim",), outputs=3, differentiable_outputs=(True, False, False),
-    grads=_unique_rule("unique_consecutive"))
+    grads=_unique_rule("unique_consecutive"), jvp="transpose")
 
 
 histc = Op("histc", _histc, params=("bins", "min", "max"), variants=("function", "method"),

@@ -122,7 +122,8 @@ def _fused_lstm_cell_grad_arrays(grads: tuple[Tensor, Tensor, Tensor], cx: Tenso
 
 
 fused_lstm_cell = Op("_thnn_fused_lstm_cell", quiet_forward(_fused_lstm_cell), node="ThnnFusedLstmCellBackward0",
-                     inputs=("input_gates", "hidden_gates", "cx"), outputs=3, grads=_fused_lstm_cell_grad)
+                     inputs=("input_gates", "hidden_gates", "cx"), outputs=3, grads=_fused_lstm_cell_grad,
+                     jvp="transpose")
 
 
 # -- the whole layer as one node ------------------------------------------------------------------
@@ -315,4 +316,4 @@ lstm_layer = Op("mkldnn_rnn_layer", quiet_forward(_lstm_layer), node="MkldnnRnnL
                 inputs=("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_"),
                 params=("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases", "bidirectional",
                         "batch_first", "train"),
-                outputs=4, differentiable_outputs=(True, True, True, False), grads=_lstm_layer_grad)
+                outputs=4, differentiable_outputs=(True, True, True, False), grads=_lstm_layer_grad, jvp="unsupported")

@@ -24,7 +24,7 @@ def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
 def _in_place(name: str, node: str) -> Op:
     """``x.<name>_()``: the samples replace ``x``; its gradient is zero."""
     return Op(name, _sample, node=node, inputs=("self",), params=("sample",),
-              grads=(lambda grad, self_shape: _zeros(self_shape, grad),))
+              grads=(lambda grad, self_shape: _zeros(self_shape, grad),), jvp="transpose")
 
 
 normal_ = _in_place("normal_", "NormalBackward0")
@@ -39,16 +39,16 @@ cauchy_ = _in_place("cauchy_", "CauchyBackward0")
 bernoulli_scalar_ = _in_place("bernoulli_", "BernoulliBackward2")
 
 normal_tensor_float = Op("normal", _sample, node="NormalBackward1", inputs=("mean",), params=("sample",),
-                         grads=(lambda grad, mean_shape: _zeros(mean_shape, grad),))
+                         grads=(lambda grad, mean_shape: _zeros(mean_shape, grad),), jvp="transpose")
 normal_float_tensor = Op("normal", _sample, node="NormalBackward2", inputs=("std",), params=("sample",),
-                         grads=(lambda grad, std_shape: _zeros(std_shape, grad),))
+                         grads=(lambda grad, std_shape: _zeros(std_shape, grad),), jvp="transpose")
 normal_tensor_tensor = Op("normal", _sample, node="NormalBackward3", inputs=("mean", "std"), params=("sample",),
                           grads=(lambda grad, mean_shape: _zeros(mean_shape, grad),
-                                 lambda grad, std_shape: _zeros(std_shape, grad)))
+                                 lambda grad, std_shape: _zeros(std_shape, grad)), jvp="transpose")
 bernoulli_tensor_ = Op("bernoulli_", _sample, node="BernoulliBackward1", inputs=("self", "p"), params=("sample",),
                        grads=(lambda grad, self_shape: _zeros(self_shape, grad),
-                              lambda grad, p_shape: _zeros(p_shape, grad)))
+                              lambda grad, p_shape: _zeros(p_shape, grad)), jvp="transpose")
 poisson = Op("poisson", _sample, node="PoissonBackward0", inputs=("self",), params=("sample",),
-             grads=(lambda grad, self_shape: _zeros(self_shape, grad),))
+             grads=(lambda grad, self_shape: _zeros(self_shape, grad),), jvp="transpose")
 bernoulli = Op("bernoulli", _sample, node="BernoulliBackward0", inputs=("self",), params=("sample",),
-               grads=(lambda grad, self_shape: _zeros(self_shape, grad),))
+               grads=(lambda grad, self_shape: _zeros(self_shape, grad),), jvp="transpose")

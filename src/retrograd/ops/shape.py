@@ -99,13 +99,13 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 
 
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
-          grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+          grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
 # reshape that has to copy: PyTorch records a clone, then ``_unsafe_view`` of it (which is not
 # tracked as a view: nobody else holds the clone).
 unsafe_view = Op("_unsafe_view", lambda x, shape: np.reshape(x, infer_size(shape, x.size)),
                  node="UnsafeViewBackward0", params=("shape",),
-                 grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                 grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
 
 def _transpose(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
@@ -115,7 +115,7 @@ def _transpose(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
 
 
 transpose = Op("transpose", _transpose, node="TransposeBackward0", params=("dim0", "dim1"), view=True,
-               grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
+               grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),), jvp="linear")
 
 
 def _t(x: np.ndarray) -> np.ndarray:
@@ -124,7 +124,8 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T
 
 
-t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),), variants=("function", "method"))
+t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),), variants=("function", "method"),
+       jvp="linear")
 
 
 def _permute(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -139,10 +140,10 @@ def _permute(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
 
 
 permute = Op("permute", _permute, node="PermuteBackward0", params=("dims",), view=True,
-             grads=(lambda grad, dims: grad.permute(*np.argsort(dims).tolist()),))
+             grads=(lambda grad, dims: grad.permute(*np.argsort(dims).tolist()),), jvp="linear")
 
 squeeze_all = Op("squeeze", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward0", view=True,
-                 grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                 grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
 
 def _squeeze_dims(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
@@ -151,12 +152,12 @@ def _squeeze_dims(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
 
 
 squeeze_dim = Op("squeeze", _squeeze_dims, node="SqueezeBackward1", params=("dims",), view=True,
-                 grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                 grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 squeeze_dims = Op("squeeze", _squeeze_dims, node="SqueezeBackward2", params=("dims",), view=True,
-                  grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                  grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
 unsqueeze = Op("unsqueeze", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward0", params=("dim",),
-               view=True, grads=(lambda grad, dim: grad.squeeze(dim),))
+               view=True, grads=(lambda grad, dim: grad.squeeze(dim),), jvp="linear")
 
 
 def _type_str(dtype: np.dtype) -> str:
@@ -196,10 +197,10 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 expand = Op("expand", _expand, node="ExpandBackward0", params=("size",), view=True,
-            grads=(lambda grad, self_shape: grad.sum_to_size(self_shape),))
+            grads=(lambda grad, self_shape: grad.sum_to_size(self_shape),), jvp="linear")
 
 
-alias = Op("alias", lambda x: x.view(), node="AliasBackward0", view=True, grads=(lambda grad: grad,))
+alias = Op("alias", lambda x: x.view(), node="AliasBackward0", view=True, grads=(lambda grad: grad,), jvp="linear")
 
 
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
@@ -288,10 +289,10 @@ def _select_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dim: int,
 
 select_backward = Op("select_backward", _select_backward_forward, node="SelectBackwardBackward0",
                      params=("shape", "dim", "index"),
-                     grads=(lambda grad, dim, index: grad.select(dim, index),))
+                     grads=(lambda grad, dim, index: grad.select(dim, index),), jvp="linear")
 
 select = Op("select", _select, node="SelectBackward0", params=("dim", "index"), view=True,
-            grads=(lambda grad, self_shape, dim, index: select_backward(grad, self_shape, dim, index),))
+            grads=(lambda grad, self_shape, dim, index: select_backward(grad, self_shape, dim, index),), jvp="linear")
 
 
 def _slice(x: np.ndarray, dim: int, start: int, stop: int, step: int) -> np.ndarray:
@@ -311,12 +312,12 @@ def _slice_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dim: int, 
 
 slice_backward = Op("slice_backward", _slice_backward_forward, node="SliceBackwardBackward0",
                     params=("shape", "dim", "start", "stop", "step"),
-                    grads=(lambda grad, dim, start, stop, step: slice_op(grad, dim, start, stop, step),))
+                    grads=(lambda grad, dim, start, stop, step: slice_op(grad, dim, start, stop, step),), jvp="linear")
 
 slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "stop", "step"), view=True,
               saved={"dim": "dim", "start": "start", "end": "stop", "step": "step", "self_sym_sizes": "self_sym_sizes"},
               grads=(lambda grad, self_shape, dim, start, stop, step:
-                     slice_backward(grad, self_shape, dim, start, stop, step),))
+                     slice_backward(grad, self_shape, dim, start, stop, step),), jvp="linear")
 
 
 # -- advanced indexing, index_select / index_add, masked_select, take, take_along_dim ---------
@@ -334,10 +335,10 @@ def _index_backward_forward(grad: np.ndarray, shape: tuple[int, ...], key: Any) 
 
 
 index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBackward0",
-                    params=("shape", "key"), grads=(lambda grad, key: index(grad, key),))
+                    params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear")
 
 index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
-           grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),))
+           grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear")
 
 
 def _index_put(x: np.ndarray, values: np.ndarray, key: Any, accumulate: bool) -> np.ndarray:
@@ -356,13 +357,13 @@ def _index_put_values_grad(grad: Tensor, values_shape: tuple[int, ...], key: Any
 index_put = Op("index_put", _index_put, node="IndexPutBackward0", inputs=("self", "values"),
                params=("key", "accumulate"), dtype="promote",
                grads=(lambda grad, key, accumulate: grad if accumulate else index_put(grad, 0.0, key, False),
-                      _index_put_values_grad))
+                      _index_put_values_grad), jvp="linear")
 
 # Positions of a view's elements in its base (see inplace.py): gather and scatter by them.
 take_positions = Op("take_positions", lambda x, positions: x.reshape(-1)[positions], node="AsStridedBackward0",
                     params=("positions",),
                     grads=(lambda grad, self_shape, positions: put_positions(
-                        _make(np.zeros(self_shape, grad._data.dtype)), grad, positions),))
+                        _make(np.zeros(self_shape, grad._data.dtype)), grad, positions),), jvp="linear")
 
 
 def _put_positions(x: np.ndarray, values: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -380,7 +381,7 @@ put_positions = Op("put_positions", _put_positions, node="AsStridedScatterBackwa
                    params=("positions",), dtype="promote",
                    grads=(lambda grad, src_shape, src_dtype, positions:
                           put_positions(grad, _zeros_const(src_shape, src_dtype), positions),
-                          lambda grad, positions: take_positions(grad, positions)))
+                          lambda grad, positions: take_positions(grad, positions)), jvp="transpose")
 
 
 def _check_index_vector(index: np.ndarray, name: str) -> None:
@@ -443,7 +444,7 @@ index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("s
                params=("dim", "index", "alpha"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
-                          grad, source_shape, dim, index, alpha)))
+                          grad, source_shape, dim, index, alpha)), jvp="linear")
 
 
 def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray,
@@ -456,7 +457,7 @@ index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0"
                   variants=("function", "method"), convert={"dim": "dim", "index": "index"},
                   grads=(lambda grad, self_shape, dim, index: index_add(
                       _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
-                          _index_select_shape(self_shape, dim, index)), dim, index, 1),))
+                          _index_select_shape(self_shape, dim, index)), dim, index, 1),), jvp="linear")
 
 
 def _index_select_shape(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[int, ...]:
@@ -486,12 +487,13 @@ def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: np.n
 
 
 masked_select_backward: Op = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
-                            params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),))
+                            params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),),
+                                jvp="transpose")
 
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
                    variants=("function", "method"), convert={"mask": "index"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
-                       grad, _mask_shape(self_shape, mask), mask),))
+                       grad, _mask_shape(self_shape, mask), mask),), jvp="linear")
 
 
 def _take(x: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -514,10 +516,10 @@ def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) 
 
 
 take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
-                   grads=(lambda grad, index: take(grad, index),))
+                   grads=(lambda grad, index: take(grad, index),), jvp="transpose")
 take: Op = Op("take", _take, node="TakeBackward0", params=("index",), variants=("function", "method"),
           convert={"index": "index"},
-          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),))
+          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),), jvp="linear")
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
@@ -642,12 +644,12 @@ def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndar
 
 gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"), saved=("dim", "index"),
             grads=(lambda grad, self_shape, dim, index: scatter_add(
-                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),))
+                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),), jvp="linear")
 
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
              grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
                                                      dim, index),
-                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)))
+                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)), jvp="transpose")
 
 
 
@@ -656,7 +658,7 @@ def _scatter_value(x: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np
 
 
 scatter_value: Op = Op("scatter", _scatter_value, node="ScatterBackward1", params=("dim", "index", "value"),
-                   grads=(lambda grad, dim, index: scatter_value(grad, dim, index, 0),))
+                   grads=(lambda grad, dim, index: scatter_value(grad, dim, index, 0),), jvp="transpose")
 
 
 def _scatter_reduce_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, reduce: str) -> np.ndarray:
@@ -677,17 +679,17 @@ def _not_implemented(grad: Any) -> Any:
 
 # ``scatter(..., reduce=)``: PyTorch records a node whose backward is not implemented.
 scatter_reduce_legacy = Op("scatter", _scatter_reduce_forward, node="NotImplemented", inputs=("self", "src"),
-                           params=("dim", "index", "reduce"), grads=_not_implemented)
+                           params=("dim", "index", "reduce"), grads=_not_implemented, jvp="transpose")
 
 scatter_value_reduce_legacy = Op(
     "scatter", lambda x, dim, index, value, reduce: _scatter_reduce_forward(
         x, np.full(index.shape, value, x.dtype), dim, index, reduce),
-    node="NotImplemented", params=("dim", "index", "value", "reduce"), grads=_not_implemented)
+    node="NotImplemented", params=("dim", "index", "value", "reduce"), grads=_not_implemented, jvp="transpose")
 
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
                  params=("dim", "index"),
                  grads=(lambda grad: grad,
-                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)))
+                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)), jvp="linear")
 
 
 SCATTER_REDUCE_WARNING = (
@@ -757,7 +759,7 @@ def _cat_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...], dim: in
 
 
 cat = Op("cat", _cat, node="CatBackward0", inputs=("*tensors",), params=("dim",), dtype="promote",
-         grads=_cat_grad)
+         grads=_cat_grad, jvp="linear")
 
 
 def _stack(*arrays_and_dim: Any) -> np.ndarray:
@@ -774,7 +776,7 @@ def _stack(*arrays_and_dim: Any) -> np.ndarray:
 
 
 stack = Op("stack", _stack, node="StackBackward0", inputs=("*tensors",), params=("dim",), dtype="promote",
-           grads=lambda grad, dim: grad.unbind(dim))
+           grads=lambda grad, dim: grad.unbind(dim), jvp="linear")
 
 
 def _unbind(x: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
@@ -790,7 +792,8 @@ def _unbind_grad(grads: tuple[Tensor, ...], dim: int) -> tuple[Tensor]:
     return (stack(*grads, dim),)
 
 
-unbind = Op("unbind", _unbind, node="UnbindBackward0", params=("dim",), outputs=-1, view=True, grads=_unbind_grad)
+unbind = Op("unbind", _unbind, node="UnbindBackward0", params=("dim",), outputs=-1, view=True, grads=_unbind_grad,
+            jvp="linear")
 
 
 def _split_bounds(size: int, split_size: int) -> list[tuple[int, int]]:
@@ -843,10 +846,10 @@ def _split_grad(grads: tuple[Tensor, ...], dim: int) -> tuple[Tensor]:
 
 split: Op = Op("split", _split, node="SplitBackward0", params=("split_size", "dim"), outputs=-1, view=True,
            saved=("dim", "split_size", "self_sym_sizes"),
-           grads=lambda grads, dim: _split_grad(grads, dim))
+           grads=lambda grads, dim: _split_grad(grads, dim), jvp="linear")
 split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWithSizesBackward0",
                       params=("split_sizes", "dim"), outputs=-1, view=True,
-                      grads=lambda grads, dim: _split_grad(grads, dim))
+                      grads=lambda grads, dim: _split_grad(grads, dim), jvp="linear")
 
 
 def chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
@@ -903,7 +906,8 @@ def _flip(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     return np.flip(x, axis=dims).copy()
 
 
-flip: Op = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),))
+flip: Op = Op("flip", _flip, node="FlipBackward0", params=("dims",), grads=(lambda grad, dims: flip(grad, dims),),
+              jvp="linear")
 
 
 def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> np.ndarray:
@@ -915,7 +919,7 @@ def _roll(x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) 
 
 
 roll: Op = Op("roll", _roll, node="RollBackward0", params=("shifts", "dims"),
-          grads=(lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims),))
+          grads=(lambda grad, shifts, dims: roll(grad, tuple(-s for s in shifts), dims),), jvp="linear")
 
 
 def _padded_shape(shape: tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -944,7 +948,7 @@ def _repeat_grad(grad: Tensor, self_shape: tuple[int, ...], repeats: tuple[int, 
     return summed.reshape(self_shape)
 
 
-repeat: Op = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,))
+repeat: Op = Op("repeat", _repeat, node="RepeatBackward0", params=("repeats",), grads=(_repeat_grad,), jvp="linear")
 
 
 def repeat_interleave(x: Tensor, repeats: Any, dim: int | None, output_size: int | None) -> Tensor:
@@ -1019,17 +1023,17 @@ def _diagonal_backward_forward(grad: np.ndarray, shape: tuple[int, ...], offset:
 
 diagonal_backward: Op = Op("diagonal_backward", _diagonal_backward_forward, node="DiagonalBackwardBackward0",
                        params=("shape", "offset", "dim1", "dim2"),
-                       grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),))
+                       grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),), jvp="transpose")
 
 diagonal: Op = Op("diagonal", diagonal_view, node="DiagonalBackward0", params=("offset", "dim1", "dim2"), view=True,
               grads=(lambda grad, self_shape, offset, dim1, dim2: diagonal_backward(
-                  grad, self_shape, offset, dim1, dim2),))
+                  grad, self_shape, offset, dim1, dim2),), jvp="linear")
 
 # ``torch.diag`` of a matrix returns a copy (``diagonal_copy``).
 diagonal_copy: Op = Op("diagonal_copy", lambda x, offset, dim1, dim2: diagonal_view(x, offset, dim1, dim2).copy(),
                    node="DiagonalBackward0_copy", params=("offset", "dim1", "dim2"),
                    grads=(lambda grad, self_shape, offset, dim1, dim2: diagonal_backward(
-                       grad, self_shape, offset, dim1, dim2),))
+                       grad, self_shape, offset, dim1, dim2),), jvp="linear")
 
 
 def _diag_embed(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
@@ -1045,7 +1049,7 @@ def _diag_embed(x: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
 
 
 diag_embed: Op = Op("diag_embed", _diag_embed, node="DiagEmbedBackward0", params=("offset", "dim1", "dim2"),
-                grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),))
+                grads=(lambda grad, offset, dim1, dim2: diagonal(grad, offset, dim1, dim2),), jvp="linear")
 
 
 def _check_matrix_like(x: np.ndarray, name: str) -> None:
@@ -1065,10 +1069,10 @@ def _triu(x: np.ndarray, diagonal: int) -> np.ndarray:
 
 tril: Op = Op("tril", _tril, node="TrilBackward0", params=("diagonal",),
           grads=(lambda grad, diagonal: tril(grad, diagonal),),
-          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"}, jvp="linear")
 triu: Op = Op("triu", _triu, node="TriuBackward0", params=("diagonal",),
           grads=(lambda grad, diagonal: triu(grad, diagonal),),
-          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"})
+          variants=("function", "method", "inplace"), signature="diagonal=0", convert={"diagonal": "int"}, jvp="linear")
 
 
 # -- block_diag -------------------------------------------------------------------------------
@@ -1106,7 +1110,7 @@ def _block_diag_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...]) 
 
 
 block_diag: Op = Op("block_diag", _block_diag, node="BlockDiagBackward0", inputs=("*tensors",), dtype="promote",
-                grads=_block_diag_grad)
+                grads=_block_diag_grad, jvp="linear")
 
 
 # -- more shape ops (issue #12): rot90, unsafe_split / unsafe_chunk, diagflat, atleast_*d, the
@@ -1141,7 +1145,7 @@ def _rot90(x: np.ndarray, k: int, dims: tuple[int, ...]) -> np.ndarray:
 
 rot90: Op = Op("rot90", _rot90, node="Rot90Backward0", params=("k", "dims"),
            grads=(lambda grad, k, dims: rot90(grad, -k, dims),),
-           variants=("function", "method"), signature="k=1, dims=(0, 1)")
+           variants=("function", "method"), signature="k=1, dims=(0, 1)", jvp="linear")
 
 
 # ``unsafe_split``'s pieces alias the input's memory but are not tracked as views (PyTorch's
@@ -1154,7 +1158,7 @@ unsafe_split: Op = Op("unsafe_split", _unsafe_split, node="UnsafeSplitBackward0"
                   saved=("dim", "split_size", "self_sym_sizes"),
                   grads=lambda grads, dim: _split_grad(grads, dim),
                   variants=("function", "method"), signature="split_size, dim=0",
-                  convert={"dim": "dim"})
+                  convert={"dim": "dim"}, jvp="linear")
 def _unsafe_split_with_sizes(x: np.ndarray, split_sizes: tuple[int, ...], dim: int) -> tuple[np.ndarray, ...]:
     normalize_dim(dim, x.ndim)  # PyTorch's IndexError; its messages name the dim as given
     return _split_with_sizes(x, _ints_arg("unsafe_split_with_sizes", "split_sizes", split_sizes), dim)
@@ -1164,7 +1168,7 @@ unsafe_split_with_sizes: Op = Op("unsafe_split_with_sizes", _unsafe_split_with_s
                              params=("split_sizes", "dim"), outputs=-1,
                              saved=("dim", "split_sizes", "self_sym_sizes"),
                              grads=lambda grads, dim: _split_grad(grads, dim),
-                             variants=("function", "method"), signature="split_sizes, dim=0")
+                             variants=("function", "method"), signature="split_sizes, dim=0", jvp="linear")
 
 
 def unsafe_chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
@@ -1314,7 +1318,7 @@ select_scatter: Op = Op("select_scatter", _select_scatter, node="SelectScatterBa
                     grads=(lambda grad, src_shape, dim, index: select_scatter(
                         grad, grad.new_zeros(src_shape), dim, index),
                         lambda grad, dim, index: select(grad, dim, index)),
-                    variants=("function", "method"), signature="src, dim, index", convert={"dim": "dim"})
+                    variants=("function", "method"), signature="src, dim, index", convert={"dim": "dim"}, jvp="linear")
 
 
 def _slice_bounds(size: int, start: Any, end: Any) -> tuple[int, int]:
@@ -1346,7 +1350,7 @@ slice_scatter: Op = Op("slice_scatter", _slice_scatter, node="SliceScatterBackwa
                        grad, grad.new_zeros(src_shape), dim, start, end, step),
                        _slice_region_grad),
                    variants=("function", "method"), signature="src, dim=0, start=None, end=None, step=1",
-                   convert={"dim": "dim"})
+                   convert={"dim": "dim"}, jvp="linear")
 
 
 def _diagonal_scatter(x: np.ndarray, src: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
@@ -1360,7 +1364,7 @@ diagonal_scatter: Op = Op("diagonal_scatter", _diagonal_scatter, node="DiagonalS
                           grad, grad.new_zeros(src_shape), offset, dim1, dim2),
                           lambda grad, offset, dim1, dim2: diagonal_copy(
                               grad, offset, *_check_diagonal_dims(grad.dim(), dim1, dim2))),
-                      variants=("function", "method"), signature="src, offset=0, dim1=0, dim2=1")
+                      variants=("function", "method"), signature="src, offset=0, dim1=0, dim2=1", jvp="linear")
 
 
 def _unfold_shape(shape: tuple[int, ...], dim: int, size: int, step: int) -> tuple[int, ...]:
@@ -1404,13 +1408,13 @@ def _unfold_backward_forward(grad: np.ndarray, shape: tuple[int, ...], dimension
 
 unfold_backward: Op = Op("unfold_backward", _unfold_backward_forward, node="UnfoldBackwardBackward0",
                      params=("shape", "dimension", "size", "step"),
-                     grads=(lambda grad, dimension, size, step: unfold(grad, dimension, size, step),))
+                     grads=(lambda grad, dimension, size, step: unfold(grad, dimension, size, step),), jvp="transpose")
 
 unfold: Op = Op("unfold", _unfold, node="UnfoldBackward0", params=("dimension", "size", "step"), view=True,
             saved=("dimension", "self_sym_sizes", "size", "step"),
             grads=(lambda grad, self_shape, dimension, size, step: unfold_backward(
                 grad, self_shape, dimension, size, step),),
-            variants=("method",), signature="dimension, size, step")
+            variants=("method",), signature="dimension, size, step", jvp="linear")
 
 
 def fill_diagonal_(x: Tensor, fill_value: Any, wrap: bool) -> Tensor:
@@ -1453,17 +1457,17 @@ def _transpose_forward(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     return np.swapaxes(x, dim0, dim1) if x.ndim >= 2 else x.view()
 
 
-t_inplace = Op("t_", _t_forward, node="TBackward1", grads=(lambda grad: grad.t(),))
+t_inplace = Op("t_", _t_forward, node="TBackward1", grads=(lambda grad: grad.t(),), jvp="linear")
 transpose_inplace = Op("transpose_", _transpose_forward, node="TransposeBackward1", params=("dim0", "dim1"),
-                       grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),))
+                       grads=(lambda grad, dim0, dim1: grad.transpose(dim0, dim1),), jvp="linear")
 squeeze_all_inplace = Op("squeeze_", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward3",
                          saved=("self_sym_sizes",),
-                         grads=(lambda grad, self_shape: grad.reshape(self_shape),))
+                         grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 squeeze_dim_inplace = Op("squeeze_", lambda x, dim: _squeeze_dims(x, (dim,)), node="SqueezeBackward4",
                          params=("dim",), saved=("dim", "self_sym_sizes"),
-                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+                         grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="linear")
 squeeze_dims_inplace = Op("squeeze_", _squeeze_dims, node="SqueezeBackward5", params=("dim",),
                           saved=("dim", "self_sym_sizes"),
-                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),))
+                          grads=(lambda grad, self_shape, dim: grad.reshape(self_shape),), jvp="linear")
 unsqueeze_inplace = Op("unsqueeze_", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward1",
-                       params=("dim",), grads=(lambda grad, dim: grad.squeeze(dim),))
+                       params=("dim",), grads=(lambda grad, dim: grad.squeeze(dim),), jvp="linear")

@@ -22,7 +22,7 @@ import numpy as np
 from ..autograd.forward_ad import DUAL, tangent_of
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
-from .forward import NOT_IMPLEMENTED
+from .forward import inplace_view_dual
 from .inplace import OVERLAP_ERROR, check_inplace
 from .op import Op, apply, forward_arrays
 from .reduce import normalize_dim
@@ -189,18 +189,27 @@ as_strided_adjoint: Op
 # The two linear maps are each other's transpose, so every order of derivative is one of them.
 as_strided_backward = Op("as_strided_backward", _as_strided_backward_forward, node="AsStridedBackward0",
                          params=("geometry",),
-                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),))
+                         grads=(lambda grad, geometry: as_strided_adjoint(grad, geometry),), jvp="linear")
 as_strided_adjoint = Op("as_strided_adjoint", _as_strided_adjoint_forward, node="AsStridedBackward0",
                         params=("geometry",),
-                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),))
+                        grads=(lambda grad, geometry: as_strided_backward(grad, geometry),), jvp="linear")
 
 _AS_STRIDED_GRADS = (lambda grad, geometry: as_strided_backward(grad, geometry),)
+
+
+def _as_strided_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    """The tangent read through the geometry (the transpose of the backward, ``auto_linear`` in
+    PyTorch): not ``as_strided`` of the tangent, whose storage need not be laid out as the
+    input's; positions the input does not cover get zero, as the backward drops them."""
+    return [as_strided_adjoint(tangents[0], params[3])]
+
+
 as_strided_op = Op("as_strided", _as_strided_forward, node="AsStridedBackward0",
                    params=("size", "stride", "storage_offset", "geometry"), view=True,
-                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS)
+                   saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp=_as_strided_jvp)
 as_strided_inplace = Op("as_strided_", _as_strided_forward, node="AsStridedBackward1",
                         params=("size", "stride", "storage_offset", "geometry"), view=True,
-                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS)
+                        saved=("size", "storage_offset", "stride"), grads=_AS_STRIDED_GRADS, jvp=_as_strided_jvp)
 
 
 def _as_strided_args(x: Tensor, size: Any, stride: Any, storage_offset: Any, fname: str,
@@ -220,7 +229,7 @@ def _as_strided_args(x: Tensor, size: Any, stride: Any, storage_offset: Any, fna
                         f"{type(storage_offset).__name__}")
     _check_geometry(size, stride, offset, store.nbytes, data.itemsize)
     geometry = None
-    if STATE.grad_enabled and x._requires_grad:
+    if STATE.grad_enabled and x._requires_grad or DUAL[0] is not None and tangent_of(x) is not None:
         geometry = ((data.shape, _elem_strides(data), own_offset), (size, stride, offset))
     return size, stride, offset, geometry
 
@@ -297,7 +306,7 @@ as_strided_scatter_op = Op(
     # ``input``'s gradient: the output's gradient where the region does not cover it; ``src``'s:
     # the output's gradient read through the region (none where the copy's gaps hide it).
     grads=(lambda grad, covered: put_positions(grad, _make(np.zeros(covered.shape, grad._data.dtype)), covered),
-           lambda grad, geometry: as_strided_adjoint(grad, geometry)))
+           lambda grad, geometry: as_strided_adjoint(grad, geometry)), jvp="transpose")
 
 
 def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # noqa: A002
@@ -347,8 +356,9 @@ def as_strided_scatter(input: Tensor, src: Tensor, size: Any, stride: Any,  # no
 def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Tensor:
     """Give ``self`` the array (and, when it is tracked, the node) of ``op``'s view of it."""
     check_inplace(self, (), fill=True)  # (no element is written: an expanded tensor is fine)
-    if DUAL[0] is not None and tangent_of(self) is not None:  # (its tangent would keep the old shape)
-        raise NotImplementedError(NOT_IMPLEMENTED.format(op.name))
+    if DUAL[0] is not None and tangent_of(self) is not None:  # its tangent changes the same way
+        return inplace_view_dual(self, op, params, name, _inplace_view,  # type: ignore[no-any-return]
+                                 op.jvp == "linear" or _same_layout(self._data, tangent_of(self)._data))
     counter = self._counter()  # (before its array changes: a node that saved it as output shares it)
     if STATE.grad_enabled and self._requires_grad:
         view = apply(op, (self, *params))
@@ -359,6 +369,15 @@ def _inplace_view(self: Tensor, op: Op, params: Sequence[Any], name: str) -> Ten
     if self._base is not None:  # its own history is current: not regenerated from the base
         self._view_version = counter.value
     return self
+
+
+def _same_layout(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``b`` sits in its storage as ``a`` in its own (an absolute geometry reads the same
+    elements of both)."""
+    if a.shape != b.shape or _elem_strides(a) != _elem_strides(b):
+        return False
+    (store_a, offset_a), (store_b, offset_b) = storage_of(a), storage_of(b)
+    return offset_a == offset_b and store_a.size == store_b.size
 
 
 def t_(self: Tensor) -> Tensor:
