@@ -35,13 +35,3 @@ def test_composition_matches_torch_func(torch: Any, name: str) -> None:
         ours = CASES[name](rfunc, rg.tensor(X), rg)
         theirs = CASES[name](torch.func, torch.tensor(X), torch)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
-
-
-@pytest.mark.parametrize("make", [lambda fn, x: fn.jacfwd(fn.jacrev(_f))(x[0]),
-                                  lambda fn, x: fn.jvp(fn.grad(_f), (x[0],), (x[1],)),
-                                  lambda fn, x: fn.jacfwd(fn.grad(_f))(x[0])])
-def test_reverse_inside_forward_refuses_instead_of_a_wrong_result(make: Any) -> None:
-    import retrograd.func as rfunc
-
-    with pytest.raises(RuntimeError, match="inside a forward-mode one"):
-        make(rfunc, rg.tensor(X))

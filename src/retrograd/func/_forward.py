@@ -147,8 +147,10 @@ def _jvp_double_vjp(func: Callable[..., Any], p_leaves: list[Any], t_leaves: lis
     """``jvp`` inside an active dual level: J v as the gradient, with respect to a dummy cotangent
     u, of the vjp ``u^T J`` dotted with v (linear in u). Its operations carry the outer level's
     tangents, so transforms nest."""
-    from retrograd.autograd.grad_mode import enable_grad
+    from retrograd.autograd.grad_mode import enable_grad, is_grad_enabled
 
+    # The double-vjp's graph is private unless the caller differentiates the result.
+    keep_graph = is_grad_enabled() and any(x.requires_grad for x in p_leaves + t_leaves)
     with enable_grad():
         ins = [p if p.requires_grad else _leaf_keeping_tangent(p) for p in p_leaves]
         result = func(*_unflatten(ins, p_spec))
@@ -166,8 +168,35 @@ def _jvp_double_vjp(func: Callable[..., Any], p_leaves: list[Any], t_leaves: lis
                 jvps = list(_autograd_grad([g for g, _ in used], dummies, [t for _, t in used], create_graph=True,
                                            allow_unused=True))
     jvps = [j if j is not None else _zeros_like(o) for j, o in zip(jvps, o_leaves)]
+    if not keep_graph:
+        o_leaves = [detach_keeping_tangent(o) for o in o_leaves]
+        jvps = [detach_keeping_tangent(j) for j in jvps]
     done = (_unflatten(list(o_leaves), o_spec), _unflatten(jvps, o_spec))
     return (*done, aux) if has_aux else done
+
+
+def detach_keeping_tangent(t: Tensor, tangent_graph: bool = False) -> Tensor:
+    """``t.detach()`` that keeps ``t``'s tangent (detached too) at the active dual level (``detach``
+    drops it, as in PyTorch): what a transform computes with a private graph (a reverse-mode one
+    inside a forward-mode one, a nested ``jvp``) comes out carrying its forward derivative, as
+    torch.func's results do, and with no graph (``tangent_graph``: the tangent keeps its own).
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd import forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(rg.ones(1, requires_grad=True) * 2, rg.ones(1))
+    ...     y = detach_keeping_tangent(x)
+    ...     y.requires_grad, fwAD.unpack_dual(y).tangent
+    (False, tensor([1.]))
+    """
+    from retrograd.func import _vmap
+
+    if type(t) is _vmap.BatchedTensor:  # (the tangent is on the physical tensor)
+        return _vmap.wrap(detach_keeping_tangent(t._value, tangent_graph), t._level)
+    tangent = forward_ad.tangent_of(t)
+    if tangent is None:
+        return t.detach()
+    return forward_ad.make_dual(t.detach(), tangent if tangent_graph else tangent.detach())
 
 
 def _leaf_keeping_tangent(x: Tensor) -> Tensor:
@@ -300,38 +329,6 @@ def _stack_columns(cols: list[Any], out: Any, x: Any) -> Any:
     return stack(cols, -1).reshape(shape)
 
 
-def _jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...]) -> Callable[..., Any]:
-    """A local reverse-mode Jacobian (one ``autograd.grad`` per output element) for ``hessian``:
-    its backward passes carry the tangents of an enclosing ``jacfwd`` (forward-over-reverse)."""
-
-    def jacobian(*args: Any) -> Any:
-        from retrograd import _functions
-        from retrograd.autograd.grad_mode import enable_grad
-
-        nums = _check_argnums(argnums, len(args))
-        with enable_grad():
-            full = list(args)
-            for a in nums:
-                full[a] = _leaf_keeping_tangent(args[a])
-            inputs = [full[a] for a in nums]
-            out = func(*full)
-            if not isinstance(out, Tensor):
-                raise RuntimeError("hessian: expected f to return a single Tensor")
-            rows: list[list[Any]] = [[] for _ in inputs]
-            flat = out.reshape(-1)
-            for j in range(out.numel()):
-                grads = _autograd_grad(flat[j], inputs, retain_graph=True, allow_unused=True)
-                for r, g, x in zip(rows, grads, inputs):
-                    r.append(g if g is not None else _zeros_like(x))
-        blocks = tuple(
-            _functions.stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
-            else Tensor._make(np.zeros(tuple(out.shape) + tuple(x.shape), x._data.dtype))
-            for r, x in zip(rows, inputs))
-        return blocks if isinstance(argnums, tuple) else blocks[0]
-
-    return jacobian
-
-
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``, forward over
     reverse, as ``torch.func.hessian``.
@@ -342,7 +339,9 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Cal
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(_jacrev(func, argnums), argnums)
+    from retrograd.func import jacrev
+
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # -- linearize ------------------------------------------------------------------------------------
