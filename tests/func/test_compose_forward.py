@@ -1,5 +1,4 @@
-"""Forward-mode transforms composed with vmap and the reverse-mode ones, against torch.func
-(vmap of a forward-mode transform reruns per sample: exact values, PyTorch's warning)."""
+"""Forward-mode transforms composed with vmap and the reverse-mode ones, against torch.func."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ def test_composition_matches_torch_func(torch: Any, name: str) -> None:
     import retrograd.func as rfunc
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # (the per-sample fallback's performance warning)
+        warnings.simplefilter("ignore", UserWarning)  # (a per-op fallback, where an op has no batching rule)
         ours = CASES[name](rfunc, rg.tensor(X), rg)
         theirs = CASES[name](torch.func, torch.tensor(X), torch)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)

@@ -114,7 +114,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     if forward_ad.current_level() is not None:
         return _jvp_double_vjp(func, p_leaves, t_leaves, p_spec, has_aux)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        duals = [_make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         result = func(*_unflatten(duals, p_spec))
         output, aux = _split_aux(result, has_aux, "jvp(f, primals, tangents)")
         if has_aux:
@@ -123,11 +123,44 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         _check_tensors(o_leaves, "jvp(f, primals, tangents): expected f(*primals) to return only tensors")
         outs, jvps = [], []
         for o in o_leaves:
-            primal, tangent = forward_ad.unpack_dual(o)
+            primal, tangent = _unpack_dual(o)
             outs.append(primal)
             jvps.append(tangent if tangent is not None else _zeros_like(o))
     done = (_unflatten(outs, o_spec), _unflatten(jvps, o_spec))
     return (*done, aux) if has_aux else done
+
+
+def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``forward_ad.make_dual``, also under ``vmap``: a batched primal or tangent is a dual of the
+    physical tensors (batch dimensions first), so every op then runs once on the whole batch with
+    its tangent carried beside it, as PyTorch batches tangents like primals."""
+    from retrograd.func import _vmap
+
+    if type(primal) is not _vmap.BatchedTensor and type(tangent) is not _vmap.BatchedTensor:
+        return forward_ad.make_dual(primal, tangent)
+    if tuple(primal.shape) != tuple(tangent.shape):  # (the per-sample shapes, in make_dual's words)
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+            f"this is not supported. Tensor is of size {list(primal.shape)} while the given forward "
+            f"gradient is of size {list(tangent.shape)}.")
+    physical, rewrap = _vmap.lift(primal)
+    physical_tangent = _vmap.full_physical(tangent)
+    return rewrap(forward_ad.make_dual(physical, physical_tangent))
+
+
+def _unpack_dual(out: Tensor) -> tuple[Tensor, Tensor | None]:
+    """``forward_ad.unpack_dual``, also of a batched output (its tangent is the physical one's)."""
+    from retrograd.func import _vmap
+
+    if type(out) is not _vmap.BatchedTensor:
+        return forward_ad.unpack_dual(out)
+    levels = _vmap.levels_of(out)[::-1]
+    physical: Tensor = out
+    while type(physical) is _vmap.BatchedTensor:
+        physical = physical._value
+    primal, tangent = forward_ad.unpack_dual(physical)
+    return (_vmap.rewrap(primal, levels),
+            None if tangent is None else _vmap.rewrap(tangent, levels))
 
 
 def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:

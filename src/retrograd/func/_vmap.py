@@ -95,8 +95,9 @@ class BatchedTensor(Tensor):
 
     @staticmethod
     def refuse_forward_ad() -> None:
-        """``make_dual`` of a batched tensor: forward mode has no batching rules yet, so the
-        ``vmap`` reruns its function once per sample (values exact, PyTorch's warning)."""
+        """``forward_ad.make_dual`` called directly on a batched tensor: the ``vmap`` reruns its
+        function once per sample (values exact, PyTorch's warning). ``func.jvp`` does not come
+        here: it makes the dual of the physical tensors, so tangents batch like primals."""
         raise Unbatchable("forward-mode AD (make_dual) of a batched tensor")
 
     def __repr__(self) -> str:
@@ -175,6 +176,15 @@ def _levels_of(t: Any) -> list[int]:
         levels.append(t._level)
         t = t._value
     return levels
+
+
+def levels_of(t: Any) -> list[int]:
+    """The vmap levels ``t`` is batched at, innermost wrapper last (outermost level first).
+
+    >>> levels_of(object())
+    []
+    """
+    return _levels_of(t)
 
 
 def materialize(t: Tensor, levels: list[int]) -> Tensor:
