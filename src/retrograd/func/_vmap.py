@@ -142,10 +142,46 @@ class BatchedTensor(Tensor):
                 raise Unbatchable("__getitem__")
         return wrap(self._value[(slice(None),) + keys], self._level)
 
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+        """PyTorch's batching rule: each sample's view of the storage is shifted by the batch
+        dimension's stride, as if the sample were ``as_strided`` alone in its own memory; a view
+        reaching outside what the sample itself can reach is refused (PyTorch's error)."""
+        return _as_strided(self, size, stride, storage_offset)
+
+    as_strided_batched = as_strided  # (what ``retrograd.as_strided`` calls for a batched tensor)
+
     def backward(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
                            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
                            "transforms.")
+
+
+def _as_strided(t: BatchedTensor, size: Any, stride: Any, storage_offset: Any) -> Tensor:
+    from .._functions import as_strided
+    from ..ops.strided import _int_tuple, storage_of
+    size = _int_tuple(size, "as_strided", "size", 1)
+    stride = _int_tuple(stride, "as_strided", "stride", 2)
+    depth, physical = 0, t._value
+    while type(physical) is BatchedTensor:
+        depth += 1
+        physical = physical._value
+    depth += 1  # (the sample's dims follow every batch dim)
+    data = physical._data
+    item = data.itemsize
+    offset = storage_of(data)[1]  # the first sample's own offset
+    if (storage_offset is not None and isinstance(storage_offset, int) and len(size) == len(stride)
+            and math.prod(size) and data.size):
+        reach = sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        own = sum((n - 1) * abs(s) // item for n, s in zip(data.shape[depth:], data.strides[depth:])) + 1
+        if storage_offset < offset or storage_offset + reach > offset + own:
+            raise RuntimeError(
+                f"result = tensor.as_strided({list(size)}, {list(stride)}, {storage_offset}) can access memory "
+                f"outside of `tensor`. `result` can access some memory in range [{storage_offset}, "
+                f"{storage_offset + reach}], but `tensor` can only access some memory in range [{offset}, "
+                f"{offset + own}]. This is not supported inside of vmap, please try to rewrite the `as_strided` "
+                "call as a sequence of PyTorch view operations")
+    batch_stride = data.strides[depth - 1] // item
+    return wrap(as_strided(t._value, (_LEVELS[t._level],) + size, (batch_stride,) + stride, storage_offset), t._level)
 
 
 def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
