@@ -355,6 +355,42 @@ RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mod
                     "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
 
+def random_factory(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A random factory (``randn``, ``rand_like``...) called inside ``vmap``: under
+    ``randomness='different'`` one draw per sample of each such level, in one call of the
+    factory with the batch sizes in front (PyTorch's numbers for the same seed); under
+    ``'same'`` one draw shared by the batch; ``'error'`` refuses in the generator itself."""
+    if "error" in _RANDOMNESS:  # (also with an explicit generator, which the guard does not cover)
+        raise RuntimeError(RANDOMNESS_ERROR)
+    levels = [lv for lv in active_levels() if _RANDOMNESS[lv] == "different"]
+    if not levels:
+        return factory(*args, **kwargs)
+    batch = tuple(_LEVELS[lv] for lv in levels)
+    name = factory.__name__
+    if name == "randperm":  # (no batched form: one permutation per sample, in order)
+        from .. import stack
+        draws = [factory(*args, **kwargs) for _ in range(math.prod(batch))]
+        return rewrap(stack(draws).reshape(batch + tuple(draws[0].shape)), levels)
+    new_args, new_kwargs = list(args), dict(kwargs)
+    if name in ("rand", "randn"):
+        shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        new_args = [batch + tuple(shape)]
+    elif name.endswith("_like"):
+        from .. import empty
+        source = new_kwargs.pop("input") if "input" in new_kwargs else new_args.pop(0)
+        if not isinstance(source, Tensor):
+            return factory(*args, **kwargs)  # (the factory's own error)
+        new_args.insert(0, empty(batch + tuple(source.shape), dtype=source.dtype))
+    elif isinstance(new_kwargs.get("size"), (tuple, list)):
+        new_kwargs["size"] = batch + tuple(new_kwargs["size"])
+    else:  # randint(low, high, size) / randint(high, size) / normal(mean, std, size): the size is a tuple
+        sizes = [i for i, a in enumerate(args) if isinstance(a, (tuple, list))]
+        if not sizes:
+            return factory(*args, **kwargs)  # (normal of tensors: its own path; a bad call: its error)
+        new_args[sizes[-1]] = batch + tuple(args[sizes[-1]])
+    return rewrap(factory(*new_args, **new_kwargs), levels)
+
+
 class _NoDraws:
     """Stands in for the default generator's engine while a ``vmap(randomness='error')`` runs:
     every draw (``randn``, ``dropout``, ``bernoulli``...) goes through it and is refused."""
