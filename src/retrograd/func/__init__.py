@@ -39,20 +39,20 @@ _DEPTH = [0]
 
 def _check_argnums(argnums: Any, n_args: int) -> tuple[int, ...] | int:
     """PyTorch's checks of ``argnums`` (an int or a tuple of ints), normalised."""
-    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple)):
+    if not isinstance(argnums, (int, tuple)):  # (a bool is an int, as in PyTorch)
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if isinstance(argnums, int):
         if not -n_args <= argnums < n_args:
             raise RuntimeError(f"Got argnum={argnums}, but only {n_args} positional inputs")
-        return argnums % n_args
+        return int(argnums) % n_args
     if len(argnums) == 0:
         raise RuntimeError("argnums must be non-empty")
     for a in argnums:
-        if isinstance(a, bool) or not isinstance(a, int):
+        if not isinstance(a, int):
             raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
         if not -n_args <= a < n_args:
             raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
-    normal = tuple(a % n_args for a in argnums)
+    normal = tuple(int(a) % n_args for a in argnums)
     if len(set(normal)) != len(normal):
         raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     return normal

@@ -27,56 +27,12 @@ import numpy as np
 
 from retrograd.autograd import forward_ad
 from retrograd.autograd import grad as _autograd_grad
+from retrograd.func._pytree import tree_flatten as _flatten
+from retrograd.func._pytree import tree_unflatten as _unflatten
+from retrograd.func._pytree import treespec_repr as _spec_text
 from retrograd.tensor import Tensor
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
-
-
-# -- pytrees: tensors in tuples, lists and dicts ------------------------------------------------
-
-
-def _flatten(tree: Any) -> tuple[list[Any], Any]:
-    """Leaves (in order) and a spec to rebuild ``tree`` from them."""
-    if isinstance(tree, (tuple, list)):
-        leaves: list[Any] = []
-        specs = []
-        for item in tree:
-            sub, spec = _flatten(item)
-            leaves += sub
-            specs.append(spec)
-        return leaves, (type(tree), None, specs)
-    if isinstance(tree, dict):
-        leaves = []
-        specs = []
-        for key in tree:
-            sub, spec = _flatten(tree[key])
-            leaves += sub
-            specs.append(spec)
-        return leaves, (dict, list(tree), specs)
-    return [tree], None
-
-
-def _unflatten(leaves: list[Any], spec: Any) -> Any:
-    it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if s is None:
-            return next(it)
-        kind, keys, children = s
-        if kind is dict:
-            return {k: build(c) for k, c in zip(keys, children)}
-        return kind(build(c) for c in children)
-
-    return build(spec)
-
-
-def _spec_text(spec: Any) -> str:
-    """A spec as PyTorch prints a TreeSpec (``TreeSpec(tuple, None, [*])``, ``*`` for a leaf)."""
-    if spec is None:
-        return "*"
-    kind, keys, children = spec
-    inner = ",\n  ".join(_spec_text(c) for c in children)
-    return f"TreeSpec({kind.__name__}, {keys!r}, [{inner}])"
 
 
 def _check_tensors(leaves: list[Any], what: str) -> None:
@@ -247,20 +203,6 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
 
 
-def _check_argnums(argnums: Any, n: int) -> tuple[int, ...]:
-    nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    if not nums:
-        raise RuntimeError("argnums must be non-empty")
-    out = []
-    for a in nums:
-        if not isinstance(a, int):
-            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
-        if not -n <= a < n:
-            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-        out.append(a % n)
-    return tuple(out)
-
-
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable[..., Any]:
     """The Jacobian of ``func`` with respect to the arguments ``argnums``, by forward AD: one
@@ -279,8 +221,10 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
 
     def jacobian(*args: Any) -> Any:
         from retrograd import random as rg_random
+        from retrograd.func import _check_argnums
 
-        nums = _check_argnums(argnums, len(args))
+        checked = _check_argnums(argnums, len(args))
+        nums = (checked,) if isinstance(checked, int) else checked
         flat = [_flatten(args[a]) for a in nums]
         for leaves, _ in flat:
             _check_tensors(leaves, "Expected tensors")
