@@ -804,6 +804,9 @@ def as_strided(input: Tensor, size: Any, stride: Any, storage_offset: Any = None
     """
     from .ops import strided
 
+    batched = getattr(type(input), "as_strided_batched", None)
+    if batched is not None:  # vmap's batched tensors (func/_vmap.py): PyTorch's batching rule
+        return batched(input, size, stride, storage_offset)  # type: ignore[no-any-return]
     return strided.as_strided(input, size, stride, storage_offset)
 
 

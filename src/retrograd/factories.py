@@ -4,6 +4,7 @@ generator (``manual_seed``)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Any
@@ -655,6 +656,33 @@ def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dty
     np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
     out = random_(_empty(input._data.shape, np_dtype), low, high, generator=generator)
     return _finish(out._data, requires_grad)
+
+
+def _vmap_random(factory: Any) -> Any:
+    """``factory`` (a random factory function), drawing one sample per batch element inside a
+    ``vmap(randomness='different')`` (``func/_vmap.py``, imported at call time: the flag is set
+    only while a vmap runs), as PyTorch's batching rules for random ops do."""
+    from .ops import op as _op
+
+    @functools.wraps(factory)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _op._BATCHING:
+            from .func._vmap import random_factory
+
+            return random_factory(factory, args, kwargs)
+        return factory(*args, **kwargs)
+
+    return wrapper
+
+
+rand = _vmap_random(rand)
+randn = _vmap_random(randn)
+randint = _vmap_random(randint)
+randperm = _vmap_random(randperm)
+normal = _vmap_random(normal)
+rand_like = _vmap_random(rand_like)
+randn_like = _vmap_random(randn_like)
+randint_like = _vmap_random(randint_like)
 
 
 # -- more creation functions (issue #12): index grids, vander, logspace, range, scalar_tensor,

@@ -24,6 +24,7 @@ from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from . import _vmap
+from ._forward import detach_keeping_tangent as _detach_keeping_tangent
 from ._forward import hessian, jacfwd, jvp, linearize
 from ._pytree import spec_repr, tree_flatten, tree_map, tree_unflatten
 from ._vmap import vmap
@@ -38,20 +39,20 @@ _DEPTH = [0]
 
 def _check_argnums(argnums: Any, n_args: int) -> tuple[int, ...] | int:
     """PyTorch's checks of ``argnums`` (an int or a tuple of ints), normalised."""
-    if isinstance(argnums, bool) or not isinstance(argnums, (int, tuple)):
+    if not isinstance(argnums, (int, tuple)):  # (a bool is an int, as in PyTorch)
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     if isinstance(argnums, int):
         if not -n_args <= argnums < n_args:
             raise RuntimeError(f"Got argnum={argnums}, but only {n_args} positional inputs")
-        return argnums % n_args
+        return int(argnums) % n_args
     if len(argnums) == 0:
         raise RuntimeError("argnums must be non-empty")
     for a in argnums:
-        if isinstance(a, bool) or not isinstance(a, int):
+        if not isinstance(a, int):
             raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
         if not -n_args <= a < n_args:
             raise RuntimeError(f"Got argnum={a}, but only {n_args} positional inputs")
-    normal = tuple(a % n_args for a in argnums)
+    normal = tuple(int(a) % n_args for a in argnums)
     if len(set(normal)) != len(normal):
         raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     return normal
@@ -73,17 +74,17 @@ class _Lifted:
         self.targets: list[Tensor] = []
         self.rewrap: list[Callable[[Tensor], Tensor]] = []
         for leaf in leaves:
-            if forward_ad.tangent_of(leaf) is not None:
-                # (the aliases below would drop the tangent: a silent zero where PyTorch differentiates)
-                raise RuntimeError("retrograd.func: a reverse-mode transform (grad, vjp, jacrev) inside a "
-                                   "forward-mode one (jvp, jacfwd) is not supported yet; use func.hessian or "
-                                   "autograd.functional.hvp")
             physical, rewrap = _vmap.lift(leaf)
+            tangent = forward_ad.tangent_of(physical)
+            if tangent is not None and tangent._requires_grad and is_grad_enabled():
+                self.create = True  # (the results' tangents are differentiable in the given tangent)
             if physical._requires_grad and is_grad_enabled():
                 self.create = True
-                target = physical.view_as(physical)
+                target = physical.view_as(physical)  # (a view carries the tangent of an enclosing jvp)
             else:
-                target = physical.detach().requires_grad_()
+                # Forward over reverse: the alias keeps the input's tangent, so the backward pass (whose
+                # rules are ops) carries it and the gradient comes out with its own tangent.
+                target = _detach_keeping_tangent(physical, tangent_graph=True).requires_grad_()
             self.targets.append(target)
             self.logical.append(rewrap(target))
             self.rewrap.append(rewrap)
@@ -108,13 +109,13 @@ class _Lifted:
             if g is None:
                 g = zeros_like(target)
             elif not self.create:
-                g = g.detach()
+                g = _detach_keeping_tangent(g)  # (create: a tangent with a graph keeps it, see __init__)
             out.append(rewrap(g))
         return out
 
 
 def _detached(tree: Any, create: bool) -> Any:
-    return tree if create else tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return tree if create else tree_map(lambda t: _detach_keeping_tangent(t) if isinstance(t, Tensor) else t, tree)
 
 
 def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
@@ -158,7 +159,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                 grads = tree_unflatten(lifted.gradients(result, None), lifted.spec)
         finally:
             _DEPTH[0] -= 1
-        value = result if lifted.create else result.detach()
+        value = result if lifted.create else _detach_keeping_tangent(result)
         if has_aux:
             _check_aux(aux)
             return grads, (value, _detached(aux, lifted.create))
@@ -274,7 +275,7 @@ def _batched_backward(lifted: _Lifted, outs: list[Tensor], cts: list[Tensor], cr
     if used:
         grads = _autograd_grad([o for o, _ in used], lifted.targets, [c.to(o.dtype) for o, c in used],
                                retain_graph=True, create_graph=create, allow_unused=True)
-    out = [zeros_like(t) if g is None else (g if create else g.detach()) for g, t in zip(grads, lifted.targets)]
+    out = [zeros_like(t) if g is None else (g if create else _detach_keeping_tangent(g)) for g, t in zip(grads, lifted.targets)]
     return tuple(tree_unflatten(out, lifted.spec))
 
 

@@ -17,6 +17,8 @@ Everything else (no entry) runs per sample, with PyTorch's performance warning.
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -171,6 +173,53 @@ def _matmul(a: Tensor, ba: bool, b: Tensor, bb: bool) -> Tensor:
     return matmul(a, b)  # type: ignore[no-any-return]  # leading dims broadcast as batch dims
 
 
+# Memory for the per-sample weight gradients (a batch of outer products, megabytes each), kept
+# after their arrays die: a fresh block of that size costs one page fault per 4 KiB on every
+# call (the kernel zero-fills it), which was half the time of vmap(grad) of a small MLP. A
+# block is reused only once nothing but this pool refers to it (its arrays and their views hold
+# it through ``.base``); a few blocks at most.
+_POOL: list[np.ndarray] = []
+_POOL_BLOCKS = 4
+_POOL_MIN_BYTES = 1 << 17  # (smaller arrays come from malloc's reused heap anyway)
+
+
+def _free_refs() -> int:
+    """What ``sys.getrefcount`` says of a pooled block nothing else refers to, measured the way
+    ``_recycled`` asks (the count depends on the interpreter)."""
+    pool = [np.empty(1, np.uint8)]
+    for block in pool:
+        return sys.getrefcount(block)
+    raise AssertionError
+
+
+_FREE_REFS = _free_refs()
+
+
+def _recycled(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array of ``shape``, in a free pooled block of its size when there is one.
+
+    >>> a = _recycled((64, 64, 16), np.dtype(np.float32))
+    >>> b = _recycled((64, 64, 16), np.dtype(np.float32))  # (``a`` is alive: another block)
+    >>> np.shares_memory(a, b)
+    False
+    >>> address = b.__array_interface__["data"][0]
+    >>> del b  # (its block is free again)
+    >>> _recycled((64, 64, 16), np.dtype(np.float32)).__array_interface__["data"][0] == address
+    True
+    """
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < _POOL_MIN_BYTES:
+        return np.empty(shape, dtype)
+    for block in _POOL:
+        if block.nbytes == nbytes and sys.getrefcount(block) == _FREE_REFS:
+            return block.view(dtype).reshape(shape)
+    block = np.empty(nbytes, np.uint8)
+    if len(_POOL) >= _POOL_BLOCKS:
+        _POOL.pop(0)
+    _POOL.append(block)
+    return block.view(dtype).reshape(shape)
+
+
 def _row_times_matrix() -> Any:
     from ..autograd.function import Function
     from ..autograd.grad_mode import is_grad_enabled
@@ -194,11 +243,14 @@ def _row_times_matrix() -> Any:
             g, ad = grad._data, a._data
             grad_a = np.matmul(g, np.swapaxes(b._data, 1, 2))
             # The outer products with NumPy's inner loop over the longer side (a broadcast
-            # product runs one short loop per row).
+            # product runs one short loop per row), into recycled memory (see _recycled).
+            dtype = np.result_type(g, ad)
             if g.shape[2] < ad.shape[2]:
-                grad_b = np.swapaxes(np.swapaxes(g, 1, 2) * ad, 1, 2)
+                out = _recycled((g.shape[0], g.shape[2], ad.shape[2]), dtype)
+                grad_b = np.swapaxes(np.multiply(np.swapaxes(g, 1, 2), ad, out=out), 1, 2)
             else:
-                grad_b = np.einsum("bik,bkj->bij", np.swapaxes(ad, 1, 2), g)
+                out = _recycled((g.shape[0], ad.shape[2], g.shape[2]), dtype)
+                grad_b = np.einsum("bik,bkj->bij", np.swapaxes(ad, 1, 2), g, out=out)
             return Tensor._make(grad_a), Tensor._make(grad_b)
 
     return RowTimesMatrix

@@ -27,56 +27,12 @@ import numpy as np
 
 from retrograd.autograd import forward_ad
 from retrograd.autograd import grad as _autograd_grad
+from retrograd.func._pytree import tree_flatten as _flatten
+from retrograd.func._pytree import tree_unflatten as _unflatten
+from retrograd.func._pytree import treespec_repr as _spec_text
 from retrograd.tensor import Tensor
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
-
-
-# -- pytrees: tensors in tuples, lists and dicts ------------------------------------------------
-
-
-def _flatten(tree: Any) -> tuple[list[Any], Any]:
-    """Leaves (in order) and a spec to rebuild ``tree`` from them."""
-    if isinstance(tree, (tuple, list)):
-        leaves: list[Any] = []
-        specs = []
-        for item in tree:
-            sub, spec = _flatten(item)
-            leaves += sub
-            specs.append(spec)
-        return leaves, (type(tree), None, specs)
-    if isinstance(tree, dict):
-        leaves = []
-        specs = []
-        for key in tree:
-            sub, spec = _flatten(tree[key])
-            leaves += sub
-            specs.append(spec)
-        return leaves, (dict, list(tree), specs)
-    return [tree], None
-
-
-def _unflatten(leaves: list[Any], spec: Any) -> Any:
-    it = iter(leaves)
-
-    def build(s: Any) -> Any:
-        if s is None:
-            return next(it)
-        kind, keys, children = s
-        if kind is dict:
-            return {k: build(c) for k, c in zip(keys, children)}
-        return kind(build(c) for c in children)
-
-    return build(spec)
-
-
-def _spec_text(spec: Any) -> str:
-    """A spec as PyTorch prints a TreeSpec (``TreeSpec(tuple, None, [*])``, ``*`` for a leaf)."""
-    if spec is None:
-        return "*"
-    kind, keys, children = spec
-    inner = ",\n  ".join(_spec_text(c) for c in children)
-    return f"TreeSpec({kind.__name__}, {keys!r}, [{inner}])"
 
 
 def _check_tensors(leaves: list[Any], what: str) -> None:
@@ -114,7 +70,7 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     if forward_ad.current_level() is not None:
         return _jvp_double_vjp(func, p_leaves, t_leaves, p_spec, has_aux)
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        duals = [_make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         result = func(*_unflatten(duals, p_spec))
         output, aux = _split_aux(result, has_aux, "jvp(f, primals, tangents)")
         if has_aux:
@@ -123,11 +79,44 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         _check_tensors(o_leaves, "jvp(f, primals, tangents): expected f(*primals) to return only tensors")
         outs, jvps = [], []
         for o in o_leaves:
-            primal, tangent = forward_ad.unpack_dual(o)
+            primal, tangent = _unpack_dual(o)
             outs.append(primal)
             jvps.append(tangent if tangent is not None else _zeros_like(o))
     done = (_unflatten(outs, o_spec), _unflatten(jvps, o_spec))
     return (*done, aux) if has_aux else done
+
+
+def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
+    """``forward_ad.make_dual``, also under ``vmap``: a batched primal or tangent is a dual of the
+    physical tensors (batch dimensions first), so every op then runs once on the whole batch with
+    its tangent carried beside it, as PyTorch batches tangents like primals."""
+    from retrograd.func import _vmap
+
+    if type(primal) is not _vmap.BatchedTensor and type(tangent) is not _vmap.BatchedTensor:
+        return forward_ad.make_dual(primal, tangent)
+    if tuple(primal.shape) != tuple(tangent.shape):  # (the per-sample shapes, in make_dual's words)
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original Tensor, "
+            f"this is not supported. Tensor is of size {list(primal.shape)} while the given forward "
+            f"gradient is of size {list(tangent.shape)}.")
+    physical, rewrap = _vmap.lift(primal)
+    physical_tangent = _vmap.full_physical(tangent)
+    return rewrap(forward_ad.make_dual(physical, physical_tangent))
+
+
+def _unpack_dual(out: Tensor) -> tuple[Tensor, Tensor | None]:
+    """``forward_ad.unpack_dual``, also of a batched output (its tangent is the physical one's)."""
+    from retrograd.func import _vmap
+
+    if type(out) is not _vmap.BatchedTensor:
+        return forward_ad.unpack_dual(out)
+    levels = _vmap.levels_of(out)[::-1]
+    physical: Tensor = out
+    while type(physical) is _vmap.BatchedTensor:
+        physical = physical._value
+    primal, tangent = forward_ad.unpack_dual(physical)
+    return (_vmap.rewrap(primal, levels),
+            None if tangent is None else _vmap.rewrap(tangent, levels))
 
 
 def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
@@ -147,8 +136,10 @@ def _jvp_double_vjp(func: Callable[..., Any], p_leaves: list[Any], t_leaves: lis
     """``jvp`` inside an active dual level: J v as the gradient, with respect to a dummy cotangent
     u, of the vjp ``u^T J`` dotted with v (linear in u). Its operations carry the outer level's
     tangents, so transforms nest."""
-    from retrograd.autograd.grad_mode import enable_grad
+    from retrograd.autograd.grad_mode import enable_grad, is_grad_enabled
 
+    # The double-vjp's graph is private unless the caller differentiates the result.
+    keep_graph = is_grad_enabled() and any(x.requires_grad for x in p_leaves + t_leaves)
     with enable_grad():
         ins = [p if p.requires_grad else _leaf_keeping_tangent(p) for p in p_leaves]
         result = func(*_unflatten(ins, p_spec))
@@ -166,8 +157,35 @@ def _jvp_double_vjp(func: Callable[..., Any], p_leaves: list[Any], t_leaves: lis
                 jvps = list(_autograd_grad([g for g, _ in used], dummies, [t for _, t in used], create_graph=True,
                                            allow_unused=True))
     jvps = [j if j is not None else _zeros_like(o) for j, o in zip(jvps, o_leaves)]
+    if not keep_graph:
+        o_leaves = [detach_keeping_tangent(o) for o in o_leaves]
+        jvps = [detach_keeping_tangent(j) for j in jvps]
     done = (_unflatten(list(o_leaves), o_spec), _unflatten(jvps, o_spec))
     return (*done, aux) if has_aux else done
+
+
+def detach_keeping_tangent(t: Tensor, tangent_graph: bool = False) -> Tensor:
+    """``t.detach()`` that keeps ``t``'s tangent (detached too) at the active dual level (``detach``
+    drops it, as in PyTorch): what a transform computes with a private graph (a reverse-mode one
+    inside a forward-mode one, a nested ``jvp``) comes out carrying its forward derivative, as
+    torch.func's results do, and with no graph (``tangent_graph``: the tangent keeps its own).
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd import forward_ad as fwAD
+    >>> with fwAD.dual_level():
+    ...     x = fwAD.make_dual(rg.ones(1, requires_grad=True) * 2, rg.ones(1))
+    ...     y = detach_keeping_tangent(x)
+    ...     y.requires_grad, fwAD.unpack_dual(y).tangent
+    (False, tensor([1.]))
+    """
+    from retrograd.func import _vmap
+
+    if type(t) is _vmap.BatchedTensor:  # (the tangent is on the physical tensor)
+        return _vmap.wrap(detach_keeping_tangent(t._value, tangent_graph), t._level)
+    tangent = forward_ad.tangent_of(t)
+    if tangent is None:
+        return t.detach()
+    return forward_ad.make_dual(t.detach(), tangent if tangent_graph else tangent.detach())
 
 
 def _leaf_keeping_tangent(x: Tensor) -> Tensor:
@@ -183,20 +201,6 @@ def _leaf_keeping_tangent(x: Tensor) -> Tensor:
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                  "'different' randomness flags on vmap or perform the randomness operation out of vmap")
-
-
-def _check_argnums(argnums: Any, n: int) -> tuple[int, ...]:
-    nums = argnums if isinstance(argnums, tuple) else (argnums,)
-    if not nums:
-        raise RuntimeError("argnums must be non-empty")
-    out = []
-    for a in nums:
-        if not isinstance(a, int):
-            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
-        if not -n <= a < n:
-            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
-        out.append(a % n)
-    return tuple(out)
 
 
 def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False, *,
@@ -217,8 +221,10 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
 
     def jacobian(*args: Any) -> Any:
         from retrograd import random as rg_random
+        from retrograd.func import _check_argnums
 
-        nums = _check_argnums(argnums, len(args))
+        checked = _check_argnums(argnums, len(args))
+        nums = (checked,) if isinstance(checked, int) else checked
         flat = [_flatten(args[a]) for a in nums]
         for leaves, _ in flat:
             _check_tensors(leaves, "Expected tensors")
@@ -300,38 +306,6 @@ def _stack_columns(cols: list[Any], out: Any, x: Any) -> Any:
     return stack(cols, -1).reshape(shape)
 
 
-def _jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...]) -> Callable[..., Any]:
-    """A local reverse-mode Jacobian (one ``autograd.grad`` per output element) for ``hessian``:
-    its backward passes carry the tangents of an enclosing ``jacfwd`` (forward-over-reverse)."""
-
-    def jacobian(*args: Any) -> Any:
-        from retrograd import _functions
-        from retrograd.autograd.grad_mode import enable_grad
-
-        nums = _check_argnums(argnums, len(args))
-        with enable_grad():
-            full = list(args)
-            for a in nums:
-                full[a] = _leaf_keeping_tangent(args[a])
-            inputs = [full[a] for a in nums]
-            out = func(*full)
-            if not isinstance(out, Tensor):
-                raise RuntimeError("hessian: expected f to return a single Tensor")
-            rows: list[list[Any]] = [[] for _ in inputs]
-            flat = out.reshape(-1)
-            for j in range(out.numel()):
-                grads = _autograd_grad(flat[j], inputs, retain_graph=True, allow_unused=True)
-                for r, g, x in zip(rows, grads, inputs):
-                    r.append(g if g is not None else _zeros_like(x))
-        blocks = tuple(
-            _functions.stack(r).reshape(tuple(out.shape) + tuple(x.shape)) if r
-            else Tensor._make(np.zeros(tuple(out.shape) + tuple(x.shape), x._data.dtype))
-            for r, x in zip(rows, inputs))
-        return blocks if isinstance(argnums, tuple) else blocks[0]
-
-    return jacobian
-
-
 def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``, forward over
     reverse, as ``torch.func.hessian``.
@@ -342,7 +316,9 @@ def hessian(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Cal
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(_jacrev(func, argnums), argnums)
+    from retrograd.func import jacrev
+
+    return jacfwd(jacrev(func, argnums), argnums)
 
 
 # -- linearize ------------------------------------------------------------------------------------

@@ -95,8 +95,9 @@ class BatchedTensor(Tensor):
 
     @staticmethod
     def refuse_forward_ad() -> None:
-        """``make_dual`` of a batched tensor: forward mode has no batching rules yet, so the
-        ``vmap`` reruns its function once per sample (values exact, PyTorch's warning)."""
+        """``forward_ad.make_dual`` called directly on a batched tensor: the ``vmap`` reruns its
+        function once per sample (values exact, PyTorch's warning). ``func.jvp`` does not come
+        here: it makes the dual of the physical tensors, so tangents batch like primals."""
         raise Unbatchable("forward-mode AD (make_dual) of a batched tensor")
 
     def __repr__(self) -> str:
@@ -141,10 +142,46 @@ class BatchedTensor(Tensor):
                 raise Unbatchable("__getitem__")
         return wrap(self._value[(slice(None),) + keys], self._level)
 
+    def as_strided(self, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+        """PyTorch's batching rule: each sample's view of the storage is shifted by the batch
+        dimension's stride, as if the sample were ``as_strided`` alone in its own memory; a view
+        reaching outside what the sample itself can reach is refused (PyTorch's error)."""
+        return _as_strided(self, size, stride, storage_offset)
+
+    as_strided_batched = as_strided  # (what ``retrograd.as_strided`` calls for a batched tensor)
+
     def backward(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
                            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
                            "transforms.")
+
+
+def _as_strided(t: BatchedTensor, size: Any, stride: Any, storage_offset: Any) -> Tensor:
+    from .._functions import as_strided
+    from ..ops.strided import _int_tuple, storage_of
+    size = _int_tuple(size, "as_strided", "size", 1)
+    stride = _int_tuple(stride, "as_strided", "stride", 2)
+    depth, physical = 0, t._value
+    while type(physical) is BatchedTensor:
+        depth += 1
+        physical = physical._value
+    depth += 1  # (the sample's dims follow every batch dim)
+    data = physical._data
+    item = data.itemsize
+    offset = storage_of(data)[1]  # the first sample's own offset
+    if (storage_offset is not None and isinstance(storage_offset, int) and len(size) == len(stride)
+            and math.prod(size) and data.size):
+        reach = sum((n - 1) * s for n, s in zip(size, stride)) + 1
+        own = sum((n - 1) * abs(s) // item for n, s in zip(data.shape[depth:], data.strides[depth:])) + 1
+        if storage_offset < offset or storage_offset + reach > offset + own:
+            raise RuntimeError(
+                f"result = tensor.as_strided({list(size)}, {list(stride)}, {storage_offset}) can access memory "
+                f"outside of `tensor`. `result` can access some memory in range [{storage_offset}, "
+                f"{storage_offset + reach}], but `tensor` can only access some memory in range [{offset}, "
+                f"{offset + own}]. This is not supported inside of vmap, please try to rewrite the `as_strided` "
+                "call as a sequence of PyTorch view operations")
+    batch_stride = data.strides[depth - 1] // item
+    return wrap(as_strided(t._value, (_LEVELS[t._level],) + size, (batch_stride,) + stride, storage_offset), t._level)
 
 
 def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
@@ -175,6 +212,15 @@ def _levels_of(t: Any) -> list[int]:
         levels.append(t._level)
         t = t._value
     return levels
+
+
+def levels_of(t: Any) -> list[int]:
+    """The vmap levels ``t`` is batched at, innermost wrapper last (outermost level first).
+
+    >>> levels_of(object())
+    []
+    """
+    return _levels_of(t)
 
 
 def materialize(t: Tensor, levels: list[int]) -> Tensor:
@@ -307,6 +353,42 @@ def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[A
 
 RANDOMNESS_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
                     "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def random_factory(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A random factory (``randn``, ``rand_like``...) called inside ``vmap``: under
+    ``randomness='different'`` one draw per sample of each such level, in one call of the
+    factory with the batch sizes in front (PyTorch's numbers for the same seed); under
+    ``'same'`` one draw shared by the batch; ``'error'`` refuses in the generator itself."""
+    if "error" in _RANDOMNESS:  # (also with an explicit generator, which the guard does not cover)
+        raise RuntimeError(RANDOMNESS_ERROR)
+    levels = [lv for lv in active_levels() if _RANDOMNESS[lv] == "different"]
+    if not levels:
+        return factory(*args, **kwargs)
+    batch = tuple(_LEVELS[lv] for lv in levels)
+    name = factory.__name__
+    if name == "randperm":  # (no batched form: one permutation per sample, in order)
+        from .. import stack
+        draws = [factory(*args, **kwargs) for _ in range(math.prod(batch))]
+        return rewrap(stack(draws).reshape(batch + tuple(draws[0].shape)), levels)
+    new_args, new_kwargs = list(args), dict(kwargs)
+    if name in ("rand", "randn"):
+        shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        new_args = [batch + tuple(shape)]
+    elif name.endswith("_like"):
+        from .. import empty
+        source = new_kwargs.pop("input") if "input" in new_kwargs else new_args.pop(0)
+        if not isinstance(source, Tensor):
+            return factory(*args, **kwargs)  # (the factory's own error)
+        new_args.insert(0, empty(batch + tuple(source.shape), dtype=source.dtype))
+    elif isinstance(new_kwargs.get("size"), (tuple, list)):
+        new_kwargs["size"] = batch + tuple(new_kwargs["size"])
+    else:  # randint(low, high, size) / randint(high, size) / normal(mean, std, size): the size is a tuple
+        sizes = [i for i, a in enumerate(args) if isinstance(a, (tuple, list))]
+        if not sizes:
+            return factory(*args, **kwargs)  # (normal of tensors: its own path; a bad call: its error)
+        new_args[sizes[-1]] = batch + tuple(args[sizes[-1]])
+    return rewrap(factory(*new_args, **new_kwargs), levels)
 
 
 class _NoDraws:
