@@ -92,13 +92,33 @@ def col2im(cols: np.ndarray, size: Sequence[int], kernel: Sequence[int], stride:
     full = tuple(max(n + lo + hi, (o - 1) * s + d * (k - 1) + 1)
                  for n, k, s, d, (lo, hi), o in zip(size, kernel, stride, dilation, pads, out, strict=False))
     buf = np.zeros(cols.shape[:2] + full, dtype=cols.dtype)
-    if cols.size:
-        for offset in np.ndindex(*kernel):
-            region = tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
-                           for i, d, o, s in zip(offset, dilation, out, stride, strict=False))
-            buf[(slice(None), slice(None)) + region] += cols[(slice(None), slice(None)) + offset]
+    col2im_add(buf, cols, stride, dilation)
     crop = tuple(slice(lo, lo + n) for n, (lo, _) in zip(size, pads, strict=False))
     return np.ascontiguousarray(buf[(slice(None), slice(None)) + crop])
+
+
+def col2im_add(buf: np.ndarray, cols: np.ndarray, stride: Sequence[int], dilation: Sequence[int]) -> None:
+    """Add ``cols`` (N, C, *kernel, *out) into the padded ``buf`` (N, C, *full) in place: one
+    whole-slab add per kernel offset."""
+    nd = (cols.ndim - 2) // 2
+    kernel, out = cols.shape[2:2 + nd], cols.shape[2 + nd:]
+    if not cols.size:
+        return
+    for offset in np.ndindex(*kernel):
+        region = tuple(slice(i * d, i * d + (o - 1) * s + 1, s)
+                       for i, d, o, s in zip(offset, dilation, out, stride, strict=False))
+        buf[(slice(None), slice(None)) + region] += cols[(slice(None), slice(None)) + offset]
+
+
+# The convolution kernels walk the batch in chunks whose im2col buffer stays about this size: the
+# window copy then lands in cache and its buffer is reused, where one whole-batch im2col (tens of
+# MB for a 3x3 conv of 32 channels) costs page faults and a trip through memory before the GEMM.
+_CHUNK_BYTES = 1 << 20
+
+
+def _batch_step(n: int, per_item: int, itemsize: int) -> int:
+    """How many of the ``n`` batch items go in one chunk of ``per_item`` elements each."""
+    return max(1, min(n, _CHUNK_BYTES // max(1, per_item * itemsize)))
 
 
 def _in_float32(kernel: Any) -> Any:
@@ -123,11 +143,18 @@ def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Seque
     n, c = x.shape[:2]
     out_channels = w.shape[0]
     kernel = w.shape[2:]
-    cols = im2col_windows(x, kernel, stride, _sym(padding), dilation)
-    out = cols.shape[2 + len(kernel):]
-    cols = cols.reshape(n, groups, (c // groups) * prod(kernel), prod(out))  # the im2col copy
-    wm = w.reshape(groups, out_channels // groups, -1)
-    return np.matmul(wm, cols).reshape((n, out_channels) + out)
+    win = im2col_windows(x, kernel, stride, _sym(padding), dilation)
+    out = win.shape[2 + len(kernel):]
+    rows, positions = (c // groups) * prod(kernel), prod(out)
+    wm = w.reshape(groups, out_channels // groups, rows)
+    y = np.empty((n, groups, out_channels // groups, positions), np.result_type(x.dtype, w.dtype))
+    step = _batch_step(n, c * prod(kernel) * positions, x.itemsize)
+    buf = np.empty((step,) + win.shape[1:], x.dtype)
+    for start in range(0, n, step):
+        part = buf[:min(step, n - start)]
+        np.copyto(part, win[start:start + len(part)])  # the im2col copy, one chunk at a time
+        np.matmul(wm, part.reshape(len(part), groups, rows, positions), out=y[start:start + len(part)])
+    return y.reshape((n, out_channels) + out)
 
 
 @_in_float32
@@ -138,11 +165,23 @@ def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padd
     kernel = w.shape[2:]
     group_out = w.shape[1]
     wm = w.reshape(groups, c // groups, group_out * prod(kernel)).transpose(0, 2, 1)
-    cols = np.matmul(wm, x.reshape(n, groups, c // groups, prod(spatial)))
-    cols = cols.reshape((n, groups * group_out) + kernel + spatial)
+    xs = x.reshape(n, groups, c // groups, prod(spatial))
     size = [(i - 1) * s - 2 * p + d * (k - 1) + op + 1
             for i, s, p, d, k, op in zip(spatial, stride, padding, dilation, kernel, output_padding, strict=False)]
-    return col2im(cols, size, kernel, stride, _sym(padding), dilation)
+    pads = _sym(padding)
+    full = tuple(max(m + lo + hi, (i - 1) * s + d * (k - 1) + 1)
+                 for m, k, s, d, (lo, hi), i in zip(size, kernel, stride, dilation, pads, spatial, strict=False))
+    dtype = np.result_type(x.dtype, w.dtype)
+    result = np.zeros((n, groups * group_out) + full, dtype)
+    step = _batch_step(n, groups * group_out * prod(kernel) * prod(spatial), dtype.itemsize)
+    buf = np.empty((step, groups, group_out * prod(kernel), prod(spatial)), dtype)
+    for start in range(0, n, step):
+        part = buf[:min(step, n - start)]
+        np.matmul(wm, xs[start:start + len(part)], out=part)
+        col2im_add(result[start:start + len(part)], part.reshape((len(part), groups * group_out) + kernel + spatial),
+                   stride, dilation)
+    crop = tuple(slice(lo, lo + m) for m, (lo, _) in zip(size, pads, strict=False))
+    return np.ascontiguousarray(result[(slice(None), slice(None)) + crop])
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
@@ -164,10 +203,17 @@ def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride:
     n, c = x.shape[:2]
     out_channels = gy.shape[1]
     out = gy.shape[2:]
-    cols = im2col_windows(x, kernel, stride, _sym(padding), dilation, out)
-    cols = cols.reshape(n, groups, (c // groups) * prod(kernel), prod(out))
-    g = gy.reshape(n, groups, out_channels // groups, prod(out))
-    gw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    win = im2col_windows(x, kernel, stride, _sym(padding), dilation, out)
+    rows, positions = (c // groups) * prod(kernel), prod(out)
+    g = gy.reshape(n, groups, out_channels // groups, positions)
+    gw = np.zeros((groups, out_channels // groups, rows), np.result_type(x.dtype, gy.dtype))
+    step = _batch_step(n, c * prod(kernel) * positions, x.itemsize)
+    buf = np.empty((step,) + win.shape[1:], x.dtype)
+    for start in range(0, n, step):
+        part = buf[:min(step, n - start)]
+        np.copyto(part, win[start:start + len(part)])
+        cols = part.reshape(len(part), groups, rows, positions)
+        gw += np.matmul(g[start:start + len(part)], cols.transpose(0, 1, 3, 2)).sum(axis=0)
     return gw.reshape((out_channels, c // groups) + kernel)
 
 
