@@ -98,21 +98,25 @@ def test_foreach_matches_pytorch_foreach(torch: Any, name: str, kwargs: dict[str
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
-def test_foreach_none_takes_the_flat_path_for_small_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[int] = []
-    real = _foreach.sgd_foreach
-    monkeypatch.setattr(rg.optim.sgd, "sgd_foreach", lambda o, g, ps: calls.append(len(ps)) or real(o, g, ps))
+def test_foreach_none_takes_adams_flat_path_for_small_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, int]] = []
+    real_adam, real_sgd = _foreach.adam_foreach, _foreach.sgd_foreach
+    monkeypatch.setattr(rg.optim.adam, "adam_foreach", lambda o, g, ps: calls.append(("adam", len(ps))) or real_adam(o, g, ps))
+    monkeypatch.setattr(rg.optim.sgd, "sgd_foreach", lambda o, g, ps: calls.append(("sgd", len(ps))) or real_sgd(o, g, ps))
     small = [rg.nn.Parameter(rg.ones(3)) for _ in range(3)]
-    big = [rg.nn.Parameter(rg.ones(_foreach._SMALL_PARAMS + 1)) for _ in range(2)]
-    opt = rg.optim.SGD([{"params": small}, {"params": big}, {"params": [rg.nn.Parameter(rg.ones(2))]}],
-                       lr=0.1, momentum=0.9)
-    for p in small + big + opt.param_groups[2]["params"]:
+    big = [rg.nn.Parameter(rg.ones(_foreach.ADAM_SMALL + 1)) for _ in range(2)]
+    single = [rg.nn.Parameter(rg.ones(2))]
+    for p in small + big + single:
         p.grad = rg.ones_like(p)
-    opt.step()
-    assert calls == [3]  # the small group only: one large-parameter group, one of a single parameter
-    reference = rg.ones(3) - 0.1
-    for p in small:
-        np.testing.assert_array_equal(p._data, reference._data)
+    rg.optim.Adam([{"params": small}, {"params": big}, {"params": single}], lr=0.1).step()
+    assert calls == [("adam", 3)]  # the small group only: not the large parameters, not a single one
+    for p in small:  # Adam's first step moves each element by lr against the gradient's sign
+        np.testing.assert_allclose(p._data, 0.9, rtol=1e-6)
+    calls.clear()
+    rg.optim.SGD(small, lr=0.1, momentum=0.9).step()  # SGD keeps PyTorch's CPU choice: the loop
+    assert calls == []
+    rg.optim.SGD(small, lr=0.1, momentum=0.9, foreach=True).step()
+    assert calls == [("sgd", 3)]
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam"])

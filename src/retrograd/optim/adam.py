@@ -12,7 +12,7 @@ from .._functions import maximum
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from ._common import _check_lr
-from ._foreach import adam_foreach, check_not_fused, use_foreach
+from ._foreach import ADAM_SMALL, adam_foreach, check_not_fused, use_foreach
 from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["Adam", "AdamW"]
@@ -70,7 +70,7 @@ class Adam(Optimizer):
                 params = _params_with_grad(group)
                 if group.get("foreach") and group.get("differentiable"):
                     raise AssertionError("_foreach ops don't support autograd")
-                if use_foreach(group, params) and adam_foreach(self, group, params):
+                if use_foreach(group, params, ADAM_SMALL) and adam_foreach(self, group, params):
                     continue
                 for p in params:
                     state = self._state_at(p, buffers)
