@@ -352,40 +352,49 @@ im2col, col2im_op = linear_pair("im2col", _batched(_im2col, 2), _batched_adjoint
 # avg_pool2d: cfg = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, out).
 
 
+def _axis_grid(values: np.ndarray, axis: int, nd: int) -> np.ndarray:
+    """``values`` laid along ``axis`` of an ``nd``-dim grid (size 1 elsewhere), for broadcasting."""
+    return values.reshape((1,) * axis + (-1,) + (1,) * (nd - axis - 1))
+
+
 def _avg_divisor(size: Sequence[int], cfg: Any) -> np.ndarray:
+    """Each window's divisor over the ``len(kernel)`` spatial dims (PyTorch's count_include_pad and
+    divisor_override rules), broadcastable against the output."""
     kernel, stride, padding, _, count_include_pad, divisor_override, out = cfg
     if divisor_override:
         return np.asarray(divisor_override)
-    factors = []
-    for n, k, s, p, o in zip(size, kernel, stride, padding, out, strict=False):
+    nd = len(kernel)
+    total: Any = 1
+    for axis, (n, k, s, p, o) in enumerate(zip(size, kernel, stride, padding, out, strict=False)):
         start = np.arange(o) * s - p
         end = np.minimum(start + k, n + p)
-        if count_include_pad:
-            factors.append(end - start)
-        else:
-            factors.append(np.minimum(end, n) - np.maximum(start, 0))
-    return np.maximum(factors[0][:, None] * factors[1][None, :], 1)
+        factor = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        total = total * _axis_grid(factor, axis, nd)
+    return np.maximum(total, 1)  # type: ignore[no-any-return]
 
 
-def _avg_pool2d(x: np.ndarray, cfg: Any) -> np.ndarray:
+def _avg_pool(x: np.ndarray, cfg: Any) -> np.ndarray:
+    """Average pool of (N, C, *spatial) over ``len(kernel)`` spatial dims (2-D and 3-D)."""
     kernel, stride, padding, _, _, _, out = cfg
-    win = im2col_windows(x, kernel, stride, _sym(padding), (1, 1), out)
-    total = win.sum(axis=(2, 3))
+    nd = len(kernel)
+    win = im2col_windows(x, kernel, stride, _sym(padding), (1,) * nd, out)
+    total = win.sum(axis=tuple(range(2, 2 + nd)))
     div = _avg_divisor(x.shape[2:], cfg)
     if x.dtype.kind in "iub":
         return np.trunc(total / div).astype(x.dtype)  # type: ignore[no-any-return]
     return (total / div).astype(x.dtype, copy=False)  # type: ignore[no-any-return]
 
 
-def _avg_pool2d_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
+def _avg_pool_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
     kernel, stride, padding, _, _, _, out = cfg
+    nd = len(kernel)
     scaled = (g / _avg_divisor(shape[2:], cfg)).astype(g.dtype, copy=False)
-    cols = np.broadcast_to(scaled[:, :, None, None], g.shape[:2] + tuple(kernel) + tuple(out))
-    return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1, 1))
+    cols = np.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * nd], g.shape[:2] + tuple(kernel) + tuple(out))
+    return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1,) * nd)
 
 
-avg_pool2d, avg_pool2d_backward = linear_pair("avg_pool2d", _batched(_avg_pool2d, 2),
-                                              _batched_adjoint(_avg_pool2d_adjoint, 2),
+avg_pool2d, avg_pool2d_backward = linear_pair("avg_pool2d", _batched(_avg_pool, 2),
+                                              _batched_adjoint(_avg_pool_adjoint, 2),
                                               "AvgPool2DBackward0", "AvgPool2DBackwardBackward0")
 
 
@@ -651,46 +660,8 @@ interpolation: dict[str, tuple[Op, Op]] = {
 # -- 3-D pools and max_unpool: the 2-D kernels generalised to any number of spatial dims --------
 
 
-def _axis_grid(values: np.ndarray, axis: int, nd: int) -> np.ndarray:
-    """``values`` laid along ``axis`` of an ``nd``-dim grid (size 1 elsewhere), for broadcasting."""
-    return values.reshape((1,) * axis + (-1,) + (1,) * (nd - axis - 1))
-
-
-def _avg_divisor_nd(size: Sequence[int], cfg: Any) -> np.ndarray:
-    kernel, stride, padding, _, count_include_pad, divisor_override, out = cfg
-    if divisor_override:
-        return np.asarray(divisor_override)
-    nd = len(kernel)
-    total: Any = 1
-    for axis, (n, k, s, p, o) in enumerate(zip(size, kernel, stride, padding, out, strict=False)):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, n + p)
-        factor = end - start if count_include_pad else np.minimum(end, n) - np.maximum(start, 0)
-        total = total * _axis_grid(factor, axis, nd)
-    return np.maximum(total, 1)  # type: ignore[no-any-return]
-
-
-def _avg_pool_nd(x: np.ndarray, cfg: Any) -> np.ndarray:
-    kernel, stride, padding, _, _, _, out = cfg
-    nd = len(kernel)
-    win = im2col_windows(x, kernel, stride, _sym(padding), (1,) * nd, out)
-    total = win.sum(axis=tuple(range(2, 2 + nd)))
-    div = _avg_divisor_nd(x.shape[2:], cfg)
-    if x.dtype.kind in "iub":
-        return np.trunc(total / div).astype(x.dtype)  # type: ignore[no-any-return]
-    return (total / div).astype(x.dtype, copy=False)  # type: ignore[no-any-return]
-
-
-def _avg_pool_nd_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
-    kernel, stride, padding, _, _, _, out = cfg
-    nd = len(kernel)
-    scaled = (g / _avg_divisor_nd(shape[2:], cfg)).astype(g.dtype, copy=False)
-    cols = np.broadcast_to(scaled[(slice(None), slice(None)) + (None,) * nd], g.shape[:2] + tuple(kernel) + tuple(out))
-    return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1,) * nd)
-
-
-avg_pool3d, avg_pool3d_backward = linear_pair("avg_pool3d", _batched(_avg_pool_nd, 3),
-                                              _batched_adjoint(_avg_pool_nd_adjoint, 3),
+avg_pool3d, avg_pool3d_backward = linear_pair("avg_pool3d", _batched(_avg_pool, 3),
+                                              _batched_adjoint(_avg_pool_adjoint, 3),
                                               "AvgPool3DBackward0", "AvgPool3DBackwardBackward0")
 
 
