@@ -502,6 +502,8 @@ def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, in
     and the first offset that holds it (PyTorch's scan keeps the first on ties)."""
     n, c, _, width = x.shape
     (kh, kw), (oh, ow) = kernel, out
+    if (kh, kw) == (2, 2):
+        return _max_pool2d_tiles_2x2(x, out)
     # One copy puts each tile offset's values in a contiguous slab: (kh * kw, n, c, oh, ow).
     slabs = np.ascontiguousarray(x[:, :, :oh * kh, :ow * kw].reshape(n, c, oh, kh, ow, kw).transpose(3, 5, 0, 1, 2, 4))
     slabs = slabs.reshape(kh * kw, n, c, oh, ow)
@@ -516,6 +518,21 @@ def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, in
     indices = offsets.take(chosen)
     indices += (np.arange(oh, dtype=np.int64) * (kh * width))[:, None] + np.arange(ow, dtype=np.int64) * kw
     return best, indices
+
+
+def _max_pool2d_tiles_2x2(x: np.ndarray, out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``_max_pool2d_tiles`` of 2x2 tiles as a tournament on strided views, no copy of the input:
+    the winner of each row's pair, then of the two rows; a strict ``>`` keeps the first on ties."""
+    oh, ow = out
+    width = x.shape[3]
+    tiles = x[:, :, :oh * 2, :ow * 2].reshape(x.shape[:2] + (oh, 2, ow, 2))
+    top_left, top_right, bottom_left, bottom_right = (tiles[:, :, :, i, :, j] for i in (0, 1) for j in (0, 1))
+    top, bottom = np.maximum(top_left, top_right), np.maximum(bottom_left, bottom_right)
+    lower = np.greater(bottom, top)
+    indices = np.where(lower, np.greater(bottom_right, bottom_left), np.greater(top_right, top_left)).astype(np.int64)
+    indices += lower * width
+    indices += (np.arange(oh, dtype=np.int64) * (2 * width))[:, None] + np.arange(ow, dtype=np.int64) * 2
+    return np.maximum(top, bottom, out=top), indices
 
 
 def _plane_gather(x: np.ndarray, index: np.ndarray) -> np.ndarray:
