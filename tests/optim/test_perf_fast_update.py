@@ -30,7 +30,7 @@ CONFIGS = [
 def _run(lib: Any, name: str, kwargs: dict[str, Any], dtype: str, steps: int = 4) -> tuple[list[np.ndarray], Any]:
     rng = np.random.default_rng(0)
     params = [lib.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in [(3, 4), (4,), ()]]
-    opt = getattr(lib.optim, name)(params, **kwargs)
+    opt = getattr(lib.optim, name)(params, foreach=False, **kwargs)  # (the per-parameter path)
     for k in range(steps):
         opt.zero_grad()
         loss = sum(((p * (k + 1.5)).sin() * p).sum() for p in params)

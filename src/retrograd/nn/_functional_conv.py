@@ -438,23 +438,26 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return avg_pool2d(input.unsqueeze(-2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad).squeeze(-2)
 
 
-def _adaptive_size(output_size: Any, shape: Sequence[int], fn: str) -> tuple[int, int]:
+def _adaptive_size(output_size: Any, shape: Sequence[int], fn: str, nd: int = 2) -> tuple[int, ...]:
+    """The ``nd`` output sizes of an adaptive pool (an int for all, None keeping the input's)."""
     if isinstance(output_size, (int, np.integer)):
-        sizes: list[Any] = [int(output_size)] * 2
+        sizes: list[Any] = [int(output_size)] * nd
     else:
         sizes = list(output_size)
-        if len(sizes) != 2:
-            raise RuntimeError(f"{fn}: output_size must be 2")
-    out = tuple(int(shape[-2 + i]) if v is None else int(v) for i, v in enumerate(sizes))
-    return out[0], out[1]
+        if len(sizes) != nd:
+            if fn == "adaptive_max_pool3d":
+                raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+            raise RuntimeError(f"{fn}: output_size must be {nd}")
+    return tuple(int(shape[i - nd]) if v is None else int(v) for i, v in enumerate(sizes))
 
 
-def _check_adaptive(x: Tensor, out: tuple[int, int], fn: str) -> None:
+def _check_adaptive(x: Tensor, fn: str, nd: int = 2) -> None:
+    """An adaptive pool's input: ``nd`` spatial dims after a channel dim (and an optional batch), none empty."""
     shape = tuple(x.shape)
-    if len(shape) not in (3, 4):
-        sep = ": " if fn == "adaptive_max_pool2d" else " "
-        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got{sep}{_dims_str(shape)}")
-    for i in range(len(shape) - 2, len(shape)):
+    if len(shape) not in (nd + 1, nd + 2):
+        sep = ": " if fn.startswith("adaptive_max") else " "
+        raise RuntimeError(f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{sep}{_dims_str(shape)}")
+    for i in range(len(shape) - nd, len(shape)):
         if shape[i] == 0:
             raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input has "
                                f"sizes {_dims_str(shape)} with dimension {i} being empty")
@@ -473,7 +476,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     if any(o < 0 for o in out):
         raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                            f"received {{{out[0]}, {out[1]}}}")
-    _check_adaptive(input, out, "adaptive_avg_pool2d")
+    _check_adaptive(input, "adaptive_avg_pool2d")
     if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_avg_pool2d", input)
     return apply(_C.adaptive_avg_pool2d, (input, out))  # type: ignore[no-any-return]
@@ -494,7 +497,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
     """Adaptive 2-D max pooling with the flat (H * W) index of each maximum."""
     out = _adaptive_size(output_size, input.shape, "adaptive_max_pool2d")
-    _check_adaptive(input, out, "adaptive_max_pool2d")
+    _check_adaptive(input, "adaptive_max_pool2d")
     negative = [o for o in out if o < 0]
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "

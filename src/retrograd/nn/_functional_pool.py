@@ -4,7 +4,6 @@ Re-exported by ``nn/functional.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,8 @@ from ..ops import conv as _C
 from ..ops.op import apply
 from ..tensor import Tensor
 from ._functional_conv import (
+    _adaptive_size,
+    _check_adaptive,
     _dims_str,
     _not_implemented,
     _pool_out,
@@ -115,30 +116,6 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     return apply(_C.avg_pool3d, (input, cfg))  # type: ignore[no-any-return]
 
 
-def _adaptive_size3(output_size: Any, shape: Sequence[int], fn: str) -> tuple[int, int, int]:
-    if isinstance(output_size, (int, np.integer)):
-        sizes: list[Any] = [int(output_size)] * 3
-    else:
-        sizes = list(output_size)
-        if len(sizes) != 3:
-            if fn == "adaptive_max_pool3d":
-                raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
-            raise RuntimeError(f"{fn}: output_size must be 3")
-    out = tuple(int(shape[-3 + i]) if v is None else int(v) for i, v in enumerate(sizes))
-    return out[0], out[1], out[2]
-
-
-def _check_adaptive3(x: Tensor, fn: str) -> None:
-    shape = tuple(x.shape)
-    if len(shape) not in (4, 5):
-        sep = ": " if fn == "adaptive_max_pool3d" else " "
-        raise RuntimeError(f"{fn}(): Expected 4D or 5D tensor, but got{sep}{_dims_str(shape)}")
-    for i in range(len(shape) - 3, len(shape)):
-        if shape[i] == 0:
-            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input has "
-                               f"sizes {_dims_str(shape)} with dimension {i} being empty")
-
-
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to a fixed ``output_size``.
 
@@ -146,10 +123,10 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
     >>> rg.nn.functional.adaptive_avg_pool3d(rg.arange(8.0).reshape(1, 2, 2, 2), (2, 1, 1)).tolist()
     [[[[1.5]], [[5.5]]]]
     """
-    out = _adaptive_size3(output_size, input.shape, "adaptive_avg_pool3d")
+    out = _adaptive_size(output_size, input.shape, "adaptive_avg_pool3d", 3)
     if out == (1, 1, 1):
         return input.mean((-1, -2, -3), keepdim=True)  # PyTorch's shortcut (MeanBackward1)
-    _check_adaptive3(input, "adaptive_avg_pool3d")
+    _check_adaptive(input, "adaptive_avg_pool3d", 3)
     if input._data.dtype.kind not in "fV":
         raise _not_implemented("adaptive_avg_pool3d", input)
     return apply(_C.adaptive_avg_pool3d, (input, out))  # type: ignore[no-any-return]
@@ -162,8 +139,8 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_ind
     >>> [t.tolist() for t in rg.nn.functional.adaptive_max_pool3d_with_indices(rg.arange(8.0).reshape(1, 2, 2, 2), 1)]
     [[[[[7.0]]]], [[[[7]]]]]
     """
-    out = _adaptive_size3(output_size, input.shape, "adaptive_max_pool3d")
-    _check_adaptive3(input, "adaptive_max_pool3d")
+    out = _adaptive_size(output_size, input.shape, "adaptive_max_pool3d", 3)
+    _check_adaptive(input, "adaptive_max_pool3d", 3)
     negative = [o for o in out if o < 0]
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "

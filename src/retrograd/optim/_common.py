@@ -4,7 +4,7 @@ checks of their hyperparameters, the refusal of ``capturable=True`` (PyTorch ref
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -107,3 +107,12 @@ def _lerp_into(target: Tensor, out: np.ndarray, end: np.ndarray, weight: float) 
         np.multiply(diff, 1 - w, out=diff)
         np.subtract(end, diff, out=out)
     target._counter().bump("lerp_")
+
+
+def _moment_groups(optimizer: Any) -> Iterator[tuple[dict[str, Any], list[Any], float, float, Any, float, float]]:
+    """The start of the Adam relatives' ``step`` (Adamax, NAdam, RAdam): each group with its
+    parameters that have a gradient (``_groups_with_grads``) and its ``beta1, beta2, lr`` (a tensor
+    lr read as a number), ``eps`` and ``weight_decay``."""
+    for group, params in optimizer._groups_with_grads():
+        beta1, beta2 = group["betas"]
+        yield group, params, beta1, beta2, _lr_value(group["lr"]), group["eps"], group["weight_decay"]

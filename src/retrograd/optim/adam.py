@@ -11,6 +11,8 @@ import numpy as np
 from .._functions import maximum
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._common import _check_lr
+from ._foreach import ADAM_SMALL, adam_foreach, check_not_fused, use_foreach
 from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["Adam", "AdamW"]
@@ -30,6 +32,9 @@ class Adam(Optimizer):
                  weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False,
                  fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        _check_lr(lr)
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= eps, f"Invalid epsilon value: {eps}")
         _check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
@@ -39,6 +44,7 @@ class Adam(Optimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_not_fused(foreach, fused)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -61,7 +67,12 @@ class Adam(Optimizer):
                 buffers = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
                 plain = (weight_decay == 0 and not amsgrad and not group["maximize"]
                          and all(_number(x) for x in (beta1, beta2, eps)))
-                for p in _params_with_grad(group):
+                params = _params_with_grad(group)
+                if group.get("foreach") and group.get("differentiable"):
+                    raise AssertionError("_foreach ops don't support autograd")
+                if use_foreach(group, params, ADAM_SMALL) and adam_foreach(self, group, params):
+                    continue
+                for p in params:
                     state = self._state_at(p, buffers)
                     if plain and _adam_update_arrays(p, state, lr, beta1, beta2, eps):
                         continue

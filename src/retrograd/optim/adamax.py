@@ -14,7 +14,7 @@ from ._common import (
     _GROUP_FLAGS,
     _check_hyperparameters,
     _lerp_into,
-    _lr_value,
+    _moment_groups,
     _plain_state,
     _refuse_capturable,
     _write_into,
@@ -47,10 +47,7 @@ class Adamax(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        for group, params in self._groups_with_grads():
-            beta1, beta2 = group["betas"]
-            lr = _lr_value(group["lr"])
-            eps, weight_decay = group["eps"], group["weight_decay"]
+        for group, params, beta1, beta2, lr, eps, weight_decay in _moment_groups(self):
             for p in params:
                 self._state_at(p, ("exp_avg", "exp_inf"))
             if params:

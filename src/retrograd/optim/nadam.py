@@ -13,7 +13,7 @@ from ..tensor import Tensor
 from ._common import (
     _check_hyperparameters,
     _lerp_into,
-    _lr_value,
+    _moment_groups,
     _plain_scalar,
     _plain_state,
     _refuse_capturable,
@@ -50,10 +50,8 @@ class NAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        for group, params in self._groups_with_grads():
-            beta1, beta2 = group["betas"]
-            lr = _lr_value(group["lr"])
-            eps, weight_decay, momentum_decay = group["eps"], group["weight_decay"], group["momentum_decay"]
+        for group, params, beta1, beta2, lr, eps, weight_decay in _moment_groups(self):
+            momentum_decay = group["momentum_decay"]
             differentiable = group["differentiable"]
             plain = self._plain_group(group, lr, beta1, beta2, eps, momentum_decay)
             for p in params:

@@ -9,7 +9,14 @@ import numpy as np
 
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _check_hyperparameters, _lerp_into, _lr_value, _plain_state, _refuse_capturable, _write_into
+from ._common import (
+    _check_hyperparameters,
+    _lerp_into,
+    _moment_groups,
+    _plain_state,
+    _refuse_capturable,
+    _write_into,
+)
 from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["RAdam"]
@@ -40,10 +47,7 @@ class RAdam(Optimizer):
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
         loss = self._closure_loss(closure)
-        for group, params in self._groups_with_grads():
-            beta1, beta2 = group["betas"]
-            lr = _lr_value(group["lr"])
-            eps, weight_decay = group["eps"], group["weight_decay"]
+        for group, params, beta1, beta2, lr, eps, weight_decay in _moment_groups(self):
             differentiable = group["differentiable"]
             plain = self._plain_group(group, lr, beta1, beta2, eps)
             for p in params:

@@ -9,6 +9,8 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ._common import _check_lr
+from ._foreach import check_not_fused, sgd_foreach, use_foreach
 from .optimizer import Optimizer, _add_into, _check, _grad_of, _mul_into, _number, _params_with_grad, _plain_arrays
 
 __all__ = ["SGD"]
@@ -27,6 +29,7 @@ class SGD(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
                  weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
                  foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
+        _check_lr(lr)
         _check(lr >= 0.0, f"Invalid learning rate: {lr}")
         _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         _check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
@@ -35,6 +38,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_not_fused(foreach, fused)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
@@ -52,7 +56,10 @@ class SGD(Optimizer):
                 momentum = group["momentum"]
                 dampening = group["dampening"]
                 weight_decay = group["weight_decay"]
-                for p in _params_with_grad(group):
+                params = _params_with_grad(group)
+                if use_foreach(group, params) and sgd_foreach(self, group, params):
+                    continue
+                for p in params:
                     if weight_decay == 0 and not group["maximize"] and _sgd_update_arrays(
                             p, self.state[p] if momentum != 0 else None, lr, momentum, dampening, group["nesterov"]):
                         continue
