@@ -85,13 +85,13 @@ def _dependencies(roots: list[Node]) -> dict[Node, int]:
 
 
 def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
-    """For a partial backward: every node reached through an edge from ``roots``, with its
-    parents (one per edge, so ``len`` is its dependency count), and the nodes that have no edge
-    (leaves' AccumulateGrad). One DFS, like ``_dependencies``."""
-    parents: dict[Node, list[Node]] = {}
+    """For a partial backward: every node reached from ``roots``, with its parents (one per
+    edge, so ``len`` is its dependency count), and the nodes that have no edge (leaves'
+    AccumulateGrad). One DFS, like ``_dependencies``."""
+    # The roots start with no parents, so a root reached through an edge is not traversed again.
+    parents: dict[Node, list[Node]] = {root: [] for root in roots}
     ends: set[Node] = set()
-    root_set = set(roots)
-    stack = list(root_set)
+    stack = list(parents)
     get = parents.get
     while stack:
         fn = stack.pop()
@@ -102,8 +102,7 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
                 known = get(nxt)
                 if known is None:
                     parents[nxt] = [fn]
-                    if nxt not in root_set:
-                        stack.append(nxt)
+                    stack.append(nxt)
                 else:
                     known.append(fn)
         if end:
