@@ -218,9 +218,9 @@ def run_backward(
             tiebreak += 1
     heapq.heapify(ready)
     heappush, heappop = heapq.heappush, heapq.heappop
-    # The one node made ready by the last step when nothing else is waiting, with its gradients:
-    # a chain then never touches the heap or the buffers (the order is the same: it is the only
-    # ready node).
+    # The one node made ready by the last step when it is the next to run (nothing else waiting,
+    # or only nodes of lower sequence number), with its gradients: a chain then never touches the
+    # heap or the buffers (the order is the same: the heap would pop it next).
     following: Node | None = None
     following_grads: list[Any] = []
     grads: Any
@@ -292,8 +292,10 @@ def run_backward(
                         if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
                             g = _reduce_to(g, shape, dtype)
                 count = deps[nxt] - 1
-                if count == 0 and following is None and not ready and nxt not in buffers:
-                    # The only gradient nxt receives, and nxt runs next: hand it over directly.
+                if (count == 0 and following is None and (not ready or -nxt._sequence_nr < ready[0][0])
+                        and nxt not in buffers):
+                    # The only gradient nxt receives, and nxt runs next (nothing ready, or only
+                    # nodes the heap would pop after it): hand it over directly.
                     if nxt.num_outputs == 1:
                         following_grads = [g]
                     else:
@@ -314,7 +316,10 @@ def run_backward(
                         cur = buf[nr]
                         buf[nr] = g if cur is None else cur + g
                 if count == 0:
-                    if following is not None:  # two ready nodes: both go through the heap
+                    # Two ready nodes: the one handed over stays so while it still runs first
+                    # (a strictly higher sequence number: no tie for the heap to break), else
+                    # both go through the heap.
+                    if following is not None and following._sequence_nr <= nxt._sequence_nr:
                         buffers[following] = following_grads
                         heappush(ready, (-following._sequence_nr, tiebreak, following))
                         tiebreak += 1
