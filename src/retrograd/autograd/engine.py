@@ -71,14 +71,14 @@ def _dependencies(roots: list[Node]) -> dict[Node, int]:
     # The roots start at 0, so a root reached through an edge is counted, not traversed again.
     deps: dict[Node, int] = dict.fromkeys(roots, 0)
     stack = list(deps)
-    get = deps.get
+    get, push, pop = deps.get, stack.append, stack.pop
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
                 count = get(nxt)
                 if count is None:  # first edge into nxt: traverse it
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    push(nxt)
                 else:
                     deps[nxt] = count + 1
     return deps
@@ -92,9 +92,9 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
     parents: dict[Node, list[Node]] = {root: [] for root in roots}
     ends: set[Node] = set()
     stack = list(parents)
-    get = parents.get
+    get, push, pop = parents.get, stack.append, stack.pop
     while stack:
-        fn = stack.pop()
+        fn = pop()
         end = True
         for nxt, _ in fn.next_functions:
             if nxt is not None:
@@ -102,7 +102,7 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
                 known = get(nxt)
                 if known is None:
                     parents[nxt] = [fn]
-                    stack.append(nxt)
+                    push(nxt)
                 else:
                     known.append(fn)
         if end:
@@ -353,7 +353,7 @@ def _before_node(
     hooks, retain_grad, a leaf's hooks, capture for ``autograd.grad``, then pre-hooks. None
     means the node must not run (a partial backward reaches it, in ``skip``, only to capture)."""
     is_accumulator = type(fn) is AccumulateGrad
-    if hooked:
+    if hooked and (fn._tensor_hooks is not None or fn._retained is not None):
         _run_tensor_hooks(fn, grads)
     if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
         grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
