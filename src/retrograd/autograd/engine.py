@@ -68,34 +68,33 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
 
 def _dependencies(roots: list[Node]) -> dict[Node, int]:
     """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
-    deps: dict[Node, int] = {}
-    root_set = set(roots)
-    stack = list(root_set)
-    get = deps.get
+    # The roots start at 0, so a root reached through an edge is counted, not traversed again.
+    deps: dict[Node, int] = dict.fromkeys(roots, 0)
+    stack = list(deps)
+    get, push, pop = deps.get, stack.append, stack.pop
     while stack:
-        for nxt, _ in stack.pop().next_functions:
+        for nxt, _ in pop().next_functions:
             if nxt is not None:
                 count = get(nxt)
-                if count is None:  # first edge into nxt: traverse it (roots are traversed already)
+                if count is None:  # first edge into nxt: traverse it
                     deps[nxt] = 1
-                    if nxt not in root_set:
-                        stack.append(nxt)
+                    push(nxt)
                 else:
                     deps[nxt] = count + 1
     return deps
 
 
 def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
-    """For a partial backward: every node reached through an edge from ``roots``, with its
-    parents (one per edge, so ``len`` is its dependency count), and the nodes that have no edge
-    (leaves' AccumulateGrad). One DFS, like ``_dependencies``."""
-    parents: dict[Node, list[Node]] = {}
+    """For a partial backward: every node reached from ``roots``, with its parents (one per
+    edge, so ``len`` is its dependency count), and the nodes that have no edge (leaves'
+    AccumulateGrad). One DFS, like ``_dependencies``."""
+    # The roots start with no parents, so a root reached through an edge is not traversed again.
+    parents: dict[Node, list[Node]] = {root: [] for root in roots}
     ends: set[Node] = set()
-    root_set = set(roots)
-    stack = list(root_set)
-    get = parents.get
+    stack = list(parents)
+    get, push, pop = parents.get, stack.append, stack.pop
     while stack:
-        fn = stack.pop()
+        fn = pop()
         end = True
         for nxt, _ in fn.next_functions:
             if nxt is not None:
@@ -103,8 +102,7 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
                 known = get(nxt)
                 if known is None:
                     parents[nxt] = [fn]
-                    if nxt not in root_set:
-                        stack.append(nxt)
+                    push(nxt)
                 else:
                     known.append(fn)
         if end:
@@ -172,8 +170,10 @@ def run_backward(
     # Where each requested input's gradient is caught: node -> [(output_nr, input position)].
     captures: dict[Node, list[tuple[int, int]]] = {}
     captured: list[Tensor | None] = []
-    needed: set[Node] | None = None  # with inputs: the nodes that must run
-    visit: set[Node] | None = None  # with inputs: needed nodes plus the capture points
+    # With inputs: the capture points reached only to capture, which must not run (``skip``;
+    # every other node reached runs), and the nodes the pass visits (``visit``; None: all).
+    skip: set[Node] | None = None
+    visit: set[Node] | None = None
     if inputs is not None:
         captured = [None] * len(inputs)
         for i, t in enumerate(inputs):
@@ -199,13 +199,14 @@ def run_backward(
         parents, ends = _parents(root_nodes)
         if ends <= captures.keys():
             # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
-            # parameters): every node runs but those ends, and every edge counts.
-            needed = (parents.keys() | root_nodes) - ends
-            visit = needed | captures.keys()
+            # parameters): every node runs but those ends, every node is visited (no visit set
+            # to test each edge against) and every edge counts.
+            skip = ends
             deps = {fn: len(edges_in) for fn, edges_in in parents.items()}
         else:
             needed = _needed_nodes(parents, root_nodes, set(captures))
             visit = needed | captures.keys()
+            skip = {fn for fn in captures if fn not in needed}
             deps = {fn: sum(1 for parent in parents[fn] if parent in needed)
                     for fn in visit if fn in parents}
 
@@ -217,9 +218,9 @@ def run_backward(
             tiebreak += 1
     heapq.heapify(ready)
     heappush, heappop = heapq.heappush, heapq.heappop
-    # The one node made ready by the last step when nothing else is waiting, with its gradients:
-    # a chain then never touches the heap or the buffers (the order is the same: it is the only
-    # ready node).
+    # The one node made ready by the last step when it is the next to run (nothing else waiting,
+    # or only nodes of lower sequence number), with its gradients: a chain then never touches the
+    # heap or the buffers (the order is the same: the heap would pop it next).
     following: Node | None = None
     following_grads: list[Any] = []
     grads: Any
@@ -252,12 +253,13 @@ def run_backward(
                 break
 
             hooked = fn._hooked  # (always for AccumulateGrad: a leaf's hooks run before it)
-            if hooked or (needed is not None and (fn in captures or fn not in needed)):
-                grads = _before_node(fn, grads, hooked, needed, captures, captured, inputs, accumulate)
+            # (Every node visited is needed or a capture point, so only those may be skipped.)
+            if hooked or (skip is not None and fn in captures):
+                grads = _before_node(fn, grads, hooked, skip, captures, captured, inputs, accumulate)
                 if grads is None:  # a partial backward's capture point that need not run
                     continue
 
-            if grads[0] is not None if len(grads) == 1 else any(g is not None for g in grads):
+            if grads[0] is not None or (len(grads) > 1 and any(g is not None for g in grads)):
                 if not anomaly:
                     outputs = fn.apply(grads)
                 else:
@@ -290,8 +292,10 @@ def run_backward(
                         if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
                             g = _reduce_to(g, shape, dtype)
                 count = deps[nxt] - 1
-                if count == 0 and following is None and not ready and nxt not in buffers:
-                    # The only gradient nxt receives, and nxt runs next: hand it over directly.
+                if (count == 0 and following is None and (not ready or -nxt._sequence_nr < ready[0][0])
+                        and nxt not in buffers):
+                    # The only gradient nxt receives, and nxt runs next (nothing ready, or only
+                    # nodes the heap would pop after it): hand it over directly.
                     if nxt.num_outputs == 1:
                         following_grads = [g]
                     else:
@@ -312,7 +316,10 @@ def run_backward(
                         cur = buf[nr]
                         buf[nr] = g if cur is None else cur + g
                 if count == 0:
-                    if following is not None:  # two ready nodes: both go through the heap
+                    # Two ready nodes: the one handed over stays so while it still runs first
+                    # (a strictly higher sequence number: no tie for the heap to break), else
+                    # both go through the heap.
+                    if following is not None and following._sequence_nr <= nxt._sequence_nr:
                         buffers[following] = following_grads
                         heappush(ready, (-following._sequence_nr, tiebreak, following))
                         tiebreak += 1
@@ -336,7 +343,7 @@ def _before_node(
     fn: Node,
     grads: list[Any],
     hooked: bool,
-    needed: set[Node] | None,
+    skip: set[Node] | None,
     captures: dict[Node, list[tuple[int, int]]],
     captured: list[Tensor | None],
     inputs: Sequence[Tensor] | None,
@@ -344,13 +351,13 @@ def _before_node(
 ) -> list[Any] | None:
     """What happens to a node's incoming gradients before it runs, off the common path: tensor
     hooks, retain_grad, a leaf's hooks, capture for ``autograd.grad``, then pre-hooks. None
-    means the node must not run (a partial backward reaches it only to capture)."""
+    means the node must not run (a partial backward reaches it, in ``skip``, only to capture)."""
     is_accumulator = type(fn) is AccumulateGrad
-    if hooked:
+    if hooked and (fn._tensor_hooks is not None or fn._retained is not None):
         _run_tensor_hooks(fn, grads)
     if is_accumulator and fn.variable._hooks:  # type: ignore[attr-defined]
         grads[0] = _call_tensor_hooks(fn.variable._hooks, grads[0])  # type: ignore[attr-defined]
-    if needed is not None:
+    if skip is not None:
         spots = captures.get(fn)
         if spots is not None:
             for nr, position in spots:
@@ -359,7 +366,7 @@ def _before_node(
                 if accumulate and not is_accumulator and caught is not None:
                     with ACCUMULATE_LOCK:
                         inputs[position]._accumulate_grad(caught, retained=True)  # type: ignore[index]
-        if fn not in needed and not (accumulate and is_accumulator):
+        if fn in skip and not (accumulate and is_accumulator):
             return None
     if hooked and fn._pre_hooks:
         for hook in list(fn._pre_hooks):

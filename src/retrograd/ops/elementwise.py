@@ -102,10 +102,10 @@ def _integer_kernel(kernel: str, fn: Any, bools: bool = False) -> Any:
 def _cj(x: Any) -> Any:
     """The complex conjugate of a rule's factor: PyTorch's gradient of a holomorphic ``f`` is
     ``grad * conj(f'(z))``. A real factor (a tensor or a Python number) is returned as it is."""
-    if type(x) is complex:
-        return x.conjugate()
     data = getattr(x, "_data", None)
-    return x.conj() if data is not None and data.dtype.kind == "c" else x
+    if data is None:  # a number (a tensor first: rules call this on every node)
+        return x.conjugate() if type(x) is complex else x
+    return x.conj() if data.dtype.kind == "c" else x
 
 
 def _sgn(z: Any) -> Any:

@@ -44,6 +44,7 @@ from ..autograd.graph import (
     SavedTensor,
     freed_message,
     large_graph_guard,
+    new_counter,
     next_sequence_nr,
     save_input,
     save_output,
@@ -382,7 +383,14 @@ class Op:
         return value
 
     def __call__(self, *args: Any) -> Any:
-        return apply(self, args)
+        # ``apply(self, args)``, inline: backward rules call ops this way (``tanh_backward(grad,
+        # result)``), so the frame saved here is saved on every such node.
+        if len(args) == self.n_args and isinstance(args[0], Tensor):
+            if self.unary_fast:
+                return self.unary(*args)
+            if self.binary_fast:
+                return self.binary(*args)
+        return apply_generic(self, args)
 
     def _make_node_class(self) -> type[OpNode]:
         """The node class (``MulBackward0``), with its ``apply`` installed now: the generated
@@ -832,7 +840,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
             result._base = x if base is None else base
             counter = x._version_counter
             if counter is None:
-                counter = x._counter()
+                counter = new_counter(x)  # (``x._counter()``, one call fewer)
             result._version_counter = counter
             result._view_version = counter.value
             if x._is_inference:  # a view is an inference tensor if and only if its base is
@@ -1021,7 +1029,8 @@ _SNIPPETS["RECORD_ONE_INPUT"] = _splice(_RECORD_ONE_INPUT, _SNIPPETS)
 
 # Names the recording source reads from this module's globals (the save helpers are read there
 # at each call, so that ``_use_saved_tensors_hooks`` can swap them).
-_READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE)
+_READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE,
+                            new_counter)
 
 if TYPE_CHECKING:
     def unary_path(op: Op) -> Callable[..., Tensor]: ...

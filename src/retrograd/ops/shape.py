@@ -166,6 +166,9 @@ def _type_str(dtype: np.dtype) -> str:
 
 
 def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if not x.ndim and min(shape, default=0) >= 0:
+        # A 0-d value to any shape (``sum()``'s backward): what the loop below ends with, directly.
+        return np.ndarray(tuple(shape), x.dtype, x, 0, (0,) * len(shape))
     lead = len(shape) - x.ndim
     if lead < 0:
         raise RuntimeError(
