@@ -54,6 +54,7 @@ def test_kept_results_and_their_views_are_not_overwritten(torch: Any) -> None:
 def test_memory_of_dropped_results_is_reused() -> None:
     from retrograd.func import _batching
 
+    _batching._POOL.clear()  # (from a known state: earlier calls' blocks would be evicted in between)
     first = _per_sample(rg, rfunc, 1)
     held = _per_sample(rg, rfunc, 2)
     assert _address(held[0]) != _address(first[0])  # (the first is alive)
