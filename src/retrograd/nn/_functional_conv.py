@@ -260,18 +260,31 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 # -- pooling ----------------------------------------------------------------------------------
 
 
-def _pool_pair(value: Any, fn: str, name: str, omitted: bool = False) -> tuple[int, int]:
+def _pool_ints(value: Any, fn: str, name: str, n: int, omitted: bool = False) -> tuple[int, ...]:
+    """A pool's ``kernel_size``/``stride``/``padding``/``dilation`` as ``n`` ints, with ATen's wording
+    for a tuple of the wrong length (the 2-D and 3-D pools word it alike, ``avg_pool3d`` apart)."""
     if isinstance(value, (int, np.integer)):
-        return int(value), int(value)
+        return (int(value),) * n
     values = tuple(int(v) for v in value)
     if len(values) == 1:
-        return values[0], values[0]
-    if len(values) != 2:
+        return values * n
+    if len(values) != n:
+        ints = f"a tuple of {'two' if n == 2 else 'three'} ints"
+        if fn == "avg_pool3d":
+            raise RuntimeError(f"{fn}: {name} must be{' omitted,' if omitted else ''} a single int, or {ints}")
         if name == "dilation":
-            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of two ints")
-        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or a tuple "
-                           "of two ints")
-    return values[0], values[1]
+            raise RuntimeError(f"{fn}: dilation must be either a single int, or {ints}")
+        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or {ints}")
+    return values
+
+
+def _pool_window(fn: str, n: int, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(kernel, stride, padding, dilation)`` of an ``n``-D pool; an omitted stride is the kernel."""
+    kernel = _pool_ints(kernel_size, fn, "kernel_size", n)
+    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pool_ints(stride, fn, "stride", n, omitted=True)
+    return kernel, stride_t, _pool_ints(padding, fn, "padding", n), _pool_ints(dilation, fn, "dilation", n)
 
 
 def _pool_out(n: int, k: int, p: int, s: int, d: int, ceil_mode: bool) -> int:
@@ -290,13 +303,8 @@ def _pool_out(n: int, k: int, p: int, s: int, d: int, ceil_mode: bool) -> int:
 
 
 def _pool2d_setup(x: Tensor, fn: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-                  ceil_mode: bool) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int],
-                                            tuple[int, int]]:
-    kernel = _pool_pair(kernel_size, fn, "kernel_size")
-    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _pool_pair(stride, fn, "stride", omitted=True)
-    padding_t = _pool_pair(padding, fn, "padding")
-    dilation_t = _pool_pair(dilation, fn, "dilation")
+                  ceil_mode: bool) -> tuple[tuple[int, ...], ...]:
+    kernel, stride_t, padding_t, dilation_t = _pool_window(fn, 2, kernel_size, stride, padding, dilation)
     shape = tuple(x.shape)
     if fn == "max_pool2d" and (len(shape) not in (3, 4)):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")

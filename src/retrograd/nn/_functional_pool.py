@@ -17,6 +17,7 @@ from ._functional_conv import (
     _dims_str,
     _not_implemented,
     _pool_out,
+    _pool_window,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
@@ -29,30 +30,9 @@ __all__ = [
     "max_unpool3d",
 ]
 
-def _triple(value: Any, fn: str, name: str, omitted: bool = False) -> tuple[int, int, int]:
-    if isinstance(value, (int, np.integer)):
-        return int(value), int(value), int(value)
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values[0], values[0], values[0]
-    if len(values) != 3:
-        if fn == "avg_pool3d":
-            raise RuntimeError(f"{fn}: {name} must be{' omitted,' if omitted else ''} a single int, or a tuple of "
-                               "three ints")
-        if name == "dilation":
-            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of three ints")
-        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or a tuple "
-                           "of three ints")
-    return values[0], values[1], values[2]
-
-
 def _pool3d_setup(x: Tensor, fn: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                   ceil_mode: bool) -> tuple[tuple[int, ...], ...]:
-    kernel = _triple(kernel_size, fn, "kernel_size")
-    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _triple(stride, fn, "stride", omitted=True)
-    padding_t = _triple(padding, fn, "padding")
-    dilation_t = _triple(dilation, fn, "dilation")
+    kernel, stride_t, padding_t, dilation_t = _pool_window(fn, 3, kernel_size, stride, padding, dilation)
     shape = tuple(x.shape)
     if len(shape) not in (4, 5) or any(s == 0 for s in shape[-4:]):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
