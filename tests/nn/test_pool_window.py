@@ -43,3 +43,43 @@ def test_pool_window_parity(torch: Any, fn: str, kw: dict[str, Any]) -> None:
     assert ours == theirs
     if ours[0] == "ok":
         np.testing.assert_allclose(_call(rg, fn, **kw).detach().numpy(), _call(torch, fn, **kw).detach().numpy())
+
+
+# avg_pool2d/3d share one body (_avg_pool), adaptive_max_pool2d/3d another (_adaptive_max_pool)
+def _shared_body_cases() -> list[tuple[str, tuple[int, ...], str, dict[str, Any]]]:
+    out = []
+    for nd in (2, 3):
+        shape, small = (1, 2) + (4,) * nd, (1, 2) + (1,) * nd
+        out += [(f"avg_pool{nd}d", shape, "float64", {"kernel_size": 2, "divisor_override": 0}),
+                (f"avg_pool{nd}d", shape, "float64", {"kernel_size": 3, "stride": 1, "padding": 1,
+                                                      "count_include_pad": False, "divisor_override": 5}),
+                (f"avg_pool{nd}d", shape, "bool", {"kernel_size": 2}),
+                (f"avg_pool{nd}d", small, "float64", {"kernel_size": 2}),
+                (f"adaptive_max_pool{nd}d", shape, "float64", {"output_size": 3, "return_indices": True}),
+                (f"adaptive_max_pool{nd}d", shape, "float64", {"output_size": (2,) * (nd - 1) + (-1,)}),
+                (f"adaptive_max_pool{nd}d", shape, "int64", {"output_size": 2}),
+                (f"adaptive_max_pool{nd}d", shape[1:], "float64", {"output_size": (None,) + (2,) * (nd - 1)}),
+                (f"adaptive_max_pool{nd}d", (2,) * nd, "float64", {"output_size": 1})]
+    return out
+
+
+@pytest.mark.parametrize(("fn", "shape", "dtype", "kw"), _shared_body_cases(), ids=lambda v: str(v))
+def test_shared_pool_bodies_parity(torch: Any, fn: str, shape: tuple[int, ...], dtype: str,
+                                   kw: dict[str, Any]) -> None:
+    data = np.random.default_rng(0).standard_normal(shape)
+    data = data > 0 if dtype == "bool" else data.astype(dtype)
+
+    def run(lib: Any) -> Any:
+        x = lib.tensor(data, requires_grad=dtype == "float64")
+        got = getattr(lib.nn.functional, fn)(x, **kw)
+        values = got[0] if isinstance(got, tuple) else got
+        values.sum().backward()
+        return [t.detach().numpy() for t in (got if isinstance(got, tuple) else (got,))] + [x.grad.numpy()]
+
+    ours, theirs = outcome(lambda: run(rg)), outcome(lambda: run(torch))
+    assert ours == theirs
+    if ours[0] == "ok":
+        for a, b in zip(run(rg), run(torch), strict=True):
+            np.testing.assert_allclose(a, b)
+        assert type(getattr(rg.nn.functional, fn)(rg.tensor(data, requires_grad=True), **kw)).__name__ in (
+            "Tensor", "tuple")

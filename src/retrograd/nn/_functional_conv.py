@@ -421,13 +421,26 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> rg.nn.functional.avg_pool2d(rg.arange(16.0).reshape(1, 4, 4), 2).tolist()
     [[[2.5, 4.5], [10.5, 12.5]]]
     """
-    kernel, stride_t, padding_t, _, out = _pool2d_setup(input, "avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
+    return _avg_pool(input, "avg_pool2d", _pool2d_setup, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+# The CPU kernel a dtype error names where it is not the function's own name
+_ATEN_KERNEL = {"avg_pool3d": "avg_pool3d_out_frame", "adaptive_max_pool3d": "adaptive_max_pool3d_cpu"}
+
+
+def _avg_pool(input: Tensor, fn: str, setup: Callable[..., tuple[tuple[int, ...], ...]],  # noqa: A002
+              kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
+              divisor_override: int | None) -> Tensor:
+    """``avg_pool2d``/``avg_pool3d`` (``fn``, its window read by ``setup``): ATen's checks in its
+    order, then the op of the same name."""
+    kernel, stride_t, padding_t, _, out = setup(input, fn, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if input._data.dtype.kind == "b":
-        raise _not_implemented("avg_pool2d", input)
+        raise _not_implemented(_ATEN_KERNEL.get(fn, fn), input)
     cfg = (kernel, stride_t, padding_t, ceil_mode, count_include_pad, divisor_override, out)
-    return apply(_C.avg_pool2d, (input, cfg))  # type: ignore[no-any-return]
+    return apply(getattr(_C, fn), (input, cfg))  # type: ignore[no-any-return]
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -504,16 +517,22 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
     """Adaptive 2-D max pooling with the flat (H * W) index of each maximum."""
-    out = _adaptive_size(output_size, input.shape, "adaptive_max_pool2d")
-    _check_adaptive(input, "adaptive_max_pool2d")
+    values, indices = _adaptive_max_pool(input, output_size, 2)
+    return (values, indices) if return_indices else values
+
+
+def _adaptive_max_pool(input: Tensor, output_size: Any, nd: int) -> Any:  # noqa: A002
+    """``(values, indices)`` of ``adaptive_max_pool{nd}d``: ATen's checks in its order, then the op."""
+    fn = f"adaptive_max_pool{nd}d"
+    out = _adaptive_size(output_size, input.shape, fn, nd)
+    _check_adaptive(input, fn, nd)
     negative = [o for o in out if o < 0]
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
-                           f"{_dims_str(tuple(input.shape[:-2]) + out)}")
+                           f"{_dims_str(tuple(input.shape[:-nd]) + out)}")
     if input._data.dtype.kind not in "fV":
-        raise _not_implemented("adaptive_max_pool2d", input)
-    values, indices = apply(_C.adaptive_max_pool2d, (input, out))
-    return (values, indices) if return_indices else values
+        raise _not_implemented(_ATEN_KERNEL.get(fn, fn), input)
+    return apply(getattr(_C, fn), (input, out))
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002

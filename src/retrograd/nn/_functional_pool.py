@@ -12,7 +12,9 @@ from ..ops import conv as _C
 from ..ops.op import apply
 from ..tensor import Tensor
 from ._functional_conv import (
+    _adaptive_max_pool,
     _adaptive_size,
+    _avg_pool,
     _check_adaptive,
     _dims_str,
     _not_implemented,
@@ -86,14 +88,8 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> rg.nn.functional.avg_pool3d(rg.arange(8.0).reshape(1, 2, 2, 2), 2).tolist()
     [[[[3.5]]]]
     """
-    kernel, stride_t, padding_t, _, out = _pool3d_setup(input, "avg_pool3d", kernel_size, stride, padding, 1,
-                                                        ceil_mode)
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    if input._data.dtype.kind == "b":
-        raise _not_implemented("avg_pool3d", input)
-    cfg = (kernel, stride_t, padding_t, ceil_mode, count_include_pad, divisor_override, out)
-    return apply(_C.avg_pool3d, (input, cfg))  # type: ignore[no-any-return]
+    return _avg_pool(input, "avg_pool3d", _pool3d_setup, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -119,15 +115,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_ind
     >>> [t.tolist() for t in rg.nn.functional.adaptive_max_pool3d_with_indices(rg.arange(8.0).reshape(1, 2, 2, 2), 1)]
     [[[[[7.0]]]], [[[[7]]]]]
     """
-    out = _adaptive_size(output_size, input.shape, "adaptive_max_pool3d", 3)
-    _check_adaptive(input, "adaptive_max_pool3d", 3)
-    negative = [o for o in out if o < 0]
-    if negative:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
-                           f"{_dims_str(tuple(input.shape[:-3]) + out)}")
-    if input._data.dtype.kind not in "fV":
-        raise _not_implemented("adaptive_max_pool3d", input)
-    return apply(_C.adaptive_max_pool3d, (input, out))
+    return _adaptive_max_pool(input, output_size, 3)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
