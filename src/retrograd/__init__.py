@@ -74,14 +74,7 @@ from ._functions import (
 )
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.warn_state import is_warn_always_enabled, set_warn_always
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .autograd.grad_mode import *  # noqa: F403  (the six modes, named once in grad_mode.__all__)
 from .factories import (
     Generator,
     arange,

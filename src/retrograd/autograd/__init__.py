@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import graph
+from . import grad_mode, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
-from .grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from .grad_mode import *  # noqa: F403  (the six modes, named once in grad_mode.__all__)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
 from .warn_state import warn_once
 
+if TYPE_CHECKING:  # loaded on first use by __getattr__ below; named here for linters and type checkers
+    from . import functional
+    from .function import Function, FunctionCtx, once_differentiable
+
 __all__ = [
     "Function", "FunctionCtx", "functional", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
     "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "once_differentiable",
-    "set_detect_anomaly", "enable_grad", "grad", "graph", "inference_mode", "is_grad_enabled",
-    "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
+    "set_detect_anomaly", "grad", "graph", *grad_mode.__all__,
 ]
 
 

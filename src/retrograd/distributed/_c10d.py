@@ -25,6 +25,15 @@ import numpy as np
 
 from ..tensor import Tensor
 
+__all__ = [
+    "Backend", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
+    "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast",
+    "broadcast_object_list", "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",
+    "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "irecv",
+    "is_available", "is_initialized", "is_mpi_available", "isend", "new_group", "recv", "reduce",
+    "reduce_scatter_tensor", "scatter", "scatter_object_list", "send",
+]
+
 MPI4PY_MISSING = ('retrograd.distributed needs mpi4py and an MPI library: pip install "retrograd[distributed]" '
                   "(or pip install mpi4py mpich)")
 DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # PyTorch's default_pg_timeout

@@ -37,19 +37,7 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import (
-    AbsTransform,
-    AffineTransform,
-    ComposeTransform,
-    ExpTransform,
-    PowerTransform,
-    SigmoidTransform,
-    SoftmaxTransform,
-    StickBreakingTransform,
-    TanhTransform,
-    Transform,
-    identity_transform,
-)
+from .transforms import *  # noqa: F403  (the transforms, listed once in transforms.__all__)
 from .uniform import Uniform
 
 __all__ = [
@@ -58,7 +46,5 @@ __all__ = [
     "Laplace", "LogNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "constraints",
-    "kl_divergence", "register_kl", "transforms",
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
-    "SoftmaxTransform", "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform",
+    "kl_divergence", "register_kl", "transforms", *transforms.__all__,
 ]

@@ -260,18 +260,31 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
 # -- pooling ----------------------------------------------------------------------------------
 
 
-def _pool_pair(value: Any, fn: str, name: str, omitted: bool = False) -> tuple[int, int]:
+def _pool_ints(value: Any, fn: str, name: str, n: int, omitted: bool = False) -> tuple[int, ...]:
+    """A pool's ``kernel_size``/``stride``/``padding``/``dilation`` as ``n`` ints, with ATen's wording
+    for a tuple of the wrong length (the 2-D and 3-D pools word it alike, ``avg_pool3d`` apart)."""
     if isinstance(value, (int, np.integer)):
-        return int(value), int(value)
+        return (int(value),) * n
     values = tuple(int(v) for v in value)
     if len(values) == 1:
-        return values[0], values[0]
-    if len(values) != 2:
+        return values * n
+    if len(values) != n:
+        ints = f"a tuple of {'two' if n == 2 else 'three'} ints"
+        if fn == "avg_pool3d":
+            raise RuntimeError(f"{fn}: {name} must be{' omitted,' if omitted else ''} a single int, or {ints}")
         if name == "dilation":
-            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of two ints")
-        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or a tuple "
-                           "of two ints")
-    return values[0], values[1]
+            raise RuntimeError(f"{fn}: dilation must be either a single int, or {ints}")
+        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or {ints}")
+    return values
+
+
+def _pool_window(fn: str, n: int, kernel_size: Any, stride: Any, padding: Any,
+                 dilation: Any) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(kernel, stride, padding, dilation)`` of an ``n``-D pool; an omitted stride is the kernel."""
+    kernel = _pool_ints(kernel_size, fn, "kernel_size", n)
+    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _pool_ints(stride, fn, "stride", n, omitted=True)
+    return kernel, stride_t, _pool_ints(padding, fn, "padding", n), _pool_ints(dilation, fn, "dilation", n)
 
 
 def _pool_out(n: int, k: int, p: int, s: int, d: int, ceil_mode: bool) -> int:
@@ -290,13 +303,8 @@ def _pool_out(n: int, k: int, p: int, s: int, d: int, ceil_mode: bool) -> int:
 
 
 def _pool2d_setup(x: Tensor, fn: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-                  ceil_mode: bool) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int],
-                                            tuple[int, int]]:
-    kernel = _pool_pair(kernel_size, fn, "kernel_size")
-    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _pool_pair(stride, fn, "stride", omitted=True)
-    padding_t = _pool_pair(padding, fn, "padding")
-    dilation_t = _pool_pair(dilation, fn, "dilation")
+                  ceil_mode: bool) -> tuple[tuple[int, ...], ...]:
+    kernel, stride_t, padding_t, dilation_t = _pool_window(fn, 2, kernel_size, stride, padding, dilation)
     shape = tuple(x.shape)
     if fn == "max_pool2d" and (len(shape) not in (3, 4)):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
@@ -413,13 +421,26 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> rg.nn.functional.avg_pool2d(rg.arange(16.0).reshape(1, 4, 4), 2).tolist()
     [[[2.5, 4.5], [10.5, 12.5]]]
     """
-    kernel, stride_t, padding_t, _, out = _pool2d_setup(input, "avg_pool2d", kernel_size, stride, padding, 1, ceil_mode)
+    return _avg_pool(input, "avg_pool2d", _pool2d_setup, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+# The CPU kernel a dtype error names where it is not the function's own name
+_ATEN_KERNEL = {"avg_pool3d": "avg_pool3d_out_frame", "adaptive_max_pool3d": "adaptive_max_pool3d_cpu"}
+
+
+def _avg_pool(input: Tensor, fn: str, setup: Callable[..., tuple[tuple[int, ...], ...]],  # noqa: A002
+              kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool,
+              divisor_override: int | None) -> Tensor:
+    """``avg_pool2d``/``avg_pool3d`` (``fn``, its window read by ``setup``): ATen's checks in its
+    order, then the op of the same name."""
+    kernel, stride_t, padding_t, _, out = setup(input, fn, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if input._data.dtype.kind == "b":
-        raise _not_implemented("avg_pool2d", input)
+        raise _not_implemented(_ATEN_KERNEL.get(fn, fn), input)
     cfg = (kernel, stride_t, padding_t, ceil_mode, count_include_pad, divisor_override, out)
-    return apply(_C.avg_pool2d, (input, cfg))  # type: ignore[no-any-return]
+    return apply(getattr(_C, fn), (input, cfg))  # type: ignore[no-any-return]
 
 
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
@@ -496,16 +517,22 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A00
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
     """Adaptive 2-D max pooling with the flat (H * W) index of each maximum."""
-    out = _adaptive_size(output_size, input.shape, "adaptive_max_pool2d")
-    _check_adaptive(input, "adaptive_max_pool2d")
+    values, indices = _adaptive_max_pool(input, output_size, 2)
+    return (values, indices) if return_indices else values
+
+
+def _adaptive_max_pool(input: Tensor, output_size: Any, nd: int) -> Any:  # noqa: A002
+    """``(values, indices)`` of ``adaptive_max_pool{nd}d``: ATen's checks in its order, then the op."""
+    fn = f"adaptive_max_pool{nd}d"
+    out = _adaptive_size(output_size, input.shape, fn, nd)
+    _check_adaptive(input, fn, nd)
     negative = [o for o in out if o < 0]
     if negative:
         raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
-                           f"{_dims_str(tuple(input.shape[:-2]) + out)}")
+                           f"{_dims_str(tuple(input.shape[:-nd]) + out)}")
     if input._data.dtype.kind not in "fV":
-        raise _not_implemented("adaptive_max_pool2d", input)
-    values, indices = apply(_C.adaptive_max_pool2d, (input, out))
-    return (values, indices) if return_indices else values
+        raise _not_implemented(_ATEN_KERNEL.get(fn, fn), input)
+    return apply(getattr(_C, fn), (input, out))
 
 
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002

@@ -12,11 +12,14 @@ from ..ops import conv as _C
 from ..ops.op import apply
 from ..tensor import Tensor
 from ._functional_conv import (
+    _adaptive_max_pool,
     _adaptive_size,
+    _avg_pool,
     _check_adaptive,
     _dims_str,
     _not_implemented,
     _pool_out,
+    _pool_window,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
@@ -29,30 +32,9 @@ __all__ = [
     "max_unpool3d",
 ]
 
-def _triple(value: Any, fn: str, name: str, omitted: bool = False) -> tuple[int, int, int]:
-    if isinstance(value, (int, np.integer)):
-        return int(value), int(value), int(value)
-    values = tuple(int(v) for v in value)
-    if len(values) == 1:
-        return values[0], values[0], values[0]
-    if len(values) != 3:
-        if fn == "avg_pool3d":
-            raise RuntimeError(f"{fn}: {name} must be{' omitted,' if omitted else ''} a single int, or a tuple of "
-                               "three ints")
-        if name == "dilation":
-            raise RuntimeError(f"{fn}: dilation must be either a single int, or a tuple of three ints")
-        raise RuntimeError(f"{fn}: {name} must either be{' omitted,' if omitted else ''} a single int, or a tuple "
-                           "of three ints")
-    return values[0], values[1], values[2]
-
-
 def _pool3d_setup(x: Tensor, fn: str, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
                   ceil_mode: bool) -> tuple[tuple[int, ...], ...]:
-    kernel = _triple(kernel_size, fn, "kernel_size")
-    stride_t = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
-        _triple(stride, fn, "stride", omitted=True)
-    padding_t = _triple(padding, fn, "padding")
-    dilation_t = _triple(dilation, fn, "dilation")
+    kernel, stride_t, padding_t, dilation_t = _pool_window(fn, 3, kernel_size, stride, padding, dilation)
     shape = tuple(x.shape)
     if len(shape) not in (4, 5) or any(s == 0 for s in shape[-4:]):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
@@ -106,14 +88,8 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     >>> rg.nn.functional.avg_pool3d(rg.arange(8.0).reshape(1, 2, 2, 2), 2).tolist()
     [[[[3.5]]]]
     """
-    kernel, stride_t, padding_t, _, out = _pool3d_setup(input, "avg_pool3d", kernel_size, stride, padding, 1,
-                                                        ceil_mode)
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    if input._data.dtype.kind == "b":
-        raise _not_implemented("avg_pool3d", input)
-    cfg = (kernel, stride_t, padding_t, ceil_mode, count_include_pad, divisor_override, out)
-    return apply(_C.avg_pool3d, (input, cfg))  # type: ignore[no-any-return]
+    return _avg_pool(input, "avg_pool3d", _pool3d_setup, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:  # noqa: A002
@@ -139,15 +115,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any, return_ind
     >>> [t.tolist() for t in rg.nn.functional.adaptive_max_pool3d_with_indices(rg.arange(8.0).reshape(1, 2, 2, 2), 1)]
     [[[[[7.0]]]], [[[[7]]]]]
     """
-    out = _adaptive_size(output_size, input.shape, "adaptive_max_pool3d", 3)
-    _check_adaptive(input, "adaptive_max_pool3d", 3)
-    negative = [o for o in out if o < 0]
-    if negative:
-        raise RuntimeError(f"Trying to create tensor with negative dimension {negative[0]}: "
-                           f"{_dims_str(tuple(input.shape[:-3]) + out)}")
-    if input._data.dtype.kind not in "fV":
-        raise _not_implemented("adaptive_max_pool3d", input)
-    return apply(_C.adaptive_max_pool3d, (input, out))
+    return _adaptive_max_pool(input, output_size, 3)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002

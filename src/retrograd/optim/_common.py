@@ -116,3 +116,21 @@ def _moment_groups(optimizer: Any) -> Iterator[tuple[dict[str, Any], list[Any], 
     for group, params in optimizer._groups_with_grads():
         beta1, beta2 = group["betas"]
         yield group, params, beta1, beta2, _lr_value(group["lr"]), group["eps"], group["weight_decay"]
+
+
+def _plain_moments(p: Tensor, state: dict[str, Any], second: str,
+                   beta1: float) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """``_plain_state`` for an Adam-family update (buffers ``exp_avg`` and ``second``), with its
+    first step, ``exp_avg.lerp_(grad, 1 - beta1)``, done; None, with nothing done, as there.
+
+    >>> import retrograd as rg
+    >>> p = rg.zeros(2); p.grad = rg.ones(2)
+    >>> state = {"step": rg.tensor(0.0), "exp_avg": rg.zeros(2), "exp_avg_sq": rg.zeros(2)}
+    >>> _ = _plain_moments(p, state, "exp_avg_sq", 0.75); state["exp_avg"].tolist(), state["step"].item()
+    ([0.25, 0.25], 1.0)
+    """
+    plain = _plain_state(p, state, "exp_avg", second)
+    if plain is not None:
+        _, (_, grad, m, _) = plain
+        _lerp_into(state["exp_avg"], m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    return plain

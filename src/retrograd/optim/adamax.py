@@ -13,9 +13,8 @@ from ..tensor import Tensor
 from ._common import (
     _GROUP_FLAGS,
     _check_hyperparameters,
-    _lerp_into,
     _moment_groups,
-    _plain_state,
+    _plain_moments,
     _refuse_capturable,
     _write_into,
 )
@@ -77,13 +76,11 @@ def _adamax_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: fl
                           eps: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
     Adadelta's (``_adadelta_update_arrays``)."""
-    exp_avg: Tensor = state["exp_avg"]
     exp_inf: Tensor = state["exp_inf"]
-    plain = _plain_state(p, state, "exp_avg", "exp_inf")
+    plain = _plain_moments(p, state, "exp_inf", beta1)
     if plain is None:
         return False
     steps, (data, grad, m, u) = plain
-    _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
     _mul_into(exp_inf, u, beta2)  # exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
     bound = np.abs(grad)
     np.add(bound, eps, out=bound)

@@ -11,9 +11,8 @@ from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
 from ._common import (
     _check_hyperparameters,
-    _lerp_into,
     _moment_groups,
-    _plain_state,
+    _plain_moments,
     _refuse_capturable,
     _write_into,
 )
@@ -88,14 +87,12 @@ def _radam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: flo
                          rho_inf: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
     NAdam's (``_nadam_update_arrays``)."""
-    exp_avg: Tensor = state["exp_avg"]
     exp_avg_sq: Tensor = state["exp_avg_sq"]
-    plain = _plain_state(p, state, "exp_avg", "exp_avg_sq")
+    plain = _plain_moments(p, state, "exp_avg_sq", beta1)
     if plain is None:
         return False
     steps, (data, grad, m, v) = plain
     step = steps.item()
-    _lerp_into(exp_avg, m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
     _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     _write_into(exp_avg_sq, v, _addcmul(v, grad, grad, 1 - beta2), "addcmul_")
     bias_correction1 = 1 - beta1**step
