@@ -476,5 +476,11 @@ RULES[_N.nll_loss] = nll_loss
 RULES[_C.convolution] = convolution
 for _op, _spatial in ((_C.max_pool2d, 2), (_C.adaptive_max_pool2d, 2), (_C.max_pool3d, 3), (_C.adaptive_max_pool3d, 3)):
     RULES[_op] = fold_images(_spatial)
+# Products over every dim: over the sample's elements flattened into one dim. The in-place view
+# ops' nodes (as ``quantile`` applies them to fresh results): their out-of-place twins' rules.
+RULES[_R.prod_all] = lambda op, i, b, p, n: apply(_R.prod_dim, (i[0].reshape(n, -1), 1, False, *p))
+RULES[_S.t_inplace] = lambda op, i, b, p, n: NotImplemented if i[0].dim() > 3 else transpose_2d(op, i, b, p, n)
+RULES[_S.squeeze_all_inplace] = squeeze_all
+RULES[_S.squeeze_dims_inplace] = dims(0, "tuple")
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
