@@ -409,7 +409,7 @@ def random_factory(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: d
         draws = [factory(*args, **kwargs) for _ in range(math.prod(batch))]
         return rewrap(stack(draws).reshape(batch + tuple(draws[0].shape)), levels)
     new_args, new_kwargs = list(args), dict(kwargs)
-    if name in ("rand", "randn"):
+    if name in ("rand", "randn") and "size" not in new_kwargs:  # (size= keyword: the branch below)
         shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         new_args = [batch + tuple(shape)]
     elif name.endswith("_like"):
