@@ -164,3 +164,73 @@ def test_t_of_a_3d_sample_errors_as_torch(torch: Any) -> None:
         got = outcome(lambda: rfunc.vmap(lambda t: t.clone().t_())(rg.zeros(3, 2, 4, 5)))
     want = outcome(lambda: tfunc.vmap(lambda t: t.clone().t_())(torch.zeros(3, 2, 4, 5)))
     assert got == want
+
+
+# Reductions and losses found falling back in the op-database scan: now batching rules (dims
+# move right; every element: the flattened sample; elementwise losses reduced per sample).
+_REDUCTIONS: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("median", lambda lib, t: t.median()),
+    ("median-dim", lambda lib, t: t.median(dim=1).values),
+    ("nanmedian", lambda lib, t: t.nanmedian()),
+    ("nanmedian-dim", lambda lib, t: lib.nanmedian(t, 0, keepdim=True).indices),
+    ("mode", lambda lib, t: lib.mode(t.round(), -1).values),
+    ("sort-stable", lambda lib, t: lib.sort(t, dim=0, stable=True).indices),
+    ("kthvalue", lambda lib, t: lib.kthvalue(t, 2, 1).values),
+    ("topk", lambda lib, t: lib.topk(t, 2, dim=0).values),
+    ("nansum", lambda lib, t: lib.nansum(t)),
+    ("nansum-dim", lambda lib, t: lib.nansum(t, dim=1, keepdim=True)),
+    ("count_nonzero", lambda lib, t: lib.count_nonzero(t.round())),
+    ("count_nonzero-dim", lambda lib, t: lib.count_nonzero(t.round(), dim=0)),
+    ("all", lambda lib, t: (t > -1).all()),
+    ("any-dim", lambda lib, t: (t > 1).any(dim=1)),
+    ("argmax", lambda lib, t: t.argmax()),
+    ("argmin-dim", lambda lib, t: t.argmin(dim=0, keepdim=True)),
+    ("aminmax", lambda lib, t: lib.aminmax(t).max),
+    ("aminmax-dim", lambda lib, t: lib.aminmax(t, dim=1).min),
+    ("smooth_l1_loss", lambda lib, t: lib.nn.functional.smooth_l1_loss(t, t.flip(0), beta=0.5)),
+    ("huber_loss-sum", lambda lib, t: lib.nn.functional.huber_loss(t, t * 0.5, reduction="sum", delta=0.7)),
+    ("huber_loss-none", lambda lib, t: lib.nn.functional.huber_loss(t, t * 0.5, reduction="none")),
+    ("binary_cross_entropy", lambda lib, t: lib.nn.functional.binary_cross_entropy(t.sigmoid(), t.tanh().abs())),
+    ("bce_with_logits", lambda lib, t: lib.nn.functional.binary_cross_entropy_with_logits(t, t.sigmoid(),
+                                                                                         reduction="sum")),
+]
+
+
+@pytest.mark.parametrize("case", _REDUCTIONS, ids=[c[0] for c in _REDUCTIONS])
+def test_reductions_and_losses_batch_without_fallback(torch: Any, case: Any) -> None:
+    _, fn = case
+    x = np.random.default_rng(4).normal(size=(3, 4, 5)) * 2
+    _same(*_vmap_both(torch, fn, x))
+
+
+def test_loss_with_a_shared_target(torch: Any) -> None:
+    import torch.func as tfunc
+    x, y = np.random.default_rng(5).normal(size=(3, 4)), np.random.default_rng(6).normal(size=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rfunc.vmap(lambda t: rg.nn.functional.huber_loss(t, rg.tensor(y)))(rg.tensor(x))
+        want = tfunc.vmap(lambda t: torch.nn.functional.huber_loss(t, torch.tensor(y)))(torch.tensor(x))
+    _same(got, want)
+
+
+def test_per_sample_gradient_of_a_loss() -> None:
+    x = rg.tensor(np.random.default_rng(7).normal(size=(4, 3)))
+    target = rg.tensor(np.random.default_rng(8).uniform(0.1, 0.9, size=(4, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rfunc.vmap(rfunc.grad(lambda t, y: rg.nn.functional.binary_cross_entropy_with_logits(t, y)))(x, target)
+    # d/dx mean(bce_with_logits(x, y)) = (sigmoid(x) - y) / n, per sample of n = 3 elements
+    want = (1 / (1 + np.exp(-x.numpy())) - target.numpy()) / 3
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+
+
+def test_soft_margin_loss_batches_without_fallback(torch: Any) -> None:
+    import torch.func as tfunc
+    x = np.random.default_rng(9).normal(size=(3, 4, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (retrograd: a rule; PyTorch falls back here, with its warning)
+        got = rfunc.vmap(lambda t: rg.nn.functional.soft_margin_loss(t, -rg.ones(4, 5)))(rg.tensor(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = tfunc.vmap(lambda t: torch.nn.functional.soft_margin_loss(t, -torch.ones(4, 5)))(torch.tensor(x))
+    _same(got, want)

@@ -378,6 +378,48 @@ def fold_images(spatial: int) -> Rule:
     return rule
 
 
+def pointwise_loss(index: int) -> Rule:
+    """A loss computed elementwise then reduced (``reduction``: param ``index``): the elementwise
+    losses of the whole batch (``"none"``), then each sample's mean or sum."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+        values = [_pad(v, b, rank) for v, b in zip(inputs, batched)]
+        out = apply(op, (*values, *params[:index], "none", *params[index + 1:]))
+        if params[index] == "none":
+            return out if out.shape[0] == size else _expand(out, size)
+        dims_ = tuple(range(1, out.dim()))
+        if out.dim() == 0 or out.shape[0] != size:
+            return NotImplemented
+        if not dims_:
+            return out
+        if params[index] == "mean":
+            return apply(_R.mean_dim, (out, dims_, False))
+        return apply(_R.sum_dim, (out, dims_, False, None))
+    return rule
+
+
+def flat_then(target: Op, pick: int | None = None) -> Rule:
+    """An op over every element (no dim, or ``dim=None`` and no ``keepdim``) as ``target`` over
+    dim 1 of the samples flattened; ``pick``: which of its outputs (``median``'s values)."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        if params and (params[0] is not None or any(params[1:])):
+            return NotImplemented  # (a dim, or keepdim: the dims rule's, or the loop's)
+        out = apply(target, (inputs[0].reshape(size, -1), 1, False))
+        return out if pick is None else out[pick]
+    return rule
+
+
+_DIM0 = dims(0)
+
+
+def dim_or_flat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``argmax``/``argmin``/``aminmax``: over a dim (it moves right), or with ``dim=None`` over the
+    flattened sample."""
+    if params[0] is not None:
+        return _DIM0(op, inputs, batched, params, size)
+    return flat_then(op)(op, inputs, batched, params, size)
+
+
 def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
@@ -482,5 +524,22 @@ RULES[_R.prod_all] = lambda op, i, b, p, n: apply(_R.prod_dim, (i[0].reshape(n, 
 RULES[_S.t_inplace] = lambda op, i, b, p, n: NotImplemented if i[0].dim() > 3 else transpose_2d(op, i, b, p, n)
 RULES[_S.squeeze_all_inplace] = squeeze_all
 RULES[_S.squeeze_dims_inplace] = dims(0, "tuple")
+# Reductions over dims, and over every element as over the flattened sample.
+for _name in ("median_dim", "nanmedian_dim", "mode", "sort_stable"):
+    RULES[getattr(_R, _name)] = dims(0)
+for _name in ("kthvalue", "topk"):
+    RULES[getattr(_R, _name)] = dims(1)
+for _op in (_R.nansum, _R.count_nonzero, _R.all_op, _R.any_op):
+    RULES[_op] = dims(0, "tuple", none_is_all=True)
+RULES[_R.median_all] = flat_then(_R.median_dim, 0)
+RULES[_R.nanmedian_all] = flat_then(_R.nanmedian_dim, 0)
+for _op in (_R.argmax, _R.argmin, _R.aminmax):
+    RULES[_op] = dim_or_flat
+# Elementwise losses, reduced per sample.
+RULES[_N.smooth_l1_loss] = pointwise_loss(0)
+RULES[_N.huber_loss] = pointwise_loss(0)
+RULES[_N.binary_cross_entropy] = pointwise_loss(1)
+RULES[_N.binary_cross_entropy_with_logits] = pointwise_loss(2)
+RULES[_N.soft_margin_loss] = pointwise_loss(1)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
