@@ -234,3 +234,32 @@ def test_soft_margin_loss_batches_without_fallback(torch: Any) -> None:
         warnings.simplefilter("ignore")
         want = tfunc.vmap(lambda t: torch.nn.functional.soft_margin_loss(t, -torch.ones(4, 5)))(torch.tensor(x))
     _same(got, want)
+
+
+_MORE: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("vector_norm", lambda lib, t: lib.linalg.vector_norm(t)),
+    ("vector_norm-dim", lambda lib, t: lib.linalg.vector_norm(t, ord=1, dim=(0, -1), keepdim=True)),
+    ("vector_norm-dtype", lambda lib, t: lib.linalg.vector_norm(t.float(), dim=1, dtype=lib.float64)),
+    ("norm", lambda lib, t: t.norm(p=3, dim=0)),
+    ("flip", lambda lib, t: lib.flip(t, (0, -1))),
+    ("roll", lambda lib, t: lib.roll(t, (1, -2), (0, 1))),
+    ("roll-flat", lambda lib, t: lib.roll(t, 3)),
+    ("trace", lambda lib, t: lib.trace(t)),
+    ("vdot", lambda lib, t: lib.vdot(t[0], t[1])),
+]
+
+
+@pytest.mark.parametrize("case", _MORE, ids=[c[0] for c in _MORE])
+def test_norms_flips_rolls_traces_batch_without_fallback(torch: Any, case: Any) -> None:
+    _, fn = case
+    x = np.random.default_rng(10).normal(size=(3, 4, 5))
+    _same(*_vmap_both(torch, fn, x))
+
+
+
+def test_roll_of_a_0d_sample() -> None:  # (PyTorch's rule raises here: against the per-sample loop)
+    x = rg.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rfunc.vmap(lambda t: rg.roll(t, 1, 0))(x)
+    assert got.tolist() == [rg.roll(s, 1, 0).item() for s in x] and got.data_ptr() != x.data_ptr()

@@ -409,6 +409,23 @@ def flat_then(target: Op, pick: int | None = None) -> Rule:
     return rule
 
 
+def roll(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``roll`` over dims (they move right), or with no dims over the flattened sample."""
+    v, (shifts, dims_) = inputs[0], params
+    if dims_ is None:
+        flat = apply(op, (v.reshape(size, -1), tuple(shifts), (1,)))
+        return flat.reshape(tuple(v.shape))
+    if v.dim() == 1:  # (a 0-d sample rolls to a copy of itself)
+        return apply(op, (v.unsqueeze(1), tuple(shifts), (1,) * len(dims_))).squeeze(1)
+    return apply(op, (v, tuple(shifts), tuple(_shift(int(d), v.dim() - 1) for d in dims_)))
+
+
+def trace(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The sum of each sample's diagonal."""
+    diag = apply(_S.diagonal, (inputs[0], 0, 1, 2))
+    return apply(_R.sum_dim, (diag, (1,), False, None))
+
+
 _DIM0 = dims(0)
 
 
@@ -541,5 +558,12 @@ RULES[_N.huber_loss] = pointwise_loss(0)
 RULES[_N.binary_cross_entropy] = pointwise_loss(1)
 RULES[_N.binary_cross_entropy_with_logits] = pointwise_loss(2)
 RULES[_N.soft_margin_loss] = pointwise_loss(1)
+# Norms over dims; flips, rolls, traces; vdot of real vectors is dot.
+for _op in (_R.vector_norm, _R.vector_norm_dtype, _N.norm):
+    RULES[_op] = dims(1, "tuple", none_is_all=True)
+RULES[_R.flip] = dims(0, "tuple")
+RULES[_S.roll] = roll
+RULES[_L.trace] = trace
+RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
