@@ -263,3 +263,39 @@ def test_roll_of_a_0d_sample() -> None:  # (PyTorch's rule raises here: against 
         warnings.simplefilter("error")
         got = rfunc.vmap(lambda t: rg.roll(t, 1, 0))(x)
     assert got.tolist() == [rg.roll(s, 1, 0).item() for s in x] and got.data_ptr() != x.data_ptr()
+
+
+_LINALG_AND_SHAPES: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("inv", lambda lib, t: lib.linalg.inv(t @ t.mT + lib.eye(4, dtype=t.dtype))),
+    ("det", lambda lib, t: lib.linalg.det(t[:, :4])),
+    ("slogdet", lambda lib, t: lib.linalg.slogdet(t[:, :4]).logabsdet),
+    ("matrix_exp", lambda lib, t: lib.matrix_exp(t[:, :4] * 0.1)),
+    ("cholesky", lambda lib, t: lib.linalg.cholesky(t @ t.mT + lib.eye(4, dtype=t.dtype))),
+    ("cholesky-upper", lambda lib, t: lib.linalg.cholesky(t @ t.mT + lib.eye(4, dtype=t.dtype), upper=True)),
+    ("eigvalsh", lambda lib, t: lib.linalg.eigh(t @ t.mT).eigenvalues),
+    ("svdvals-via-svd", lambda lib, t: lib.linalg.svd(t, full_matrices=False).S),
+    ("qr-R-abs", lambda lib, t: lib.linalg.qr(t.mT).R.abs()),
+    ("unsafe_split", lambda lib, t: t.unsafe_split(2, 1)[1]),
+    ("rot90", lambda lib, t: lib.rot90(t, 1, (1, 0))),
+    ("index_select", lambda lib, t: lib.index_select(t, 1, lib.tensor([4, 0, 0]))),
+    ("repeat", lambda lib, t: t.repeat(2, 1, 3)),
+    ("repeat-same-rank", lambda lib, t: t.repeat(1, 2)),
+]
+
+
+@pytest.mark.parametrize("case", _LINALG_AND_SHAPES, ids=[c[0] for c in _LINALG_AND_SHAPES])
+def test_linalg_and_shape_ops_batch_without_fallback(torch: Any, case: Any) -> None:
+    _, fn = case
+    x = np.random.default_rng(11).normal(size=(3, 4, 5))
+    _same(*_vmap_both(torch, fn, x))
+
+
+def test_unsafe_split_with_sizes_batches_without_fallback() -> None:
+    """(PyTorch has no rule and no fallback for it: against the op on each sample.)"""
+    x = rg.tensor(np.random.default_rng(12).normal(size=(3, 4, 5)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = rfunc.vmap(lambda t: t.unsafe_split_with_sizes([1, 3], 0))(x)
+    for k, part in enumerate(got):
+        want = np.stack([s.unsafe_split_with_sizes([1, 3], 0)[k].numpy() for s in x])
+        np.testing.assert_array_equal(part.numpy(), want)

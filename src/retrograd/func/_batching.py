@@ -426,6 +426,16 @@ def trace(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...
     return apply(_R.sum_dim, (diag, (1,), False, None))
 
 
+def repeat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``repeat``: the sample padded to as many dims as repeats (PyTorch's leading ones), the
+    batch dimension repeated once."""
+    reps = tuple(params[0])
+    v = inputs[0]
+    if len(reps) < v.dim() - 1:
+        return NotImplemented  # (the per-sample error)
+    return apply(op, (_pad(v, True, len(reps)), (1,) + reps))
+
+
 _DIM0 = dims(0)
 
 
@@ -564,6 +574,16 @@ for _op in (_R.vector_norm, _R.vector_norm_dtype, _N.norm):
 RULES[_R.flip] = dims(0, "tuple")
 RULES[_S.roll] = roll
 RULES[_L.trace] = trace
+# Linear algebra that takes leading dims as batch dims (NumPy's stacks of matrices).
+for _op in (_L.inv, _L.det, _L.slogdet_op, _L.matrix_exp_op, _L.cholesky_op, _L.qr_op, _L.svd, _L.eigh_op):
+    RULES[_op] = free
+RULES[_N.safe_softmax] = dims(0)
+RULES[_S.unsafe_split] = dims(1)
+RULES[_S.unsafe_split_with_sizes] = dims(1)
+RULES[_S.diagonal_copy] = RULES[_S.diagonal]
+RULES[_S.rot90] = dims(1, "tuple")
+RULES[_S.index_select] = dims(0)
+RULES[_S.repeat] = repeat
 RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
