@@ -246,6 +246,10 @@ _MORE: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("roll-flat", lambda lib, t: lib.roll(t, 3)),
     ("trace", lambda lib, t: lib.trace(t)),
     ("vdot", lambda lib, t: lib.vdot(t[0], t[1])),
+    ("dist", lambda lib, t: lib.dist(t, t.flip(0))),
+    ("dist-p", lambda lib, t: t.dist(t[0] * 2, 3)),
+    ("dist-zero-order", lambda lib, t: lib.dist(t.round(), t.flip(1).round(), 0)),
+    ("dist-shared", lambda lib, t: lib.dist(t, lib.ones(5, dtype=t.dtype), 1.5)),
 ]
 
 

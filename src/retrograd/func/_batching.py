@@ -436,6 +436,16 @@ def repeat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ..
     return apply(op, (_pad(v, True, len(reps)), (1,) + reps))
 
 
+def dist(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``dist(a, b, p)``: the p-norm of each sample's ``a - b`` (over every element)."""
+    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+    a, b = (_pad(v, bt, rank) for v, bt in zip(inputs, batched))
+    diff = a - b
+    if diff.dim() < 2 or diff.shape[0] != size or not (diff.is_floating_point() or diff.is_complex()):
+        return NotImplemented  # (0-d samples, and integers: the op's own error, per sample)
+    return apply(_R.vector_norm, (diff, params[0], tuple(range(1, diff.dim())), False))
+
+
 _DIM0 = dims(0)
 
 
@@ -584,6 +594,7 @@ RULES[_S.diagonal_copy] = RULES[_S.diagonal]
 RULES[_S.rot90] = dims(1, "tuple")
 RULES[_S.index_select] = dims(0)
 RULES[_S.repeat] = repeat
+RULES[_R.dist] = dist
 RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
