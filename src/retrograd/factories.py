@@ -43,6 +43,25 @@ def _size_args(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
     return _nonnegative(_sizes(size), name)
 
 
+_NO_SIZE: Any = object()  # (``size=`` not given: the sizes are the positional arguments)
+
+
+def _keyword_size(name: str, sizes: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
+    """The positional sizes, or ``size=`` given as a keyword (a tuple or list of ints), as
+    PyTorch's factories take it.
+
+    >>> _keyword_size("zeros", (), (2, 3))
+    ((2, 3),)
+    """
+    if size is _NO_SIZE:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)) or not all(_int_like(v, i == 0) for i, v in enumerate(size)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {_type_name(size)}")
+    return (tuple(size),)
+
+
 def _type_name(value: Any) -> str:
     kind = type(value)
     if isinstance(value, Tensor) or kind.__module__ == "builtins":
@@ -292,7 +311,8 @@ def _factory_dtype(dtype: Any, default: Any = None) -> np.dtype:
     return default if default is not None else get_default_dtype().np
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+def zeros(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
     """A tensor of zeros.
 
     >>> import retrograd as rg
@@ -300,10 +320,12 @@ def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     torch.Size([2, 2])
     """
     _check_device(device)
-    return _finish(np.zeros(_size_args("zeros", size), _factory_dtype(dtype)), requires_grad)
+    shape = _size_args("zeros", _keyword_size("zeros", sizes, size))
+    return _finish(np.zeros(shape, _factory_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+def ones(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+         out: Any = None) -> Tensor:
     """A tensor of ones.
 
     >>> import retrograd as rg
@@ -311,10 +333,12 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     [1.0, 1.0, 1.0]
     """
     _check_device(device)
-    return _finish(np.ones(_size_args("ones", size), _factory_dtype(dtype)), requires_grad)
+    shape = _size_args("ones", _keyword_size("ones", sizes, size))
+    return _finish(np.ones(shape, _factory_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None) -> Tensor:
+def empty(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+          out: Any = None) -> Tensor:
     """An uninitialised tensor (zero-filled here, for reproducibility).
 
     >>> import retrograd as rg
@@ -322,7 +346,8 @@ def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     torch.Size([2])
     """
     _check_device(device)
-    return _finish(np.zeros(_size_args("empty", size), _factory_dtype(dtype)), requires_grad)
+    shape = _size_args("empty", _keyword_size("empty", sizes, size))
+    return _finish(np.zeros(shape, _factory_dtype(dtype)), requires_grad)
 
 
 def _scalar_np_dtype(value: Any) -> np.dtype:
@@ -484,8 +509,8 @@ def _empty(shape: tuple[int, ...], np_dtype: np.dtype) -> Tensor:
     return Tensor._make(np.empty(shape, np_dtype))
 
 
-def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def rand(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
+         device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1): PyTorch's numbers after the same ``manual_seed``.
 
     >>> import retrograd as rg
@@ -495,14 +520,14 @@ def rand(*size: Any, generator: Generator | None = None, dtype: Any = None, devi
     """
     _check_device(device)
     _check_float_sampling(dtype, "check_uniform_bounds")
-    shape = _size_args("rand", size)
+    shape = _size_args("rand", _keyword_size("rand", sizes, size))
     np_dtype = _factory_dtype(dtype)
     data = _rng(generator).uniform(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
     return _finish(data, requires_grad)
 
 
-def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def randn(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
+          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples: PyTorch's numbers after the same ``manual_seed``.
 
     >>> import retrograd as rg
@@ -512,7 +537,7 @@ def randn(*size: Any, generator: Generator | None = None, dtype: Any = None, dev
     """
     _check_device(device)
     _check_float_sampling(dtype, "normal_kernel_cpu")
-    shape = _size_args("randn", size)
+    shape = _size_args("randn", _keyword_size("randn", sizes, size))
     np_dtype = _factory_dtype(dtype)
     data = _rng(generator).normal(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
     return _finish(data, requires_grad)

@@ -387,6 +387,16 @@ class Tensor:
         counter = self._version_counter
         return 0 if counter is None else counter.value
 
+    def _is_view(self) -> builtins.bool:
+        """Whether this tensor is a view of another (it then has a ``_base``).
+
+        >>> import retrograd as rg
+        >>> x = rg.zeros(2, 3)
+        >>> x.t()._is_view(), x.clone()._is_view(), x.detach()._is_view()
+        (True, False, False)
+        """
+        return self._base is not None
+
     # -- autograd state -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> builtins.bool:

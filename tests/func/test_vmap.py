@@ -213,11 +213,12 @@ def test_randomness_modes(torch: Any) -> None:
 
 def test_op_without_a_rule_runs_per_sample_with_torchs_warning(torch: Any) -> None:
     rng = np.random.default_rng(3)
-    x0 = rng.standard_normal((4, 5))
+    x0 = rng.standard_normal((4, 3, 5))
     with pytest.warns(UserWarning, match=r"There is a performance drop because we have not yet implemented the "
-                                         r"batching rule for aten::kthvalue\. Please file us an issue"):
-        ours = rfunc.vmap(lambda a: a.kthvalue(2).values * 2)(rg.tensor(x0))
-    theirs = torch.vmap(lambda a: a.kthvalue(2).values * 2)(torch.tensor(x0))
+                                         r"batching rule for aten::renorm\. Please file us an issue"):
+        ours = rfunc.vmap(lambda a: a.renorm(2, 0, 1.0) * 2)(rg.tensor(x0))
+    with pytest.warns(UserWarning, match=r"batching rule for aten::renorm\. Please file us an issue"):
+        theirs = torch.vmap(lambda a: a.renorm(2, 0, 1.0) * 2)(torch.tensor(x0))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy())
 
 

@@ -378,6 +378,85 @@ def fold_images(spatial: int) -> Rule:
     return rule
 
 
+def pointwise_loss(index: int) -> Rule:
+    """A loss computed elementwise then reduced (``reduction``: param ``index``): the elementwise
+    losses of the whole batch (``"none"``), then each sample's mean or sum."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+        values = [_pad(v, b, rank) for v, b in zip(inputs, batched)]
+        out = apply(op, (*values, *params[:index], "none", *params[index + 1:]))
+        if params[index] == "none":
+            return out if out.shape[0] == size else _expand(out, size)
+        dims_ = tuple(range(1, out.dim()))
+        if out.dim() == 0 or out.shape[0] != size:
+            return NotImplemented
+        if not dims_:
+            return out
+        if params[index] == "mean":
+            return apply(_R.mean_dim, (out, dims_, False))
+        return apply(_R.sum_dim, (out, dims_, False, None))
+    return rule
+
+
+def flat_then(target: Op, pick: int | None = None) -> Rule:
+    """An op over every element (no dim, or ``dim=None`` and no ``keepdim``) as ``target`` over
+    dim 1 of the samples flattened; ``pick``: which of its outputs (``median``'s values)."""
+    def rule(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+        if params and (params[0] is not None or any(params[1:])):
+            return NotImplemented  # (a dim, or keepdim: the dims rule's, or the loop's)
+        out = apply(target, (inputs[0].reshape(size, -1), 1, False))
+        return out if pick is None else out[pick]
+    return rule
+
+
+def roll(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``roll`` over dims (they move right), or with no dims over the flattened sample."""
+    v, (shifts, dims_) = inputs[0], params
+    if dims_ is None:
+        flat = apply(op, (v.reshape(size, -1), tuple(shifts), (1,)))
+        return flat.reshape(tuple(v.shape))
+    if v.dim() == 1:  # (a 0-d sample rolls to a copy of itself)
+        return apply(op, (v.unsqueeze(1), tuple(shifts), (1,) * len(dims_))).squeeze(1)
+    return apply(op, (v, tuple(shifts), tuple(_shift(int(d), v.dim() - 1) for d in dims_)))
+
+
+def trace(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """The sum of each sample's diagonal."""
+    diag = apply(_S.diagonal, (inputs[0], 0, 1, 2))
+    return apply(_R.sum_dim, (diag, (1,), False, None))
+
+
+def repeat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``repeat``: the sample padded to as many dims as repeats (PyTorch's leading ones), the
+    batch dimension repeated once."""
+    reps = tuple(params[0])
+    v = inputs[0]
+    if len(reps) < v.dim() - 1:
+        return NotImplemented  # (the per-sample error)
+    return apply(op, (_pad(v, True, len(reps)), (1,) + reps))
+
+
+def dist(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``dist(a, b, p)``: the p-norm of each sample's ``a - b`` (over every element)."""
+    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
+    a, b = (_pad(v, bt, rank) for v, bt in zip(inputs, batched))
+    diff = a - b
+    if diff.dim() < 2 or diff.shape[0] != size or not (diff.is_floating_point() or diff.is_complex()):
+        return NotImplemented  # (0-d samples, and integers: the op's own error, per sample)
+    return apply(_R.vector_norm, (diff, params[0], tuple(range(1, diff.dim())), False))
+
+
+_DIM0 = dims(0)
+
+
+def dim_or_flat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``argmax``/``argmin``/``aminmax``: over a dim (it moves right), or with ``dim=None`` over the
+    flattened sample."""
+    if params[0] is not None:
+        return _DIM0(op, inputs, batched, params, size)
+    return flat_then(op)(op, inputs, batched, params, size)
+
+
 def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
@@ -476,5 +555,46 @@ RULES[_N.nll_loss] = nll_loss
 RULES[_C.convolution] = convolution
 for _op, _spatial in ((_C.max_pool2d, 2), (_C.adaptive_max_pool2d, 2), (_C.max_pool3d, 3), (_C.adaptive_max_pool3d, 3)):
     RULES[_op] = fold_images(_spatial)
+# Products over every dim: over the sample's elements flattened into one dim. The in-place view
+# ops' nodes (as ``quantile`` applies them to fresh results): their out-of-place twins' rules.
+RULES[_R.prod_all] = lambda op, i, b, p, n: apply(_R.prod_dim, (i[0].reshape(n, -1), 1, False, *p))
+RULES[_S.t_inplace] = lambda op, i, b, p, n: NotImplemented if i[0].dim() > 3 else transpose_2d(op, i, b, p, n)
+RULES[_S.squeeze_all_inplace] = squeeze_all
+RULES[_S.squeeze_dims_inplace] = dims(0, "tuple")
+# Reductions over dims, and over every element as over the flattened sample.
+for _name in ("median_dim", "nanmedian_dim", "mode", "sort_stable"):
+    RULES[getattr(_R, _name)] = dims(0)
+for _name in ("kthvalue", "topk"):
+    RULES[getattr(_R, _name)] = dims(1)
+for _op in (_R.nansum, _R.count_nonzero, _R.all_op, _R.any_op):
+    RULES[_op] = dims(0, "tuple", none_is_all=True)
+RULES[_R.median_all] = flat_then(_R.median_dim, 0)
+RULES[_R.nanmedian_all] = flat_then(_R.nanmedian_dim, 0)
+for _op in (_R.argmax, _R.argmin, _R.aminmax):
+    RULES[_op] = dim_or_flat
+# Elementwise losses, reduced per sample.
+RULES[_N.smooth_l1_loss] = pointwise_loss(0)
+RULES[_N.huber_loss] = pointwise_loss(0)
+RULES[_N.binary_cross_entropy] = pointwise_loss(1)
+RULES[_N.binary_cross_entropy_with_logits] = pointwise_loss(2)
+RULES[_N.soft_margin_loss] = pointwise_loss(1)
+# Norms over dims; flips, rolls, traces; vdot of real vectors is dot.
+for _op in (_R.vector_norm, _R.vector_norm_dtype, _N.norm):
+    RULES[_op] = dims(1, "tuple", none_is_all=True)
+RULES[_R.flip] = dims(0, "tuple")
+RULES[_S.roll] = roll
+RULES[_L.trace] = trace
+# Linear algebra that takes leading dims as batch dims (NumPy's stacks of matrices).
+for _op in (_L.inv, _L.det, _L.slogdet_op, _L.matrix_exp_op, _L.cholesky_op, _L.qr_op, _L.svd, _L.eigh_op):
+    RULES[_op] = free
+RULES[_N.safe_softmax] = dims(0)
+RULES[_S.unsafe_split] = dims(1)
+RULES[_S.unsafe_split_with_sizes] = dims(1)
+RULES[_S.diagonal_copy] = RULES[_S.diagonal]
+RULES[_S.rot90] = dims(1, "tuple")
+RULES[_S.index_select] = dims(0)
+RULES[_S.repeat] = repeat
+RULES[_R.dist] = dist
+RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))

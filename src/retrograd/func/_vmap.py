@@ -150,6 +150,43 @@ class BatchedTensor(Tensor):
 
     as_strided_batched = as_strided  # (what ``retrograd.as_strided`` calls for a batched tensor)
 
+    # The in-place view ops: PyTorch's batching rules run the same op in place on the physical
+    # tensor (dims one place to the right), so the batch itself changes shape, as in PyTorch.
+    def t_(self) -> Tensor:
+        if self._data.ndim > 2:
+            raise Unbatchable("t_")  # (the per-sample rerun raises PyTorch's error)
+        return self._physical_view("transpose_", (1, 2) if self._data.ndim == 2 else None)
+
+    def transpose_(self, dim0: Any, dim1: Any) -> Tensor:
+        from ..ops.reduce import normalize_dim
+        ndim = self._data.ndim
+        d0, d1 = normalize_dim(dim0, ndim), normalize_dim(dim1, ndim)
+        return self._physical_view("transpose_", (d0 + 1, d1 + 1) if ndim else None)
+
+    swapaxes_ = swapdims_ = transpose_
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        from ..ops.shape import normalize_dim_list
+        shape = self._data.shape
+        if dim is None:
+            dims: tuple[int, ...] = tuple(i for i, s in enumerate(shape) if s == 1)
+        else:
+            dims = normalize_dim_list(tuple(dim) if isinstance(dim, (tuple, list)) else (dim,), len(shape))
+            dims = tuple(d for d in dims if shape and shape[d] == 1)
+        return self._physical_view("squeeze_", (tuple(d + 1 for d in dims),) if dims else None)
+
+    def unsqueeze_(self, dim: Any) -> Tensor:
+        from ..ops.reduce import normalize_dim
+        return self._physical_view("unsqueeze_", (normalize_dim(dim, self._data.ndim + 1) + 1,))
+
+    def _physical_view(self, name: str, args: tuple[Any, ...] | None) -> Tensor:
+        """Run the in-place view ``name(*args)`` on the physical tensor (``None``: nothing to
+        change) and give this tensor the sample shape that results."""
+        if args is not None:
+            getattr(self._value, name)(*args)
+            self._data = _LogicalArray(tuple(self._value.shape)[1:], self._data.dtype, self)  # type: ignore[assignment]
+        return self
+
     def backward(self, *args: Any, **kwargs: Any) -> None:
         raise RuntimeError("backward() called inside a functorch transform. This is not supported, please use "
                            "functorch.grad or functorch.vjp instead or call backward() outside of functorch "
@@ -372,7 +409,7 @@ def random_factory(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: d
         draws = [factory(*args, **kwargs) for _ in range(math.prod(batch))]
         return rewrap(stack(draws).reshape(batch + tuple(draws[0].shape)), levels)
     new_args, new_kwargs = list(args), dict(kwargs)
-    if name in ("rand", "randn"):
+    if name in ("rand", "randn") and "size" not in new_kwargs:  # (size= keyword: the branch below)
         shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         new_args = [batch + tuple(shape)]
     elif name.endswith("_like"):
