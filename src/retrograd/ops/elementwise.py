@@ -584,7 +584,10 @@ def _relu_blocks(x: np.ndarray) -> np.ndarray:
     for start in range(0, n, _BLOCK):
         stop = min(n, start + _BLOCK)
         a, b = flat[start:stop], zeros[:stop - start]
-        np.maximum(*((a, b) if x_first else (b, a)), out=r[start:stop])
+        if x_first:
+            np.maximum(a, b, out=r[start:stop])
+        else:
+            np.maximum(b, a, out=r[start:stop])
     return result
 
 
