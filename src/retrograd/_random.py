@@ -23,6 +23,8 @@ import numpy as np
 _F32 = np.float32
 _MASK24 = np.uint64((1 << 24) - 1)
 _MASK53 = np.uint64((1 << 53) - 1)
+_MASK21 = np.uint64((1 << 21) - 1)
+_BERNOULLI_BLOCK = 1 << 15  # draws per block: their 64 K words (512 KB) stay in cache
 _STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState): PyTorch's get_rng_state() layout
 
 
@@ -297,8 +299,26 @@ class CPUStream:
     # -- other distributions (each per element: ``cpu_serial_kernel`` with a double sampler) ----
 
     def bernoulli_scalar(self, n: int, p: float) -> np.ndarray:
-        """``bernoulli_distribution<double>(p)``: a 53-bit uniform below p."""
-        return self.unit_double(n) < p
+        """``bernoulli_distribution<double>(p)``: a 53-bit uniform below p.
+
+        Compared as integers: ``k * 2**-53 < p`` is ``k < ceil(p * 2**53)`` exactly, so no
+        float64 uniforms are made; the words are drawn a cache-sized block at a time."""
+        out = np.empty(n, np.bool_)
+        # the last 53-bit integer kept: -1 keeps none (p <= 0 or NaN), 2**53 - 1 keeps all
+        last = (1 << 53) - 1 if p >= 1 else math.ceil(p * 2.0**53) - 1 if p > 0 else -1
+        top, bottom = divmod(last, 1 << 32)
+        for start in range(0, n, _BERNOULLI_BLOCK):
+            words = self.random(2 * min(_BERNOULLI_BLOCK, n - start)).reshape(-1, 2)
+            part = out[start:start + len(words)]
+            if last < 0:
+                part.fill(False)
+                continue
+            high = np.bitwise_and(words[:, 0], _MASK21)  # the high word's 21 bits of the 53
+            np.less(high, np.uint64(top), out=part)
+            ties = np.flatnonzero(high == np.uint64(top))  # (about one draw in 2**21)
+            if ties.size:
+                part[ties] = words[ties, 1] <= np.uint64(bottom)
+        return out
 
     def bernoulli_probs(self, probs: np.ndarray) -> np.ndarray:
         """Per-element probabilities: double ones draw 53-bit uniforms, others 24-bit floats."""

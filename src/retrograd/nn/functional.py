@@ -549,8 +549,9 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
         noise = _make((keep * a).astype(dtype))
         out = input.mul_(noise) if inplace else input * noise
         return out.add_(shift) if inplace else out + shift
-    # noise.div_(1 - p) in the input's dtype, as PyTorch scales the mask
-    noise = _make(keep.astype(dtype) / dtype.type(1 - p))
+    # noise.div_(1 - p) in the input's dtype, as PyTorch scales the mask: a kept element is
+    # 1 / (1 - p) rounded in that dtype, so one pass multiplies the mask by that one number
+    noise = _make(np.multiply(keep, np.ones((), dtype) / dtype.type(1 - p), dtype=dtype))
     return input.mul_(noise) if inplace else input * noise
 
 

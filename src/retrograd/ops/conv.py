@@ -173,6 +173,11 @@ def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padd
     full = tuple(max(m + lo + hi, (i - 1) * s + d * (k - 1) + 1)
                  for m, k, s, d, (lo, hi), i in zip(size, kernel, stride, dilation, pads, spatial, strict=False))
     dtype = np.result_type(x.dtype, w.dtype)
+    if len(kernel) == 2 and tuple(stride) == (1, 1) and np.isfinite(w).all():
+        result = _conv_transpose2d_rows(xs.reshape((n, groups, c // groups) + spatial), wm, kernel, dilation,
+                                        full, dtype)
+        crop = tuple(slice(lo, lo + m) for m, (lo, _) in zip(size, pads, strict=False))
+        return np.ascontiguousarray(result[(slice(None), slice(None)) + crop])
     result = np.zeros((n, groups * group_out) + full, dtype)
     step = _batch_step(n, groups * group_out * prod(kernel) * prod(spatial), dtype.itemsize)
     buf = np.empty((step, groups, group_out * prod(kernel), prod(spatial)), dtype)
@@ -183,6 +188,38 @@ def _conv_transpose_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padd
                    stride, dilation)
     crop = tuple(slice(lo, lo + m) for m, (lo, _) in zip(size, pads, strict=False))
     return np.ascontiguousarray(result[(slice(None), slice(None)) + crop])
+
+
+def _conv_transpose2d_rows(x: np.ndarray, wm: np.ndarray, kernel: Sequence[int], dilation: Sequence[int],
+                           full: Sequence[int], dtype: Any) -> np.ndarray:
+    """A stride-1 2-D transposed convolution of ``x`` (N, groups, C / groups, H, W) by ``wm``
+    (groups, O / groups * kh * kw, C / groups) into the padded (N, O, *full) buffer.
+
+    Each input row is widened with zeros to the buffer's row length before the matmul, so that
+    every kernel offset's slab lands in the flattened buffer as one contiguous run (offset
+    ``i * d * Fw + j * d``): col2im's adds then run over rows of ``H * Fw`` elements instead of
+    ``W``. The widened columns give exact zeros (the caller checks the weight is finite, so no
+    ``0 * inf``), which add nothing where they land."""
+    n, groups, cg, h, w = x.shape
+    fh, fw = full
+    rows = wm.shape[1]
+    out_channels = groups * rows // prod(kernel)
+    length = h * fw - dilation[1] * (kernel[1] - 1)  # the last row's widened tail would run off the end
+    starts = [i * dilation[0] * fw + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
+    result = np.zeros((n, out_channels, fh * fw), dtype)
+    step = _batch_step(n, groups * rows * h * fw, np.dtype(dtype).itemsize)
+    wide = np.zeros((step, groups, cg, h, fw), x.dtype)
+    buf = np.empty((step, groups, rows, h * fw), dtype)
+    for start in range(0, n, step):
+        count = min(step, n - start)
+        wide[:count, ..., :w] = x[start:start + count]
+        part = buf[:count]
+        np.matmul(wm, wide[:count].reshape(count, groups, cg, h * fw), out=part)
+        slabs = part.reshape(count, out_channels, len(starts), h * fw)
+        dest = result[start:start + count]
+        for k, at in enumerate(starts):
+            dest[:, :, at:at + length] += slabs[:, :, k, :length]
+    return result.reshape((n, out_channels) + tuple(full))
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
