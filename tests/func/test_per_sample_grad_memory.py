@@ -4,6 +4,7 @@ refers to it, so results that are kept (or views of them) are never overwritten.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ def test_memory_of_dropped_results_is_reused() -> None:
     held = _per_sample(rg, rfunc, 2)
     assert _address(held[0]) != _address(first[0])  # (the first is alive)
     del first
+    gc.collect()  # (the results sit in reference cycles: the collector frees them, not the del)
     pooled = {block.__array_interface__["data"][0] for block in _batching._POOL}
     again = _per_sample(rg, rfunc, 3)
     assert _address(again[0]) in pooled  # (already faulted-in memory, no fresh block)
