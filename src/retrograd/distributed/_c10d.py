@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -216,7 +217,13 @@ def _excepthook(kind: Any, value: Any, tb: Any) -> None:
     # One rank's uncaught exception must not leave the others blocked in a collective: report it,
     # then abort the whole job (mpiexec ends every rank).
     previous = _State.previous_excepthook or sys.__excepthook__
-    previous(kind, value, tb)
+    if previous is sys.__excepthook__:
+        # One write, flushed: mpiexec forwards output in chunks and ends the job at Abort, so a
+        # traceback printed piece by piece can lose its last line (the message) on the way.
+        sys.stderr.write("".join(traceback.format_exception(kind, value, tb)))
+        sys.stderr.flush()
+    else:
+        previous(kind, value, tb)
     world = _State.world
     if world is not None and world.size() > 1:
         sys.stderr.write(f"retrograd.distributed: rank {world.rank()} raised {kind.__name__}; aborting all ranks\n")
