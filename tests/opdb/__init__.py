@@ -131,3 +131,15 @@ def all_ops() -> list[OpInfo]:
             continue
         entries.extend(module.OPS)
     return entries
+
+
+def cases() -> list[Any]:
+    """Every op's samples as pytest params (``op-sample`` ids), each op's draws seeded by its name:
+    the one list the op-database tests parametrise over."""
+    import zlib
+
+    import pytest
+
+    return [pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
+            for op in all_ops()
+            for i, sample in enumerate(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))]

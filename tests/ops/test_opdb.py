@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 import numpy as np
@@ -11,20 +10,9 @@ import pytest
 
 import retrograd as rg
 from conftest import torch_or_skip
-from opdb import OpInfo, Sample, all_ops, to_lib
+from opdb import OpInfo, Sample, cases, to_lib
 
-OPS = all_ops()
-
-
-def _samples(op: OpInfo) -> list[Sample]:
-    return op.samples(np.random.default_rng(zlib.crc32(op.name.encode())))
-
-
-CASES = [
-    pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
-    for op in OPS
-    for i, sample in enumerate(_samples(op))
-]
+CASES = cases()
 
 
 def _outputs(value: Any) -> tuple[Any, ...]:
