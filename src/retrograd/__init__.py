@@ -205,6 +205,9 @@ def __getattr__(name: str) -> Any:
     if name == "compile":  # (the package is ``_compile``: ``retrograd.compile`` is the function, as torch's)
         value = globals()[name] = importlib.import_module("._compile", __name__).compile
         return value
+    if name == "vmap":  # (torch.vmap is torch.func.vmap)
+        value = globals()[name] = importlib.import_module(".func", __name__).vmap
+        return value
     if name in _NN_FUNCTIONS:  # torch.conv2d, torch.dropout, ...: they import nn, so on first use
         value = globals()[name] = getattr(importlib.import_module("._torch_nn", __name__), name)
         return value
@@ -214,7 +217,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
                    *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16",
-                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile"})
+                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile", "vmap"})
 
 
 __all__ = [
