@@ -117,7 +117,7 @@ def _run_direction(mode: str, data: Tensor, batch_sizes: list[int], uniform: boo
         if c is not None:
             c = cat([c, *reversed(done_c)])
     outs = [o for o in outputs if o is not None]
-    out = stack(outs).view(-1, outs[0].shape[1]) if uniform else cat(outs)
+    out = stack(outs) if uniform else cat(outs)  # (steps, batch, hidden) unpacked, as PyTorch's StackBackward0
     return out, h, c
 
 
@@ -188,10 +188,8 @@ def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor
             layer_input = F.dropout(layer_input, dropout, True)
     output = layer_input
     if batch_sizes is None:
-        if output.dim() == 2:  # (the layers that ran as one node return the 3-D output already)
-            output = output.view(len(sizes), sizes[0], output.shape[1])
-        if batch_first:
-            output = output.transpose(0, 1)
+        if batch_first:  # (PyTorch's GRU and RNN kernels transpose in place: TransposeBackward1)
+            output = output.transpose(0, 1) if mode == "LSTM" else output.transpose_(0, 1)
     return output, stack(h_n), stack(c_n) if c_n else None
 
 
