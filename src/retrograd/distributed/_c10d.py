@@ -2,8 +2,8 @@
 
 Every collective works on the tensor's NumPy array in place, through mpi4py's buffer (upper-case,
 pickle-free) calls; only the ``*_object*`` functions pickle. A collective checks that every rank
-passed the same dtype and shape (``all_reduce`` in the same round as a small tensor's data, the
-others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
+passed the same dtype and shape (``all_reduce`` with a fingerprint in the same ``Allreduce`` as a
+small tensor's data, the others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
 instead of MPI's undefined behaviour. A watchdog thread aborts every rank
 when a collective outlasts the group's timeout, and an uncaught exception on one rank aborts the
 others (``sys.excepthook``): a failure never leaves the other ranks waiting for ever.
@@ -160,8 +160,9 @@ class ProcessGroup:
         self._timeout = timeout
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
-        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency:
-        # about doubling the time of a 1 KB all_reduce). RETROGRAD_DISTRIBUTED_CHECKS=0 turns it off.
+        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency;
+        # all_reduce folds it into its data round up to _small bytes). RETROGRAD_DISTRIBUTED_CHECKS=0
+        # turns it off.
         self._check = os.environ.get("RETROGRAD_DISTRIBUTED_CHECKS", "1") != "0"
         self._small = _small_bytes(self._size)
         # The checked all_reduce's slot: every rank's check round must move the same number of
