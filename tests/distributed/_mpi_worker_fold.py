@@ -18,7 +18,6 @@ from _mpi_worker import main  # (the same directory: the scripts' own)
 
 import retrograd as rg
 import retrograd.distributed as dist
-from retrograd.distributed import _c10d
 
 
 def rank_data(shape: tuple[int, ...], dtype: Any, q: int) -> np.ndarray:
@@ -45,7 +44,6 @@ def expected(shape: tuple[int, ...], dtype: Any, op: Any, n: int) -> np.ndarray:
 
 def folds(r: int, n: int) -> None:
     pg = dist.group.WORLD
-    _c10d._COPY_RATE = 0.0  # (no rank votes to fold a call above the slot's limit: the sizes decide alone)
     assert pg._cap == 1024, pg._cap  # (the initial capacity, on every rank)
     ops_of = {"f": ("SUM", "AVG", "MAX", "MIN"), "c": ("SUM", "AVG"), "i": ("SUM", "MAX", "MIN"),
               "u": ("SUM", "MAX", "MIN")}
@@ -112,13 +110,12 @@ def raises_naming(name: str, call: Callable[[], Any], parts: tuple[str, ...], n:
     raise AssertionError(f"{name}: no error")
 
 
-def mismatches(r: int, n: int, rate: float = 0.0) -> None:
+def mismatches(r: int, n: int) -> None:
     """Rank 0's tensor differs from the others': same numel another shape, fewer or more elements
     (within the slot, past it, far past it: MPI would truncate), another dtype (of the same size,
     of another size, one that does not fold). Each call comes after a matching call of rank 0's
     tensor, so the slot's capacity and the cached views are rank 0's tensor's."""
     pg = dist.group.WORLD
-    _c10d._COPY_RATE = rate  # (0: a call above the slot's limit never folds; inf: every rank votes for it)
     f32, f64 = rg.float32, rg.float64
     cases: list[tuple[str, tuple[tuple[int, ...], Any], tuple[tuple[int, ...], Any]]] = [
         ("same numel, another shape", ((2, 3), f32), ((3, 2), f32)),
@@ -157,49 +154,6 @@ def mismatches(r: int, n: int, rate: float = 0.0) -> None:
         raises_naming("all_reduce", lambda: dist.all_reduce(rg.zeros(shape, dtype=dtype)), parts, n)
         assert pg._cap == 1024, pg._cap
         in_step(n)
-
-
-def votes(r: int, n: int) -> None:
-    """Above the slot's limit a call folds only when the ranks vote for it: any rank's vote
-    carries it (MAX), every rank then folds, and after _REMEASURE folded calls a fingerprint-only
-    round votes again."""
-    pg = dist.group.WORLD
-    count = pg._small // 8 + 1000  # (float64, above the limit)
-    want = expected((count,), np.float64, dist.ReduceOp.AVG, n)
-    x = rg.from_numpy(rank_data((count,), np.float64, r).copy())
-
-    def reduce_and_check() -> None:
-        x._data[...] = rank_data((count,), np.float64, r)
-        dist.all_reduce(x, op=dist.ReduceOp.AVG)
-        np.testing.assert_array_equal(x.numpy(), want)
-
-    _c10d._COPY_RATE = 0.0  # nobody votes: never folded
-    for _ in range(3):
-        reduce_and_check()
-        assert pg._cap == 0
-    _c10d._COPY_RATE = float("inf") if r == n - 1 else 0.0  # one rank votes: everyone folds
-    reduce_and_check()  # (the fingerprint-only round that carries the vote)
-    assert pg._cap == count * 8, pg._cap
-    for i in range(_c10d._REMEASURE):
-        reduce_and_check()  # folded: one round
-        assert pg._cap == (0 if i == _c10d._REMEASURE - 1 else count * 8), (i, pg._cap)
-    _c10d._COPY_RATE = 0.0
-    reduce_and_check()  # measured and voted again: nobody wants it now
-    assert pg._cap == 0
-    # the vote never lifts the hard limit
-    _c10d._COPY_RATE = float("inf")
-    big = _c10d._FOLD_LIMIT // 4 + 4
-    y = rg.ones(big)
-    for _ in range(2):
-        y._data[...] = 1.0
-        dist.all_reduce(y)
-        assert pg._cap == 0
-    assert float(y.numpy().min()) == float(n) == float(y.numpy().max())
-
-
-def mismatches_folding(r: int, n: int) -> None:
-    """The mismatches again, with every rank voting to fold large calls (the slot above 32 KB)."""
-    mismatches(r, n, float("inf"))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.mpi
 
 
 def _launch(n: int) -> subprocess.CompletedProcess[str]:
-    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), "folds,votes,mismatches,mismatches_folding", "60"]
+    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), "folds,mismatches", "60"]
     return subprocess.run(command, capture_output=True, text=True, timeout=240, env=_env())
 
 
@@ -42,18 +42,6 @@ def test_folded_all_reduce_matches_numpy_in_every_dtype_and_op_and_agrees_on_the
 def test_mismatched_numel_shape_and_dtype_in_all_reduce_broadcast_reduce_name_every_rank(
         n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
     assert_all_ok(two if n == 2 else four, "mismatches", n)
-
-
-@pytest.mark.parametrize("n", [2, 4])
-def test_a_large_all_reduce_folds_only_when_a_rank_votes_for_it_and_votes_again_later(
-        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
-    assert_all_ok(two if n == 2 else four, "votes", n)
-
-
-@pytest.mark.parametrize("n", [2, 4])
-def test_mismatches_name_every_rank_while_large_calls_fold(
-        n: int, two: subprocess.CompletedProcess[str], four: subprocess.CompletedProcess[str]) -> None:
-    assert_all_ok(two if n == 2 else four, "mismatches_folding", n)
 
 
 @pytest.mark.parametrize("comp", ["float32", "float64", "int32", "int64", "uint32", "uint64"])

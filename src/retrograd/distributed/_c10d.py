@@ -44,9 +44,6 @@ _NOT_INITIALIZED = "Default process group has not been initialized, please make 
 _MPI: Any = None
 _HEADER = 32  # bytes of a checked all_reduce's slot before its payload (keeps complex128 aligned)
 _INITIAL_CAP = 1024  # the slot's payload capacity before any checked call (and after a mismatch)
-_FOLD_LIMIT = 4 << 20  # the largest payload folded when the ranks vote for it (see _all_reduce_checked)
-_COPY_RATE = 4e9  # bytes per second assumed for copying a payload into the slot and out (a low estimate)
-_REMEASURE = 32  # a vote to fold holds for this many calls, then a fingerprint-only round measures again
 
 
 def _small_bytes(size: int) -> int:
@@ -173,8 +170,6 @@ class ProcessGroup:
         # capacity is state the ranks agree on: the previous checked call's size (see _fold_round).
         self._cap = 0
         self._scratch: np.ndarray | None = None  # the slot's memory, reused by every call
-        self._round = 0.0  # seconds this rank's last fingerprint-only round took (its vote to fold)
-        self._big_folds = 0  # folded calls above _small since the last fingerprint-only round
         self._plan: tuple[Any, ...] | None = None  # the last folded all_reduce's views, for the next one
         if self._size > 1:
             # The ranks' collectives must match, so they must agree on these: the most cautious wins
@@ -446,7 +441,7 @@ def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | 
     if comm == _mpi().COMM_NULL:
         pg = ProcessGroup.__new__(ProcessGroup)
         pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size, pg._check = None, members, seconds, -1, -1, False
-        pg._small, pg._cap, pg._scratch, pg._plan, pg._round, pg._big_folds = 0, 0, None, None, 0.0, 0
+        pg._small, pg._cap, pg._scratch, pg._plan = 0, 0, None, None
         return pg
     pg = ProcessGroup(comm, members, seconds)
     _State.groups.append(pg)
@@ -744,12 +739,7 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     slot carries a 62-bit hash (int64 MAX of (h, -h)) and the data follows in MPI's ``Allreduce``
     in place. After a check that passes, every rank sets the next call's capacity from this one's
     size (identical everywhere: the sizes matched), so a loop's repeated call folds from its
-    second time on. Above ``pg._small`` (up to ``_FOLD_LIMIT``) folding trades two copies of the
-    payload for a round: it happens only when the ranks vote for it in the fingerprint-only
-    round (a rank votes when its previous such round took longer than the copies would, as on a
-    machine where every synchronisation waits for the scheduler; on idle cores a round costs
-    microseconds and nobody votes), and every ``_REMEASURE`` folded calls a fingerprint-only
-    round votes again. A folded call's ``async_op=True`` is done at once; a failure leaves the
+    second time on. A folded call's ``async_op=True`` is done at once; a failure leaves the
     tensor as it was.
     """
     name = "all_reduce"
@@ -758,7 +748,7 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     if plan is not None and plan[0] is data and plan[1] is op and plan[2] == pg._cap:
         # The same tensor and op as the last call (a training loop's): every view is ready, and
         # the less Python runs between two collectives, the less a loaded machine's ranks drift.
-        _, _, _, slot, head, header, want, payload, source, mpi_op, avg, big = plan
+        _, _, _, slot, head, header, want, payload, source, mpi_op, avg = plan
         head[:] = header  # (memoryviews: plain memcpys)
         payload[:] = source
         dog = _State.watchdog
@@ -776,8 +766,6 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
         source[:] = payload
         if avg:
             np.divide(data, pg._size, out=data)
-        if big:
-            _count_big_fold(pg)
         tensor._counter().bump(name)
         return _DoneWork(pg, name, [tensor]) if async_op else None
     try:  # (an op this dtype refuses raises after the check round, so no rank is left waiting)
@@ -790,12 +778,10 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     comp = _component(buf.dtype)
     foldable = refused is None and comp is not None and op_name in ("SUM", "MAX", "MIN")
     key = hash((getattr(op, "value", -1), ord(data.dtype.char), data.ndim, *data.shape)) & ((1 << 62) - 1)
-    cap, comm, MPI = pg._cap, pg._comm, _mpi()
     scratch = pg._scratch
-    if scratch is None or scratch.nbytes < _slot_bytes(pg, max(cap, pg._small)):
-        # (complex128 words: every view of it is aligned; a cached plan keeps its own old views)
-        size = _slot_bytes(pg, max(cap, pg._small))
-        scratch = pg._scratch = np.zeros(size // 16, dtype=np.complex128).view(np.uint8)
+    if scratch is None:  # (complex128 words: every view of it is aligned)
+        scratch = pg._scratch = np.zeros(_slot_bytes(pg, pg._small) // 16, dtype=np.complex128).view(np.uint8)
+    cap, comm, MPI = pg._cap, pg._comm, _mpi()
     if foldable and comp is not None and nbytes <= cap:
         slot = scratch[:_slot_bytes(pg, cap)].view(buf.dtype)
         head = scratch[:_HEADER].view(comp)
@@ -810,28 +796,18 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
         if op is ReduceOp.AVG:
             np.divide(payload, pg._size, out=payload)
         _store(tensor, payload, name)
-        big = nbytes > pg._small
         pg._cap = -(-nbytes // 16) * 16
-        if big:
-            _count_big_fold(pg)
-        if buf is data and nbytes and pg._cap:  # (contiguous: the next call with this tensor and op copies bytes only)
+        if buf is data and nbytes:  # (contiguous: the next call with this tensor and op copies bytes only)
             pg._plan = (data, op, pg._cap, scratch[:_slot_bytes(pg, pg._cap)].view(buf.dtype),
                         scratch[:_HEADER].data, header.tobytes(), want, payload.reshape(-1).data.cast("B"),
-                        data.reshape(-1).data.cast("B"), mpi_op, op is ReduceOp.AVG, big)
+                        data.reshape(-1).data.cast("B"), mpi_op, op is ReduceOp.AVG)
         return _DoneWork(pg, name, [tensor]) if async_op else None
     words = scratch[:_slot_bytes(pg, cap)].view(np.int64)
-    # This rank's vote to fold the next such call: its last fingerprint-only round (a synchronisation
-    # of the ranks) took longer than copying the payload into the slot and out would.
-    votable = foldable and pg._small < nbytes <= _FOLD_LIMIT
-    words[0], words[1], words[2] = key, -key, int(votable and pg._round * _COPY_RATE > 2 * nbytes)
-    started = time.perf_counter()
+    words[0], words[1] = key, -key
     _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, words, op=MPI.MAX))
-    pg._round = time.perf_counter() - started
     if words[0] != key or words[1] != -key:
         _fold_failed(pg, tensor, op)
-    # (the votes are reduced too: every rank folds the next call if any rank voted for it)
-    fold_next = foldable and (nbytes <= pg._small or (votable and words[2] > 0))
-    pg._cap, pg._big_folds = (-(-nbytes // 16) * 16 if fold_next else 0), 0
+    pg._cap = -(-nbytes // 16) * 16 if foldable and nbytes <= pg._small else 0
     if refused is not None:
         raise refused
     mpi_op = getattr(MPI, op_name)
@@ -842,15 +818,6 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
         _store(tensor, buf, name)
 
     return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
-
-
-def _count_big_fold(pg: ProcessGroup) -> None:
-    """A call above ``pg._small`` folded (the ranks voted for it): after ``_REMEASURE`` of them the
-    next call runs a fingerprint-only round again, which measures and votes anew (on every rank:
-    the count is of calls every rank made)."""
-    pg._big_folds += 1
-    if pg._big_folds >= _REMEASURE:
-        pg._cap = 0
 
 
 def _fold_failed(pg: ProcessGroup, tensor: Tensor, op: Any) -> NoReturn:
