@@ -81,6 +81,19 @@ def folds(r: int, n: int) -> None:
             dist.all_reduce(x)
             np.testing.assert_array_equal(x.numpy(), want)
     assert pg._cap == 0
+    # the same large tensor again and again (a fingerprint round, then MPI's Allreduce in its
+    # memory, from a cached plan), each op, then another op on it and another tensor
+    count = pg._small // 8 + 3
+    big = rg.from_numpy(rank_data((count,), np.float64, r).copy())
+    for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG, dist.ReduceOp.MAX, dist.ReduceOp.MIN):
+        want = expected((count,), np.float64, op, n)
+        for i in range(3):
+            big._data[...] = rank_data((count,), np.float64, r)
+            before = big._version
+            assert dist.all_reduce(big, op=op) is None
+            assert big._version == before + 1
+            np.testing.assert_array_equal(big.numpy(), want, err_msg=f"{op} call {i}")
+            assert pg._big_plan is not None and pg._big_plan[0] is big._data and pg._big_plan[1] is op
     # an empty tensor
     e = rg.zeros(0)
     dist.all_reduce(e)
