@@ -94,6 +94,15 @@ def folds(r: int, n: int) -> None:
             assert big._version == before + 1
             np.testing.assert_array_equal(big.numpy(), want, err_msg=f"{op} call {i}")
             assert pg._big_plan is not None and pg._big_plan[0] is big._data and pg._big_plan[1] is op
+    # a repeated call larger than the slot's capacity, within its limit: two rounds once, then one
+    mid = rg.from_numpy(rank_data((3000,), np.float32, r).copy())
+    assert pg._cap < mid._data.nbytes <= pg._small
+    for i in range(3):
+        mid._data[...] = rank_data((3000,), np.float32, r)
+        dist.all_reduce(mid)
+        np.testing.assert_array_equal(mid.numpy(), expected((3000,), np.float32, dist.ReduceOp.SUM, n))
+        assert pg._cap == 12000
+        assert pg._plan is not None and (pg._plan[0] is mid._data) == (i > 0), i  # (folded from the 2nd call)
     # an empty tensor
     e = rg.zeros(0)
     dist.all_reduce(e)

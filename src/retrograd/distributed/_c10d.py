@@ -816,7 +816,8 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     if refused is not None:
         raise refused
     mpi_op = getattr(MPI, op_name)
-    if buf is data and not async_op:  # (the next call with this tensor and op skips the preparation)
+    if buf is data and not async_op and not pg._cap and nbytes:
+        # (the next call with this tensor and op runs two rounds again: it skips the preparation)
         pg._big_plan = (data, op, pg._cap, scratch[:_slot_bytes(pg, pg._cap)].view(np.int64), key, mpi_op,
                         op is ReduceOp.AVG)
 
