@@ -5,8 +5,8 @@
 1. all_reduce (SUM, float32, 1 KB-64 MB): ``dist.all_reduce(t)`` and ``comm.Allreduce(IN_PLACE, a)``
    on the same buffer (``t`` wraps ``a``), timed in alternating blocks in one run; the median
    block's time per call, the bus bandwidth and the ratio (target: retrograd >= 0.9x mpi4py), with
-   the cross-rank shape check (the default: up to 4 KB one Allgather carries the header and the
-   data; above, a header round then MPI's Allreduce) and without it (RETROGRAD_DISTRIBUTED_CHECKS=0).
+   the cross-rank shape check (the default: up to 32 KB one Allreduce carries a fingerprint and the
+   data; above, a fingerprint round then MPI's Allreduce) and without it (RETROGRAD_DISTRIBUTED_CHECKS=0).
 2. DDP scaling (weak): one training step of the small MLP (64-128-128-10, batch 64 per process,
    SGD) as a plain model in one process, and wrapped in DistributedDataParallel on N processes;
    efficiency = t(1 process) / t(N processes) (1.0: N times the samples in the same time),

@@ -70,9 +70,9 @@ def test_a_malformed_small_bytes_setting_is_a_clear_error(monkeypatch: pytest.Mo
     with pytest.raises(ValueError, match="^RETROGRAD_DISTRIBUTED_SMALL_BYTES must be a number of bytes, got '4k'$"):
         _small_bytes(2)
     monkeypatch.setenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "1000")
-    assert _small_bytes(2) == 992  # (rows stay 16-byte aligned)
+    assert _small_bytes(2) == 992  # (payloads stay 16-byte aligned)
     monkeypatch.delenv("RETROGRAD_DISTRIBUTED_SMALL_BYTES")
-    assert [_small_bytes(n) for n in (2, 8, 16, 64)] == [4096, 4096, 2048, 1024]
+    assert [_small_bytes(n) for n in (2, 8, 16, 64)] == [32768] * 4  # (an Allreduce: no per-rank growth)
 
 
 @pytest.mark.parametrize("n", [2, 4])

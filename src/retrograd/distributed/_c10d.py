@@ -2,8 +2,8 @@
 
 Every collective works on the tensor's NumPy array in place, through mpi4py's buffer (upper-case,
 pickle-free) calls; only the ``*_object*`` functions pickle. A collective checks that every rank
-passed the same dtype and shape (``all_reduce`` in the same round as a small tensor's data, the
-others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
+passed the same dtype and shape (``all_reduce`` with a fingerprint in the same ``Allreduce`` as a
+small tensor's data, the others with one small ``Allreduce`` first), so a mismatch is an error naming each rank's shape
 instead of MPI's undefined behaviour. A watchdog thread aborts every rank
 when a collective outlasts the group's timeout, and an uncaught exception on one rank aborts the
 others (``sys.excepthook``): a failure never leaves the other ranks waiting for ever.
@@ -42,19 +42,24 @@ _NOT_INITIALIZED = "Default process group has not been initialized, please make 
 
 
 _MPI: Any = None
-_HEADER = 32  # bytes of a checked all_reduce's slot before its payload (int64 words; keeps complex128 aligned)
+_HEADER = 32  # bytes of a checked all_reduce's slot before its payload (keeps complex128 aligned)
+_INITIAL_CAP = 1024  # the slot's payload capacity before any checked call (and after a mismatch)
 
 
 def _small_bytes(size: int) -> int:
-    """The largest payload a checked ``all_reduce`` sends with its header in one round: 4 KB for
-    up to 8 ranks (an Allgather of a 4 KB slot costs about a 1 KB Allreduce), less for more ranks
-    (each receives all their slots), at least 1 KB. ``RETROGRAD_DISTRIBUTED_SMALL_BYTES`` sets it."""
+    """The largest payload a checked ``all_reduce`` folds into its check round (one Allreduce of
+    [fingerprint | payload]): 32 KB, about where copying the payload in and out of the slot costs
+    as much as the separate check round it saves. ``RETROGRAD_DISTRIBUTED_SMALL_BYTES`` sets it.
+
+    >>> _small_bytes(2)
+    32768
+    """
     value = os.environ.get("RETROGRAD_DISTRIBUTED_SMALL_BYTES", "")
     if not value.strip().isdigit():
         if value:
             raise ValueError(f"RETROGRAD_DISTRIBUTED_SMALL_BYTES must be a number of bytes, got {value!r}")
-        return max(1024, min(4096, 32768 // max(size, 1)))
-    return int(value) // 16 * 16  # (every payload row stays 16-byte aligned)
+        return 32768
+    return int(value) // 16 * 16  # (every payload stays 16-byte aligned)
 
 
 def _mpi() -> Any:
@@ -155,19 +160,25 @@ class ProcessGroup:
         self._timeout = timeout
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
-        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency:
-        # about doubling the time of a 1 KB all_reduce). RETROGRAD_DISTRIBUTED_CHECKS=0 turns it off.
+        # The cross-rank dtype/shape check costs one small Allreduce per collective (one latency;
+        # all_reduce folds it into its data round up to _small bytes). RETROGRAD_DISTRIBUTED_CHECKS=0
+        # turns it off.
         self._check = os.environ.get("RETROGRAD_DISTRIBUTED_CHECKS", "1") != "0"
         self._small = _small_bytes(self._size)
-        self._slot: np.ndarray | None = None  # the checked all_reduce's send slot and received slots,
-        self._slots: np.ndarray | None = None  # reused by every blocking call
-        self._plan: tuple[Any, ...] | None = None  # the last small all_reduce's views, for the next one
+        # The checked all_reduce's slot: every rank's check round must move the same number of
+        # bytes whatever its tensor (MPICH aborts the job on a truncated message), so its payload
+        # capacity is state the ranks agree on: the previous checked call's size (see _fold_round).
+        self._cap = 0
+        self._scratch: np.ndarray | None = None  # the slot's memory, reused by every call
+        self._plan: tuple[Any, ...] | None = None  # the last folded all_reduce's views, for the next one
+        self._big_plan: tuple[Any, ...] | None = None  # the last two-round all_reduce's, likewise
         if self._size > 1:
             # The ranks' collectives must match, so they must agree on these: the most cautious wins
             # (the check stays on if any rank asks for it; the smallest slot).
             agreed = np.array([-int(self._check), self._small], dtype=np.int64)
             comm.Allreduce(_mpi().IN_PLACE, agreed, op=_mpi().MIN)
             self._check, self._small = bool(agreed[0] < 0), int(agreed[1])
+        self._cap = _INITIAL_CAP if self._small >= _INITIAL_CAP else 0
 
     def rank(self) -> int:
         return self._rank
@@ -431,7 +442,7 @@ def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | 
     if comm == _mpi().COMM_NULL:
         pg = ProcessGroup.__new__(ProcessGroup)
         pg._comm, pg._ranks, pg._timeout, pg._rank, pg._size, pg._check = None, members, seconds, -1, -1, False
-        pg._small, pg._slot, pg._slots, pg._plan = 0, None, None, None
+        pg._small, pg._cap, pg._scratch, pg._plan, pg._big_plan = 0, 0, None, None, None
         return pg
     pg = ProcessGroup(comm, members, seconds)
     _State.groups.append(pg)
@@ -552,11 +563,6 @@ def _op_name(op: Any, t: Tensor, name: str) -> str:
             op is ReduceOp.AVG and kind not in "fc"):
         raise ValueError(f"{name}: {op} is not supported on {_dtype_name(t)} tensors")
     return table[op]
-
-
-# the local reduction of a checked small all_reduce, by MPI's name of the op
-_UFUNCS = {"SUM": np.add, "PROD": np.multiply, "MIN": np.minimum, "MAX": np.maximum, "BAND": np.bitwise_and,
-           "BOR": np.bitwise_or, "BXOR": np.bitwise_xor}
 
 
 def _dtype_name(t: Tensor) -> str:
@@ -682,23 +688,30 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
         return _all_reduce_checked(pg, tensor, op, async_op)
     fast = _DIRECT_SUM if op is ReduceOp.SUM else _DIRECT_OPS.get(op)  # (an Enum's hash is slow)
     dt = data.dtype
-    if fast is not None and not async_op and (dt is _F32 or dt is _F64 or dt.char in _DIRECT_TYPES) and \
-            data.flags.c_contiguous:
-        # The common case in a few attribute reads: MPI reduces the tensor's own memory.
-        dog = _State.watchdog
-        if dog is not None:
-            dog.timeout = pg._timeout
-            dog.started = time.monotonic()
-            dog.op = "all_reduce"
-        try:
-            pg._comm.Iallreduce(_MPI.IN_PLACE, data, op=fast).Wait()  # (matches another rank's async call)
-        except _MPI.Exception as e:
-            raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
-        finally:
+    if fast is not None and (dt is _F32 or dt is _F64 or dt.char in _DIRECT_TYPES) and data.flags.c_contiguous:
+        # The common case in a few attribute reads: MPI reduces the tensor's own memory. Up to
+        # pg._small bytes MPI's blocking Allreduce (cheaper per call than Iallreduce and Wait),
+        # whatever async_op says: MPI never matches a blocking call with a non-blocking one, and
+        # a size every rank shares picks the same one on every rank.
+        small = data.nbytes <= pg._small
+        if small or not async_op:
+            dog = _State.watchdog
             if dog is not None:
-                dog.op = None
-        tensor._counter().bump("all_reduce")
-        return None
+                dog.timeout = pg._timeout
+                dog.started = time.monotonic()
+                dog.op = "all_reduce"
+            try:
+                if small:
+                    pg._comm.Allreduce(_MPI.IN_PLACE, data, op=fast)
+                else:
+                    pg._comm.Iallreduce(_MPI.IN_PLACE, data, op=fast).Wait()  # (matches another rank's async call)
+            except _MPI.Exception as e:
+                raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
+            finally:
+                if dog is not None:
+                    dog.op = None
+            tensor._counter().bump("all_reduce")
+            return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
     mpi_op = _mpi_op(op, tensor, "all_reduce")
     buf = _buffer(data)
     comm, MPI = pg._comm, _mpi()
@@ -708,85 +721,105 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             np.divide(buf, pg._size, out=buf)
         _store(tensor, buf, "all_reduce")
 
+    if buf.nbytes <= pg._small:  # (blocking, as above)
+        _timed(pg, "all_reduce", lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+        finish()
+        return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
     return _finish(pg, "all_reduce", [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
 
 
 def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: bool) -> Work | None:
-    """``all_reduce`` with the cross-rank check in the same round as the data when it is small.
+    """``all_reduce`` with the cross-rank check, in one round when the tensor fits the slot.
 
-    Every rank contributes one slot of a fixed size to one ``Allgather``: a header (a hash of the
-    op, dtype and shape, and the byte count) and, when the tensor fits in ``pg._small`` bytes, its
-    data. Equal headers mean every rank made the same call; the data is then reduced here in rank
-    order with NumPy (the same result on every rank). A larger tensor's slot carries the header
-    only and its data follows in MPI's ``Allreduce``: two rounds, negligible once the transfer
-    dominates. A small call's ``async_op=True`` runs at once (its Work is complete): the protocol
-    must not depend on a rank's own choice of async_op.
+    Every rank's first call is one ``Allreduce`` of the group's slot: ``_slot_bytes(pg, pg._cap)``
+    bytes on every rank whatever its tensor, so a mismatch can never truncate a message (MPICH
+    aborts the job on one). When the call folds (SUM/AVG/MAX/MIN on a 4- to 16-byte type, up to
+    ``pg._cap`` bytes) the slot is [fingerprint | payload] in the tensor's dtype and op: the
+    reduced fingerprint says whether every rank passed the same op, dtype and shape (exactly,
+    for ranks of one dtype; see ``_fingerprint``), and the payload is the result. Otherwise the
+    slot carries a 62-bit hash (int64 MAX of (h, -h)) and the data follows in MPI's ``Allreduce``
+    in place. After a check that passes, every rank sets the next call's capacity from this one's
+    size (identical everywhere: the sizes matched), so a loop's repeated call folds from its
+    second time on. A folded call's ``async_op=True`` is done at once; a failure leaves the
+    tensor as it was.
     """
     name = "all_reduce"
     data = tensor._data
     plan = pg._plan
-    if plan is not None and plan[0] is data and plan[1] is op and not async_op:
+    if plan is not None and plan[0] is data and plan[1] is op and plan[2] == pg._cap:
         # The same tensor and op as the last call (a training loop's): every view is ready, and
         # the less Python runs between two collectives, the less a loaded machine's ranks drift.
-        _, _, header, key, payload, source, hashes, want, ufunc, flat, first, *rest = plan
-        header[0] = key  # (another call may have used the slot since)
-        payload[:] = source  # (memoryviews: a plain memcpy)
+        _, _, _, slot, head, header, want, payload, source, mpi_op, avg = plan
+        head[:] = header  # (memoryviews: plain memcpys)
+        payload[:] = source
         dog = _State.watchdog
         if dog is not None:  # (_timed's work, inline)
             dog.timeout, dog.started, dog.op = pg._timeout, time.monotonic(), name
         try:
-            pg._comm.Allgather(pg._slot, pg._slots)
+            pg._comm.Allreduce(_MPI.IN_PLACE, slot, op=mpi_op)
         except _MPI.Exception as e:
             raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
         finally:
             if dog is not None:
                 dog.op = None
-        if hashes.tolist() != want:
-            _mismatch(pg, name, (tensor,), op)
-        ufunc(first, rest[0], out=flat)  # in rank order: the same result on every rank
-        for row in rest[1:]:
-            ufunc(flat, row, out=flat)
-        if op is ReduceOp.AVG:
-            np.divide(flat, pg._size, out=flat)
+        if head.tobytes() != want:
+            _fold_failed(pg, tensor, op)
+        source[:] = payload
+        if avg:
+            np.divide(data, pg._size, out=data)
         tensor._counter().bump(name)
+        return _DoneWork(pg, name, [tensor]) if async_op else None
+    big = pg._big_plan
+    if big is not None and big[0] is data and big[1] is op and big[2] == pg._cap and not async_op:
+        _all_reduce_again(pg, tensor, big)
         return None
-    try:  # (an op this dtype refuses raises after the exchange, so no rank is left waiting)
+    try:  # (an op this dtype refuses raises after the check round, so no rank is left waiting)
         refused: Exception | None = None
         op_name = _op_name(op, tensor, name)
     except (TypeError, ValueError) as e:
         refused, op_name = e, "SUM"
     buf = _buffer(data)
     nbytes = buf.nbytes
-    small = nbytes <= pg._small
-    slot, slots = pg._slot, pg._slots
-    if slot is None or slots is None:
-        slot = pg._slot = np.zeros(_HEADER + pg._small, dtype=np.uint8)
-        slots = pg._slots = np.empty((pg._size, _HEADER + pg._small), dtype=np.uint8)
-    header = slot[:_HEADER].view(np.int64)
-    header[0] = hash((getattr(op, "value", -1), ord(data.dtype.char), data.ndim, *data.shape)) & ((1 << 62) - 1)
-    header[1] = nbytes
-    if small:
-        payload = slot[_HEADER:_HEADER + nbytes].view(buf.dtype).reshape(buf.shape)
+    comp = _component(buf.dtype)
+    foldable = refused is None and comp is not None and op_name in ("SUM", "MAX", "MIN")
+    key = hash((getattr(op, "value", -1), ord(data.dtype.char), data.ndim, *data.shape)) & ((1 << 62) - 1)
+    scratch = pg._scratch
+    if scratch is None:  # (complex128 words: every view of it is aligned)
+        scratch = pg._scratch = np.zeros(_slot_bytes(pg, pg._small) // 16, dtype=np.complex128).view(np.uint8)
+    cap, comm, MPI = pg._cap, pg._comm, _mpi()
+    if foldable and comp is not None and nbytes <= cap:
+        slot = scratch[:_slot_bytes(pg, cap)].view(buf.dtype)
+        head = scratch[:_HEADER].view(comp)
+        header, want = _fingerprint(key, comp, op_name == "SUM", pg._size)
+        head[:] = header
+        payload = scratch[_HEADER:_HEADER + nbytes].view(buf.dtype).reshape(buf.shape)
         np.copyto(payload, buf)
-    comm = pg._comm
-    _timed(pg, name, lambda: comm.Allgather(slot, slots))
-    hashes = slots[:, :8].view(np.int64)[:, 0]  # (the hash covers the byte count: dtype and shape)
-    if hashes.tolist() != [int(header[0])] * pg._size:
-        _mismatch(pg, name, (tensor,), op)
+        mpi_op = getattr(MPI, op_name)
+        _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, slot, op=mpi_op))
+        if head.tobytes() != want:
+            _fold_failed(pg, tensor, op)
+        if op is ReduceOp.AVG:
+            np.divide(payload, pg._size, out=payload)
+        _store(tensor, payload, name)
+        pg._cap = -(-nbytes // 16) * 16
+        if buf is data and nbytes:  # (contiguous: the next call with this tensor and op copies bytes only)
+            pg._plan = (data, op, pg._cap, scratch[:_slot_bytes(pg, pg._cap)].view(buf.dtype),
+                        scratch[:_HEADER].data, header.tobytes(), want, payload.reshape(-1).data.cast("B"),
+                        data.reshape(-1).data.cast("B"), mpi_op, op is ReduceOp.AVG)
+        return _DoneWork(pg, name, [tensor]) if async_op else None
+    words = scratch[:_slot_bytes(pg, cap)].view(np.int64)
+    words[0], words[1] = key, -key
+    _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, words, op=MPI.MAX))
+    if words[0] != key or words[1] != -key:
+        _fold_failed(pg, tensor, op)
+    pg._cap = -(-nbytes // 16) * 16 if foldable and nbytes <= pg._small else 0
     if refused is not None:
         raise refused
-    if small:
-        flat = buf.reshape(-1)
-        rows = slots[:, _HEADER:_HEADER + nbytes].view(buf.dtype)
-        _UFUNCS[op_name].reduce(rows, axis=0, out=flat)
-        if op is ReduceOp.AVG:
-            np.divide(flat, pg._size, out=flat)
-        _store(tensor, buf, name)
-        if buf is data and nbytes:  # (the result is in the tensor's own memory: the views are reusable)
-            pg._plan = (data, op, header, int(header[0]), payload.data.cast("B"), data.data.cast("B"), hashes,
-                        hashes.tolist(), _UFUNCS[op_name], flat, *rows)
-        return _DoneWork(pg, name, [tensor]) if async_op else None
-    mpi_op, MPI = getattr(_mpi(), op_name), _mpi()
+    mpi_op = getattr(MPI, op_name)
+    if buf is data and not async_op and not pg._cap and nbytes:
+        # (the next call with this tensor and op runs two rounds again: it skips the preparation)
+        pg._big_plan = (data, op, pg._cap, scratch[:_slot_bytes(pg, pg._cap)].view(np.int64), key, mpi_op,
+                        op is ReduceOp.AVG)
 
     def finish() -> None:
         if op is ReduceOp.AVG:
@@ -794,6 +827,85 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
         _store(tensor, buf, name)
 
     return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
+
+
+def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -> None:
+    """A blocking two-round ``all_reduce`` of the same tensor and op as the last one: the
+    fingerprint round, then MPI's reduction in the tensor's memory, with nothing recomputed."""
+    name = "all_reduce"
+    data, op, _, words, key, mpi_op, avg = plan
+    comm = pg._comm
+    words[0], words[1] = key, -key
+    dog = _State.watchdog
+    if dog is not None:  # (_timed's work, inline)
+        dog.timeout, dog.started, dog.op = pg._timeout, time.monotonic(), name
+    try:
+        comm.Allreduce(_MPI.IN_PLACE, words, op=_MPI.MAX)
+        agreed = words[0] == key and words[1] == -key
+        if agreed:
+            comm.Iallreduce(_MPI.IN_PLACE, data, op=mpi_op).Wait()  # (matches another rank's async call)
+    except _MPI.Exception as e:
+        raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
+    finally:
+        if dog is not None:
+            dog.op = None
+    if not agreed:
+        _fold_failed(pg, tensor, op)
+    if avg:
+        np.divide(data, pg._size, out=data)
+    tensor._counter().bump(name)
+
+
+def _fold_failed(pg: ProcessGroup, tensor: Tensor, op: Any) -> NoReturn:
+    """A checked ``all_reduce`` found that the ranks' calls differ: every rank forgets the slot's
+    capacity the same way (the next call starts from the initial one), then raises naming them."""
+    pg._cap = _INITIAL_CAP if pg._small >= _INITIAL_CAP else 0
+    pg._plan = pg._big_plan = None
+    _mismatch(pg, "all_reduce", (tensor,), op)
+
+
+def _slot_bytes(pg: ProcessGroup, cap: int) -> int:
+    """The bytes of the check round for a payload capacity ``cap``: the header and the payload,
+    rounded up to 16 bytes per rank, so that however MPI splits the slot among the ranks
+    (reduce-scatter, ring) a rank with another dtype splits it at the same bytes."""
+    unit = 16 * pg._size
+    return -(-(_HEADER + cap) // unit) * unit
+
+
+# bits b of a fingerprint number 1 <= s <= 2**b: n * s * s stays exact in the header's type
+# (floats' mantissas; integers clear of the sign bit); 1- and 2-byte types have too few and do not fold
+_EXACT_BITS = {"f4": 24, "f8": 53, "i4": 30, "i8": 62, "u4": 31, "u8": 63}
+
+
+def _component(dt: np.dtype) -> np.dtype | None:
+    """The real type a folded slot's header is written in (a complex type's parts), or None when
+    the dtype does not fold."""
+    if dt.kind == "c":
+        dt = np.dtype(f"f{dt.itemsize // 2}")
+    return dt if f"{dt.kind}{dt.itemsize}" in _EXACT_BITS and dt.isnative else None
+
+
+def _fingerprint(key: int, comp: np.dtype, summed: bool, n: int) -> tuple[np.ndarray, bytes]:
+    """The 32-byte header of a folded call whose (op, dtype, shape) hash is ``key`` on a group of
+    ``n`` ranks, and the bytes it must hold after the reduction.
+
+    The header holds pairs of small integers s cut from the hash: (s, s*s) under SUM, where every
+    rank reads (n s, n s*s) only if all ranks' s are equal (then sum (s_i - s)^2 = 0: a rank cannot
+    pass alone); (s, -s) under MAX or MIN, where the max and the min of the s_i are both s only if
+    all are equal. Both are exact: every sum is an integer the type holds exactly.
+
+    >>> header, want = _fingerprint(5, np.dtype(np.float32), True, 2)
+    >>> header[:2].tolist(), np.frombuffer(want, np.float32)[:2].tolist()
+    ([6.0, 36.0], [12.0, 72.0])
+    """
+    bits = min(31, (_EXACT_BITS[f"{comp.kind}{comp.itemsize}"] - (n - 1).bit_length()) // 2)
+    values: list[int] = []
+    for j in range(_HEADER // comp.itemsize // 2):
+        s = (key >> (bits * j) & ((1 << bits) - 1)) + 1
+        values += [s, s * s] if summed else [s, -s]
+    header = np.array(values, dtype=np.int64).astype(comp)  # (an unsigned -s wraps: MAX/MIN still exact)
+    want = np.array([v * n for v in values] if summed else values, dtype=np.int64).astype(comp)
+    return header, want.tobytes()
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group: ProcessGroup | None = None, async_op: bool = False,
