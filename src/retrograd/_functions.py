@@ -24,13 +24,21 @@ from .tensor import Tensor, _as_tensor_like, _operand
 _NUMBER_TEMPLATE = Tensor._make(np.zeros(0, np.int64))
 
 
-def _t(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else _as_tensor_like(x, _NUMBER_TEMPLATE)
+def _t(x: Any, name: str | None = None) -> Tensor:
+    """``x`` as a tensor: a number becomes one; for the function ``name``, anything else is
+    PyTorch's TypeError (``sin([1.0])`` is not ``sin(tensor([1.0]))``)."""
+    if isinstance(x, Tensor):
+        return x
+    if name is not None and not isinstance(x, (int, float, complex, np.generic)):
+        kind = type(x)
+        spelled = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {spelled}")
+    return _as_tensor_like(x, _NUMBER_TEMPLATE)
 
 
 def _method(name: str) -> Any:
     def function(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002
-        return getattr(_t(input), name)(*args, **kwargs)
+        return getattr(_t(input, name), name)(*args, **kwargs)
 
     function.__name__ = name
     function.__qualname__ = name

@@ -224,7 +224,7 @@ def _form_source(name: str, pair: tuple[Op, ...], form: str) -> str:
     shadows = f"  # noqa: {', '.join(codes)}" if codes else ""
     lines = [f"def {name}({first}{', ' if signature else ''}{signature}):{shadows}  # {form} of {where}"]
     if form == FUNCTION:  # (a number first becomes a tensor)
-        lines.append("    input = to_tensor(input)  # noqa: A001")
+        lines.append(f"    input = to_tensor(input, {name!r})  # noqa: A001")
     if len(pair) == 1:
         lines.append(f"    return {_call(op, _global(op), name, first, form)}")
     else:
@@ -408,12 +408,13 @@ def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] 
     _BINDINGS.append((lambda name: getattr(cls, name), forms))
 
 
-def bind_functions(namespace: dict[str, Any], entries: Iterable[Op], to_tensor: Callable[[Any], Any],
+def bind_functions(namespace: dict[str, Any], entries: Iterable[Op], to_tensor: Callable[[Any, str], Any],
                    coerce: Callable[[Any], Any]) -> list[str]:
     """Make ``namespace`` (``retrograd._functions``) serve the entries' ``function`` variants
     (aliases too), each made on its first lookup: the module's ``__getattr__``, set here, makes
     it and stores it in ``namespace``, so later lookups are plain hits. The first argument may be
-    a number (``to_tensor`` makes it a tensor). Returns the names served.
+    a number (``to_tensor(value, name)`` makes it a tensor, and refuses other non-tensors as PyTorch
+    does). Returns the names served.
 
     >>> import inspect, retrograd as rg
     >>> inspect.signature(rg.add)
