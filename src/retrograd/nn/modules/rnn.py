@@ -189,7 +189,7 @@ def _recurrence(mode: str, input: Tensor, batch_sizes: Tensor | None, hx: Tensor
     output = layer_input
     if batch_sizes is None:
         if batch_first:  # (PyTorch's GRU and RNN kernels transpose in place: TransposeBackward1)
-            output = output.transpose(0, 1) if mode == "LSTM" else output.transpose_(0, 1)
+            output = output.transpose(0, 1) if mode == "LSTM" else output.transpose_(0, 1)  # type: ignore[attr-defined]
     return output, stack(h_n), stack(c_n) if c_n else None
 
 
