@@ -182,10 +182,17 @@ def detach_keeping_tangent(t: Tensor, tangent_graph: bool = False) -> Tensor:
 
     if type(t) is _vmap.BatchedTensor:  # (the tangent is on the physical tensor)
         return _vmap.wrap(detach_keeping_tangent(t._value, tangent_graph), t._level)
-    tangent = forward_ad.tangent_of(t)
-    if tangent is None:
-        return t.detach()
-    return forward_ad.make_dual(t.detach(), tangent if tangent_graph else tangent.detach())
+    level = forward_ad.current_level()
+    tangent = forward_ad.tangent_of(t, level)
+    out = t.detach()
+    if tangent is None or level is None:
+        return out
+    if not tangent_graph and tangent._requires_grad:
+        tangent = tangent.detach()
+    # ``make_dual``'s checks hold already (the tangent is ``t``'s); the detached alias is a new
+    # tensor of its own, so it carries the tangent itself rather than through one more view.
+    forward_ad.set_tangent(out, tangent, level)
+    return out
 
 
 def _leaf_keeping_tangent(x: Tensor) -> Tensor:
