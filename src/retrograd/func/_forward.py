@@ -98,8 +98,10 @@ def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
                 and data.shape == tangent._data.shape:
             # (make_dual's checks pass: the dual need not be a view, which only carries a graph
             # there is none of; a detached alias is cheaper and carries the tangent as well)
+            level = forward_ad.current_level()
+            assert level is not None  # (jvp has entered its level)
             dual = primal.detach()
-            forward_ad.set_tangent(dual, tangent, forward_ad.current_level())
+            forward_ad.set_tangent(dual, tangent, level)
             return dual
         return forward_ad.make_dual(primal, tangent)
     if type(primal) is not _vmap.BatchedTensor and type(tangent) is not _vmap.BatchedTensor:
