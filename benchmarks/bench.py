@@ -190,12 +190,19 @@ def bench_hvp_forward(cfg: Config, torch: Any) -> list[Row]:
     grad . v), both retrograd, same run; PyTorch's forward-over-reverse beside it."""
     sizes, batch = cfg.small_sizes, cfg.small_batch
     runners = {"retrograd": wl.mlp_hvp_forward_lib(retrograd, sizes, batch),
-               "reverse": wl.mlp_hvp_lib(retrograd, sizes, batch)}
+               "reverse": wl.mlp_hvp_lib(retrograd, sizes, batch),
+               "func": wl.mlp_hvp_func_lib(retrograd, sizes, batch)}
     if torch is not None:
         runners["torch"] = wl.mlp_hvp_forward_lib(torch, sizes, batch)
+        runners["torch_func"] = wl.mlp_hvp_func_lib(torch, sizes, batch)
     ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.hvp_repeats).items()}
+    # The same product as torch.func writes it, jvp(grad(f)), beside: its ratio to reverse-over-reverse
+    # and to torch.func's.
+    func_text = f"jvp(grad(f)): {ms['func']:.2f} ms, {ms['func'] / ms['reverse']:.2f}× reverse-over-reverse"
+    if "torch_func" in ms:
+        func_text += f", {ms['func'] / ms['torch_func']:.2f}× torch.func's {ms['torch_func']:.2f} ms"
     name = (f"4c. Hessian-vector product, forward-over-reverse, MLP {sizes_text(sizes)} loss, raw h @ W + b "
-            f"(reverse-over-reverse: {ms['reverse']:.2f} ms)")
+            f"(reverse-over-reverse: {ms['reverse']:.2f} ms; {func_text})")
     met = vs(ms["retrograd"], ms["reverse"], 0.8, "reverse-over-reverse")[1]
     return [Row(name, "ms", ms["retrograd"], ms.get("torch"), None, "≤ 0.8× reverse-over-reverse", met)]
 

@@ -167,6 +167,29 @@ def mlp_hvp_forward_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
     return run
 
 
+def mlp_hvp_func_lib(lib: Any, sizes: tuple[int, ...], batch: int) -> Runner:
+    """``mlp_hvp_lib`` as ``torch.func`` (and JAX's autodiff cookbook) writes it:
+    ``jvp(grad(loss), (params,), (vector,))``, forward over reverse, on plain (detached)
+    parameters as the function transforms take them."""
+    F = functional(lib)
+    params, x, y = _lib_mlp(lib, sizes, batch)
+    plain = tuple(p.detach() for p in params)
+    rng = np.random.default_rng(1)
+    vector = tuple(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)) for p in params)
+
+    def loss(ps: tuple[Any, ...]) -> Any:
+        return mlp_loss(F, list(ps), x, y)
+
+    def run() -> float:
+        t0 = time.perf_counter()
+        hvp = lib.func.jvp(lib.func.grad(loss), (plain,), (vector,))[1]
+        elapsed = time.perf_counter() - t0
+        assert len(hvp) == len(plain)
+        return elapsed
+
+    return run
+
+
 def forward_over_reverse_hvp(lib: Any, F: Any, params: list[Any], x: Any, y: Any, vector: list[Any]) -> list[Any]:
     """H v of the MLP loss: a JVP (forward AD) of its gradient (one backward pass)."""
     fwad = lib.autograd.forward_ad

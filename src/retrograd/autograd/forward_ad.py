@@ -42,6 +42,32 @@ class _Level:
 DUAL: list[_Level | None] = [None]
 
 
+# Whether the tangents computed now need no graph of their own (``[True]`` inside a ``func.grad``
+# nested in ``func.jvp`` whose results are detached anyway: torch.func computes such tangents
+# below the grad level, where nothing records them). The JVP rules then run with grad mode off.
+UNTRACKED_TANGENTS: list[bool] = [False]
+
+
+@contextmanager
+def untracked_tangents(on: bool = True) -> Iterator[None]:
+    """Compute tangents without recording a graph for them while ``on`` (restored on exit).
+
+    >>> import retrograd as rg
+    >>> from retrograd.autograd import forward_ad as fwAD
+    >>> with fwAD.dual_level(), untracked_tangents():
+    ...     x = fwAD.make_dual(rg.ones(2, requires_grad=True) * 1, rg.ones(2))
+    ...     y = x * x
+    ...     y.requires_grad, fwAD.unpack_dual(y).tangent.requires_grad
+    (True, False)
+    """
+    before = UNTRACKED_TANGENTS[0]
+    UNTRACKED_TANGENTS[0] = on or before
+    try:
+        yield
+    finally:
+        UNTRACKED_TANGENTS[0] = before
+
+
 def current_level() -> _Level | None:
     """The active dual level object, or None."""
     return DUAL[0]

@@ -114,6 +114,14 @@ class _Lifted:
         return out
 
 
+def _tangents_need_no_graph(lifted: _Lifted) -> bool:
+    """Forward over reverse (``jvp(grad(f))``): inside a ``grad`` whose results come out detached
+    (nothing outside differentiates them), no tangent computed in it can be differentiated either,
+    so the JVP rules need not record graphs (torch.func runs them below the grad level, where
+    nothing records)."""
+    return not lifted.create and forward_ad.current_level() is not None
+
+
 def _detached(tree: Any, create: bool) -> Any:
     return tree if create else tree_map(lambda t: _detach_keeping_tangent(t) if isinstance(t, Tensor) else t, tree)
 
@@ -142,21 +150,22 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                 else:
                     for i, value in zip(nums, lifted.tree):
                         new_args[i] = value
-                result = func(*new_args, **kwargs)
-                aux = None
-                if has_aux:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
-                                           "(output, aux) if has_aux is True")
-                    result, aux = result
-                if not isinstance(result, Tensor):
-                    raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
-                                       f"got {type(result)}")
-                if result.dim() != 0:
-                    raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
-                                       f"got tensor with {result.dim()} dims. Maybe you wanted to use the vjp "
-                                       "or jacrev APIs instead?")
-                grads = tree_unflatten(lifted.gradients(result, None), lifted.spec)
+                with forward_ad.untracked_tangents(_tangents_need_no_graph(lifted)):
+                    result = func(*new_args, **kwargs)
+                    aux = None
+                    if has_aux:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
+                                               "(output, aux) if has_aux is True")
+                        result, aux = result
+                    if not isinstance(result, Tensor):
+                        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                                           f"got {type(result)}")
+                    if result.dim() != 0:
+                        raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                                           f"Tensor, got tensor with {result.dim()} dims. Maybe you wanted to use "
+                                           "the vjp or jacrev APIs instead?")
+                    grads = tree_unflatten(lifted.gradients(result, None), lifted.spec)
         finally:
             _DEPTH[0] -= 1
         value = result if lifted.create else _detach_keeping_tangent(result)

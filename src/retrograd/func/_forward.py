@@ -92,6 +92,18 @@ def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
     its tangent carried beside it, as PyTorch batches tangents like primals."""
     from retrograd.func import _vmap
 
+    if type(primal) is Tensor and type(tangent) is Tensor:
+        data = primal._data
+        if not primal._requires_grad and data.dtype.kind in "fc" and tangent._data.dtype.kind in "fc" \
+                and data.shape == tangent._data.shape:
+            # (make_dual's checks pass: the dual need not be a view, which only carries a graph
+            # there is none of; a detached alias is cheaper and carries the tangent as well)
+            level = forward_ad.current_level()
+            assert level is not None  # (jvp has entered its level)
+            dual = primal.detach()
+            forward_ad.set_tangent(dual, tangent, level)
+            return dual
+        return forward_ad.make_dual(primal, tangent)
     if type(primal) is not _vmap.BatchedTensor and type(tangent) is not _vmap.BatchedTensor:
         return forward_ad.make_dual(primal, tangent)
     if tuple(primal.shape) != tuple(tangent.shape):  # (the per-sample shapes, in make_dual's words)
@@ -108,6 +120,8 @@ def _unpack_dual(out: Tensor) -> tuple[Tensor, Tensor | None]:
     """``forward_ad.unpack_dual``, also of a batched output (its tangent is the physical one's)."""
     from retrograd.func import _vmap
 
+    if type(out) is Tensor:  # (the output itself: its tangent is not seen once the level is left)
+        return out, forward_ad.tangent_of(out)
     if type(out) is not _vmap.BatchedTensor:
         return forward_ad.unpack_dual(out)
     levels = _vmap.levels_of(out)[::-1]
@@ -182,10 +196,17 @@ def detach_keeping_tangent(t: Tensor, tangent_graph: bool = False) -> Tensor:
 
     if type(t) is _vmap.BatchedTensor:  # (the tangent is on the physical tensor)
         return _vmap.wrap(detach_keeping_tangent(t._value, tangent_graph), t._level)
-    tangent = forward_ad.tangent_of(t)
-    if tangent is None:
-        return t.detach()
-    return forward_ad.make_dual(t.detach(), tangent if tangent_graph else tangent.detach())
+    level = forward_ad.current_level()
+    tangent = forward_ad.tangent_of(t, level)
+    out = t.detach()
+    if tangent is None or level is None:
+        return out
+    if not tangent_graph and tangent._requires_grad:
+        tangent = tangent.detach()
+    # ``make_dual``'s checks hold already (the tangent is ``t``'s); the detached alias is a new
+    # tensor of its own, so it carries the tangent itself rather than through one more view.
+    forward_ad.set_tangent(out, tangent, level)
+    return out
 
 
 def _leaf_keeping_tangent(x: Tensor) -> Tensor:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.forward_ad import DUAL, set_tangent, suspended, tangent_of
+from ..autograd.forward_ad import DUAL, UNTRACKED_TANGENTS, set_tangent, suspended, tangent_of
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
@@ -111,6 +111,9 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             return
         wanted = _FIRST
     DUAL[0] = None  # (``suspended()``, inline: a context manager costs microseconds per op)
+    grad_off = UNTRACKED_TANGENTS[0] and STATE.grad_enabled  # (no graph wanted for these tangents)
+    if grad_off:
+        STATE.grad_enabled = False
     try:
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
             out_tangents = _elementwise(op, inputs, params, outputs, tangents, diff)
@@ -126,6 +129,8 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
     finally:
         DUAL[0] = level
+        if grad_off:
+            STATE.grad_enabled = True
     for k in wanted:
         t = out_tangents[k]
         if t is None:

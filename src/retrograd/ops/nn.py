@@ -89,12 +89,36 @@ def _softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray
 # params, outputs)`` returns the output tangents; a tangent is None where an input has none.
 def _softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
     (t,), (result,), dim = tangents, outputs, params[0]
+    if _on_arrays(t, result):
+        r, ta = result._data, t._data
+        try:
+            return [Tensor._make(np.asarray(r * (ta - np.add.reduce(ta * r, axis=dim, keepdims=True))))]
+        except RuntimeWarning:  # (warnings as errors: the tensor formula below is quiet about inf and NaN)
+            pass
     return [result * (t - (t * result).sum(dim, keepdim=True))]
 
 
 def _log_softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
     (t,), (result,), dim = tangents, outputs, params[0]
+    if _on_arrays(t, result):
+        ta = t._data
+        try:
+            return [Tensor._make(np.asarray(ta - np.add.reduce(ta * np.exp(result._data), axis=dim, keepdims=True)))]
+        except RuntimeWarning:  # (as in ``_softmax_jvp``)
+            pass
     return [t - (t * result.exp()).sum(dim, keepdim=True)]
+
+
+def _on_arrays(t: Any, result: Any) -> bool:
+    """Whether a softmax-family tangent can be computed on the arrays, the same operations as the
+    tensor formula: no graph wanted (grad mode off: the backward pass of forward over reverse,
+    or ``jvp(grad(f))``), float32/float64 (a half dtype rounds per op, as the formula does), not 0-d."""
+    data = result._data
+    return (not STATE.grad_enabled or not (t._requires_grad or result._requires_grad)) and data.ndim > 0 \
+        and data.dtype in _FULL_FLOATS and t._data.dtype == data.dtype
+
+
+_FULL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _without_graph(*tensors: Any) -> bool:
