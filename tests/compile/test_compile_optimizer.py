@@ -165,3 +165,29 @@ def test_a_state_buffer_replaced_by_load_state_dict_is_followed() -> None:
         step()
         eager_opt.step()
         assert np.array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_a_compiled_linear_layers_weight_gradient_is_an_array_of_its_own(torch: Any) -> None:
+    # The backward of ``x @ w.t()`` gives t(t(mm)): generated as the mm itself, so ``.grad``
+    # takes the array without a copy, with the eager gradient's values.
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.standard_normal((8, 4)).astype(np.float32), rng.standard_normal((3, 8)).astype(np.float32)
+    xs = rng.standard_normal((5, 4)).astype(np.float32)
+    model = rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.ReLU(), rg.nn.Linear(8, 3))
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    for m, lib in ((model, rg), (tmodel, torch)):
+        with lib.no_grad():
+            m[0].weight.copy_(lib.tensor(w1))
+            m[2].weight.copy_(lib.tensor(w2))
+            m[0].bias.zero_()
+            m[2].bias.zero_()
+    compiled = rg.compile(model)
+    for _ in range(2):
+        model.zero_grad()
+        compiled(rg.tensor(xs)).square().sum().backward()
+    tmodel(torch.tensor(xs)).square().sum().backward()
+    backward = compiled.code.split("def backward")[1]
+    assert backward.count("_t(") == 3  # (was 7: t(t(mm)) for each weight)
+    for p, tp in zip(model.parameters(), tmodel.parameters(), strict=True):
+        assert p.grad._data.base is None
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-5)
