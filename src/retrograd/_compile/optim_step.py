@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy import ndarray
 
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 
@@ -62,10 +63,12 @@ def is_optimizer_step(fn: Any) -> bool:
 class _Variant:
     """One generated update: ``fn(*args)``."""
 
-    def __init__(self, fn: Callable[..., Any], source: str, keep: list[Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], source: str, keep: list[Any],
+                 bumps: list[tuple[Any, tuple[str, ...]]]) -> None:
         self.fn = fn
         self.source = source
         self.keep = keep  # the guarded arrays, alive while their ids are keys
+        self.bumps = bumps
 
 
 class CompiledOptimizerStep:
@@ -84,8 +87,12 @@ class CompiledOptimizerStep:
     """
 
     def __init__(self, step: Any, *, fullgraph: bool = False) -> None:
+        from ..optim.adam import Adam
+        from ..optim.sgd import SGD
+
         self._step = step
         self._opt = step.__self__
+        self._steps = (SGD.step, Adam.step)  # (an import per call would cost µs: the classes' steps, once)
         self.fullgraph = fullgraph
         self._cache: dict[Any, _Variant] = {}
         self.breaks: list[str] = []
@@ -119,7 +126,7 @@ class CompiledOptimizerStep:
         if isinstance(found, str):
             self._note(found)
             return self._step()
-        key, args, bumps, tensors = found
+        key, args, tensors = found
         if tensors is None:  # some state is made by this step: eagerly, as PyTorch's lazy state init
             return self._step()
         variant = self._cache.get(key)
@@ -140,7 +147,7 @@ class CompiledOptimizerStep:
             variant.fn(*args)
         finally:
             restore_fp_errors(token)
-        for t, ops in bumps:
+        for t, ops in variant.bumps:  # (the tensors are the key's: guarded by identity)
             counter = t._counter()
             for op in ops:
                 counter.bump(op)
@@ -148,23 +155,19 @@ class CompiledOptimizerStep:
         return None
 
     # -- guards and arguments ---------------------------------------------------------------
-    def _collect(self, opt: Any) -> tuple[Any, list[Any], list[tuple[Any, tuple[str, ...]]], list[Any] | None] | str:
-        """(guard key, the generated function's arguments, the version bumps, per parameter its
-        tensors: parameter, gradient, buffers; None when some state is still to be made), or the
-        reason the step cannot run compiled."""
-        from ..optim.adam import Adam
-        from ..optim.sgd import SGD
-
+    def _collect(self, opt: Any) -> tuple[Any, list[Any], list[Any] | None] | str:
+        """(guard key, the generated function's arguments, per parameter its tensors: parameter,
+        gradient, buffers; None when some state is still to be made), or the reason the step
+        cannot run compiled. (Once per step: a plain loop, no generators.)"""
         kind = type(opt)
-        if kind.step is SGD.step:
+        if kind.step is self._steps[0]:
             sgd = True
-        elif kind.step is Adam.step:
+        elif kind.step is self._steps[1]:
             sgd = False
         else:
             return f"optimizer {kind.__name__} has no compiled step (SGD, Adam and AdamW do): eager"
         key: list[Any] = [sgd]
         args: list[Any] = []
-        bumps: list[tuple[Any, tuple[str, ...]]] = []
         tensors: list[Any] = []
         fresh = False
         state = opt.state
@@ -184,48 +187,46 @@ class CompiledOptimizerStep:
                 amsgrad = bool(group["amsgrad"])
                 flags = (wd != 0, bool(group["decoupled_weight_decay"]), wd == 1, amsgrad, 1 - beta1 == 1,
                          1 - beta2 == 1, bool(group["maximize"]))
-                names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if amsgrad else ("exp_avg", "exp_avg_sq")
+                names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step") if amsgrad else ("exp_avg", "exp_avg_sq", "step")
             if not all(_number(x) for x in numbers):
                 return "a tensor hyperparameter: eager"
             if not sgd:
                 numbers = (float(lr), *numbers[1:])  # (as the eager step: ``lr = float(group["lr"])``)
             args.extend(numbers)
-            ids: list[Any] = []
+            ids: list[Any] = []  # per parameter: its id and its array's, each buffer's and its array's
             for p in group["params"]:
                 g = p._grad
                 if g is None:
                     continue
                 data = p._data
                 gd = g._data
-                if (type(gd) is not np.ndarray or gd.dtype is not data.dtype or gd.shape != data.shape
-                        or gd.base is not None or g._is_inference):
+                if (type(gd) is not ndarray or gd.base is not None or gd.dtype is not data.dtype
+                        or gd.shape != data.shape or g._is_inference or gd is data):
                     return "a gradient that is not a plain array of its parameter's shape and dtype: eager"
-                st = state.get(p)
-                found = [st.get(n) for n in names] if st else [None] * len(names)
-                if not sgd:
-                    found.append(st.get("step") if st else None)
-                if any(b is None for b in found):
+                st = state.get(p) if names else None
+                if names and not st:
                     fresh = True
                     continue
-                arrays = [data, gd, *(b._data for b in found)]
-                if any(a is gd for a in arrays[:1] + arrays[2:]):
-                    return "a gradient that is the parameter or one of its state tensors: eager"
-                ids.append(tuple(id(a) for a in arrays if a is not gd))
-                args.extend(arrays)
-                tensors.append([p, g, *found])
-                if sgd:
-                    bumps.append((p, ("add_",)))
-                    if names:
-                        bumps.append((found[0], ("mul_", "add_")))
-                else:
-                    bumps.append((found[-1], ("add_",)))
-                    bumps.append((p, ("mul_", "add_") if flags[0] and flags[1] else ("add_",)))
-                    bumps.append((found[0], ("add_",)))
-                    bumps.append((found[1], ("mul_", "add_")))
-                    if amsgrad:
-                        bumps.append((found[2], ("copy_",)))
+                args.append(data)
+                args.append(gd)
+                ids.append(id(p))
+                ids.append(id(data))
+                found = [p, g]
+                for name in names:
+                    buf = st.get(name)  # type: ignore[union-attr]  # (st is a dict when there are names)
+                    if buf is None:
+                        fresh = True
+                        break
+                    a = buf._data
+                    if a is gd:
+                        return "a gradient that is one of the optimizer's state tensors: eager"
+                    args.append(a)
+                    ids.append(id(buf))
+                    ids.append(id(a))
+                    found.append(buf)
+                tensors.append(found)
             key.append((flags, tuple(ids)))
-        return tuple(key), args, bumps, None if fresh else tensors
+        return tuple(key), args, None if fresh else tensors
 
     # -- code generation --------------------------------------------------------------------
     def _build(self, key: Any, tensors: list[Any]) -> _Variant:
@@ -235,14 +236,16 @@ class CompiledOptimizerStep:
         params: list[str] = []
         metas: dict[tuple[Any, ...], int] = {}  # (shape, dtype) -> its pair of scratch arrays
         keep: list[Any] = []
+        bumps: list[tuple[Any, tuple[str, ...]]] = []  # (tensor, the in-place ops the eager step runs on it)
         k = 0
         for gi, (flags, ids) in enumerate(key[1:]):
             params += [f"{name}{gi}" for name in (("lr", "momentum", "dampening", "wd") if sgd
                                                   else ("lr", "beta1", "beta2", "eps", "wd"))]
-            for pi in range(len(ids)):
+            per = 2 + 2 * ((1 if flags[0] else 0) if sgd else (4 if flags[3] else 3))  # ids per parameter
+            for pi in range(len(ids) // per):
                 ts = tensors[k]
                 k += 1
-                keep += [t._data for i, t in enumerate(ts) if i != 1]
+                keep += [t for i, t in enumerate(ts) if i != 1] + [t._data for i, t in enumerate(ts) if i != 1]
                 data = ts[0]._data
                 meta = (data.shape, data.dtype.str)
                 if meta not in metas:
@@ -252,7 +255,14 @@ class CompiledOptimizerStep:
                 if sgd:
                     params += [f"p{n}", f"g{n}"] + ([f"m{n}"] if flags[0] else [])
                     lines += _sgd_lines(flags, n, gi, t1, t2)
+                    bumps.append((ts[0], ("add_",)))
+                    if flags[0]:
+                        bumps.append((ts[2], ("mul_", "add_")))
                 else:
+                    bumps += [(ts[-1], ("add_",)), (ts[0], ("mul_", "add_") if flags[0] and flags[1] else ("add_",)),
+                              (ts[2], ("add_",)), (ts[3], ("mul_", "add_"))]
+                    if flags[3]:
+                        bumps.append((ts[4], ("copy_",)))
                     params += [f"p{n}", f"g{n}", f"m{n}", f"v{n}"] + ([f"x{n}"] if flags[3] else []) + [f"t{n}"]
                     lines += _adam_lines(flags, n, gi, t1, t2)
         namespace: dict[str, Any] = {"multiply": np.multiply, "add": np.add, "subtract": np.subtract,
@@ -273,7 +283,7 @@ class CompiledOptimizerStep:
         filename = f"<retrograd compiled: optimizer step #{_counter[0]}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated source
-        return _Variant(namespace["step"], source, keep)
+        return _Variant(namespace["step"], source, keep, bumps)
 
 
 _EAGER: Any = object()  # a cached variant that runs the eager step
