@@ -191,3 +191,35 @@ def test_a_compiled_linear_layers_weight_gradient_is_an_array_of_its_own(torch: 
     for p, tp in zip(model.parameters(), tmodel.parameters(), strict=True):
         assert p.grad._data.base is None
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_an_in_place_write_outside_the_graph_is_a_graph_break_not_a_lost_side_effect() -> None:
+    # Before: the trace recorded no op for these writes, so later calls ran a graph without them.
+    counter = rg.zeros(2)
+
+    def count(x: Any) -> Any:
+        counter.add_(1)  # a global tensor written in place
+        return x * 2
+
+    compiled = rg.compile(count)
+    for i in range(3):
+        assert compiled(rg.ones(2)).tolist() == [2.0, 2.0]
+        assert counter.tolist() == [i + 1.0, i + 1.0]
+    assert any("in-place write" in r for r in compiled.breaks)
+    p, q = _one_param(), _one_param()
+    opt, eager_opt = rg.optim.SGD([p], lr=0.1, momentum=0.9), rg.optim.SGD([q], lr=0.1, momentum=0.9)
+    for o, t in ((opt, p), (eager_opt, q)):  # the state made first, so the trace's step is NumPy only
+        t.grad = rg.tensor([1.0, 1.0, 1.0])
+        o.step()
+
+    @rg.compile
+    def train_step() -> None:
+        opt.step()  # PyTorch's tutorial form: the step inside a compiled function
+
+    for _ in range(3):
+        p.grad, q.grad = rg.tensor([1.0, -1.0, 2.0]), rg.tensor([1.0, -1.0, 2.0])
+        train_step()
+        eager_opt.step()
+        assert np.array_equal(p.detach().numpy(), q.detach().numpy())
+    with pytest.raises(GraphBreak, match="in-place write"):
+        rg.compile(count, fullgraph=True)(rg.ones(2))
