@@ -223,3 +223,36 @@ def test_an_in_place_write_outside_the_graph_is_a_graph_break_not_a_lost_side_ef
         assert np.array_equal(p.detach().numpy(), q.detach().numpy())
     with pytest.raises(GraphBreak, match="in-place write"):
         rg.compile(count, fullgraph=True)(rg.ones(2))
+
+
+def test_a_compiled_whole_train_step_trains_as_eager(torch: Any) -> None:
+    # zero_grad(), backward() and opt.step() inside the function write .grad and the parameters:
+    # before, later calls replayed the forward alone (the gradients of old steps piled up).
+    def make(lib: Any) -> tuple[Any, Any]:
+        rng = np.random.default_rng(3)
+        model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
+        with lib.no_grad():
+            for p in model.parameters():
+                p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32)))
+        return model, lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def train(lib: Any, model: Any, opt: Any, x: Any, y: Any) -> Any:
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    rng = np.random.default_rng(4)
+    xs, ys = rng.standard_normal((5, 4)).astype(np.float32), rng.integers(0, 3, 5)
+    (m1, o1), (m2, o2), (tm, to) = make(rg), make(rg), make(torch)
+    compiled = rg.compile(train)
+    for _ in range(5):
+        a = compiled(rg, m1, o1, rg.tensor(xs), rg.tensor(ys)).item()
+        b = train(rg, m2, o2, rg.tensor(xs), rg.tensor(ys)).item()
+        c = train(torch, tm, to, torch.tensor(xs), torch.tensor(ys)).item()
+        assert a == b and abs(a - c) < 1e-5
+    for p, q, r in zip(m1.parameters(), m2.parameters(), tm.parameters(), strict=True):
+        assert np.array_equal(p.detach().numpy(), q.detach().numpy())
+        np.testing.assert_allclose(p.detach().numpy(), r.detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert any(".grad" in r for r in compiled.breaks)

@@ -347,6 +347,35 @@ def _bump_watcher(tracer: Tracer, original: Any) -> Any:
     return bump
 
 
+def _grad_writer(tracer: Tracer, original: Any) -> Any:
+    """``Tensor._accumulate_grad`` for a trace's duration: ``backward()`` run by the traced function
+    writes ``.grad``, a side effect the generated code would not repeat: a break."""
+
+    def accumulate(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == tracer.thread and tracer.outer is None:
+            tracer.graph_break("backward() inside the function writes .grad: the generated code would not repeat it")
+        return original(self, *args, **kwargs)
+
+    return accumulate
+
+
+def _grad_slot(tracer: Tracer) -> property:
+    """``Tensor._grad`` for a trace's duration (a class default, the value in the instance's
+    ``__dict__``): a write by the tracing thread's forward (``zero_grad()``, ``p.grad = ...``) is a
+    side effect the generated code would not repeat: a break."""
+
+    def get(self: Tensor) -> Any:
+        return self.__dict__.get("_grad")
+
+    def put(self: Tensor, value: Any) -> None:
+        if threading.get_ident() == tracer.thread and tracer.outer is None:
+            tracer.graph_break("a write to .grad (zero_grad(), backward()) inside the function: the generated code "
+                               "would not repeat it")
+        self.__dict__["_grad"] = value
+
+    return property(get, put)
+
+
 @contextmanager
 def tracing(tracer: Tracer) -> Iterator[None]:
     """Install the tracer's stand-ins for the duration of a trace."""
@@ -354,8 +383,11 @@ def tracing(tracer: Tracer) -> Iterator[None]:
         originals = {name: Tensor.__dict__[name] for name in _READS if name in Tensor.__dict__}
         op_state, inplace_state = _op.STATE, _inplace.STATE
         bump = VersionCounter.__dict__["bump"]
+        accumulate = Tensor.__dict__["_accumulate_grad"]
         try:
             VersionCounter.bump = _bump_watcher(tracer, bump)  # type: ignore[method-assign]
+            Tensor._accumulate_grad = _grad_writer(tracer, accumulate)  # type: ignore[method-assign]
+            Tensor._grad = _grad_slot(tracer)  # type: ignore[assignment]
             _op.STATE = _TracingState(tracer, STATE)  # type: ignore[assignment]
             _inplace.STATE = _InplaceState(tracer, STATE)  # type: ignore[assignment]
             for name, method in originals.items():
@@ -369,5 +401,7 @@ def tracing(tracer: Tracer) -> Iterator[None]:
             for name, method in originals.items():
                 setattr(Tensor, name, method)
             VersionCounter.bump = bump  # type: ignore[method-assign]
+            Tensor._accumulate_grad = accumulate  # type: ignore[method-assign]
+            Tensor._grad = None  # (the class default again)
             _op.STATE = op_state
             _inplace.STATE = inplace_state  # type: ignore[assignment]
