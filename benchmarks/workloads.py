@@ -250,20 +250,27 @@ def make_optimizer(lib: Any, params: Any, optimizer: str) -> Any:
     return lib.optim.Adam(params, lr=LR, betas=BETAS, eps=EPS)
 
 
-def module_step_lib(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str) -> Runner:
-    """One training step as users write it: zero_grad, forward, cross_entropy, backward, step."""
+def module_step_lib(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str, compiled: bool = False,
+                    first_call: list[float] | None = None) -> Runner:
+    """One training step as users write it: zero_grad, forward, cross_entropy, backward, step.
+    ``compiled``: as torch.compile is used, the model and the optimizer's step compiled
+    (``lib.compile(model)``, ``lib.compile(opt.step)``); ``first_call`` receives the first step's
+    seconds (tracing and compiling included)."""
     F = functional(lib)
     model, x, y = _module_mlp(lib, sizes, batch)
     opt = make_optimizer(lib, model.parameters(), optimizer)
+    forward, step = (lib.compile(model), lib.compile(opt.step)) if compiled else (model, opt.step)
 
     def run() -> float:
         t0 = time.perf_counter()
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(forward(x), y)
         loss.backward()
-        opt.step()
+        step()
         return time.perf_counter() - t0
 
+    if first_call is not None:
+        first_call.append(run())
     return run
 
 
@@ -638,27 +645,4 @@ def compiled_chain_runner(lib: Any, n_ops: int) -> Runner:
         chain(x).backward()
         return time.perf_counter() - t0
 
-    return run
-
-
-def compiled_module_step(lib: Any, sizes: tuple[int, ...], batch: int, optimizer: str,
-                         first_call: list[float] | None = None) -> Runner:
-    """``module_step_lib`` with the model compiled (``lib.compile(model)``), as torch.compile is
-    used: zero_grad, compiled forward, cross_entropy, backward (compiled), step. ``first_call``
-    receives the first step's seconds (tracing and compiling included)."""
-    F = functional(lib)
-    model, x, y = _module_mlp(lib, sizes, batch)
-    compiled = lib.compile(model)
-    opt = make_optimizer(lib, model.parameters(), optimizer)
-
-    def run() -> float:
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(compiled(x), y)
-        loss.backward()
-        opt.step()
-        return time.perf_counter() - t0
-
-    if first_call is not None:
-        first_call.append(run())
     return run

@@ -549,6 +549,10 @@ def compile(  # noqa: A001 - torch.compile's name
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic)
+    from .optim_step import CompiledOptimizerStep, is_optimizer_step
+
+    if is_optimizer_step(model):
+        return CompiledOptimizerStep(model, fullgraph=fullgraph)
     if not callable(model):
         raise RuntimeError(f"fullgraph={fullgraph}: compile() expects a callable or nn.Module, got {type(model).__name__}")
     return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic)

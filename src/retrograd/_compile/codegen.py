@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.shape import _t
 from .graph import Call, Graph, ParamRef
 
 _counter = [0]
@@ -56,8 +57,19 @@ def optimise(graph: Graph) -> list[Call]:
     canon: dict[int, int] = {}
     seen: dict[Any, list[int]] = {}
     calls: list[Call] = []
+    transposed: dict[int, int] = {}  # t(v)'s value -> v, for v made by a call of this graph
+    made = {o for call in graph.calls for o in call.outs}
     for call in graph.calls:
         args = [canon.get(a, a) if isinstance(a, int) else a for a in call.args]
+        if call.fn is _t and not call.casts and isinstance(args[0], int):
+            inner = transposed.get(args[0])
+            if inner is not None:
+                # t(t(v)) is v: the backward of ``x @ w.t()`` makes a weight's gradient so; as
+                # v itself (an array of its own) ``.grad`` takes it without a copy.
+                canon[call.outs[0]] = inner
+                continue
+            if args[0] in made:
+                transposed[call.outs[0]] = args[0]
         params = tuple(ParamRef(canon.get(p.v, p.v)) if type(p) is ParamRef else p for p in call.params)
         c = Call(call.fn, call.label, args, params, list(call.outs), call.multi, dict(call.casts), call.pure)
         if c.pure:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
+from ..autograd.graph import VersionCounter
 from ..ops import elementwise as _elementwise
 from ..ops import inplace as _inplace
 from ..ops import op as _op
@@ -319,13 +320,74 @@ def _reader(tracer: Tracer, name: str, original: Any) -> Any:
     return read
 
 
+_SIDE_EFFECT = ("an in-place write to a tensor the graph does not compute (a global or captured tensor, a "
+                "parameter updated by an optimizer step): the generated code would not repeat it")
+
+
+def _bump_watcher(tracer: Tracer, original: Any) -> Any:
+    """``VersionCounter.bump`` for a trace's duration: every in-place write counts a version (the
+    tensor ops and the optimizers' NumPy updates alike), and one of the tracing thread's forward
+    that is not an in-place op on a traced tensor (already a break) is a side effect the graph
+    does not hold, so a break: replaying the graph alone would silently skip it."""
+
+    def bump(self: Any, op_name: str) -> None:
+        if threading.get_ident() == tracer.thread and tracer.outer is None:
+            # The writer's tensor is a local of the caller (``self``, ``target``...): a traced one
+            # is ``_InplaceState``'s break already.
+            local = sys._getframe(1).f_locals.values()
+            if any(isinstance(v, Tensor) and v._version_counter is self and tracer.is_traced(v) for v in local):
+                pass
+            elif tracer.breaks and tracer.breaks[-1].startswith("in-place op"):
+                if tracer.target_code is not None:  # (most likely that op's own write: its line, no new reason)
+                    tracer.break_lines.append(tracer._line_in_target())
+            else:
+                tracer.graph_break(_SIDE_EFFECT)
+        original(self, op_name)
+
+    return bump
+
+
+def _grad_writer(tracer: Tracer, original: Any) -> Any:
+    """``Tensor._accumulate_grad`` for a trace's duration: ``backward()`` run by the traced function
+    writes ``.grad``, a side effect the generated code would not repeat: a break."""
+
+    def accumulate(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if threading.get_ident() == tracer.thread and tracer.outer is None:
+            tracer.graph_break("backward() inside the function writes .grad: the generated code would not repeat it")
+        return original(self, *args, **kwargs)
+
+    return accumulate
+
+
+def _grad_slot(tracer: Tracer) -> property:
+    """``Tensor._grad`` for a trace's duration (a class default, the value in the instance's
+    ``__dict__``): a write by the tracing thread's forward (``zero_grad()``, ``p.grad = ...``) is a
+    side effect the generated code would not repeat: a break."""
+
+    def get(self: Tensor) -> Any:
+        return self.__dict__.get("_grad")
+
+    def put(self: Tensor, value: Any) -> None:
+        if threading.get_ident() == tracer.thread and tracer.outer is None:
+            tracer.graph_break("a write to .grad (zero_grad(), backward()) inside the function: the generated code "
+                               "would not repeat it")
+        self.__dict__["_grad"] = value
+
+    return property(get, put)
+
+
 @contextmanager
 def tracing(tracer: Tracer) -> Iterator[None]:
     """Install the tracer's stand-ins for the duration of a trace."""
     with _TRACE_LOCK:
         originals = {name: Tensor.__dict__[name] for name in _READS if name in Tensor.__dict__}
         op_state, inplace_state = _op.STATE, _inplace.STATE
+        bump = VersionCounter.__dict__["bump"]
+        accumulate = Tensor.__dict__["_accumulate_grad"]
         try:
+            VersionCounter.bump = _bump_watcher(tracer, bump)  # type: ignore[method-assign]
+            Tensor._accumulate_grad = _grad_writer(tracer, accumulate)  # type: ignore[method-assign]
+            Tensor._grad = _grad_slot(tracer)  # type: ignore[assignment]
             _op.STATE = _TracingState(tracer, STATE)  # type: ignore[assignment]
             _inplace.STATE = _InplaceState(tracer, STATE)  # type: ignore[assignment]
             for name, method in originals.items():
@@ -338,5 +400,8 @@ def tracing(tracer: Tracer) -> Iterator[None]:
                 INFERENCE_CONTEXTS[0] -= 1
             for name, method in originals.items():
                 setattr(Tensor, name, method)
+            VersionCounter.bump = bump  # type: ignore[method-assign]
+            Tensor._accumulate_grad = accumulate  # type: ignore[method-assign]
+            Tensor._grad = None  # (the class default again)
             _op.STATE = op_state
             _inplace.STATE = inplace_state  # type: ignore[assignment]
