@@ -61,15 +61,6 @@ class finfo:
     (16, 65504.0, 0.001, 'float16')
     """
 
-    bits: builtins.int
-    eps: builtins.float
-    max: builtins.float
-    min: builtins.float
-    tiny: builtins.float
-    smallest_normal: builtins.float
-    resolution: builtins.float
-    dtype: str
-
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's name
         d = _dtype_arg(type, "finfo")
         if not d.is_floating_point:
@@ -96,11 +87,6 @@ class iinfo:
     >>> i = rg.iinfo(rg.uint8); i.bits, i.min, i.max, i.dtype
     (8, 0, 255, 'uint8')
     """
-
-    bits: builtins.int
-    max: builtins.int
-    min: builtins.int
-    dtype: str
 
     def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's name
         d = to_dtype(type)
@@ -152,16 +138,6 @@ def _check_tensor(obj: Any, name: str) -> Tensor:
     return obj
 
 
-def is_complex(input: Any) -> bool:  # noqa: A002 - PyTorch's name
-    """Whether the tensor's dtype is complex.
-
-    >>> import retrograd as rg
-    >>> rg.is_complex(rg.ones(1))
-    False
-    """
-    return _check_tensor(input, "is_complex").is_complex()
-
-
 def is_signed(input: Any) -> bool:  # noqa: A002
     """Whether the tensor's dtype is signed.
 
@@ -190,75 +166,6 @@ def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
     True
     """
     return _check_tensor(input, "is_same_size")._data.shape == _check_tensor(other, "is_same_size")._data.shape
-
-
-def is_conj(input: Any) -> bool:  # noqa: A002
-    """False: retrograd keeps no lazy conjugate bit (a conjugate is computed at once).
-
-    >>> import retrograd as rg
-    >>> rg.is_conj(rg.ones(1))
-    False
-    """
-    _check_tensor(input, "is_conj")
-    return False
-
-
-def is_neg(input: Any) -> bool:  # noqa: A002
-    """False: retrograd keeps no lazy negation bit.
-
-    >>> import retrograd as rg
-    >>> rg.is_neg(rg.ones(1))
-    False
-    """
-    _check_tensor(input, "is_neg")
-    return False
-
-
-def _real_only(value: Any, name: str) -> Tensor:
-    t = _check_tensor(value, name)
-    if t.is_complex():  # complex conjugation is the complex dtypes' own op
-        return getattr(t, name)()  # type: ignore[no-any-return]
-    return t
-
-
-def resolve_conj(input: Any) -> Tensor:  # noqa: A002
-    """The tensor itself (no lazy conjugate bit to resolve).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.resolve_conj(t) is t
-    True
-    """
-    return _check_tensor(input, "resolve_conj")
-
-
-def resolve_neg(input: Any) -> Tensor:  # noqa: A002
-    """The tensor itself (no lazy negation bit to resolve).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.resolve_neg(t) is t
-    True
-    """
-    return _check_tensor(input, "resolve_neg")
-
-
-def conj(input: Any) -> Tensor:  # noqa: A002
-    """The complex conjugate: for a real tensor, the tensor itself (as PyTorch returns it).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.conj(t) is t
-    True
-    """
-    return _real_only(input, "conj")
-
-
-def conj_physical(input: Any) -> Tensor:  # noqa: A002
-    """The conjugate, computed: for a real tensor, the tensor itself (as PyTorch returns it).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.conj_physical(t) is t
-    True
-    """
-    return _real_only(input, "conj_physical")
 
 
 def typename(obj: Any) -> str:

@@ -1,0 +1,84 @@
+"""Issue #9 (one place for each thing): the functions and classes now made from one shared piece
+(a table or a factory) keep their public form, and behave as PyTorch's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.conftest import outcome
+
+import retrograd as rg
+
+# -- _porting: each name it serves is defined there once (no second, shadowed definition) ------------
+
+def test_porting_names_are_served_by_porting() -> None:
+    from retrograd import _porting
+
+    for name in sorted(rg._PORTING_NAMES):
+        assert getattr(rg, name) is getattr(_porting, name), name
+
+
+@pytest.mark.parametrize("name", ["is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical",
+                                  "is_complex"])
+def test_complex_queries_are_defined_once(name: str) -> None:
+    from retrograd import _porting
+
+    assert getattr(rg, name).__module__ == "retrograd._complex" and not hasattr(_porting, name)
+
+
+@pytest.mark.parametrize("name", ["is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical",
+                                  "is_complex", "get_device", "is_distributed"])
+@pytest.mark.parametrize("make", [lambda m: m.ones(2), lambda m: m.tensor([1 + 2j]), lambda m: [1.0], lambda m: 3])
+def test_tensor_queries_match_pytorch(torch: Any, name: str, make: Any) -> None:
+    def run(m: Any) -> Any:
+        x = make(m)
+        out = getattr(m, name)(x)
+        if isinstance(out, (rg.Tensor, torch.Tensor)):
+            return out is x, out.tolist()
+        return out
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        assert run(rg) == run(torch)
+
+
+def test_finfo_iinfo_attribute_types_match_pytorch(torch: Any) -> None:
+    for ours, theirs in ((rg.finfo(rg.float16), torch.finfo(torch.float16)),
+                         (rg.finfo(rg.float64), torch.finfo(torch.float64)),
+                         (rg.iinfo(rg.int8), torch.iinfo(torch.int8)),
+                         (rg.iinfo(rg.uint8), torch.iinfo(torch.uint8))):
+        names = ["bits", "max", "min", "dtype"] + (
+            ["eps", "tiny", "smallest_normal", "resolution"] if isinstance(ours, rg.finfo) else [])
+        for attr in names:
+            assert (type(getattr(ours, attr)), getattr(ours, attr)) == (type(getattr(theirs, attr)),
+                                                                        getattr(theirs, attr)), attr
+
+
+# -- _torch_nn: the torch.* names that are F's functions unchanged ---------------------------------
+
+def test_same_as_f_names_are_listed_once_and_served_from_f() -> None:
+    from retrograd import _torch_nn
+    from retrograd.nn import functional as F
+
+    assert len(set(_torch_nn._SAME_AS_F)) == len(_torch_nn._SAME_AS_F)
+    for name in _torch_nn._SAME_AS_F:
+        assert getattr(rg, name) is getattr(F, name) is getattr(_torch_nn, name), name
+
+
+@pytest.mark.parametrize("name", ["conv1d", "pdist", "prelu", "hardshrink", "pixel_shuffle", "cosine_similarity",
+                                  "adaptive_avg_pool1d", "channel_shuffle"])
+def test_same_as_f_names_match_pytorch(torch: Any, name: str) -> None:
+    args = {
+        "conv1d": lambda m: (m.ones(1, 2, 5, dtype=m.float64), m.ones(3, 2, 2, dtype=m.float64)),
+        "pdist": lambda m: (m.tensor([[0.0, 1.0], [3.0, 5.0], [1.0, 1.0]]),),
+        "prelu": lambda m: (m.tensor([-2.0, 3.0]), m.tensor([0.25])),
+        "hardshrink": lambda m: (m.tensor([-2.0, 0.3, 3.0]), 0.5),
+        "pixel_shuffle": lambda m: (m.arange(8.0).reshape(1, 4, 1, 2), 2),
+        "cosine_similarity": lambda m: (m.tensor([[1.0, 2.0]]), m.tensor([[2.0, 1.0]])),
+        "adaptive_avg_pool1d": lambda m: (m.arange(6.0).reshape(1, 1, 6), 4),
+        "channel_shuffle": lambda m: (m.arange(4.0).reshape(1, 4, 1), 2),
+    }[name]
+    ours, theirs = getattr(rg, name)(*args(rg)), getattr(torch, name)(*args(torch))
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
