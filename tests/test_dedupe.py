@@ -28,8 +28,14 @@ def test_complex_queries_are_defined_once(name: str) -> None:
     assert getattr(rg, name).__module__ == "retrograd._complex" and not hasattr(_porting, name)
 
 
+def test_one_tensor_check_for_porting_and_complex() -> None:
+    from retrograd import _complex, _porting
+
+    assert _porting._tensor is _complex._tensor and not hasattr(_porting, "_check_tensor")
+
+
 @pytest.mark.parametrize("name", ["is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical",
-                                  "is_complex", "get_device", "is_distributed"])
+                                  "is_complex", "get_device", "is_distributed", "is_signed", "is_inference", "detach"])
 @pytest.mark.parametrize("make", [lambda m: m.ones(2), lambda m: m.tensor([1 + 2j]), lambda m: [1.0], lambda m: 3])
 def test_tensor_queries_match_pytorch(torch: Any, name: str, make: Any) -> None:
     def run(m: Any) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
+from ._complex import _tensor  # (PyTorch's TypeError for a non-tensor argument)
 from ._dtype import dtype, get_default_dtype, to_dtype
 from .tensor import Tensor, device
 
@@ -132,12 +133,6 @@ def can_cast(from_: Any, to: Any) -> bool:
     return not (a.category > b.category and b.category <= 1)
 
 
-def _check_tensor(obj: Any, name: str) -> Tensor:
-    if not isinstance(obj, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(obj).__name__}")
-    return obj
-
-
 def is_signed(input: Any) -> bool:  # noqa: A002
     """Whether the tensor's dtype is signed.
 
@@ -145,7 +140,7 @@ def is_signed(input: Any) -> bool:  # noqa: A002
     >>> rg.is_signed(rg.ones(1, dtype=rg.uint8))
     False
     """
-    return to_dtype(_check_tensor(input, "is_signed")._data.dtype).is_signed
+    return to_dtype(_tensor("is_signed", input)._data.dtype).is_signed
 
 
 def is_inference(input: Any) -> bool:  # noqa: A002
@@ -155,7 +150,7 @@ def is_inference(input: Any) -> bool:  # noqa: A002
     >>> rg.is_inference(rg.ones(1))
     False
     """
-    return _check_tensor(input, "is_inference").is_inference()
+    return _tensor("is_inference", input).is_inference()
 
 
 def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
@@ -165,7 +160,7 @@ def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
     >>> rg.is_same_size(rg.ones(2), rg.zeros(2))
     True
     """
-    return _check_tensor(input, "is_same_size")._data.shape == _check_tensor(other, "is_same_size")._data.shape
+    return _tensor("is_same_size", input)._data.shape == _tensor("is_same_size", other)._data.shape
 
 
 def typename(obj: Any) -> str:
@@ -191,7 +186,7 @@ def get_device(input: Any) -> int:  # noqa: A002
     >>> rg.get_device(rg.ones(1))
     -1
     """
-    _check_tensor(input, "get_device")
+    _tensor("get_device", input)
     return -1
 
 
@@ -202,7 +197,7 @@ def detach(input: Any) -> Tensor:  # noqa: A002
     >>> rg.detach(rg.ones(1, requires_grad=True)).requires_grad
     False
     """
-    return _check_tensor(input, "detach").detach()
+    return _tensor("detach", input).detach()
 
 
 def detach_(input: Any) -> Tensor:  # noqa: A002
@@ -212,7 +207,7 @@ def detach_(input: Any) -> Tensor:  # noqa: A002
     >>> t = rg.ones(1, requires_grad=True) * 2; rg.detach_(t) is t, t.requires_grad
     (True, False)
     """
-    return _check_tensor(input, "detach_").detach_()
+    return _tensor("detach_", input).detach_()
 
 
 # ---- conversions --------------------------------------------------------------------------------
@@ -327,7 +322,7 @@ def to_dlpack(tensor: Any) -> Any:
     >>> type(rg.to_dlpack(rg.ones(2))).__name__
     'PyCapsule'
     """
-    return _check_tensor(tensor, "to_dlpack")._data.__dlpack__()
+    return _tensor("to_dlpack", tensor)._data.__dlpack__()
 
 
 def is_distributed(input: Any) -> bool:  # noqa: A002
@@ -337,7 +332,7 @@ def is_distributed(input: Any) -> bool:  # noqa: A002
     >>> rg.is_distributed(rg.ones(1))
     False
     """
-    _check_tensor(input, "is_distributed")
+    _tensor("is_distributed", input)
     return False
 
 
