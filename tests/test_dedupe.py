@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -88,3 +89,86 @@ def test_same_as_f_names_match_pytorch(torch: Any, name: str) -> None:
     }[name]
     ours, theirs = getattr(rg, name)(*args(rg)), getattr(torch, name)(*args(torch))
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+
+
+# -- factories: the public functions made by one factory each (_filled, _filled_like, _sampled, ...) --
+
+_FACTORY_GROUPS = [("zeros", "ones", "empty"), ("zeros_like", "ones_like", "empty_like"), ("rand", "randn"),
+                   ("rand_like", "randn_like"), ("tril_indices", "triu_indices")]
+
+
+@pytest.mark.parametrize("group", _FACTORY_GROUPS)
+def test_factory_groups_share_one_body(group: tuple[str, ...]) -> None:
+    codes = {inspect.unwrap(getattr(rg, name)).__code__ for name in group}
+    assert len(codes) == 1, group
+    for name in group:
+        fn = getattr(rg, name)
+        assert fn.__name__ == fn.__qualname__ == name and fn.__module__ == "retrograd.factories"
+        assert fn.__doc__ and fn.__doc__.split()[0] != "``fill(shape,"  # its own docstring, not the factory's
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+@pytest.mark.parametrize("call", [((2, 3), {}), (([2, 3],), {"dtype": "float64"}), ((), {"size": (4,)}),
+                                  ((2,), {"dtype": "int64"}), ((2,), {"requires_grad": True}),
+                                  ((-1,), {}), ((2,), {"size": (2,)})])
+def test_sized_factories_match_pytorch(torch: Any, name: str, call: Any) -> None:
+    args, kwargs = call
+    if name.startswith("rand") and args and "size" in kwargs:
+        pytest.skip("rand/randn word a doubled size= differently from PyTorch (before this change too)")
+
+    def run(m: Any) -> Any:
+        m.manual_seed(3)
+        kw = {k: getattr(m, v) if k == "dtype" else v for k, v in kwargs.items()}
+        t = getattr(m, name)(*args, **kw)
+        return str(t.dtype), list(t.shape), t.requires_grad, (t.tolist() if name != "empty" else None)
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        ours, theirs = run(rg), run(torch)
+        assert ours[:3] == theirs[:3]
+        np.testing.assert_allclose(np.asarray(ours[3], dtype=float), np.asarray(theirs[3], dtype=float), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like"])
+@pytest.mark.parametrize("kwargs", [{}, {"dtype": "float64"}, {"dtype": "int32"}, {"requires_grad": True}])
+def test_like_factories_match_pytorch(torch: Any, name: str, kwargs: dict[str, Any]) -> None:
+    def run(m: Any) -> Any:
+        m.manual_seed(5)
+        kw = {k: getattr(m, v) if k == "dtype" else v for k, v in kwargs.items()}
+        t = getattr(m, name)(m.ones(2, 2, dtype=m.float32), **kw)
+        return str(t.dtype), list(t.shape), t.requires_grad, (t.tolist() if name != "empty_like" else None)
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        ours, theirs = run(rg), run(torch)
+        assert ours[:3] == theirs[:3]
+        np.testing.assert_allclose(np.asarray(ours[3], dtype=float), np.asarray(theirs[3], dtype=float), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("args", [(3, 3), (3, 4, 1), (4, 3, -2), (0, 3), (-1, 2)])
+def test_tri_indices_match_pytorch(torch: Any, name: str, args: tuple[int, ...]) -> None:
+    def run(m: Any) -> Any:
+        return getattr(m, name)(*args).tolist()
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        assert run(rg) == run(torch)
+
+
+def test_logspace_is_base_to_the_linspace() -> None:
+    from retrograd import factories
+
+    assert "_linspace_array" in factories.logspace.__code__.co_names
+    assert "_linspace_array" in factories.linspace.__code__.co_names
+
+
+@pytest.mark.parametrize("name", ["linspace", "logspace"])
+@pytest.mark.parametrize("args", [(0, 2, 5), (1, -1, 3), (0, 1, 0), (0, 1, -1), (0, 3, 4)])
+def test_spaced_factories_match_pytorch(torch: Any, name: str, args: tuple[float, ...]) -> None:
+    def run(m: Any) -> Any:
+        return getattr(m, name)(*args).tolist()
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        np.testing.assert_allclose(run(rg), run(torch), rtol=1e-6)
