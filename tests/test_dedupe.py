@@ -194,3 +194,34 @@ def test_api_page_reads_the_factory_made_docstrings() -> None:
             assert found.docstring is not None, name
             assert inspect.cleandoc(getattr(rg, name).__doc__) == found.docstring.value.replace(
                 "```pycon\n", "").replace("\n```", ""), name
+
+
+# -- optim: each constructor names its hyperparameters once (_checked_defaults) --------------------
+
+_OPTIMIZERS = ["Adadelta", "Adamax", "RAdam"]
+
+
+@pytest.mark.parametrize("name", _OPTIMIZERS)
+def test_constructors_check_through_checked_defaults(name: str) -> None:
+    init = getattr(rg.optim, name).__init__
+    assert "_checked_defaults" in init.__code__.co_names and "_check_hyperparameters" not in init.__code__.co_names
+
+
+@pytest.mark.parametrize("name", _OPTIMIZERS)
+@pytest.mark.parametrize("kwargs", [{}, {"lr": -1.0}, {"eps": -1.0, "lr": -2.0}, {"weight_decay": -1.0, "eps": -1.0},
+                                    {"rho": 1.5, "eps": -1.0}, {"betas": (0.9, 1.0), "eps": -1.0},
+                                    {"betas": (1.0, 0.9), "weight_decay": -1.0}, {"weight_decay": -0.5},
+                                    {"lr": 0.5, "maximize": True, "weight_decay": 0.1}])
+def test_constructor_checks_and_defaults_match_pytorch(torch: Any, name: str, kwargs: dict[str, Any]) -> None:
+    if ("rho" in kwargs) != (name == "Adadelta") and ("rho" in kwargs or "betas" in kwargs):
+        pytest.skip("not a hyperparameter of this optimizer")
+
+    def run(m: Any) -> Any:
+        opt = getattr(m.optim, name)([m.zeros(1, requires_grad=True)], **kwargs)
+        return [(k, v) for k, v in opt.param_groups[0].items() if k != "params"]
+
+    assert outcome(lambda: run(rg)) == outcome(lambda: run(torch))
+    if outcome(lambda: run(torch))[0] == "ok":
+        ours, theirs = run(rg), run(torch)
+        assert [k for k, _ in ours] == [k for k, _ in theirs]
+        assert ours == theirs
