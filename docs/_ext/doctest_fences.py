@@ -8,6 +8,8 @@ It changes only what the documentation shows, never the source.
 
 from __future__ import annotations
 
+import ast
+import inspect
 from typing import Any
 
 import griffe
@@ -43,3 +45,19 @@ class DoctestFences(griffe.Extension):
     def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None and ">>>" in obj.docstring.value:
             obj.docstring.value = fence_doctests(obj.docstring.value)
+
+
+class FactoryDocstrings(griffe.Extension):
+    """Give a public function made by a factory from a table (``zeros = _filled("zeros", np.zeros,
+    \"\"\"A tensor of zeros...\"\"\")``, ``retrograd/factories.py``) the docstring it gets at run time:
+    a static reading sees an attribute assigned a call, whose last argument is that docstring."""
+
+    def on_attribute_instance(self, *, node: Any, attr: griffe.Attribute, **kwargs: Any) -> None:
+        call = getattr(node, "value", None)
+        if not isinstance(call, ast.Call) or not call.args or attr.docstring is not None:
+            return
+        first, last = call.args[0], call.args[-1]
+        if (isinstance(first, ast.Constant) and first.value == attr.name and isinstance(last, ast.Constant)
+                and isinstance(last.value, str)):
+            text = fence_doctests(inspect.cleandoc(last.value))
+            attr.docstring = griffe.Docstring(text, lineno=last.lineno, endlineno=last.end_lineno, parent=attr)

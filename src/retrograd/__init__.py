@@ -154,8 +154,8 @@ _LAZY_SUBMODULES = ("nn", "optim", "viz", "utils", "cuda", "linalg", "serializat
 # and ``install_as_torch``: loaded on first use like the layers below.
 _PORTING_SUBMODULES = ("testing", "backends", "accelerator")
 _PORTING_NAMES = frozenset((
-    "finfo", "iinfo", "promote_types", "result_type", "can_cast", "is_complex", "is_signed", "is_inference",
-    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "conj", "conj_physical", "typename",
+    "finfo", "iinfo", "promote_types", "result_type", "can_cast", "is_signed", "is_inference", "is_same_size",
+    "typename",
     "get_device", "detach", "detach_", "asarray", "frombuffer", "from_dlpack", "to_dlpack", "is_distributed",
     "layout", "strided",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",

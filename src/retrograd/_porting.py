@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtype
+from ._complex import _tensor  # (PyTorch's TypeError for a non-tensor argument)
 from ._dtype import dtype, get_default_dtype, to_dtype
 from .tensor import Tensor, device
 
@@ -61,15 +62,6 @@ class finfo:
     (16, 65504.0, 0.001, 'float16')
     """
 
-    bits: builtins.int
-    eps: builtins.float
-    max: builtins.float
-    min: builtins.float
-    tiny: builtins.float
-    smallest_normal: builtins.float
-    resolution: builtins.float
-    dtype: str
-
     def __init__(self, type: Any = None) -> None:  # noqa: A002 - PyTorch's name
         d = _dtype_arg(type, "finfo")
         if not d.is_floating_point:
@@ -96,11 +88,6 @@ class iinfo:
     >>> i = rg.iinfo(rg.uint8); i.bits, i.min, i.max, i.dtype
     (8, 0, 255, 'uint8')
     """
-
-    bits: builtins.int
-    max: builtins.int
-    min: builtins.int
-    dtype: str
 
     def __init__(self, type: Any) -> None:  # noqa: A002 - PyTorch's name
         d = to_dtype(type)
@@ -146,22 +133,6 @@ def can_cast(from_: Any, to: Any) -> bool:
     return not (a.category > b.category and b.category <= 1)
 
 
-def _check_tensor(obj: Any, name: str) -> Tensor:
-    if not isinstance(obj, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(obj).__name__}")
-    return obj
-
-
-def is_complex(input: Any) -> bool:  # noqa: A002 - PyTorch's name
-    """Whether the tensor's dtype is complex.
-
-    >>> import retrograd as rg
-    >>> rg.is_complex(rg.ones(1))
-    False
-    """
-    return _check_tensor(input, "is_complex").is_complex()
-
-
 def is_signed(input: Any) -> bool:  # noqa: A002
     """Whether the tensor's dtype is signed.
 
@@ -169,7 +140,7 @@ def is_signed(input: Any) -> bool:  # noqa: A002
     >>> rg.is_signed(rg.ones(1, dtype=rg.uint8))
     False
     """
-    return to_dtype(_check_tensor(input, "is_signed")._data.dtype).is_signed
+    return to_dtype(_tensor("is_signed", input)._data.dtype).is_signed
 
 
 def is_inference(input: Any) -> bool:  # noqa: A002
@@ -179,7 +150,7 @@ def is_inference(input: Any) -> bool:  # noqa: A002
     >>> rg.is_inference(rg.ones(1))
     False
     """
-    return _check_tensor(input, "is_inference").is_inference()
+    return _tensor("is_inference", input).is_inference()
 
 
 def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
@@ -189,76 +160,7 @@ def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
     >>> rg.is_same_size(rg.ones(2), rg.zeros(2))
     True
     """
-    return _check_tensor(input, "is_same_size")._data.shape == _check_tensor(other, "is_same_size")._data.shape
-
-
-def is_conj(input: Any) -> bool:  # noqa: A002
-    """False: retrograd keeps no lazy conjugate bit (a conjugate is computed at once).
-
-    >>> import retrograd as rg
-    >>> rg.is_conj(rg.ones(1))
-    False
-    """
-    _check_tensor(input, "is_conj")
-    return False
-
-
-def is_neg(input: Any) -> bool:  # noqa: A002
-    """False: retrograd keeps no lazy negation bit.
-
-    >>> import retrograd as rg
-    >>> rg.is_neg(rg.ones(1))
-    False
-    """
-    _check_tensor(input, "is_neg")
-    return False
-
-
-def _real_only(value: Any, name: str) -> Tensor:
-    t = _check_tensor(value, name)
-    if t.is_complex():  # complex conjugation is the complex dtypes' own op
-        return getattr(t, name)()  # type: ignore[no-any-return]
-    return t
-
-
-def resolve_conj(input: Any) -> Tensor:  # noqa: A002
-    """The tensor itself (no lazy conjugate bit to resolve).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.resolve_conj(t) is t
-    True
-    """
-    return _check_tensor(input, "resolve_conj")
-
-
-def resolve_neg(input: Any) -> Tensor:  # noqa: A002
-    """The tensor itself (no lazy negation bit to resolve).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.resolve_neg(t) is t
-    True
-    """
-    return _check_tensor(input, "resolve_neg")
-
-
-def conj(input: Any) -> Tensor:  # noqa: A002
-    """The complex conjugate: for a real tensor, the tensor itself (as PyTorch returns it).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.conj(t) is t
-    True
-    """
-    return _real_only(input, "conj")
-
-
-def conj_physical(input: Any) -> Tensor:  # noqa: A002
-    """The conjugate, computed: for a real tensor, the tensor itself (as PyTorch returns it).
-
-    >>> import retrograd as rg
-    >>> t = rg.ones(1); rg.conj_physical(t) is t
-    True
-    """
-    return _real_only(input, "conj_physical")
+    return _tensor("is_same_size", input)._data.shape == _tensor("is_same_size", other)._data.shape
 
 
 def typename(obj: Any) -> str:
@@ -284,7 +186,7 @@ def get_device(input: Any) -> int:  # noqa: A002
     >>> rg.get_device(rg.ones(1))
     -1
     """
-    _check_tensor(input, "get_device")
+    _tensor("get_device", input)
     return -1
 
 
@@ -295,7 +197,7 @@ def detach(input: Any) -> Tensor:  # noqa: A002
     >>> rg.detach(rg.ones(1, requires_grad=True)).requires_grad
     False
     """
-    return _check_tensor(input, "detach").detach()
+    return _tensor("detach", input).detach()
 
 
 def detach_(input: Any) -> Tensor:  # noqa: A002
@@ -305,7 +207,7 @@ def detach_(input: Any) -> Tensor:  # noqa: A002
     >>> t = rg.ones(1, requires_grad=True) * 2; rg.detach_(t) is t, t.requires_grad
     (True, False)
     """
-    return _check_tensor(input, "detach_").detach_()
+    return _tensor("detach_", input).detach_()
 
 
 # ---- conversions --------------------------------------------------------------------------------
@@ -420,7 +322,7 @@ def to_dlpack(tensor: Any) -> Any:
     >>> type(rg.to_dlpack(rg.ones(2))).__name__
     'PyCapsule'
     """
-    return _check_tensor(tensor, "to_dlpack")._data.__dlpack__()
+    return _tensor("to_dlpack", tensor)._data.__dlpack__()
 
 
 def is_distributed(input: Any) -> bool:  # noqa: A002
@@ -430,7 +332,7 @@ def is_distributed(input: Any) -> bool:  # noqa: A002
     >>> rg.is_distributed(rg.ones(1))
     False
     """
-    _check_tensor(input, "is_distributed")
+    _tensor("is_distributed", input)
     return False
 
 

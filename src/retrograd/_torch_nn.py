@@ -40,15 +40,17 @@ def _stride(stride: Any) -> Any:
     return None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else stride
 
 
-# -- convolutions: the same signatures as F's ---------------------------------------------------
+# -- the names whose ATen signature is F's own: F's functions themselves, listed once -------------
 
-conv1d = F.conv1d
-conv2d = F.conv2d
-conv3d = F.conv3d
-conv_transpose1d = F.conv_transpose1d
-conv_transpose2d = F.conv_transpose2d
-conv_transpose3d = F.conv_transpose3d
+_SAME_AS_F = (
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "rms_norm",
+    "bilinear", "prelu", "hardshrink", "cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle",
+    "pixel_unshuffle", "channel_shuffle", "adaptive_avg_pool1d",
+)
+globals().update((name, getattr(F, name)) for name in _SAME_AS_F)
 
+
+# -- convolutions ----------------------------------------------------------------------------------
 
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,  # noqa: A002
                 dilation: Any, transposed: bool, output_padding: Any, groups: int) -> Tensor:
@@ -119,7 +121,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,  # 
     return F.group_norm(input, num_groups, weight, bias, eps)
 
 
-rms_norm = F.rms_norm
 affine_grid_generator = _affine_grid_generator
 
 
@@ -206,9 +207,6 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float, norm_type
     return input
 
 
-bilinear = F.bilinear
-
-
 # -- activations --------------------------------------------------------------------------------
 
 
@@ -274,10 +272,6 @@ def rrelu_(input: Tensor, lower: float = 0.125, upper: float = 1.0 / 3, training
            generator: Any = None) -> Tensor:
     """In-place ``rrelu``."""
     return _rrelu(input, lower, upper, training, generator, True)
-
-
-prelu = F.prelu
-hardshrink = F.hardshrink
 
 
 def threshold(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
@@ -378,14 +372,6 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
                                               pos_weight=pos_weight)
 
 
-cosine_similarity = F.cosine_similarity
-pairwise_distance = F.pairwise_distance
-pdist = F.pdist
-pixel_shuffle = F.pixel_shuffle
-pixel_unshuffle = F.pixel_unshuffle
-channel_shuffle = F.channel_shuffle
-
-
 # -- pooling and padding ------------------------------------------------------------------------
 
 
@@ -443,9 +429,6 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = (), padding: Any =
     [[2.0, 1.0]]
     """
     return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
-
-
-adaptive_avg_pool1d = F.adaptive_avg_pool1d
 
 
 def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002

@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -311,43 +312,54 @@ def _factory_dtype(dtype: Any, default: Any = None) -> np.dtype:
     return default if default is not None else get_default_dtype().np
 
 
-def zeros(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _named(function: _F, name: str, doc: str) -> _F:
+    """``function`` (made by one of the factories below) as the public function ``name``: its own
+    ``__name__``, ``__qualname__`` and docstring (doctest included); its signature is the factory's."""
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+def _filled(name: str, fill: Callable[..., np.ndarray], doc: str) -> Callable[..., Tensor]:
+    """``zeros``/``ones``/``empty``: ``fill(shape, dtype)`` for a size given as ints, one sequence or ``size=``."""
+
+    def factory(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+                out: Any = None) -> Tensor:
+        _check_device(device)
+        shape = _size_args(name, _keyword_size(name, sizes, size))
+        return _finish(fill(shape, _factory_dtype(dtype)), requires_grad)
+
+    return _named(factory, name, doc)
+
+
+zeros = _filled("zeros", np.zeros,
     """A tensor of zeros.
 
     >>> import retrograd as rg
     >>> rg.zeros(2, 2).shape
     torch.Size([2, 2])
-    """
-    _check_device(device)
-    shape = _size_args("zeros", _keyword_size("zeros", sizes, size))
-    return _finish(np.zeros(shape, _factory_dtype(dtype)), requires_grad)
+    """)
 
 
-def ones(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         out: Any = None) -> Tensor:
+ones = _filled("ones", np.ones,
     """A tensor of ones.
 
     >>> import retrograd as rg
     >>> rg.ones(3).tolist()
     [1.0, 1.0, 1.0]
-    """
-    _check_device(device)
-    shape = _size_args("ones", _keyword_size("ones", sizes, size))
-    return _finish(np.ones(shape, _factory_dtype(dtype)), requires_grad)
+    """)
 
 
-def empty(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          out: Any = None) -> Tensor:
+empty = _filled("empty", np.zeros,
     """An uninitialised tensor (zero-filled here, for reproducibility).
 
     >>> import retrograd as rg
     >>> rg.empty(2).shape
     torch.Size([2])
-    """
-    _check_device(device)
-    shape = _size_args("empty", _keyword_size("empty", sizes, size))
-    return _finish(np.zeros(shape, _factory_dtype(dtype)), requires_grad)
+    """)
 
 
 def _scalar_np_dtype(value: Any) -> np.dtype:
@@ -384,32 +396,37 @@ def _like(t: Tensor, dtype: Any) -> np.dtype:
     return to_dtype(dtype).np if dtype is not None else t._data.dtype
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-               memory_format: Any = None) -> Tensor:
+def _filled_like(name: str, fill: Callable[..., np.ndarray], doc: str) -> Callable[..., Tensor]:
+    """``zeros_like``/``ones_like``/``empty_like``: ``fill(shape, dtype)`` with ``input``'s shape and
+    (unless ``dtype`` is given) dtype."""
+
+    def like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
+             memory_format: Any = None) -> Tensor:
+        return _finish(fill(input._data.shape, _like(input, dtype)), requires_grad)
+
+    return _named(like, name, doc)
+
+
+zeros_like = _filled_like("zeros_like", np.zeros,
     """Zeros with ``input``'s shape and dtype.
 
     >>> import retrograd as rg
     >>> rg.zeros_like(rg.ones(2)).tolist()
     [0.0, 0.0]
-    """
-    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+    """)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-              memory_format: Any = None) -> Tensor:
+ones_like = _filled_like("ones_like", np.ones,
     """Ones with ``input``'s shape and dtype.
 
     >>> import retrograd as rg
     >>> rg.ones_like(rg.zeros(2)).tolist()
     [1.0, 1.0]
-    """
-    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad)
+    """)
 
 
-def empty_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-               memory_format: Any = None) -> Tensor:
-    """An uninitialised (zero-filled) tensor like ``input``."""
-    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad)
+empty_like = _filled_like("empty_like", np.zeros,
+    """An uninitialised (zero-filled) tensor like ``input``.""")
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,  # noqa: A002
@@ -450,6 +467,14 @@ def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, dev
     return _finish(data, requires_grad)
 
 
+def _linspace_array(start: float, end: float, steps: int, device: Any) -> np.ndarray:
+    """``linspace``'s values in float64, after its checks: also ``logspace``'s exponents."""
+    _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return np.linspace(start, end, steps)
+
+
 def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
@@ -458,10 +483,7 @@ def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device:
     >>> rg.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    _check_device(device)
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps).astype(_factory_dtype(dtype)), requires_grad)
+    return _finish(_linspace_array(start, end, steps, device).astype(_factory_dtype(dtype)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
@@ -509,38 +531,40 @@ def _empty(shape: tuple[int, ...], np_dtype: np.dtype) -> Tensor:
     return Tensor._make(np.empty(shape, np_dtype))
 
 
-def rand(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tensor]:
+    """``rand``/``randn``: the generator's ``draw`` (``uniform`` on [0, 1), ``normal``) for a size given as
+    ints, one sequence or ``size=``; PyTorch's ``kernel`` error for a dtype that is not floating."""
+
+    def factory(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
+                device: Any = None, requires_grad: bool = False) -> Tensor:
+        _check_device(device)
+        _check_float_sampling(dtype, kernel)
+        shape = _size_args(name, _keyword_size(name, sizes, size))
+        np_dtype = _factory_dtype(dtype)
+        data = getattr(_rng(generator), draw)(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
+        return _finish(data, requires_grad)
+
+    return _named(factory, name, doc)
+
+
+rand = _sampled("rand", "uniform", "check_uniform_bounds",
     """Uniform samples on [0, 1): PyTorch's numbers after the same ``manual_seed``.
 
     >>> import retrograd as rg
     >>> _ = rg.manual_seed(0)
     >>> [round(v, 4) for v in rg.rand(2).tolist()]
     [0.4963, 0.7682]
-    """
-    _check_device(device)
-    _check_float_sampling(dtype, "check_uniform_bounds")
-    shape = _size_args("rand", _keyword_size("rand", sizes, size))
-    np_dtype = _factory_dtype(dtype)
-    data = _rng(generator).uniform(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
-    return _finish(data, requires_grad)
+    """)
 
 
-def randn(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+randn = _sampled("randn", "normal", "normal_kernel_cpu",
     """Standard normal samples: PyTorch's numbers after the same ``manual_seed``.
 
     >>> import retrograd as rg
     >>> _ = rg.manual_seed(0)
     >>> [round(v, 4) for v in rg.randn(3).tolist()]
     [1.541, -0.2934, -2.1788]
-    """
-    _check_device(device)
-    _check_float_sampling(dtype, "normal_kernel_cpu")
-    shape = _size_args("randn", _keyword_size("randn", sizes, size))
-    np_dtype = _factory_dtype(dtype)
-    data = _rng(generator).normal(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
-    return _finish(data, requires_grad)
+    """)
 
 
 def randint(low: Any = None, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
@@ -646,26 +670,28 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
     return _result(np.asarray(data, base), "normal_float_tensor", (std,))
 
 
-def rand_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
-              requires_grad: bool = False, device: Any = None, layout: Any = None,
-              memory_format: Any = None) -> Tensor:
-    """Uniform samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
-    np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
-    if np_dtype.kind not in "fV":
-        raise NotImplementedError(f'"check_uniform_bounds" not implemented for {scalar_type_name(np_dtype)!r}')
-    data = _rng(generator).uniform(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
-    return _finish(data, requires_grad)
+def _sampled_like(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tensor]:
+    """``rand_like``/``randn_like``: ``_sampled``'s draw with ``input``'s shape and (unless ``dtype`` is
+    given) dtype."""
+
+    def like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
+             requires_grad: bool = False, device: Any = None, layout: Any = None,
+             memory_format: Any = None) -> Tensor:
+        np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
+        if np_dtype.kind not in "fV":
+            raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(np_dtype)!r}')
+        data = getattr(_rng(generator), draw)(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
+        return _finish(data, requires_grad)
+
+    return _named(like, name, doc)
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
-               requires_grad: bool = False, device: Any = None, layout: Any = None,
-               memory_format: Any = None) -> Tensor:
-    """Normal samples shaped like ``input`` (its dtype unless ``dtype`` is given)."""
-    np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
-    if np_dtype.kind not in "fV":
-        raise NotImplementedError(f'"normal_kernel_cpu" not implemented for {scalar_type_name(np_dtype)!r}')
-    data = _rng(generator).normal(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
-    return _finish(data, requires_grad)
+rand_like = _sampled_like("rand_like", "uniform", "check_uniform_bounds",
+    """Uniform samples shaped like ``input`` (its dtype unless ``dtype`` is given).""")
+
+
+randn_like = _sampled_like("randn_like", "normal", "normal_kernel_cpu",
+    """Normal samples shaped like ``input`` (its dtype unless ``dtype`` is given).""")
 
 
 def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dtype: Any = None,  # noqa: A002
@@ -723,28 +749,33 @@ def _tri_indices(row: int, col: int, offset: int, dtype: Any, upper: bool, name:
     return _finish(np.stack([rows, cols]).astype(np_dtype).reshape(2, -1), False)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:
+def _tri_indices_function(name: str, upper: bool, doc: str) -> Callable[..., Tensor]:
+    """``tril_indices``/``triu_indices``."""
+
+    def indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                layout: Any = None) -> Tensor:
+        _check_device(device)
+        return _tri_indices(int(row), int(col), int(offset), dtype, upper, name)
+
+    return _named(indices, name, doc)
+
+
+tril_indices = _tri_indices_function("tril_indices", False,
     """The (row, column) indices of the lower triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor.
 
     >>> import retrograd as rg
     >>> rg.tril_indices(2, 2).tolist()
     [[0, 1, 1], [0, 0, 1]]
-    """
-    _check_device(device)
-    return _tri_indices(int(row), int(col), int(offset), dtype, False, "tril_indices")
+    """)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
-                 layout: Any = None) -> Tensor:
+triu_indices = _tri_indices_function("triu_indices", True,
     """The (row, column) indices of the upper triangle of a ``row`` x ``col`` matrix, as a 2 x N tensor.
 
     >>> import retrograd as rg
     >>> rg.triu_indices(2, 2).tolist()
     [[0, 0, 1], [0, 1, 1]]
-    """
-    _check_device(device)
-    return _tri_indices(int(row), int(col), int(offset), dtype, True, "triu_indices")
+    """)
 
 
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803 (PyTorch's name)
@@ -781,12 +812,10 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype:
     >>> rg.logspace(0, 2, 3).tolist()
     [1.0, 10.0, 100.0]
     """
-    _check_device(device)
-    if steps < 0:
-        raise RuntimeError("number of steps must be non-negative")
+    exponents = _linspace_array(start, end, steps, device)
     np_dtype = _factory_dtype(dtype)
     with np.errstate(over="ignore"):
-        data = np.power(float(base), np.linspace(start, end, steps))
+        data = np.power(float(base), exponents)
     if np_dtype.kind in "iub":
         data = np.round(data)
     return _finish(data.astype(np_dtype), requires_grad)

@@ -45,6 +45,25 @@ def _check_hyperparameters(**values: Any) -> None:
             raise ValueError(message.format(value))
 
 
+# The order PyTorch's constructors check these in (Adadelta: lr, rho, eps, weight_decay; Adamax,
+# NAdam, RAdam: lr, eps, betas, weight_decay[, momentum_decay]).
+_CHECK_ORDER = ("lr", "rho", "eps", "betas", "weight_decay", "momentum_decay")
+
+
+def _checked_defaults(**defaults: Any) -> dict[str, Any]:
+    """An optimizer's ``defaults``, once PyTorch's constructor checks of the hyperparameters among
+    them have passed (``_check_hyperparameters``, in ``_CHECK_ORDER``): each is named once.
+
+    >>> _checked_defaults(lr=0.1, eps=1e-8, foreach=None)
+    {'lr': 0.1, 'eps': 1e-08, 'foreach': None}
+    >>> _checked_defaults(lr=0.1, betas=(0.9, 1.0), eps=-1.0)
+    Traceback (most recent call last):
+    ValueError: Invalid epsilon value: -1.0
+    """
+    _check_hyperparameters(**{name: defaults[name] for name in _CHECK_ORDER if name in defaults})
+    return defaults
+
+
 def _plain_state(p: Tensor, state: dict[str, Any], *buffers: str) -> tuple[np.ndarray, list[np.ndarray]] | None:
     """The start of a NumPy update (``_<name>_update_arrays``): the arrays of ``p``, its gradient and
     the state ``buffers``, with ``state["step"]`` counted (``step.add_(1)``) and its array returned

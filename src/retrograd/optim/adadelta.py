@@ -9,7 +9,7 @@ import numpy as np
 
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _GROUP_FLAGS, _check_hyperparameters, _lr_value, _plain_state, _refuse_capturable, _write_into
+from ._common import _GROUP_FLAGS, _checked_defaults, _lr_value, _plain_state, _refuse_capturable, _write_into
 from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["Adadelta"]
@@ -30,10 +30,9 @@ class Adadelta(Optimizer):
     def __init__(self, params: Any, lr: Any = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach: bool | None = None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        _check_hyperparameters(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
-                        foreach=foreach, differentiable=differentiable)
-        super().__init__(params, defaults)
+        super().__init__(params, _checked_defaults(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                                   maximize=maximize, capturable=capturable, foreach=foreach,
+                                                   differentiable=differentiable))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""

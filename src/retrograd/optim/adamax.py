@@ -12,7 +12,7 @@ from ..ops.elementwise import _addcdiv
 from ..tensor import Tensor
 from ._common import (
     _GROUP_FLAGS,
-    _check_hyperparameters,
+    _checked_defaults,
     _moment_groups,
     _plain_moments,
     _refuse_capturable,
@@ -38,10 +38,9 @@ class Adamax(Optimizer):
     def __init__(self, params: Any, lr: Any = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
-                        differentiable=differentiable, capturable=capturable)
-        super().__init__(params, defaults)
+        super().__init__(params, _checked_defaults(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                                   foreach=foreach, maximize=maximize, differentiable=differentiable,
+                                                   capturable=capturable))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""

@@ -10,7 +10,7 @@ import numpy as np
 from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
 from ._common import (
-    _check_hyperparameters,
+    _checked_defaults,
     _moment_groups,
     _plain_moments,
     _refuse_capturable,
@@ -37,11 +37,10 @@ class RAdam(Optimizer):
     def __init__(self, params: Any, lr: Any = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False, differentiable: bool = False) -> None:
-        _check_hyperparameters(lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
-                        capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
-                        differentiable=differentiable)
-        super().__init__(params, defaults)
+        super().__init__(params, _checked_defaults(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                                   maximize=maximize, foreach=foreach, capturable=capturable,
+                                                   decoupled_weight_decay=decoupled_weight_decay,
+                                                   differentiable=differentiable))
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns ``closure()``'s loss if given."""
