@@ -316,3 +316,19 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _NOT_GIVEN, left: bo
 
 
 __all__.append("solve_triangular")
+
+
+def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
+    """The matrix exponential ``sum_k A**k / k!`` of a square matrix (or a batch of them).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.matrix_exp(torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
+    return apply(_L.matrix_exp_op, (A,))  # type: ignore[no-any-return]
+
+
+__all__.append("matrix_exp")

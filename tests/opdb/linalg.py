@@ -505,6 +505,11 @@ OPS: list[OpInfo] = [
            covers=("lu_solve",)),
     OpInfo("lu_solve", lambda lib, b, a: _quiet(lambda: b.lu_solve(*lib.lu(a))),
            lambda rng: [Sample((uniform(rng, 2, 1), regular(rng, 2, 2)))], variant_test_name="method"),
+    OpInfo("linalg.matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a),
+           lambda rng: [Sample((uniform(rng, 3, 3) * 4,), name="norm above the Taylor radius"),
+                        Sample((uniform(rng, 2, 2, 2),), name="batch"),
+                        Sample((uniform(rng, 0, 3, 3),), name="empty batch")],
+           covers=("linalg.matrix_exp",)),
 ]
 
 
