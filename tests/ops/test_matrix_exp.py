@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import outcome
 
 import retrograd as rg
+from conftest import outcome
 
 
 def _complex(rng: np.random.Generator, *shape: int) -> np.ndarray:
