@@ -172,6 +172,9 @@ _AUTOCAST_NAMES = frozenset(("autocast", "get_autocast_dtype", "set_autocast_dty
 
 _SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisson"))
 
+# Composite functions of their own modules (name -> module), loaded on first use.
+_COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral"}
+
 
 def __getattr__(name: str) -> Any:
     # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``
@@ -200,6 +203,9 @@ def __getattr__(name: str) -> Any:
     if name in _SAMPLING_FUNCTIONS:  # (the samplers bring the mt19937 engine, retrograd._random)
         value = globals()[name] = getattr(importlib.import_module("._sampling", __name__), name)
         return value
+    if name in _COMPOSITE_FUNCTIONS:
+        value = globals()[name] = getattr(importlib.import_module(_COMPOSITE_FUNCTIONS[name], __name__), name)
+        return value
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
     if name == "compile":  # (the package is ``_compile``: ``retrograd.compile`` is the function, as torch's)
@@ -217,7 +223,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
                    *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16",
-                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile", "vmap"})
+                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile", "vmap", *_COMPOSITE_FUNCTIONS})
 
 
 __all__ = [

@@ -1729,6 +1729,23 @@ class Tensor:
     def matrix_exp(self) -> Tensor:
         return _apply(_ops.linalg.matrix_exp_op, (self,))
 
+    def stft(self, n_fft: builtins.int, hop_length: builtins.int | None = None, win_length: builtins.int | None = None,
+             window: Tensor | None = None, center: builtins.bool = True, pad_mode: str = "reflect",
+             normalized: builtins.bool = False, onesided: builtins.bool | None = None, return_complex: builtins.bool | None = None,
+             align_to_window: builtins.bool | None = None) -> Tensor:
+        from ._spectral import stft
+
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                    return_complex, align_to_window)
+
+    def istft(self, n_fft: builtins.int, hop_length: builtins.int | None = None, win_length: builtins.int | None = None,
+              window: Tensor | None = None, center: builtins.bool = True, normalized: builtins.bool = False,
+              onesided: builtins.bool | None = None, length: builtins.int | None = None, return_complex: builtins.bool = False) -> Tensor:
+        from ._spectral import istft
+
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                     return_complex)
+
     def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 

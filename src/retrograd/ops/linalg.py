@@ -1182,7 +1182,7 @@ def _matrix_exp(a: np.ndarray) -> np.ndarray:
         return a.copy()
     # Scaling and squaring: exp(A) = exp(A / 2**s) ** (2**s), with a Taylor series where the norm
     # is below 1/2 (18 terms: below double precision's rounding there).
-    work = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    work: np.ndarray = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     norm = np.max(np.sum(np.abs(work), axis=-2), axis=-1)
     s = int(max(0, np.ceil(np.log2(max(float(np.max(norm)), 1e-300) / 0.5)))) if np.all(np.isfinite(norm)) else 0
     scaled = work / 2.0**s
