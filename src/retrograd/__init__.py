@@ -173,7 +173,8 @@ _AUTOCAST_NAMES = frozenset(("autocast", "get_autocast_dtype", "set_autocast_dty
 _SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisson"))
 
 # Composite functions of their own modules (name -> module), loaded on first use.
-_COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramdd": "._histogramdd"}
+_COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramdd": "._histogramdd",
+                        "geqrf": ".ops.householder", "orgqr": ".ops.householder", "ormqr": ".ops.householder"}
 
 
 def __getattr__(name: str) -> Any:

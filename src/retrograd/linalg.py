@@ -332,3 +332,20 @@ def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
 
 
 __all__.append("matrix_exp")
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """The product of the Householder reflectors ``geqrf`` stores (see ``ops/householder.py``).
+
+    >>> import retrograd as torch
+    >>> a, tau = torch.geqrf(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    >>> torch.linalg.householder_product(a, tau)
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    from .ops.householder import householder_product as product
+
+    return product(A, tau)
+
+
+__all__.append("householder_product")

@@ -1729,6 +1729,22 @@ class Tensor:
     def matrix_exp(self) -> Tensor:
         return _apply(_ops.linalg.matrix_exp_op, (self,))
 
+    def geqrf(self) -> Any:
+        from .ops.householder import geqrf
+
+        return geqrf(self)
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        from .ops.householder import householder_product
+
+        return householder_product(self, input2)
+
+    def ormqr(self, input2: Tensor, input3: Tensor, left: builtins.bool = True,
+              transpose: builtins.bool = False) -> Tensor:
+        from .ops.householder import ormqr
+
+        return ormqr(self, input2, input3, left, transpose)
+
     def stft(self, n_fft: builtins.int, hop_length: builtins.int | None = None, win_length: builtins.int | None = None,
              window: Tensor | None = None, center: builtins.bool = True, pad_mode: str = "reflect",
              normalized: builtins.bool = False, onesided: builtins.bool | None = None, return_complex: builtins.bool | None = None,

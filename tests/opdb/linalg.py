@@ -510,6 +510,21 @@ OPS: list[OpInfo] = [
                         Sample((uniform(rng, 2, 2, 2),), name="batch"),
                         Sample((uniform(rng, 0, 3, 3),), name="empty batch")],
            covers=("linalg.matrix_exp",)),
+    OpInfo("linalg.householder_product", lambda lib, a, tau: lib.linalg.householder_product(a, tau),
+           lambda rng: [Sample((uniform(rng, 4, 3), uniform(rng, 2)), name="two reflectors"),
+                        Sample((uniform(rng, 2, 3, 3), uniform(rng, 2, 3)), name="batch, square")],
+           covers=("linalg.householder_product",)),
+    OpInfo("orgqr", lambda lib, a, tau: a.orgqr(tau), lambda rng: [Sample((uniform(rng, 4, 2), uniform(rng, 2)))],
+           covers=("orgqr",)),
+    OpInfo("ormqr", lambda lib, a, tau, c, left, transpose: lib.ormqr(a, tau, c, left, transpose),
+           lambda rng: [Sample((uniform(rng, 4, 3), uniform(rng, 3), uniform(rng, 4, 2), True, False), name="left"),
+                        Sample((uniform(rng, 4, 3), uniform(rng, 3), uniform(rng, 4, 2), True, True),
+                               name="left, transposed"),
+                        Sample((uniform(rng, 2, 3, 3), uniform(rng, 2, 3), uniform(rng, 2, 2, 3), False, False),
+                               name="right, batch"),
+                        Sample((uniform(rng, 3, 3), uniform(rng, 3), uniform(rng, 2, 3), False, True),
+                               name="right, transposed")],
+           covers=("ormqr",)),
 ]
 
 
