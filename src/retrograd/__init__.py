@@ -174,7 +174,11 @@ _SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisso
 
 # Composite functions of their own modules (name -> module), loaded on first use.
 _COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramdd": "._histogramdd",
-                        "geqrf": ".ops.householder", "orgqr": ".ops.householder", "ormqr": ".ops.householder"}
+                        "geqrf": ".ops.householder", "orgqr": ".ops.householder", "ormqr": ".ops.householder",
+                        **{name: "._view_copies" for name in (
+                            "alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy "
+                            "slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
+                            "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy").split()}}
 
 
 def __getattr__(name: str) -> Any:

@@ -1729,6 +1729,11 @@ class Tensor:
     def matrix_exp(self) -> Tensor:
         return _apply(_ops.linalg.matrix_exp_op, (self,))
 
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        from ._view_copies import narrow_copy
+
+        return narrow_copy(self, dim, start, length)
+
     def geqrf(self) -> Any:
         from .ops.householder import geqrf
 
