@@ -61,7 +61,7 @@ def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: Any =
     tensor([[0., 2.],
             [1., 3.]])
     """
-    return _copied(_tensor(input, "as_strided_copy").as_strided(size, stride, storage_offset))
+    return _copied(_tensor(input, "as_strided_copy").as_strided(size, stride, storage_offset))  # type: ignore[attr-defined]
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -202,7 +202,7 @@ def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor: 
     tensor([[0., 1.],
             [2., 3.]])
     """
-    return _copied(_tensor(input, "unfold_copy").unfold(dimension, size, step))
+    return _copied(_tensor(input, "unfold_copy").unfold(dimension, size, step))  # type: ignore[attr-defined]
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
