@@ -180,6 +180,7 @@ _COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramd
                             "slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
                             "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy").split()},
                         "cond": "._control_flow", "while_loop": "._control_flow",
+                        "svd_lowrank": "._lowrank", "pca_lowrank": "._lowrank",
                         **{name: ".amp._deprecated" for name in (
                             "get_autocast_cpu_dtype set_autocast_cpu_dtype set_autocast_cpu_enabled get_autocast_gpu_dtype "
                             "set_autocast_gpu_dtype get_autocast_xla_dtype set_autocast_xla_dtype is_autocast_xla_enabled "
