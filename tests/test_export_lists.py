@@ -32,8 +32,9 @@ def test_package_reexports_the_submodules_own_list(package: Any, sub: Any, torch
     assert set(names) <= public  # only what the submodule itself defines
     for name in names:
         assert getattr(package, name) is getattr(sub, name)
-    if package is not rg:
-        assert set(names) <= set(package.__all__)
+    if package is not rg:  # (torch.autograd leaves these two to torch's own list; so does ours)
+        left_out = {"is_grad_enabled", "is_inference_mode_enabled"} if package is autograd else set()
+        assert set(names) - left_out <= set(package.__all__)
 
 
 @pytest.mark.parametrize(("package", "sub", "torch_name"), _REEXPORTS, ids=lambda v: getattr(v, "__name__", v))

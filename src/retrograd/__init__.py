@@ -172,6 +172,20 @@ _AUTOCAST_NAMES = frozenset(("autocast", "get_autocast_dtype", "set_autocast_dty
 
 _SAMPLING_FUNCTIONS = frozenset(("bernoulli", "binomial", "multinomial", "poisson"))
 
+# Composite functions of their own modules (name -> module), loaded on first use.
+_COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramdd": "._histogramdd",
+                        "geqrf": ".ops.householder", "orgqr": ".ops.householder", "ormqr": ".ops.householder",
+                        **{name: "._view_copies" for name in (
+                            "alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy "
+                            "slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
+                            "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy").split()},
+                        "cond": "._control_flow", "while_loop": "._control_flow",
+                        "svd_lowrank": "._lowrank", "pca_lowrank": "._lowrank",
+                        **{name: ".amp._deprecated" for name in (
+                            "get_autocast_cpu_dtype set_autocast_cpu_dtype set_autocast_cpu_enabled get_autocast_gpu_dtype "
+                            "set_autocast_gpu_dtype get_autocast_xla_dtype set_autocast_xla_dtype is_autocast_xla_enabled "
+                            "set_autocast_xla_enabled autocast_increment_nesting autocast_decrement_nesting").split()}}
+
 
 def __getattr__(name: str) -> Any:
     # Heavier layers load on first use, so ``import retrograd`` stays close to ``import numpy``
@@ -200,6 +214,9 @@ def __getattr__(name: str) -> Any:
     if name in _SAMPLING_FUNCTIONS:  # (the samplers bring the mt19937 engine, retrograd._random)
         value = globals()[name] = getattr(importlib.import_module("._sampling", __name__), name)
         return value
+    if name in _COMPOSITE_FUNCTIONS:
+        value = globals()[name] = getattr(importlib.import_module(_COMPOSITE_FUNCTIONS[name], __name__), name)
+        return value
     if name in ("install_as_torch", "uninstall_as_torch"):
         return getattr(importlib.import_module("._install", __name__), name)
     if name == "compile":  # (the package is ``_compile``: ``retrograd.compile`` is the function, as torch's)
@@ -217,7 +234,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), "save", "load", "return_types", *_VARIANT_FUNCTIONS, *_PORTING_NAMES,
                    *_PORTING_SUBMODULES, "install_as_torch", "uninstall_as_torch", *_NN_FUNCTIONS, "bfloat16",
-                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile", "vmap"})
+                   *_AUTOCAST_NAMES, *_SAMPLING_FUNCTIONS, "compile", "vmap", *_COMPOSITE_FUNCTIONS})
 
 
 __all__ = [

@@ -316,3 +316,36 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool = _NOT_GIVEN, left: bo
 
 
 __all__.append("solve_triangular")
+
+
+def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
+    """The matrix exponential ``sum_k A**k / k!`` of a square matrix (or a batch of them).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.matrix_exp(torch.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
+    if not isinstance(A, Tensor):
+        raise TypeError(f"linalg_matrix_exp(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
+    return apply(_L.matrix_exp_op, (A,))  # type: ignore[no-any-return]
+
+
+__all__.append("matrix_exp")
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
+    """The product of the Householder reflectors ``geqrf`` stores (see ``ops/householder.py``).
+
+    >>> import retrograd as torch
+    >>> a, tau = torch.geqrf(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
+    >>> torch.linalg.householder_product(a, tau)
+    tensor([[0., 1.],
+            [1., 0.]])
+    """
+    from .ops.householder import householder_product as product
+
+    return product(A, tau)
+
+
+__all__.append("householder_product")

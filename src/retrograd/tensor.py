@@ -1729,6 +1729,44 @@ class Tensor:
     def matrix_exp(self) -> Tensor:
         return _apply(_ops.linalg.matrix_exp_op, (self,))
 
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        from ._view_copies import narrow_copy
+
+        return narrow_copy(self, dim, start, length)
+
+    def geqrf(self) -> Any:
+        from .ops.householder import geqrf
+
+        return geqrf(self)
+
+    def orgqr(self, input2: Tensor) -> Tensor:
+        from .ops.householder import householder_product
+
+        return householder_product(self, input2)
+
+    def ormqr(self, input2: Tensor, input3: Tensor, left: builtins.bool = True,
+              transpose: builtins.bool = False) -> Tensor:
+        from .ops.householder import ormqr
+
+        return ormqr(self, input2, input3, left, transpose)
+
+    def stft(self, n_fft: builtins.int, hop_length: builtins.int | None = None, win_length: builtins.int | None = None,
+             window: Tensor | None = None, center: builtins.bool = True, pad_mode: str = "reflect",
+             normalized: builtins.bool = False, onesided: builtins.bool | None = None, return_complex: builtins.bool | None = None,
+             align_to_window: builtins.bool | None = None) -> Tensor:
+        from ._spectral import stft
+
+        return stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+                    return_complex, align_to_window)
+
+    def istft(self, n_fft: builtins.int, hop_length: builtins.int | None = None, win_length: builtins.int | None = None,
+              window: Tensor | None = None, center: builtins.bool = True, normalized: builtins.bool = False,
+              onesided: builtins.bool | None = None, length: builtins.int | None = None, return_complex: builtins.bool = False) -> Tensor:
+        from ._spectral import istft
+
+        return istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                     return_complex)
+
     def hardshrink(self, lambd: builtins.float = 0.5) -> Tensor:
         return _apply(_ops.nn.hardshrink, (self, lambd))
 

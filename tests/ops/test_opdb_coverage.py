@@ -76,6 +76,8 @@ NODE_EXEMPT = {
     # scatter_reduce/index_reduce(prod) with >1 zeros at one position: the second derivative's
     # node, which raises (tests/ops/test_reduce_more.py checks it).
     "DelayedError": "raises when reached, as in PyTorch",
+    # geqrf: PyTorch records GeqrfBackward0, whose backward raises (tests/ops/test_householder.py).
+    "GeqrfBackward0": "backward not implemented, as in PyTorch",
 }
 # The samplers' nodes (ops/sampling.py): a random draw is no gradcheck input; their node names and
 # zero gradients are checked against PyTorch in tests/test_random_stream.py.

@@ -8,21 +8,27 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import grad_mode, graph
-from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .anomaly_mode import is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled
+from .anomaly_mode import is_anomaly_enabled as is_anomaly_enabled
 from .engine import run_backward
 from .grad_mode import *  # noqa: F403  (the six modes, named once in grad_mode.__all__)
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .graph import Node
+from .gradcheck import GradcheckError as GradcheckError
+from .gradcheck import gradcheck, gradgradcheck
+from .graph import Node as Node
 from .warn_state import warn_once
 
 if TYPE_CHECKING:  # loaded on first use by __getattr__ below; named here for linters and type checkers
-    from . import functional
-    from .function import Function, FunctionCtx, once_differentiable
+    from . import functional as functional
+    from .function import Function
+    from .function import FunctionCtx as FunctionCtx
+    from .function import once_differentiable as once_differentiable
 
+# torch.autograd.__all__'s names that retrograd has (the others stay reachable as attributes, as in
+# torch: is_grad_enabled and is_inference_mode_enabled are torch's, not torch.autograd's, exports).
 __all__ = [
-    "Function", "FunctionCtx", "functional", "GradcheckError", "Node", "backward", "detect_anomaly", "gradcheck",
-    "gradgradcheck", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "once_differentiable",
-    "set_detect_anomaly", "grad", "graph", *grad_mode.__all__,
+    "Function", "backward", "grad_mode", "detect_anomaly", "grad", "gradcheck", "gradgradcheck",
+    "set_detect_anomaly", *(n for n in grad_mode.__all__ if n not in ("is_grad_enabled", "is_inference_mode_enabled")),
 ]
 
 

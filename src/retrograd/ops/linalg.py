@@ -1175,14 +1175,14 @@ def _matrix_exp(a: np.ndarray) -> np.ndarray:
     if a.shape[-1] != a.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {a.shape[-2]} by "
                            f"{a.shape[-1]} matrices")
-    if a.dtype.kind not in "fV":
+    if a.dtype.kind not in "fcV":
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got "
                            f"{_type_label(a)}")
     if a.size == 0:
         return a.copy()
     # Scaling and squaring: exp(A) = exp(A / 2**s) ** (2**s), with a Taylor series where the norm
     # is below 1/2 (18 terms: below double precision's rounding there).
-    work = a.astype(np.float64)
+    work: np.ndarray = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
     norm = np.max(np.sum(np.abs(work), axis=-2), axis=-1)
     s = int(max(0, np.ceil(np.log2(max(float(np.max(norm)), 1e-300) / 0.5)))) if np.all(np.isfinite(norm)) else 0
     scaled = work / 2.0**s
@@ -1199,10 +1199,10 @@ def _matrix_exp(a: np.ndarray) -> np.ndarray:
 
 
 def _matrix_exp_grad(grad: Tensor, self: Tensor) -> Tensor:
-    # d exp(A)[G] is the top-right block of exp([[A^T, G], [0, A^T]]) (Mathias 1996): written with
+    # d exp(A)[G] is the top-right block of exp([[A^H, G], [0, A^H]]) (Mathias 1996): written with
     # this op itself, so the rule is differentiable again.
     n = self.shape[-1]
-    at = self.mT
+    at = _cj(self.mT)
     top = _cat(at, grad, -1)
     bottom = _cat(at.new_zeros(at.shape), at, -1)
     return matrix_exp_op(_cat(top, bottom, -2)).narrow(-2, 0, n).narrow(-1, n, n)

@@ -189,6 +189,8 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
                     f"{_shape_str(x.shape)}"
                 )
         elif s < 0:
+            if not x.ndim:  # (PyTorch 2.13 skips the leading-dim check for a 0-d tensor: its numel overflows)
+                raise RuntimeError("numel: integer multiplication overflow")
             raise RuntimeError(
                 f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
             )

@@ -1,0 +1,260 @@
+"""PyTorch's ``*_copy`` functions (``torch.permute_copy``, ``torch.select_copy``, ...): the view op's
+result as a new tensor that shares no memory with its input.
+
+Each takes the view's own public form (its argument handling and errors) and copies the result
+through a node named as PyTorch names it (``PermuteBackward0_copy``; ``NarrowCopyBackward0``), whose
+backward passes the gradient on to the view's node. ``diagonal_copy`` is the op table's own
+entry. Loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .ops.op import Op, apply
+from .tensor import Tensor
+
+_COPY_OPS: dict[str, Op] = {}
+
+
+def _copy_op(node: str) -> Op:
+    op = _COPY_OPS.get(node)
+    if op is None:  # one identity-gradient copy entry per view node name, made on first use
+        op = _COPY_OPS[node] = Op(f"copy_of_{node}", lambda x: x.copy(), node=node,
+                                  grads=(lambda grad: grad,), jvp="linear")
+    return op
+
+
+def _copied(view: Tensor, node: str | None = None) -> Tensor:
+    fn = view._grad_fn
+    name = node or (f"{type(fn).__name__}_copy" if fn is not None else "")
+    if fn is None:  # (nothing to record: a plain copy of the data)
+        return Tensor._make(view._data.copy())
+    return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
+
+
+def _tensor(x: Any, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def alias_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """A copy of ``input`` (``alias``'s copying form).
+
+    >>> import retrograd as torch
+    >>> x = torch.ones(2)
+    >>> y = torch.alias_copy(x)
+    >>> y.data_ptr() != x.data_ptr()
+    True
+    """
+    from .ops.shape import alias
+
+    return _copied(apply(alias, (_tensor(input, "alias_copy"),)))
+
+
+def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """``input.as_strided(size, stride, storage_offset)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.as_strided_copy(torch.arange(4.0), (2, 2), (1, 2))
+    tensor([[0., 2.],
+            [1., 3.]])
+    """
+    return _copied(_tensor(input, "as_strided_copy").as_strided(size, stride, storage_offset))  # type: ignore[attr-defined]
+
+
+def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """``input.diagonal(offset, dim1, dim2)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.diagonal_copy(torch.eye(2))
+    tensor([1., 1.])
+    """
+    from .ops import shape as _S
+
+    x = _tensor(input, "diagonal_copy")
+    d1, d2 = _S._check_diagonal_dims(x._data.ndim, dim1, dim2)
+    return apply(_S.diagonal_copy, (x, int(offset), d1, d2))  # type: ignore[no-any-return]
+
+
+def expand_copy(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor:  # noqa: A002
+    """``input.expand(size)``, copied (the result owns every element).
+
+    >>> import retrograd as torch
+    >>> torch.expand_copy(torch.tensor([1.0, 2.0]), (2, 2))
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
+    return _copied(_tensor(input, "expand_copy").expand(size))
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
+    """``input.narrow(dim, start, length)``, copied (PyTorch's ``NarrowCopyBackward0``).
+
+    >>> import retrograd as torch
+    >>> torch.narrow_copy(torch.arange(5.0), 0, 1, 2)
+    tensor([1., 2.])
+    """
+    return _copied(_tensor(input, "narrow_copy").narrow(dim, start, length), "NarrowCopyBackward0")
+
+
+def permute_copy(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
+    """``input.permute(dims)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.permute_copy(torch.zeros(2, 3), (1, 0)).shape
+    torch.Size([3, 2])
+    """
+    return _copied(_tensor(input, "permute_copy").permute(dims))
+
+
+def select_copy(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
+    """``input.select(dim, index)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.select_copy(torch.arange(4.0).view(2, 2), 0, 1)
+    tensor([2., 3.])
+    """
+    return _copied(_tensor(input, "select_copy").select(dim, index))
+
+
+def slice_copy(input: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:  # noqa: A002
+    """``input[..., start:end:step, ...]`` along ``dim``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.slice_copy(torch.arange(5.0), 0, 1, 4, 2)
+    tensor([1., 3.])
+    """
+    from .ops.reduce import normalize_dim
+
+    x = _tensor(input, "slice_copy")
+    key = [slice(None)] * normalize_dim(dim, x._data.ndim) + [slice(start, end, step)]
+    return _copied(x[tuple(key)], "SliceBackward0_copy")  # (a whole-dim slice indexes as an alias)
+
+
+def split_copy(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input.split(split_size, dim)``, each piece copied.
+
+    >>> import retrograd as torch
+    >>> torch.split_copy(torch.arange(3.0), 2)
+    (tensor([0., 1.]), tensor([2.]))
+    """
+    return tuple(_copied(p) for p in _tensor(input, "split_copy").split(split_size, dim))
+
+
+def split_with_sizes_copy(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input.split_with_sizes(split_sizes, dim)``, each piece copied.
+
+    >>> import retrograd as torch
+    >>> torch.split_with_sizes_copy(torch.arange(3.0), [1, 2])
+    (tensor([0.]), tensor([1., 2.]))
+    """
+    return tuple(_copied(p) for p in _tensor(input, "split_with_sizes_copy").split_with_sizes(split_sizes, dim))
+
+
+def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """``input.squeeze(dim)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.squeeze_copy(torch.zeros(1, 2)).shape
+    torch.Size([2])
+    """
+    x = _tensor(input, "squeeze_copy")
+    return _copied(x.squeeze() if dim is None else x.squeeze(dim))
+
+
+def t_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.t()``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.t_copy(torch.zeros(2, 3)).shape
+    torch.Size([3, 2])
+    """
+    return _copied(_tensor(input, "t_copy").t())
+
+
+def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
+    """``input.transpose(dim0, dim1)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.transpose_copy(torch.zeros(2, 3), 0, 1).shape
+    torch.Size([3, 2])
+    """
+    return _copied(_tensor(input, "transpose_copy").transpose(dim0, dim1))
+
+
+def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``input.unbind(dim)``, each slice copied.
+
+    >>> import retrograd as torch
+    >>> torch.unbind_copy(torch.eye(2))
+    (tensor([1., 0.]), tensor([0., 1.]))
+    """
+    return tuple(_copied(p) for p in _tensor(input, "unbind_copy").unbind(dim))
+
+
+def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """``input.unfold(dimension, size, step)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.unfold_copy(torch.arange(4.0), 0, 2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    return _copied(_tensor(input, "unfold_copy").unfold(dimension, size, step))  # type: ignore[attr-defined]
+
+
+def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``input.unsqueeze(dim)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.unsqueeze_copy(torch.zeros(2), 0).shape
+    torch.Size([1, 2])
+    """
+    return _copied(_tensor(input, "unsqueeze_copy").unsqueeze(dim))
+
+
+def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+    """``input.view(size)`` (or ``input.view(dtype)``), copied.
+
+    >>> import retrograd as torch
+    >>> torch.view_copy(torch.zeros(2, 3), (3, 2)).shape
+    torch.Size([3, 2])
+    """
+    return _copied(_tensor(input, "view_copy").view(size))
+
+
+def view_as_real_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``view_as_real(input)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.view_as_real_copy(torch.tensor([1 + 2j]))
+    tensor([[1., 2.]])
+    """
+    from .ops.complex import view_as_real
+
+    return _copied(apply(view_as_real, (_tensor(input, "view_as_real_copy"),)))
+
+
+def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``view_as_complex(input)``, copied.
+
+    >>> import retrograd as torch
+    >>> torch.view_as_complex_copy(torch.tensor([[1.0, 2.0]]))
+    tensor([1.+2.j])
+    """
+    from .autograd.grad_mode import is_grad_enabled
+    from .ops.complex import view_as_complex
+
+    x = _tensor(input, "view_as_complex_copy")
+    if x._requires_grad and is_grad_enabled():  # (PyTorch has no backward for this copy's complex output)
+        raise RuntimeError("view_as_complex_copy does not support automatic differentiation for outputs with complex "
+                           "dtype.")
+    return _copied(apply(view_as_complex, (x,)))
+
+
+NAMES = ("alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
+         "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+         "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy",
+         "view_as_complex_copy")
