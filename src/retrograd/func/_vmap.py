@@ -42,10 +42,14 @@ class _LogicalArray:
     """What a BatchedTensor's ``_data`` is: one sample's shape and dtype, for the code that reads
     them there (dims normalised against ``_data.ndim``); anything else raises ``Unbatchable``."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "owner")
+    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "value", "level")
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, owner: BatchedTensor) -> None:
-        self.owner = owner  # (an op given this as a param, as nll_loss its target, finds the batch here)
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, value: Tensor, level: int) -> None:
+        # An op given this as a param (as nll_loss its target) finds the batch here: the physical
+        # tensor and its level, not the BatchedTensor itself, which holds this (a reference cycle
+        # would keep every batched result, its graph and its memory alive until the collector runs).
+        self.value = value
+        self.level = level
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
@@ -184,7 +188,8 @@ class BatchedTensor(Tensor):
         change) and give this tensor the sample shape that results."""
         if args is not None:
             getattr(self._value, name)(*args)
-            self._data = _LogicalArray(tuple(self._value.shape)[1:], self._data.dtype, self)  # type: ignore[assignment]
+            self._data = _LogicalArray(tuple(self._value.shape)[1:], self._data.dtype, self._value,  # type: ignore[assignment]
+                                       self._level)
         return self
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
@@ -235,7 +240,7 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
     t = object.__new__(BatchedTensor)
     shape = tuple(value.shape)
-    t._data = _LogicalArray(shape[1:], value._data.dtype, t)  # type: ignore[assignment]
+    t._data = _LogicalArray(shape[1:], value._data.dtype, value, level)  # type: ignore[assignment]
     t._requires_grad = False
     t._grad_fn = None
     t._value = value
@@ -372,10 +377,9 @@ class BatchedParam:
 def _batched_param(p: Any, level: int) -> Any:
     if type(p) is not _LogicalArray:
         return p
-    owner = p.owner
-    if owner._level != level or type(owner._value) is BatchedTensor:
+    if p.level != level or type(p.value) is BatchedTensor:
         raise Unbatchable("a batched param")
-    return BatchedParam(owner._value._data)
+    return BatchedParam(p.value._data)
 
 
 def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
