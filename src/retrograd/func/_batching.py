@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -181,6 +182,15 @@ def _matmul(a: Tensor, ba: bool, b: Tensor, bb: bool) -> Tensor:
 _POOL: list[np.ndarray] = []
 _POOL_BLOCKS = 4
 _POOL_MIN_BYTES = 1 << 17  # (smaller arrays come from malloc's reused heap anyway)
+# Still needed without the reference cycles (which only delayed the blocks' return): glibc's
+# malloc keeps freed blocks of up to 32 MiB for reuse once one such block has been unmapped, but
+# bigger ones (a 784-128 layer's gradients, batch 128: 51 MB) are mapped afresh on every call,
+# and a fixed MALLOC_MMAP_THRESHOLD_ does the same to every size. One lock around the look-up and
+# the take, taken only for blocks this big (nothing beside a multi-megabyte product): under the
+# GIL a thread's loop variable already keeps another from taking the block it is taking, but
+# that is CPython's reference counting, not a guarantee, and the eviction (count, pop, append)
+# raced, letting threads grow the pool past its bound.
+_POOL_LOCK = threading.Lock()
 
 
 def _free_refs() -> int:
@@ -210,14 +220,15 @@ def _recycled(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < _POOL_MIN_BYTES:
         return np.empty(shape, dtype)
-    for block in _POOL:
-        if block.nbytes == nbytes and sys.getrefcount(block) == _FREE_REFS:
-            return block.view(dtype).reshape(shape)
-    block = np.empty(nbytes, np.uint8)
-    if len(_POOL) >= _POOL_BLOCKS:
-        _POOL.pop(0)
-    _POOL.append(block)
-    return block.view(dtype).reshape(shape)
+    with _POOL_LOCK:
+        for block in _POOL:
+            if block.nbytes == nbytes and sys.getrefcount(block) == _FREE_REFS:
+                return block.view(dtype).reshape(shape)
+        block = np.empty(nbytes, np.uint8)
+        if len(_POOL) >= _POOL_BLOCKS:
+            _POOL.pop(0)
+        _POOL.append(block)
+        return block.view(dtype).reshape(shape)
 
 
 def _row_times_matrix() -> Any:
