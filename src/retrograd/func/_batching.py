@@ -609,3 +609,23 @@ RULES[_R.dist] = dist
 RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
+
+# Average pools, as the max pools: the samples' images folded into the image batch.
+for _op, _spatial in ((_C.avg_pool2d, 2), (_C.adaptive_avg_pool2d, 2), (_C.avg_pool3d, 3),
+                      (_C.adaptive_avg_pool3d, 3)):
+    RULES[_op] = fold_images(_spatial)
+
+
+def trailing_pad(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """Padding of the trailing dims (constant, reflect, replicate): the batch dim in front is not
+    among them while the pad covers no more dims than a sample has."""
+    pads = params[0]
+    if len(pads) // (1 if op is _C.constant_pad else 2) > inputs[0].dim() - 1:
+        return NotImplemented  # (the per-sample error)
+    return apply(op, (inputs[0], *params))
+
+
+RULES[_N.constant_pad_nd] = trailing_pad
+RULES[_C.constant_pad] = trailing_pad
+for _op in _N.PAD_OPS.values():
+    RULES[_op] = trailing_pad
