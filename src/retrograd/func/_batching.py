@@ -629,3 +629,48 @@ RULES[_N.constant_pad_nd] = trailing_pad
 RULES[_C.constant_pad] = trailing_pad
 for _op in _N.PAD_OPS.values():
     RULES[_op] = trailing_pad
+
+
+def _batched_index(index: Any, size: int) -> np.ndarray:
+    """An index param as a batch: a batched one's array, a shared one broadcast (a view)."""
+    from ._vmap import BatchedParam
+    if type(index) is BatchedParam:
+        return index.array
+    return np.broadcast_to(index, (size,) + np.shape(index))
+
+
+def gather_scatter(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``gather``/``scatter``/``scatter_add`` (params ``dim, index, ...``): every tensor and the
+    index get the batch dim in front, the dim moves right by one."""
+    values = [v if b or not isinstance(v, Tensor) else _expand(v, size) for v, b in zip(inputs, batched)]
+    rank = values[0].dim() - 1
+    index = _batched_index(params[1], size)
+    if rank == 0 or index.ndim != rank + 1:
+        return NotImplemented  # (0-d samples, and indices the op refuses: its own error, per sample)
+    return apply(op, (*values, _shift(int(params[0]), rank), index, *params[2:]))
+
+
+def index_select(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``index_select`` with a batched index: each sample's rows as a ``gather`` along the dim
+    (the index broadcast over the other dims); a shared index: the dims rule."""
+    from ._vmap import BatchedParam
+    if type(params[1]) is not BatchedParam:
+        return _DIM0(op, inputs, batched, params, size)
+    x = inputs[0] if batched[0] else _expand(inputs[0], size)
+    index = params[1].array
+    rank = x.dim() - 1
+    if rank == 0 or index.ndim > 2:
+        return NotImplemented  # (the op's own errors, per sample; a float index: gather's, as PyTorch's)
+    dim = _shift(int(params[0]), rank)
+    index = index.reshape(size, -1)
+    along = [1] * (rank + 1)
+    along[0], along[dim] = size, index.shape[1]
+    shape = list(x.shape)
+    shape[dim] = index.shape[1]
+    return apply(_S.gather, (x, dim, np.broadcast_to(index.reshape(along), tuple(shape))))
+
+
+for _op in (_S.gather, _S.scatter, _S.scatter_add, _S.scatter_value):
+    RULES[_op] = gather_scatter
+RULES[_S.index_select] = index_select
+PARAM_RULES = PARAM_RULES | {_S.gather, _S.scatter, _S.scatter_add, _S.scatter_value, _S.index_select}
