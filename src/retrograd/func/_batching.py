@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -181,6 +182,15 @@ def _matmul(a: Tensor, ba: bool, b: Tensor, bb: bool) -> Tensor:
 _POOL: list[np.ndarray] = []
 _POOL_BLOCKS = 4
 _POOL_MIN_BYTES = 1 << 17  # (smaller arrays come from malloc's reused heap anyway)
+# Still needed without the reference cycles (which only delayed the blocks' return): glibc's
+# malloc keeps freed blocks of up to 32 MiB for reuse once one such block has been unmapped, but
+# bigger ones (a 784-128 layer's gradients, batch 128: 51 MB) are mapped afresh on every call,
+# and a fixed MALLOC_MMAP_THRESHOLD_ does the same to every size. One lock around the look-up and
+# the take, taken only for blocks this big (nothing beside a multi-megabyte product): under the
+# GIL a thread's loop variable already keeps another from taking the block it is taking, but
+# that is CPython's reference counting, not a guarantee, and the eviction (count, pop, append)
+# raced, letting threads grow the pool past its bound.
+_POOL_LOCK = threading.Lock()
 
 
 def _free_refs() -> int:
@@ -210,14 +220,15 @@ def _recycled(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < _POOL_MIN_BYTES:
         return np.empty(shape, dtype)
-    for block in _POOL:
-        if block.nbytes == nbytes and sys.getrefcount(block) == _FREE_REFS:
-            return block.view(dtype).reshape(shape)
-    block = np.empty(nbytes, np.uint8)
-    if len(_POOL) >= _POOL_BLOCKS:
-        _POOL.pop(0)
-    _POOL.append(block)
-    return block.view(dtype).reshape(shape)
+    with _POOL_LOCK:
+        for block in _POOL:
+            if block.nbytes == nbytes and sys.getrefcount(block) == _FREE_REFS:
+                return block.view(dtype).reshape(shape)
+        block = np.empty(nbytes, np.uint8)
+        if len(_POOL) >= _POOL_BLOCKS:
+            _POOL.pop(0)
+        _POOL.append(block)
+        return block.view(dtype).reshape(shape)
 
 
 def _row_times_matrix() -> Any:
@@ -598,3 +609,68 @@ RULES[_R.dist] = dist
 RULES[_L.vdot] = lambda op, i, b, p, n: NotImplemented if i[0].is_complex() or i[1].is_complex() else dot(op, i, b, p, n)
 # Rules that take a batched param (BatchedParam); other ops given one run per sample.
 PARAM_RULES = frozenset((_N.nll_loss,))
+
+# Average pools, as the max pools: the samples' images folded into the image batch.
+for _op, _spatial in ((_C.avg_pool2d, 2), (_C.adaptive_avg_pool2d, 2), (_C.avg_pool3d, 3),
+                      (_C.adaptive_avg_pool3d, 3)):
+    RULES[_op] = fold_images(_spatial)
+
+
+def trailing_pad(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """Padding of the trailing dims (constant, reflect, replicate): the batch dim in front is not
+    among them while the pad covers no more dims than a sample has."""
+    pads = params[0]
+    if len(pads) // (1 if op is _C.constant_pad else 2) > inputs[0].dim() - 1:
+        return NotImplemented  # (the per-sample error)
+    return apply(op, (inputs[0], *params))
+
+
+RULES[_N.constant_pad_nd] = trailing_pad
+RULES[_C.constant_pad] = trailing_pad
+for _op in _N.PAD_OPS.values():
+    RULES[_op] = trailing_pad
+
+
+def _batched_index(index: Any, size: int) -> np.ndarray:
+    """An index param as a batch: a batched one's array, a shared one broadcast (a view)."""
+    from ._vmap import BatchedParam
+    if type(index) is BatchedParam:
+        return index.array
+    return np.broadcast_to(index, (size,) + np.shape(index))
+
+
+def gather_scatter(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``gather``/``scatter``/``scatter_add`` (params ``dim, index, ...``): every tensor and the
+    index get the batch dim in front, the dim moves right by one."""
+    values = [v if b or not isinstance(v, Tensor) else _expand(v, size) for v, b in zip(inputs, batched)]
+    rank = values[0].dim() - 1
+    index = _batched_index(params[1], size)
+    if rank == 0 or index.ndim != rank + 1:
+        return NotImplemented  # (0-d samples, and indices the op refuses: its own error, per sample)
+    return apply(op, (*values, _shift(int(params[0]), rank), index, *params[2:]))
+
+
+def index_select(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
+    """``index_select`` with a batched index: each sample's rows as a ``gather`` along the dim
+    (the index broadcast over the other dims); a shared index: the dims rule."""
+    from ._vmap import BatchedParam
+    if type(params[1]) is not BatchedParam:
+        return _DIM0(op, inputs, batched, params, size)
+    x = inputs[0] if batched[0] else _expand(inputs[0], size)
+    index = params[1].array
+    rank = x.dim() - 1
+    if rank == 0 or index.ndim > 2:
+        return NotImplemented  # (the op's own errors, per sample; a float index: gather's, as PyTorch's)
+    dim = _shift(int(params[0]), rank)
+    index = index.reshape(size, -1)
+    along = [1] * (rank + 1)
+    along[0], along[dim] = size, index.shape[1]
+    shape = list(x.shape)
+    shape[dim] = index.shape[1]
+    return apply(_S.gather, (x, dim, np.broadcast_to(index.reshape(along), tuple(shape))))
+
+
+for _op in (_S.gather, _S.scatter, _S.scatter_add, _S.scatter_value):
+    RULES[_op] = gather_scatter
+RULES[_S.index_select] = index_select
+PARAM_RULES = PARAM_RULES | {_S.gather, _S.scatter, _S.scatter_add, _S.scatter_value, _S.index_select}

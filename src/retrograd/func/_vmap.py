@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import inplace as _inplace
 from ..ops import op as _op
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_repr
@@ -42,10 +43,14 @@ class _LogicalArray:
     """What a BatchedTensor's ``_data`` is: one sample's shape and dtype, for the code that reads
     them there (dims normalised against ``_data.ndim``); anything else raises ``Unbatchable``."""
 
-    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "owner")
+    __slots__ = ("shape", "dtype", "ndim", "size", "itemsize", "value", "level")
 
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, owner: BatchedTensor) -> None:
-        self.owner = owner  # (an op given this as a param, as nll_loss its target, finds the batch here)
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, value: Tensor, level: int) -> None:
+        # An op given this as a param (as nll_loss its target) finds the batch here: the physical
+        # tensor and its level, not the BatchedTensor itself, which holds this (a reference cycle
+        # would keep every batched result, its graph and its memory alive until the collector runs).
+        self.value = value
+        self.level = level
         self.shape = shape
         self.dtype = dtype
         self.ndim = len(shape)
@@ -184,7 +189,8 @@ class BatchedTensor(Tensor):
         change) and give this tensor the sample shape that results."""
         if args is not None:
             getattr(self._value, name)(*args)
-            self._data = _LogicalArray(tuple(self._value.shape)[1:], self._data.dtype, self)  # type: ignore[assignment]
+            self._data = _LogicalArray(tuple(self._value.shape)[1:], self._data.dtype, self._value,  # type: ignore[assignment]
+                                       self._level)
         return self
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
@@ -235,7 +241,7 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
     t = object.__new__(BatchedTensor)
     shape = tuple(value.shape)
-    t._data = _LogicalArray(shape[1:], value._data.dtype, t)  # type: ignore[assignment]
+    t._data = _LogicalArray(shape[1:], value._data.dtype, value, level)  # type: ignore[assignment]
     t._requires_grad = False
     t._grad_fn = None
     t._value = value
@@ -359,6 +365,43 @@ def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     return type(out)(wrap(o, level) if isinstance(o, Tensor) else o for o in out)
 
 
+def batched_apply_inplace(op: Any, args: tuple[Any, ...]) -> Any:
+    """``op`` in place on ``args[0]`` where some arguments are BatchedTensors: an elementwise op
+    runs in place on the physical tensors of the innermost level among them, as PyTorch's
+    batching rule for in-place arithmetic: every batched input padded with singleton dims after
+    its batch dim up to the widest sample, so that the batch dims line up (a written-to tensor
+    whose padded shape is not the broadcast shape gets the in-place op's own shape error, in
+    physical shapes, as PyTorch's). Other ops, and a written-to tensor that is not batched, rerun
+    the function once per sample."""
+    from ..ops.inplace import apply_inplace
+    from ._batching import RULES, elementwise
+    n = op.n_inputs
+    inputs, params = args[:n], args[n:]
+    level = max(x._level for x in args if type(x) is BatchedTensor)
+    self = inputs[0]
+    if not (type(self) is BatchedTensor and self._level == level):
+        # The written-to tensor is not batched, another input is: PyTorch refuses (its error depends
+        # on the op), but library code writes batched values into fresh buffers this way (circular
+        # padding): the function reruns once per sample, as before.
+        raise Unbatchable(op.name + "_")
+    if RULES.get(op) is not elementwise or any(type(p) is BatchedTensor for p in params):
+        raise Unbatchable(op.name + "_")
+    rank = max(x.dim() if isinstance(x, Tensor) else 0 for x in inputs)
+    values = []
+    for x in inputs:
+        if type(x) is BatchedTensor and x._level == level:
+            v = x._value
+            have = v.dim() - 1
+            if have < rank:
+                shape = tuple(v.shape)
+                v = v.reshape(shape[:1] + (1,) * (rank - have) + shape[1:])
+            values.append(v)
+        else:
+            values.append(x)
+    apply_inplace(op, (*values, *params))
+    return inputs[0]
+
+
 class BatchedParam:
     """A param holding a batch of arrays (batch dimension first): a batched tensor given to an
     op as a param (``nll_loss``'s target)."""
@@ -372,10 +415,9 @@ class BatchedParam:
 def _batched_param(p: Any, level: int) -> Any:
     if type(p) is not _LogicalArray:
         return p
-    owner = p.owner
-    if owner._level != level or type(owner._value) is BatchedTensor:
+    if p.level != level or type(p.value) is BatchedTensor:
         raise Unbatchable("a batched param")
-    return BatchedParam(owner._value._data)
+    return BatchedParam(p.value._data)
 
 
 def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
@@ -468,6 +510,7 @@ def _exit() -> None:
 
 _op._BatchedTensor = BatchedTensor
 _op._batched_apply = batched_apply
+_inplace._batched_apply_inplace = batched_apply_inplace
 
 
 # -- vmap ----------------------------------------------------------------------------------------

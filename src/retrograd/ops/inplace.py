@@ -21,6 +21,7 @@ from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import FREED, Node
 from ..tensor import Tensor
+from . import op as _op_module
 from .op import Op, apply, forward_arrays, record
 from .shape import put_positions, take_positions
 
@@ -197,8 +198,14 @@ def _write_with_ufunc(ufunc: Any, self: Tensor, other: Any, params: Sequence[Any
     return True
 
 
+# Set by ``func/_vmap.py``: in-place ops on ``vmap``'s batched tensors (see ``_op._BATCHING``).
+_batched_apply_inplace: Any = None
+
+
 def apply_inplace(op: Op, args: Sequence[Any]) -> Tensor:
     """Run ``op`` in place on ``args[0]``; returns ``args[0]``."""
+    if _op_module._BATCHING and any(type(a) is _op_module._BatchedTensor for a in args):
+        return _batched_apply_inplace(op, args)  # type: ignore[no-any-return]
     if DUAL[0] is not None:  # forward AD: the tangent is updated too
         from .forward import apply_inplace_dual
 
