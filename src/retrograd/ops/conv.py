@@ -195,31 +195,38 @@ def _conv_transpose2d_rows(x: np.ndarray, wm: np.ndarray, kernel: Sequence[int],
     """A stride-1 2-D transposed convolution of ``x`` (N, groups, C / groups, H, W) by ``wm``
     (groups, O / groups * kh * kw, C / groups) into the padded (N, O, *full) buffer.
 
-    Each input row is widened with zeros to the buffer's row length before the matmul, so that
-    every kernel offset's slab lands in the flattened buffer as one contiguous run (offset
-    ``i * d * Fw + j * d``): col2im's adds then run over rows of ``H * Fw`` elements instead of
-    ``W``. The widened columns give exact zeros (the caller checks the weight is finite, so no
-    ``0 * inf``), which add nothing where they land."""
+    Each input plane is widened with zeros to the buffer's full plane (``Fh * Fw``) before the
+    matmul, and the matmul's rows are ordered (kernel offset, output channel): every kernel
+    offset's slab is then one contiguous run of ``O / groups * Fh * Fw`` values that lands in the
+    flattened buffer at one offset (``i * d * Fw + j * d``), across all the group's channels at
+    once. col2im is then ``kh * kw`` adds of long contiguous runs: NumPy adds those about twice as
+    fast as the same values in rows of a 2-D strided view. The widened positions give exact zeros
+    (the caller checks the weight is finite, so no ``0 * inf``); wherever they land they add
+    nothing, and what is cut off at a run's end is only such zeros."""
     n, groups, cg, h, w = x.shape
     fh, fw = full
-    rows = wm.shape[1]
-    out_channels = groups * rows // prod(kernel)
-    length = h * fw - dilation[1] * (kernel[1] - 1)  # the last row's widened tail would run off the end
+    plane = fh * fw
+    taps = prod(kernel)
+    group_out = wm.shape[1] // taps
+    # (groups, og * taps, cg) rows (og, i, j) -> rows (i, j, og)
+    wk = np.ascontiguousarray(wm.reshape(groups, group_out, taps, cg).transpose(0, 2, 1, 3)).reshape(
+        groups, taps * group_out, cg)
     starts = [i * dilation[0] * fw + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
-    result = np.zeros((n, out_channels, fh * fw), dtype)
-    step = _batch_step(n, groups * rows * h * fw, np.dtype(dtype).itemsize)
-    wide = np.zeros((step, groups, cg, h, fw), x.dtype)
-    buf = np.empty((step, groups, rows, h * fw), dtype)
+    run = group_out * plane
+    result = np.zeros((n, groups, run), dtype)
+    step = _batch_step(n, groups * taps * run, np.dtype(dtype).itemsize)
+    wide = np.zeros((step, groups, cg, fh, fw), x.dtype)
+    buf = np.empty((step, groups, taps * run), dtype)
     for start in range(0, n, step):
         count = min(step, n - start)
-        wide[:count, ..., :w] = x[start:start + count]
+        wide[:count, ..., :h, :w] = x[start:start + count]
         part = buf[:count]
-        np.matmul(wm, wide[:count].reshape(count, groups, cg, h * fw), out=part)
-        slabs = part.reshape(count, out_channels, len(starts), h * fw)
+        np.matmul(wk, wide[:count].reshape(count, groups, cg, plane), out=part.reshape(count, groups, taps * group_out,
+                                                                                           plane))
         dest = result[start:start + count]
         for k, at in enumerate(starts):
-            dest[:, :, at:at + length] += slabs[:, :, k, :length]
-    return result.reshape((n, out_channels) + tuple(full))
+            np.add(dest[..., at:], part[..., k * run:(k + 1) * run - at], out=dest[..., at:])
+    return result.reshape((n, groups * group_out) + tuple(full))
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
