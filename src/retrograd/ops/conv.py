@@ -254,11 +254,14 @@ def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride:
     gw = np.zeros((groups, out_channels // groups, rows), np.result_type(x.dtype, gy.dtype))
     step = _batch_step(n, c * prod(kernel) * positions, x.itemsize)
     buf = np.empty((step,) + win.shape[1:], x.dtype)
+    products = np.empty((step,) + gw.shape, gw.dtype)
     for start in range(0, n, step):
         part = buf[:min(step, n - start)]
         np.copyto(part, win[start:start + len(part)])
         cols = part.reshape(len(part), groups, rows, positions)
-        gw += np.matmul(g[start:start + len(part)], cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        each = np.matmul(g[start:start + len(part)], cols.transpose(0, 1, 3, 2), out=products[:len(part)])
+        # (a chunk of one item, as for any layer of 32 channels or more: no reduction to run)
+        gw += each[0] if len(part) == 1 else each.sum(axis=0)
     return gw.reshape((out_channels, c // groups) + kernel)
 
 
