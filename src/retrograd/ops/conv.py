@@ -213,7 +213,7 @@ def _conv_transpose2d_rows(x: np.ndarray, wm: np.ndarray, kernel: Sequence[int],
         groups, taps * group_out, cg)
     starts = [i * dilation[0] * fw + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
     run = group_out * plane
-    result = np.zeros((n, groups, run), dtype)
+    result = np.empty((n, groups, run), dtype)
     step = _batch_step(n, groups * taps * run, np.dtype(dtype).itemsize)
     wide = np.zeros((step, groups, cg, fh, fw), x.dtype)
     buf = np.empty((step, groups, taps * run), dtype)
@@ -224,7 +224,8 @@ def _conv_transpose2d_rows(x: np.ndarray, wm: np.ndarray, kernel: Sequence[int],
         np.matmul(wk, wide[:count].reshape(count, groups, cg, plane), out=part.reshape(count, groups, taps * group_out,
                                                                                            plane))
         dest = result[start:start + count]
-        for k, at in enumerate(starts):
+        dest[...] = part[..., :run]  # the first offset (0, 0) covers the whole plane: no zeros to add to
+        for k, at in enumerate(starts[1:], 1):
             np.add(dest[..., at:], part[..., k * run:(k + 1) * run - at], out=dest[..., at:])
     return result.reshape((n, groups * group_out) + tuple(full))
 
@@ -623,10 +624,37 @@ def scatter_to_plane(grad: Tensor, indices: Tensor, self_shape: tuple[int, ...])
     return apply(plane_scatter, (grad, indices._data, tuple(self_shape)))  # type: ignore[no-any-return]
 
 
+def _plane_put(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``_plane_scatter`` where the ``index`` positions of each plane are known to be distinct (the
+    maxima of windows that do not overlap): one write, without the scan for repeats."""
+    lead = tuple(shape[:-2])
+    plane = shape[-2] * shape[-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    per_plane = prod(index.shape[len(lead):])
+    flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
+    out = np.zeros(rows * plane, g.dtype)
+    out[flat_index] = g.reshape(-1)
+    return out.reshape(shape)
+
+
+# The same pair for distinct positions: a gather's adjoint at distinct positions is a plain write.
+_, plane_put = linear_pair("plane_gather", _plane_gather, _plane_put, "GatherBackward0",
+                           "MaxPool2DWithIndicesBackwardBackward0")
+
+
+def _max_pool2d_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...], kernel: tuple[int, int],
+                     stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
+    # Each maximum's index lies in its own window: windows that do not overlap (max_pool2d(x, k)'s
+    # default) give distinct indices.
+    apart = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation, strict=True))
+    return apply(plane_put if apart else plane_scatter,  # type: ignore[no-any-return]
+                 (grad[0], result1._data, tuple(self_shape)))
+
+
 max_pool2d = Op("max_pool2d_with_indices", _max_pool2d, node="MaxPool2DWithIndicesBackward0",
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
-                grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),),
+                grads=(_max_pool2d_grad,), saved=("result1", "self_sym_sizes"),  # (the rule's params: not saved)
                 jvp="transpose")
 
 
