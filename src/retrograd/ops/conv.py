@@ -517,7 +517,10 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     n, c, height, width = xb.shape
     if _tiles_fit(xb, kernel, stride, padding, dilation, out):
         values, indices = _max_pool2d_tiles(xb, kernel, out)
-        return (values, indices) if batched else (values[0], indices[0])
+        # A NaN in a tile makes its maximum NaN (np.maximum propagates it): then the general scan
+        # gives PyTorch's NaN rule. One pass over the pooled values, a quarter of the input's.
+        if not np.isnan(values).any():
+            return (values, indices) if batched else (values[0], indices[0])
     win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
     flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
     arg = _argmax_last(flat)
@@ -541,11 +544,11 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
 def _tiles_fit(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
                dilation: tuple[int, int], out: tuple[int, int]) -> bool:
     """The common pool (``max_pool2d(x, k)``): windows that tile the plane without overlap or
-    padding, over finite floats (a NaN or an inf falls back to the general path, whose scan gives
-    PyTorch's NaN rule; a finite sum rules both out in one cheap pass)."""
+    padding, over floats (the caller falls back to the general path when a maximum is NaN; infinities
+    compare as any value)."""
     return (tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and tuple(stride) == tuple(kernel)
             and x.dtype.kind == "f" and x.size != 0 and out[0] * kernel[0] <= x.shape[2]
-            and out[1] * kernel[1] <= x.shape[3] and bool(np.isfinite(x.sum())))
+            and out[1] * kernel[1] <= x.shape[3])
 
 
 def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
