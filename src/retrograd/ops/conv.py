@@ -140,7 +140,7 @@ def _sym(padding: Sequence[int]) -> list[tuple[int, int]]:
 
 @_in_float32
 def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
-             dilation: Sequence[int], groups: int) -> np.ndarray:
+             dilation: Sequence[int], groups: int, bias: np.ndarray | None = None) -> np.ndarray:
     n, c = x.shape[:2]
     out_channels = w.shape[0]
     kernel = w.shape[2:]
@@ -154,7 +154,9 @@ def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Seque
     for start in range(0, n, step):
         part = buf[:min(step, n - start)]
         np.copyto(part, win[start:start + len(part)])  # the im2col copy, one chunk at a time
-        np.matmul(wm, part.reshape(len(part), groups, rows, positions), out=y[start:start + len(part)])
+        chunk = np.matmul(wm, part.reshape(len(part), groups, rows, positions), out=y[start:start + len(part)])
+        if bias is not None:  # added while the chunk is in cache, not in a pass of its own
+            chunk += bias.reshape(groups, out_channels // groups, 1)
     return y.reshape((n, out_channels) + out)
 
 
@@ -235,6 +237,8 @@ def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], 
                  groups: int) -> np.ndarray:
     if transposed:
         y = _conv_transpose_nd(x, w, stride, padding, dilation, output_padding, groups)
+    elif b is not None and x.dtype not in REDUCED_FLOATS:  # (a reduced float adds it after rounding)
+        return _conv_nd(x, w, stride, padding, dilation, groups, b)  # type: ignore[no-any-return]
     else:
         y = _conv_nd(x, w, stride, padding, dilation, groups)
     if b is not None:
