@@ -140,7 +140,7 @@ def _sym(padding: Sequence[int]) -> list[tuple[int, int]]:
 
 @_in_float32
 def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Sequence[int],
-             dilation: Sequence[int], groups: int) -> np.ndarray:
+             dilation: Sequence[int], groups: int, bias: np.ndarray | None = None) -> np.ndarray:
     n, c = x.shape[:2]
     out_channels = w.shape[0]
     kernel = w.shape[2:]
@@ -154,7 +154,9 @@ def _conv_nd(x: np.ndarray, w: np.ndarray, stride: Sequence[int], padding: Seque
     for start in range(0, n, step):
         part = buf[:min(step, n - start)]
         np.copyto(part, win[start:start + len(part)])  # the im2col copy, one chunk at a time
-        np.matmul(wm, part.reshape(len(part), groups, rows, positions), out=y[start:start + len(part)])
+        chunk = np.matmul(wm, part.reshape(len(part), groups, rows, positions), out=y[start:start + len(part)])
+        if bias is not None:  # added while the chunk is in cache, not in a pass of its own
+            chunk += bias.reshape(groups, out_channels // groups, 1)
     return y.reshape((n, out_channels) + out)
 
 
@@ -195,31 +197,39 @@ def _conv_transpose2d_rows(x: np.ndarray, wm: np.ndarray, kernel: Sequence[int],
     """A stride-1 2-D transposed convolution of ``x`` (N, groups, C / groups, H, W) by ``wm``
     (groups, O / groups * kh * kw, C / groups) into the padded (N, O, *full) buffer.
 
-    Each input row is widened with zeros to the buffer's row length before the matmul, so that
-    every kernel offset's slab lands in the flattened buffer as one contiguous run (offset
-    ``i * d * Fw + j * d``): col2im's adds then run over rows of ``H * Fw`` elements instead of
-    ``W``. The widened columns give exact zeros (the caller checks the weight is finite, so no
-    ``0 * inf``), which add nothing where they land."""
+    Each input plane is widened with zeros to the buffer's full plane (``Fh * Fw``) before the
+    matmul, and the matmul's rows are ordered (kernel offset, output channel): every kernel
+    offset's slab is then one contiguous run of ``O / groups * Fh * Fw`` values that lands in the
+    flattened buffer at one offset (``i * d * Fw + j * d``), across all the group's channels at
+    once. col2im is then ``kh * kw`` adds of long contiguous runs: NumPy adds those about twice as
+    fast as the same values in rows of a 2-D strided view. The widened positions give exact zeros
+    (the caller checks the weight is finite, so no ``0 * inf``); wherever they land they add
+    nothing, and what is cut off at a run's end is only such zeros."""
     n, groups, cg, h, w = x.shape
     fh, fw = full
-    rows = wm.shape[1]
-    out_channels = groups * rows // prod(kernel)
-    length = h * fw - dilation[1] * (kernel[1] - 1)  # the last row's widened tail would run off the end
+    plane = fh * fw
+    taps = prod(kernel)
+    group_out = wm.shape[1] // taps
+    # (groups, og * taps, cg) rows (og, i, j) -> rows (i, j, og)
+    wk = np.ascontiguousarray(wm.reshape(groups, group_out, taps, cg).transpose(0, 2, 1, 3)).reshape(
+        groups, taps * group_out, cg)
     starts = [i * dilation[0] * fw + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])]
-    result = np.zeros((n, out_channels, fh * fw), dtype)
-    step = _batch_step(n, groups * rows * h * fw, np.dtype(dtype).itemsize)
-    wide = np.zeros((step, groups, cg, h, fw), x.dtype)
-    buf = np.empty((step, groups, rows, h * fw), dtype)
+    run = group_out * plane
+    result = np.empty((n, groups, run), dtype)
+    step = _batch_step(n, groups * taps * run, np.dtype(dtype).itemsize)
+    wide = np.zeros((step, groups, cg, fh, fw), x.dtype)
+    buf = np.empty((step, groups, taps * run), dtype)
     for start in range(0, n, step):
         count = min(step, n - start)
-        wide[:count, ..., :w] = x[start:start + count]
+        wide[:count, ..., :h, :w] = x[start:start + count]
         part = buf[:count]
-        np.matmul(wm, wide[:count].reshape(count, groups, cg, h * fw), out=part)
-        slabs = part.reshape(count, out_channels, len(starts), h * fw)
+        np.matmul(wk, wide[:count].reshape(count, groups, cg, plane), out=part.reshape(count, groups, taps * group_out,
+                                                                                           plane))
         dest = result[start:start + count]
-        for k, at in enumerate(starts):
-            dest[:, :, at:at + length] += slabs[:, :, k, :length]
-    return result.reshape((n, out_channels) + tuple(full))
+        dest[...] = part[..., :run]  # the first offset (0, 0) covers the whole plane: no zeros to add to
+        for k, at in enumerate(starts[1:], 1):
+            np.add(dest[..., at:], part[..., k * run:(k + 1) * run - at], out=dest[..., at:])
+    return result.reshape((n, groups * group_out) + tuple(full))
 
 
 def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], padding: tuple[int, ...],
@@ -227,6 +237,8 @@ def _convolution(x: np.ndarray, w: np.ndarray, b: Any, stride: tuple[int, ...], 
                  groups: int) -> np.ndarray:
     if transposed:
         y = _conv_transpose_nd(x, w, stride, padding, dilation, output_padding, groups)
+    elif b is not None and x.dtype not in REDUCED_FLOATS:  # (a reduced float adds it after rounding)
+        return _conv_nd(x, w, stride, padding, dilation, groups, b)  # type: ignore[no-any-return]
     else:
         y = _conv_nd(x, w, stride, padding, dilation, groups)
     if b is not None:
@@ -247,11 +259,14 @@ def _conv_weight(x: np.ndarray, gy: np.ndarray, kernel: tuple[int, ...], stride:
     gw = np.zeros((groups, out_channels // groups, rows), np.result_type(x.dtype, gy.dtype))
     step = _batch_step(n, c * prod(kernel) * positions, x.itemsize)
     buf = np.empty((step,) + win.shape[1:], x.dtype)
+    products = np.empty((step,) + gw.shape, gw.dtype)
     for start in range(0, n, step):
         part = buf[:min(step, n - start)]
         np.copyto(part, win[start:start + len(part)])
         cols = part.reshape(len(part), groups, rows, positions)
-        gw += np.matmul(g[start:start + len(part)], cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        each = np.matmul(g[start:start + len(part)], cols.transpose(0, 1, 3, 2), out=products[:len(part)])
+        # (a chunk of one item, as for any layer of 32 channels or more: no reduction to run)
+        gw += each[0] if len(part) == 1 else each.sum(axis=0)
     return gw.reshape((out_channels, c // groups) + kernel)
 
 
@@ -506,7 +521,10 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
     n, c, height, width = xb.shape
     if _tiles_fit(xb, kernel, stride, padding, dilation, out):
         values, indices = _max_pool2d_tiles(xb, kernel, out)
-        return (values, indices) if batched else (values[0], indices[0])
+        # A NaN in a tile makes its maximum NaN (np.maximum propagates it): then the general scan
+        # gives PyTorch's NaN rule. One pass over the pooled values, a quarter of the input's.
+        if not np.isnan(values).any():
+            return (values, indices) if batched else (values[0], indices[0])
     win = im2col_windows(xb, kernel, stride, _sym(padding), dilation, out, _lowest(x.dtype), kernel_last=True)
     flat = win.reshape(n, c, out[0], out[1], kernel[0] * kernel[1])
     arg = _argmax_last(flat)
@@ -530,11 +548,11 @@ def _max_pool2d(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int],
 def _tiles_fit(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int],
                dilation: tuple[int, int], out: tuple[int, int]) -> bool:
     """The common pool (``max_pool2d(x, k)``): windows that tile the plane without overlap or
-    padding, over finite floats (a NaN or an inf falls back to the general path, whose scan gives
-    PyTorch's NaN rule; a finite sum rules both out in one cheap pass)."""
+    padding, over floats (the caller falls back to the general path when a maximum is NaN; infinities
+    compare as any value)."""
     return (tuple(padding) == (0, 0) and tuple(dilation) == (1, 1) and tuple(stride) == tuple(kernel)
             and x.dtype.kind == "f" and x.size != 0 and out[0] * kernel[0] <= x.shape[2]
-            and out[1] * kernel[1] <= x.shape[3] and bool(np.isfinite(x.sum())))
+            and out[1] * kernel[1] <= x.shape[3])
 
 
 def _max_pool2d_tiles(x: np.ndarray, kernel: tuple[int, int], out: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -613,10 +631,37 @@ def scatter_to_plane(grad: Tensor, indices: Tensor, self_shape: tuple[int, ...])
     return apply(plane_scatter, (grad, indices._data, tuple(self_shape)))  # type: ignore[no-any-return]
 
 
+def _plane_put(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``_plane_scatter`` where the ``index`` positions of each plane are known to be distinct (the
+    maxima of windows that do not overlap): one write, without the scan for repeats."""
+    lead = tuple(shape[:-2])
+    plane = shape[-2] * shape[-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    per_plane = prod(index.shape[len(lead):])
+    flat_index = (np.arange(rows, dtype=np.int64)[:, None] * plane + index.reshape(rows, per_plane)).reshape(-1)
+    out = np.zeros(rows * plane, g.dtype)
+    out[flat_index] = g.reshape(-1)
+    return out.reshape(shape)
+
+
+# The same pair for distinct positions: a gather's adjoint at distinct positions is a plain write.
+_, plane_put = linear_pair("plane_gather", _plane_gather, _plane_put, "GatherBackward0",
+                           "MaxPool2DWithIndicesBackwardBackward0")
+
+
+def _max_pool2d_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...], kernel: tuple[int, int],
+                     stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
+    # Each maximum's index lies in its own window: windows that do not overlap (max_pool2d(x, k)'s
+    # default) give distinct indices.
+    apart = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation, strict=True))
+    return apply(plane_put if apart else plane_scatter,  # type: ignore[no-any-return]
+                 (grad[0], result1._data, tuple(self_shape)))
+
+
 max_pool2d = Op("max_pool2d_with_indices", _max_pool2d, node="MaxPool2DWithIndicesBackward0",
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
-                grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),),
+                grads=(_max_pool2d_grad,), saved=("result1", "self_sym_sizes"),  # (the rule's params: not saved)
                 jvp="transpose")
 
 

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
-from ._common import _GROUP_FLAGS, _checked_defaults, _lr_value, _plain_state, _refuse_capturable, _write_into
+from ._common import _GROUP_FLAGS, _checked_defaults, _lr_value, _plain_state, _refuse_capturable
 from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
 
 __all__ = ["Adadelta"]
@@ -76,7 +75,7 @@ def _adadelta_update_arrays(p: Tensor, state: dict[str, Any], lr: float, rho: fl
         return False
     steps, (data, grad, v, u) = plain
     _mul_into(square_avg, v, rho)  # square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-    _write_into(square_avg, v, _addcmul(v, grad, grad, 1 - rho), "addcmul_")
+    _addcmul_into(square_avg, v, grad, 1 - rho)
     std = np.add(v, eps)  # square_avg.add(eps).sqrt_()
     np.sqrt(std, out=std)
     delta = np.add(u, eps)  # acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
@@ -84,6 +83,18 @@ def _adadelta_update_arrays(p: Tensor, state: dict[str, Any], lr: float, rho: fl
     np.true_divide(delta, std, out=delta)
     np.multiply(delta, grad, out=delta)
     _mul_into(acc_delta, u, rho)  # acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-    _write_into(acc_delta, u, _addcmul(u, delta, delta, 1 - rho), "addcmul_")
-    _add_into(p, data, delta, -lr)  # p.add_(delta, alpha=-lr)
+    _addcmul_into(acc_delta, u, delta, 1 - rho)
+    # p.add_(delta, alpha=-lr): delta is not read again, so it takes the product in place
+    _add_into(p, data, np.multiply(delta, -lr, out=delta))
     return True
+
+
+def _addcmul_into(target: Tensor, out: np.ndarray, t: np.ndarray, value: float) -> None:
+    """``target.addcmul_(t, t, value=value)`` on ``target``'s array ``out`` (of ``t``'s dtype): the
+    kernel's operations (``_addcmul``: ``t * t``, times ``value`` unless 1, added) in that order,
+    so the same roundings, with one temporary instead of three and no copy back."""
+    square = np.multiply(t, t)
+    if value != 1:
+        np.multiply(square, value, out=square)
+    np.add(out, square, out=out)
+    target._counter().bump("addcmul_")
