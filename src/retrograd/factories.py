@@ -531,6 +531,19 @@ def _empty(shape: tuple[int, ...], np_dtype: np.dtype) -> Tensor:
     return Tensor._make(np.empty(shape, np_dtype))
 
 
+def _draw(generator: Generator | None, draw: str, shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
+    """``shape`` samples of the generator's ``draw``. A complex dtype draws its real and imaginary
+    parts as PyTorch does, as one run of floats over the interleaved pairs (normal: each part
+    with variance 1/2, so the complex sample has variance 1)."""
+    n = math.prod(shape)
+    if np_dtype.kind != "c":
+        return getattr(_rng(generator), draw)(n, np_dtype, 0.0, 1.0).reshape(shape)  # type: ignore[no-any-return]
+    part = np.dtype(f"f{np_dtype.itemsize // 2}")
+    spread = 1 / math.sqrt(2) if draw == "normal" else 1.0
+    pairs = getattr(_rng(generator), draw)(2 * n, part, 0.0, spread)
+    return np.ascontiguousarray(pairs).view(np_dtype).reshape(shape)
+
+
 def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tensor]:
     """``rand``/``randn``: the generator's ``draw`` (``uniform`` on [0, 1), ``normal``) for a size given as
     ints, one sequence or ``size=``; PyTorch's ``kernel`` error for a dtype that is not floating."""
@@ -541,8 +554,7 @@ def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tenso
         _check_float_sampling(dtype, kernel)
         shape = _size_args(name, _keyword_size(name, sizes, size))
         np_dtype = _factory_dtype(dtype)
-        data = getattr(_rng(generator), draw)(math.prod(shape), np_dtype, 0.0, 1.0).reshape(shape)
-        return _finish(data, requires_grad)
+        return _finish(_draw(generator, draw, shape, np_dtype), requires_grad)
 
     return _named(factory, name, doc)
 
@@ -678,10 +690,9 @@ def _sampled_like(name: str, draw: str, kernel: str, doc: str) -> Callable[..., 
              requires_grad: bool = False, device: Any = None, layout: Any = None,
              memory_format: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
-        if np_dtype.kind not in "fV":
+        if np_dtype.kind not in "fcV":
             raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(np_dtype)!r}')
-        data = getattr(_rng(generator), draw)(input._data.size, np_dtype, 0.0, 1.0).reshape(input._data.shape)
-        return _finish(data, requires_grad)
+        return _finish(_draw(generator, draw, input._data.shape, np_dtype), requires_grad)
 
     return _named(like, name, doc)
 

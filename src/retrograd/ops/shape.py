@@ -1220,7 +1220,9 @@ def adjoint(x: Tensor, name: str) -> Tensor:
     ndim = x._data.ndim
     if ndim < 2:
         raise RuntimeError(f"{name} is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
-    return apply(transpose, (x, ndim - 2, ndim - 1))  # type: ignore[no-any-return]
+    swapped: Tensor = apply(transpose, (x, ndim - 2, ndim - 1))
+    # Complex: conjugated too (ConjBackward0, as PyTorch's; a copy here, where PyTorch sets its lazy conj bit).
+    return swapped.conj() if x._data.dtype.kind == "c" else swapped
 
 
 def _nonempty(tensors: Sequence[Tensor], name: str) -> list[Tensor]:
