@@ -110,6 +110,36 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
     return parents, ends
 
 
+def _dependencies_ending_at(
+    roots: list[Node], captures: dict[Node, Any]
+) -> tuple[dict[Node, int], set[Node]] | None:
+    """``_dependencies(roots)`` and the nodes reached that have no edge, if every one of those
+    is a capture point (``autograd.grad`` of a loss w.r.t. all its parameters: every node is
+    needed); else None, as soon as the walk meets one that is not (the caller then needs
+    ``_parents``). One DFS, no parent lists."""
+    deps: dict[Node, int] = dict.fromkeys(roots, 0)
+    ends: set[Node] = set()
+    stack = list(deps)
+    get, push, pop = deps.get, stack.append, stack.pop
+    while stack:
+        fn = pop()
+        end = True
+        for nxt, _ in fn.next_functions:
+            if nxt is not None:
+                end = False
+                count = get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    push(nxt)
+                else:
+                    deps[nxt] = count + 1
+        if end:
+            if fn not in captures:
+                return None
+            ends.add(fn)
+    return deps, ends
+
+
 def _needed_nodes(parents: dict[Node, list[Node]], roots: list[Node], targets: set[Node]) -> set[Node]:
     """Nodes from which some target is reachable: the only ones a partial backward must run."""
     # A target itself runs only if another target lies below it.
@@ -196,14 +226,14 @@ def run_backward(
     if inputs is None:
         deps = _dependencies(root_nodes)
     else:
-        parents, ends = _parents(root_nodes)
-        if ends <= captures.keys():
+        all_needed = _dependencies_ending_at(root_nodes, captures)
+        if all_needed is not None:
             # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
             # parameters): every node runs but those ends, every node is visited (no visit set
             # to test each edge against) and every edge counts.
-            skip = ends
-            deps = {fn: len(edges_in) for fn, edges_in in parents.items()}
+            deps, skip = all_needed
         else:
+            parents, _ = _parents(root_nodes)
             needed = _needed_nodes(parents, root_nodes, set(captures))
             visit = needed | captures.keys()
             skip = {fn for fn in captures if fn not in needed}

@@ -784,12 +784,39 @@ if ANOMALY[0]:
 """
 
 _ATTACH_OUTPUT = """\
-node._shape = out.shape
+out_shape = out.shape
+try:  # the one tuple of that shape (``_SHAPES``): a graph keeps one tuple fewer per node
+    node._shape = _SHAPES[out_shape]
+except KeyError:
+    node._shape = intern_shape(out_shape)
 node._dtype = dtype = out.dtype
 if dtype.kind in "fcV":  # an integer or bool output never requires grad
     result._requires_grad = True
     result._grad_fn = node
 """
+
+# Output shapes as nodes keep them, one tuple per distinct shape. A shape tuple lives as long as
+# its node, and each object a graph keeps alive is scanned by the cycle collector (a third of the
+# chain's collector time was these tuples); equal shapes share one, as the graph never mutates them.
+_SHAPES: dict[tuple[int, ...], tuple[int, ...]] = {}
+_SHAPES_MAX = 1024  # a program of ever new shapes starts over rather than growing the table
+
+
+def intern_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape``, or an equal tuple stored earlier: the one the recording paths give a node.
+
+    >>> from retrograd.ops.op import intern_shape
+    >>> intern_shape((2, 3)) is intern_shape(tuple([2, 3]))
+    True
+    """
+    known = _SHAPES.get(shape)
+    if known is not None:
+        return known
+    if len(_SHAPES) >= _SHAPES_MAX:
+        _SHAPES.clear()
+    _SHAPES[shape] = shape
+    return shape
+
 
 # The node of a one-input op (``unary_path`` and ``prerun_path``).
 _RECORD_ONE_INPUT = """\
