@@ -317,9 +317,11 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 def _named(function: _F, name: str, doc: str) -> _F:
     """``function`` (made by one of the factories below) as the public function ``name``: its own
-    ``__name__``, ``__qualname__`` and docstring (doctest included); its signature is the factory's."""
+    ``__name__``, ``__qualname__``, code name and docstring (doctest included); its signature is the factory's."""
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
+    # Its code object too: tracebacks and the debugging tools' "created by zeros()" read co_name.
+    function.__code__ = function.__code__.replace(co_name=name, co_qualname=name)
     return function
 
 
