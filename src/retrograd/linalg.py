@@ -339,9 +339,9 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:  # noqa: N803
 
     >>> import retrograd as torch
     >>> a, tau = torch.geqrf(torch.tensor([[0.0, 1.0], [1.0, 0.0]]))
-    >>> torch.linalg.householder_product(a, tau)
-    tensor([[0., 1.],
-            [1., 0.]])
+    >>> torch.linalg.householder_product(a, tau)  # the Q of A = QR, as PyTorch gives it
+    tensor([[ 0., -1.],
+            [-1.,  0.]])
     """
     from .ops.householder import householder_product as product
 
