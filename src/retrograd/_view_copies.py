@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._complex import _tensor  # (the one "must be Tensor" check of these functions)
 from .ops.op import Op, apply
 from .tensor import Tensor
 
@@ -33,12 +34,6 @@ def _copied(view: Tensor, node: str | None = None) -> Tensor:
     return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
 
 
-def _tensor(x: Any, name: str) -> Tensor:
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-    return x
-
-
 def alias_copy(input: Tensor) -> Tensor:  # noqa: A002
     """A copy of ``input`` (``alias``'s copying form).
 
@@ -50,7 +45,7 @@ def alias_copy(input: Tensor) -> Tensor:  # noqa: A002
     """
     from .ops.shape import alias
 
-    return _copied(apply(alias, (_tensor(input, "alias_copy"),)))
+    return _copied(apply(alias, (_tensor("alias_copy", input),)))
 
 
 def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:  # noqa: A002
@@ -61,7 +56,7 @@ def as_strided_copy(input: Tensor, size: Any, stride: Any, storage_offset: Any =
     tensor([[0., 2.],
             [1., 3.]])
     """
-    return _copied(_tensor(input, "as_strided_copy").as_strided(size, stride, storage_offset))  # type: ignore[attr-defined]
+    return _copied(_tensor("as_strided_copy", input).as_strided(size, stride, storage_offset))  # type: ignore[attr-defined]
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
@@ -73,7 +68,7 @@ def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     """
     from .ops import shape as _S
 
-    x = _tensor(input, "diagonal_copy")
+    x = _tensor("diagonal_copy", input)
     d1, d2 = _S._check_diagonal_dims(x._data.ndim, dim1, dim2)
     return apply(_S.diagonal_copy, (x, int(offset), d1, d2))  # type: ignore[no-any-return]
 
@@ -86,7 +81,7 @@ def expand_copy(input: Tensor, size: Any, *, implicit: bool = False) -> Tensor: 
     tensor([[1., 2.],
             [1., 2.]])
     """
-    return _copied(_tensor(input, "expand_copy").expand(size))
+    return _copied(_tensor("expand_copy", input).expand(size))
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
@@ -96,7 +91,7 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # 
     >>> torch.narrow_copy(torch.arange(5.0), 0, 1, 2)
     tensor([1., 2.])
     """
-    return _copied(_tensor(input, "narrow_copy").narrow(dim, start, length), "NarrowCopyBackward0")
+    return _copied(_tensor("narrow_copy", input).narrow(dim, start, length), "NarrowCopyBackward0")
 
 
 def permute_copy(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
@@ -106,7 +101,7 @@ def permute_copy(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
     >>> torch.permute_copy(torch.zeros(2, 3), (1, 0)).shape
     torch.Size([3, 2])
     """
-    return _copied(_tensor(input, "permute_copy").permute(dims))
+    return _copied(_tensor("permute_copy", input).permute(dims))
 
 
 def select_copy(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
@@ -116,7 +111,7 @@ def select_copy(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     >>> torch.select_copy(torch.arange(4.0).view(2, 2), 0, 1)
     tensor([2., 3.])
     """
-    return _copied(_tensor(input, "select_copy").select(dim, index))
+    return _copied(_tensor("select_copy", input).select(dim, index))
 
 
 def slice_copy(input: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:  # noqa: A002
@@ -128,7 +123,7 @@ def slice_copy(input: Tensor, dim: int = 0, start: Any = None, end: Any = None, 
     """
     from .ops.reduce import normalize_dim
 
-    x = _tensor(input, "slice_copy")
+    x = _tensor("slice_copy", input)
     key = [slice(None)] * normalize_dim(dim, x._data.ndim) + [slice(start, end, step)]
     return _copied(x[tuple(key)], "SliceBackward0_copy")  # (a whole-dim slice indexes as an alias)
 
@@ -140,7 +135,7 @@ def split_copy(input: Tensor, split_size: Any, dim: int = 0) -> tuple[Tensor, ..
     >>> torch.split_copy(torch.arange(3.0), 2)
     (tensor([0., 1.]), tensor([2.]))
     """
-    return tuple(_copied(p) for p in _tensor(input, "split_copy").split(split_size, dim))
+    return tuple(_copied(p) for p in _tensor("split_copy", input).split(split_size, dim))
 
 
 def split_with_sizes_copy(input: Tensor, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -150,7 +145,7 @@ def split_with_sizes_copy(input: Tensor, split_sizes: Any, dim: int = 0) -> tupl
     >>> torch.split_with_sizes_copy(torch.arange(3.0), [1, 2])
     (tensor([0.]), tensor([1., 2.]))
     """
-    return tuple(_copied(p) for p in _tensor(input, "split_with_sizes_copy").split_with_sizes(split_sizes, dim))
+    return tuple(_copied(p) for p in _tensor("split_with_sizes_copy", input).split_with_sizes(split_sizes, dim))
 
 
 def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
@@ -160,7 +155,7 @@ def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     >>> torch.squeeze_copy(torch.zeros(1, 2)).shape
     torch.Size([2])
     """
-    x = _tensor(input, "squeeze_copy")
+    x = _tensor("squeeze_copy", input)
     return _copied(x.squeeze() if dim is None else x.squeeze(dim))
 
 
@@ -171,7 +166,7 @@ def t_copy(input: Tensor) -> Tensor:  # noqa: A002
     >>> torch.t_copy(torch.zeros(2, 3)).shape
     torch.Size([3, 2])
     """
-    return _copied(_tensor(input, "t_copy").t())
+    return _copied(_tensor("t_copy", input).t())
 
 
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
@@ -181,7 +176,7 @@ def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     >>> torch.transpose_copy(torch.zeros(2, 3), 0, 1).shape
     torch.Size([3, 2])
     """
-    return _copied(_tensor(input, "transpose_copy").transpose(dim0, dim1))
+    return _copied(_tensor("transpose_copy", input).transpose(dim0, dim1))
 
 
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -191,7 +186,7 @@ def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A00
     >>> torch.unbind_copy(torch.eye(2))
     (tensor([1., 0.]), tensor([0., 1.]))
     """
-    return tuple(_copied(p) for p in _tensor(input, "unbind_copy").unbind(dim))
+    return tuple(_copied(p) for p in _tensor("unbind_copy", input).unbind(dim))
 
 
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
@@ -202,7 +197,7 @@ def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor: 
     tensor([[0., 1.],
             [2., 3.]])
     """
-    return _copied(_tensor(input, "unfold_copy").unfold(dimension, size, step))  # type: ignore[attr-defined]
+    return _copied(_tensor("unfold_copy", input).unfold(dimension, size, step))  # type: ignore[attr-defined]
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
@@ -212,7 +207,7 @@ def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     >>> torch.unsqueeze_copy(torch.zeros(2), 0).shape
     torch.Size([1, 2])
     """
-    return _copied(_tensor(input, "unsqueeze_copy").unsqueeze(dim))
+    return _copied(_tensor("unsqueeze_copy", input).unsqueeze(dim))
 
 
 def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
@@ -222,7 +217,7 @@ def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     >>> torch.view_copy(torch.zeros(2, 3), (3, 2)).shape
     torch.Size([3, 2])
     """
-    return _copied(_tensor(input, "view_copy").view(size))
+    return _copied(_tensor("view_copy", input).view(size))
 
 
 def view_as_real_copy(input: Tensor) -> Tensor:  # noqa: A002
@@ -234,7 +229,7 @@ def view_as_real_copy(input: Tensor) -> Tensor:  # noqa: A002
     """
     from .ops.complex import view_as_real
 
-    return _copied(apply(view_as_real, (_tensor(input, "view_as_real_copy"),)))
+    return _copied(apply(view_as_real, (_tensor("view_as_real_copy", input),)))
 
 
 def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
@@ -247,7 +242,7 @@ def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
     from .autograd.grad_mode import is_grad_enabled
     from .ops.complex import view_as_complex
 
-    x = _tensor(input, "view_as_complex_copy")
+    x = _tensor("view_as_complex_copy", input)
     if x._requires_grad and is_grad_enabled():  # (PyTorch has no backward for this copy's complex output)
         raise RuntimeError("view_as_complex_copy does not support automatic differentiation for outputs with complex "
                            "dtype.")
