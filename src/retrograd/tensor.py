@@ -1101,11 +1101,13 @@ class Tensor:
     def true_divide_(self, other: Any) -> Tensor:
         return self.div_(other)
 
-    divide_ = true_divide_
-
     # -- in-place -----------------------------------------------------------------------------
-    def div_(self, other: Any) -> Tensor:
-        return _apply_inplace(_E.div, (self, _operand(other)))
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        if rounding_mode is None:
+            return _apply_inplace(_E.div, (self, _operand(other)))
+        return _apply_inplace(_E.div_rounding, (self, _operand(other), rounding_mode))
+
+    divide_ = div_
 
     def zero_(self) -> Tensor:
         return _apply_inplace(_E.zero, (self,))
