@@ -4,7 +4,7 @@ Every object a live graph keeps is scanned by CPython's cycle collector, so the 
 long chain of small ops grows with the objects each node keeps: nodes share one shape tuple per
 distinct output shape (``ops/op.py``, ``intern_shape``). ``autograd.grad`` w.r.t. every leaf a
 loss reaches counts dependencies in one walk, without the parent lists a partial backward needs
-(``engine._dependencies_ending_at``). Results are PyTorch's either way.
+(``engine._dependencies`` given the captures). Results are PyTorch's either way.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_distributed_mpi import _env, _mpiexec, assert_all_ok
+from test_distributed_mpi import _env, _mpiexec, assert_all_ok, launch
 
 WORKER = Path(__file__).resolve().parent / "_mpi_worker_extra.py"
 SCENARIOS = "checks,mismatches,additions,comm_hook,mixed_async"
@@ -17,8 +17,7 @@ pytestmark = pytest.mark.mpi
 
 
 def _launch(n: int) -> subprocess.CompletedProcess[str]:
-    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), SCENARIOS, "60"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=180, env=_env())
+    return launch(n, SCENARIOS, "60", timeout=180, worker=WORKER)
 
 
 @pytest.fixture(scope="module")

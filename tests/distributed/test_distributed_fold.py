@@ -6,20 +6,18 @@ on 2 and 4 processes; and the fingerprint's arithmetic, exact by hand-derived su
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_distributed_mpi import _env, _mpiexec, assert_all_ok
+from test_distributed_mpi import assert_all_ok, launch
 
 WORKER = Path(__file__).resolve().parent / "_mpi_worker_fold.py"
 pytestmark = pytest.mark.mpi
 
 
 def _launch(n: int) -> subprocess.CompletedProcess[str]:
-    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), "folds,mismatches", "60"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=240, env=_env())
+    return launch(n, "folds,mismatches", "60", timeout=240, worker=WORKER)
 
 
 @pytest.fixture(scope="module")

@@ -43,8 +43,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def launch(n: int, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    command = [_mpiexec(), "-n", str(n), sys.executable, str(WORKER), *args]
+def launch(n: int, *args: str, timeout: float = 120, worker: Path = WORKER) -> subprocess.CompletedProcess[str]:
+    """``mpiexec -n N python WORKER ARGS...`` (the other test files pass their own worker)."""
+    command = [_mpiexec(), "-n", str(n), sys.executable, str(worker), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env())
 
 

@@ -30,8 +30,15 @@ def test_chunked_convolution_matches_pytorch(torch: Any, monkeypatch: pytest.Mon
     rng = np.random.default_rng(0)
     x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
     fn = {3: "conv1d", 4: "conv2d", 5: "conv3d"}[len(xs)]
-    ours = [rg.tensor(a, requires_grad=True) for a in (x, w, b)]
-    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    assert_matches_pytorch(torch, fn, (x, w, b), kw, rng)
+
+
+def assert_matches_pytorch(torch: Any, fn: str, arrays: tuple[np.ndarray, ...], kw: dict[str, Any],
+                           rng: np.random.Generator) -> None:
+    """``nn.functional.<fn>(*arrays, **kw)``: retrograd's output and input gradients (for one
+    random output gradient) equal PyTorch's in float64."""
+    ours = [rg.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     out_r, out_t = getattr(F, fn)(*ours, **kw), getattr(torch.nn.functional, fn)(*theirs, **kw)
     np.testing.assert_allclose(out_r.detach().numpy(), out_t.detach().numpy(), rtol=1e-12, atol=1e-12)
     g = rng.standard_normal(tuple(out_t.shape))

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.ops.test_cnn_kernels import assert_matches_pytorch
 
 import retrograd as rg
 import retrograd.nn.functional as F
@@ -50,15 +51,7 @@ def test_stride1_transposed_convolution_matches_pytorch(torch: Any, monkeypatch:
     monkeypatch.setattr(conv, "_CHUNK_BYTES", budget)
     rng = np.random.default_rng(5)
     x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[1] * kw.get("groups", 1))
-    ours = [rg.tensor(a, requires_grad=True) for a in (x, w, b)]
-    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
-    out_r, out_t = F.conv_transpose2d(*ours, **kw), torch.nn.functional.conv_transpose2d(*theirs, **kw)
-    np.testing.assert_allclose(out_r.detach().numpy(), out_t.detach().numpy(), rtol=1e-12, atol=1e-12)
-    g = rng.standard_normal(tuple(out_t.shape))
-    out_r.backward(rg.tensor(g))
-    out_t.backward(torch.tensor(g))
-    for a, t in zip(ours, theirs, strict=True):
-        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-10)
+    assert_matches_pytorch(torch, "conv_transpose2d", (x, w, b), kw, rng)
 
 
 @pytest.mark.parametrize(("xs", "ws", "kw"), [c for c in CASES if "padding" not in c[2]])

@@ -66,24 +66,6 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     return acc
 
 
-def _dependencies(roots: list[Node]) -> dict[Node, int]:
-    """How many edges point at each node reachable from ``roots`` (iterative DFS)."""
-    # The roots start at 0, so a root reached through an edge is counted, not traversed again.
-    deps: dict[Node, int] = dict.fromkeys(roots, 0)
-    stack = list(deps)
-    get, push, pop = deps.get, stack.append, stack.pop
-    while stack:
-        for nxt, _ in pop().next_functions:
-            if nxt is not None:
-                count = get(nxt)
-                if count is None:  # first edge into nxt: traverse it
-                    deps[nxt] = 1
-                    push(nxt)
-                else:
-                    deps[nxt] = count + 1
-    return deps
-
-
 def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
     """For a partial backward: every node reached from ``roots``, with its parents (one per
     edge, so ``len`` is its dependency count), and the nodes that have no edge (leaves'
@@ -110,13 +92,12 @@ def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
     return parents, ends
 
 
-def _dependencies_ending_at(
-    roots: list[Node], captures: dict[Node, Any]
-) -> tuple[dict[Node, int], set[Node]] | None:
-    """``_dependencies(roots)`` and the nodes reached that have no edge, if every one of those
-    is a capture point (``autograd.grad`` of a loss w.r.t. all its parameters: every node is
-    needed); else None, as soon as the walk meets one that is not (the caller then needs
-    ``_parents``). One DFS, no parent lists."""
+def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) -> tuple[dict[Node, int], set[Node]] | None:
+    """How many edges point at each node reachable from ``roots`` (iterative DFS), and the nodes
+    reached that have no edge. With ``captures`` (``autograd.grad``'s inputs), None as soon as the
+    walk meets such a node that is not a capture point: then not every node is needed and the
+    caller takes ``_parents``; if all are (a loss w.r.t. all its parameters), one walk serves."""
+    # The roots start at 0, so a root reached through an edge is counted, not traversed again.
     deps: dict[Node, int] = dict.fromkeys(roots, 0)
     ends: set[Node] = set()
     stack = list(deps)
@@ -128,12 +109,12 @@ def _dependencies_ending_at(
             if nxt is not None:
                 end = False
                 count = get(nxt)
-                if count is None:
+                if count is None:  # first edge into nxt: traverse it
                     deps[nxt] = 1
                     push(nxt)
                 else:
                     deps[nxt] = count + 1
-        if end:
+        if end and captures is not None:
             if fn not in captures:
                 return None
             ends.add(fn)
@@ -224,9 +205,9 @@ def run_backward(
 
     root_nodes = list(buffers)
     if inputs is None:
-        deps = _dependencies(root_nodes)
+        deps = _dependencies(root_nodes)[0]  # type: ignore[index]  # (no captures: never None)
     else:
-        all_needed = _dependencies_ending_at(root_nodes, captures)
+        all_needed = _dependencies(root_nodes, captures)
         if all_needed is not None:
             # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
             # parameters): every node runs but those ends, every node is visited (no visit set
