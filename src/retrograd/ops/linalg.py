@@ -8,6 +8,7 @@ and ``matmul`` composed from them as PyTorch composes it, so ``grad_fn`` chains 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -114,40 +115,41 @@ def _raise_singular(a: np.ndarray, name: str, message: str) -> None:
 # -- products ---------------------------------------------------------------------------------
 # mm, mv, dot, bmm, matmul (composed as PyTorch does), vdot, outer, tensordot, inner, kron,
 # trace, matrix_power.
+def _opmath_product(fn: Any, name: str, a: np.ndarray, b: np.ndarray, rank_error: str | None,
+                    size_error: Callable[[], str], dtype_first: bool = False) -> np.ndarray:
+    """The body mm, mv and dot share: PyTorch's rank message (``None`` when the ranks fit), then the
+    inner-size check (``size_error`` builds that op's message) and the dtype check, in PyTorch's order
+    (dot checks dtypes first), and ``fn`` in opmath."""
+    if rank_error is not None:
+        raise RuntimeError(rank_error)
+    if dtype_first:
+        _same_dtype(a, b, name)
+    if a.shape[-1] != b.shape[0]:
+        raise RuntimeError(size_error())
+    if not dtype_first:
+        _same_dtype(a, b, name)
+    return np.asarray(_in_opmath(fn, a, b))
+
+
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.ndim != 2:
-        raise RuntimeError("self must be a matrix")
-    if b.ndim != 2:
-        raise RuntimeError("mat2 must be a matrix")
-    if a.shape[1] != b.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"
-        )
-    _same_dtype(a, b, "mm")
-    return _in_opmath(np.matmul, a, b)
+    rank_error = "self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix" if b.ndim != 2 else None
+    return _opmath_product(np.matmul, "mm", a, b, rank_error, lambda: (
+        f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"))
 
 
 def _mv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
-    if a.ndim != 2 or v.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}")
-    if a.shape[1] != v.shape[0]:
-        raise RuntimeError(
-            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"
-        )
-    _same_dtype(a, v, "mv")
-    return _in_opmath(np.matmul, a, v)
+    rank_ok = a.ndim == 2 and v.ndim == 1
+    return _opmath_product(np.matmul, "mv", a, v, None if rank_ok else (
+        f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"), lambda: (
+        f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"))
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.ndim != 1 or b.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    if a.shape[0] != b.shape[0]:
-        raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the "
-            f"same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"
-        )
-    _same_dtype(a, b, "dot")
-    return np.asarray(_in_opmath(np.dot, a, b))
+    rank_ok = a.ndim == 1 and b.ndim == 1
+    return _opmath_product(np.dot, "dot", a, b, None if rank_ok else (
+        f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"), lambda: (
+        f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the "
+        f"same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"), dtype_first=True)
 
 
 def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -394,6 +396,14 @@ def _combine(x: np.ndarray, product: np.ndarray, beta: Any, alpha: Any) -> np.nd
     return np.asarray((x if beta == 1 else x * beta) + product, dtype=x.dtype)
 
 
+def _addmm_dtypes(x: np.ndarray, m1: np.ndarray, m2: np.ndarray) -> None:
+    """addmm's and addbmm's dtype checks, in PyTorch's order: ``self`` against ``mat2``, then the two factors."""
+    for pair, a in (("self and mat2", x), ("mat1 and mat2", m1)):
+        if a.dtype != m2.dtype:
+            raise RuntimeError(f"{pair} must have the same dtype, but got {scalar_type_name(a.dtype)} and "
+                               f"{scalar_type_name(m2.dtype)}")
+
+
 def _addmm(x: np.ndarray, m1: np.ndarray, m2: np.ndarray, beta: Any, alpha: Any) -> np.ndarray:
     for name, m in (("mat1", m1), ("mat2", m2)):
         if m.ndim != 2:
@@ -402,12 +412,7 @@ def _addmm(x: np.ndarray, m1: np.ndarray, m2: np.ndarray, beta: Any, alpha: Any)
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x{m1.shape[1]} and {m2.shape[0]}x{m2.shape[1]})"
         )
-    if m1.dtype != m2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(m1.dtype)} and "
-                           f"{scalar_type_name(m2.dtype)}")
-    if x.dtype != m2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
-                           f"{scalar_type_name(m2.dtype)}")
+    _addmm_dtypes(x, m1, m2)
     target = _expand(x, (m1.shape[0], m2.shape[1]))
     return _in_opmath(lambda t, p, q: _combine(t, p @ q, beta, alpha), target, m1, m2)
 
@@ -1059,12 +1064,7 @@ def _addbmm(x: np.ndarray, b1: np.ndarray, b2: np.ndarray, beta: Any, alpha: Any
     if b1.shape[2] != b2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({b1.shape[1]}x{b1.shape[2]} and "
                            f"{b2.shape[1]}x{b2.shape[2]})")
-    if x.dtype != b2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(x.dtype)} and "
-                           f"{scalar_type_name(b2.dtype)}")
-    if b1.dtype != b2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(b1.dtype)} and "
-                           f"{scalar_type_name(b2.dtype)}")
+    _addmm_dtypes(x, b1, b2)
     product = (_in_opmath(lambda p, q: np.einsum("bij,bjk->ik", p, q), b1, b2) if b1.shape[0]
                else np.zeros((b1.shape[1], b2.shape[2]), b1.dtype))
     return _combine(_expand(x, product.shape), product, beta, alpha)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from .optimizer import _add_into, _plain_arrays
+from .optimizer import _add_into, _mul_into, _plain_arrays
 
 _CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
 
@@ -152,4 +152,21 @@ def _plain_moments(p: Tensor, state: dict[str, Any], second: str,
     if plain is not None:
         _, (_, grad, m, _) = plain
         _lerp_into(state["exp_avg"], m, grad, 1 - beta1)  # exp_avg.lerp_(grad, 1 - beta1)
+    return plain
+
+
+def _decayed_moments(p: Tensor, state: dict[str, Any], second: str, beta1: float,
+                     beta2: float) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """``_plain_moments`` and then ``state[second].mul_(beta2)``: the common start of Adamax's and
+    RAdam's NumPy updates; None, with nothing done, as there.
+
+    >>> import retrograd as rg
+    >>> p = rg.zeros(2); p.grad = rg.ones(2)
+    >>> state = {"step": rg.tensor(0.0), "exp_avg": rg.zeros(2), "exp_inf": rg.ones(2)}
+    >>> _ = _decayed_moments(p, state, "exp_inf", 0.75, 0.5); state["exp_avg"].tolist(), state["exp_inf"].tolist()
+    ([0.25, 0.25], [0.5, 0.5])
+    """
+    plain = _plain_moments(p, state, second, beta1)
+    if plain is not None:
+        _mul_into(state[second], plain[1][3], beta2)
     return plain

@@ -13,12 +13,12 @@ from ..tensor import Tensor
 from ._common import (
     _GROUP_FLAGS,
     _checked_defaults,
+    _decayed_moments,
     _moment_groups,
-    _plain_moments,
     _refuse_capturable,
     _write_into,
 )
-from .optimizer import Optimizer, _grad_of, _mul_into
+from .optimizer import Optimizer, _grad_of
 
 __all__ = ["Adamax"]
 
@@ -74,13 +74,14 @@ class Adamax(Optimizer):
 def _adamax_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float,
                           eps: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
-    Adadelta's (``_adadelta_update_arrays``)."""
+    Adadelta's (``_adadelta_update_arrays``): ``exp_inf = max(beta2 * exp_inf, |grad| + eps)``, then
+    ``p -= lr / (1 - beta1**step) * exp_avg / exp_inf``. False, with nothing done, where the arrays are refused."""
     exp_inf: Tensor = state["exp_inf"]
-    plain = _plain_moments(p, state, "exp_inf", beta1)
+    # exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps))): the mul_ is done in _decayed_moments
+    plain = _decayed_moments(p, state, "exp_inf", beta1, beta2)
     if plain is None:
         return False
     steps, (data, grad, m, u) = plain
-    _mul_into(exp_inf, u, beta2)  # exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
     bound = np.abs(grad)
     np.add(bound, eps, out=bound)
     _write_into(exp_inf, u, np.maximum(u, bound), "copy_")

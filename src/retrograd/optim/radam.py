@@ -11,12 +11,12 @@ from ..ops.elementwise import _addcmul
 from ..tensor import Tensor
 from ._common import (
     _checked_defaults,
+    _decayed_moments,
     _moment_groups,
-    _plain_moments,
     _refuse_capturable,
     _write_into,
 )
-from .optimizer import Optimizer, _add_into, _grad_of, _mul_into
+from .optimizer import Optimizer, _add_into, _grad_of
 
 __all__ = ["RAdam"]
 
@@ -85,14 +85,15 @@ class RAdam(Optimizer):
 def _radam_update_arrays(p: Tensor, state: dict[str, Any], lr: float, beta1: float, beta2: float, eps: float,
                          rho_inf: float) -> bool:
     """``step``'s update of ``p`` (no weight decay, not maximizing) with NumPy on the arrays, as
-    NAdam's (``_nadam_update_arrays``)."""
+    NAdam's (``_nadam_update_arrays``); the bias-corrected ``exp_avg`` is scaled by the adaptive rate and
+    its rectification only once ``rho_t > 5``. False, with nothing done, where the arrays are refused."""
     exp_avg_sq: Tensor = state["exp_avg_sq"]
-    plain = _plain_moments(p, state, "exp_avg_sq", beta1)
+    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2): the mul_ is done in _decayed_moments
+    plain = _decayed_moments(p, state, "exp_avg_sq", beta1, beta2)
     if plain is None:
         return False
     steps, (data, grad, m, v) = plain
     step = steps.item()
-    _mul_into(exp_avg_sq, v, beta2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     _write_into(exp_avg_sq, v, _addcmul(v, grad, grad, 1 - beta2), "addcmul_")
     bias_correction1 = 1 - beta1**step
     bias_correction2 = 1 - beta2**step
