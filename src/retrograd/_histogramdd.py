@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._dtype import scalar_type_name
-from .ops.reduce import _scalar, torch_linspace
+from .ops.reduce import _bin_edges
 from .tensor import Tensor, _cpp_type_name
 
 _WHERE = "torch.histogramdd: "
@@ -28,26 +28,6 @@ def _overloads(bins: Any) -> TypeError:
         "False)\n"
         " * (Tensor input, tuple of Tensors bins, tuple of floats range = None, Tensor weight = None, bool density = "
         "False)\n")
-
-
-def _uniform_edges(column: np.ndarray, count: int, lo_hi: tuple[float, float] | None, d: int,
-                   dtype: np.dtype) -> np.ndarray:
-    if count <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for dimension {d}")
-    if lo_hi is not None:
-        lo, hi = lo_hi
-    elif column.size:
-        lo, hi = float(np.min(column)), float(np.max(column))
-    else:
-        lo, hi = 0.0, 1.0
-    if lo > hi:
-        raise RuntimeError(_WHERE + f"min should not exceed max, but got min {_scalar(lo)} max {_scalar(hi)} for "
-                           f"dimension {d}")
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        raise RuntimeError(_WHERE + f"dimension {d}'s range [{_scalar(lo)}, {_scalar(hi)}] is not finite")
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    return torch_linspace(lo, hi, count + 1, dtype)
 
 
 def histogramdd(input: Tensor, bins: Any, *, range: Sequence[float] | None = None,  # noqa: A001, A002
@@ -101,19 +81,9 @@ def histogramdd(input: Tensor, bins: Any, *, range: Sequence[float] | None = Non
     edges: list[np.ndarray] = []
     for d in builtins.range(dims):
         spec = bins[d] if given else bins
-        if isinstance(spec, Tensor):
-            e = spec._data
-            if e.ndim != 1:
-                raise RuntimeError(_WHERE + f"bins tensor should have one dimension, but got {e.ndim} dimensions in "
-                                   f"the bins tensor for dimension {d}")
-            if e.dtype != x.dtype:
-                raise RuntimeError(
-                    _WHERE + "input tensor and bins tensors should have the same dtype, but got input with dtype "
-                    f"{_cpp_type_name(x.dtype)} and bins for dimension {d} with dtype {_cpp_type_name(e.dtype)}")
-            edges.append(e.copy())
-        else:
-            lo_hi = None if range is None else (float(range[2 * d]), float(range[2 * d + 1]))
-            edges.append(_uniform_edges(points[:, d], int(spec), lo_hi, d, x.dtype))
+        lo_hi = None if range is None or isinstance(spec, Tensor) else (float(range[2 * d]), float(range[2 * d + 1]))
+        edges.append(_bin_edges(spec._data if isinstance(spec, Tensor) else int(spec), points[:, d], lo_hi, d,
+                                x.dtype))
     counts = [e.size - 1 for e in edges]
     keep = np.ones(points.shape[0], bool)
     positions = []

@@ -1266,6 +1266,44 @@ def _scalar(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _bin_edges(spec: np.ndarray | int, column: np.ndarray, lo_hi: tuple[float, float] | None, d: int,
+               dtype: np.dtype) -> np.ndarray:
+    """Dimension ``d``'s bin edges for ``torch.histogram`` and ``torch.histogramdd``, with PyTorch's
+    messages: the edges given (a 1-D array of the input's dtype, copied) or ``spec`` uniform bins
+    over ``lo_hi`` or, when None, the extent of ``column``.
+
+    >>> _bin_edges(4, np.array([1.0, 3.0]), None, 0, np.dtype(np.float32)).tolist()
+    [1.0, 1.5, 2.0, 2.5, 3.0]
+    """
+    if isinstance(spec, np.ndarray):
+        if spec.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {spec.ndim} "
+                               f"dimensions in the bins tensor for dimension {d}")
+        if spec.dtype != dtype:
+            from ..tensor import _cpp_type_name
+
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
+                f"dtype {_cpp_type_name(dtype)} and bins for dimension {d} with dtype {_cpp_type_name(spec.dtype)}")
+        return spec.copy()  # an output of its own, as PyTorch's histogram (not a view of the bins given)
+    if spec <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {spec} for dimension {d}")
+    if lo_hi is not None:
+        lo, hi = lo_hi
+    elif column.size:
+        lo, hi = float(np.min(column)), float(np.max(column))
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_scalar(lo)} max "
+                           f"{_scalar(hi)} for dimension {d}")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{_scalar(lo)}, {_scalar(hi)}] is not finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return torch_linspace(lo, hi, int(spec) + 1, dtype)
+
+
 def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: bool,
                range_: Any) -> tuple[np.ndarray, np.ndarray]:
     """``torch.histogram``: ``bins`` a count (uniform edges over ``range_`` or the data's extent)
@@ -1278,34 +1316,8 @@ def _histogram(x: np.ndarray, bins: Any, weight: np.ndarray | None, density: boo
             f"excluding its innermost dimension, but got input with shape {list(x.shape) + [1]} and weight with "
             f"shape {list(weight.shape)}")
     values = x.reshape(-1)
-    if isinstance(bins, np.ndarray):
-        if bins.ndim != 1:
-            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but got "
-                               f"{bins.ndim} dimensions in the bins tensor for dimension 0")
-        if bins.dtype != x.dtype:
-            from ..tensor import _cpp_type_name
-
-            raise RuntimeError(
-                "torch.histogramdd: input tensor and bins tensors should have the same dtype, but got input with "
-                f"dtype {_cpp_type_name(x.dtype)} and bins for dimension 0 with dtype {_cpp_type_name(bins.dtype)}")
-        edges = bins
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range_ is not None:
-            lo, hi = float(range_[0]), float(range_[1])
-        elif values.size:
-            lo, hi = float(values.min()), float(values.max())
-        else:
-            lo, hi = 0.0, 1.0
-        if lo > hi:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_scalar(lo)} max "
-                               f"{_scalar(hi)} for dimension 0")
-        if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_scalar(lo)}, {_scalar(hi)}] is not finite")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = torch_linspace(lo, hi, int(bins) + 1, x.dtype)
+    lo_hi = None if range_ is None else (float(range_[0]), float(range_[1]))
+    edges = _bin_edges(bins, values, lo_hi, 0, x.dtype)  # histogram is histogramdd's one-dimension case
     n = edges.size - 1
     if n < 1:
         return np.zeros(0, x.dtype), edges

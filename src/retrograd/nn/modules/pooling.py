@@ -25,7 +25,19 @@ def _set_window(module: Module, kernel_size: Any, stride: Any, padding: Any,
     module.padding = expand(padding)
 
 
-class _MaxPoolNd(Module):
+class _WindowPoolNd(Module):
+    """A pool whose ``repr`` starts with its window, ``kernel_size``, ``stride`` and ``padding`` (set by
+    ``_set_window``): the base of the max and average pools and of max_unpool."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _MaxPoolNd(_WindowPoolNd):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
                  return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -35,8 +47,7 @@ class _MaxPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+        return f"{super().extra_repr()}, dilation={self.dilation}, ceil_mode={self.ceil_mode}"
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -65,14 +76,7 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class _AvgPoolNd(Module):
-    kernel_size: Any
-    stride: Any
-    padding: Any
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
+class _AvgPoolNd(_WindowPoolNd):
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
         # (AvgPool2d's and AvgPool3d's arguments; AvgPool1d has its own: no divisor_override)

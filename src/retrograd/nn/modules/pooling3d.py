@@ -8,7 +8,7 @@ from typing import Any
 from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
-from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd, _set_window
+from .pooling import _AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd, _MaxPoolNd, _set_window, _WindowPoolNd
 from .utils import _pair, _single, _triple
 
 __all__ = [
@@ -116,13 +116,8 @@ class LPPool3d(_LPPoolNd):
         return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-class _MaxUnpoolNd(Module):
-    kernel_size: Any
-    stride: Any
-    padding: Any
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+class _MaxUnpoolNd(_WindowPoolNd):
+    """max_unpool's layers: ``repr`` is the window alone."""
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
