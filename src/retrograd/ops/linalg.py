@@ -8,7 +8,6 @@ and ``matmul`` composed from them as PyTorch composes it, so ``grad_fn`` chains 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -115,41 +114,41 @@ def _raise_singular(a: np.ndarray, name: str, message: str) -> None:
 # -- products ---------------------------------------------------------------------------------
 # mm, mv, dot, bmm, matmul (composed as PyTorch does), vdot, outer, tensordot, inner, kron,
 # trace, matrix_power.
-def _opmath_product(fn: Any, name: str, a: np.ndarray, b: np.ndarray, rank_error: str | None,
-                    size_error: Callable[[], str], dtype_first: bool = False) -> np.ndarray:
+def _opmath_product(fn: Any, name: str, a: np.ndarray, b: np.ndarray, rank_error: str | None, size_error: str,
+                    dtype_first: bool = False) -> Any:
     """The body mm, mv and dot share: PyTorch's rank message (``None`` when the ranks fit), then the
-    inner-size check (``size_error`` builds that op's message) and the dtype check, in PyTorch's order
-    (dot checks dtypes first), and ``fn`` in opmath."""
+    inner-size check (``size_error``, formatted with ``a`` and ``b`` only when raised) and the dtype
+    check, in PyTorch's order (dot checks dtypes first), and ``fn`` in opmath."""
     if rank_error is not None:
         raise RuntimeError(rank_error)
     if dtype_first:
         _same_dtype(a, b, name)
     if a.shape[-1] != b.shape[0]:
-        raise RuntimeError(size_error())
+        raise RuntimeError(size_error.format(a=a, b=b))
     if not dtype_first:
         _same_dtype(a, b, name)
-    return np.asarray(_in_opmath(fn, a, b))
+    return _in_opmath(fn, a, b)
 
 
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     rank_error = "self must be a matrix" if a.ndim != 2 else "mat2 must be a matrix" if b.ndim != 2 else None
-    return _opmath_product(np.matmul, "mm", a, b, rank_error, lambda: (
-        f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})"))
+    return _opmath_product(np.matmul, "mm", a, b, rank_error, "mat1 and mat2 shapes cannot be multiplied "
+                           "({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
 
 
 def _mv(a: np.ndarray, v: np.ndarray) -> np.ndarray:
     rank_ok = a.ndim == 2 and v.ndim == 1
     return _opmath_product(np.matmul, "mv", a, v, None if rank_ok else (
-        f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"), lambda: (
-        f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({v.shape[0]})"))
+        f"vector + matrix @ vector expected, got 1, {a.ndim}, {v.ndim}"),
+        "size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), vec ({b.shape[0]})")
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     rank_ok = a.ndim == 1 and b.ndim == 1
-    return _opmath_product(np.dot, "dot", a, b, None if rank_ok else (
-        f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"), lambda: (
-        f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the "
-        f"same number of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively"), dtype_first=True)
+    return np.asarray(_opmath_product(np.dot, "dot", a, b, None if rank_ok else (
+        f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors"),
+        "inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have the same number "
+        "of elements, but got {a.shape[0]} and {b.shape[0]} elements respectively", dtype_first=True))
 
 
 def _bmm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
