@@ -540,18 +540,32 @@ def _threshold_backward(grad: Any, out: Any) -> Any:
     # all-ones or all-zeros mask per element, it is exact (-0.0 and NaN payloads kept) and 2x
     # faster than np.where, whose per-element branch mispredicts on relu's random mask.
     bits = _SAME_SIZE_UINT.get(grad.dtype.itemsize)
-    if bits is None or grad.shape != out.shape:
+    if bits is None or grad.shape != out.shape or not grad.ndim:  # (0-d: NumPy would give scalars below)
         return np.where(out <= 0, np.zeros(grad.shape, grad.dtype), grad)
     if grad.size > _BLOCK and grad.flags.c_contiguous and out.flags.c_contiguous:
         return _threshold_backward_blocks(grad, out, bits)
-    mask = np.less_equal(out, 0).astype(bits)
-    mask -= 1  # 1 (zeroed) -> 0, 0 (kept) -> all ones
+    # The 0 and the 1 as 0-d arrays of the operands' dtypes (cached): a Python number costs NumPy
+    # a scalar conversion per call, more than the whole comparison of a small activation.
+    zero = _ZERO_OF.get(out.dtype)
+    if zero is None:
+        zero = _ZERO_OF[out.dtype] = _readonly(np.zeros((), out.dtype))
+    mask = np.less_equal(out, zero).astype(bits)
+    np.subtract(mask, _ONE_OF[bits], out=mask)  # 1 (zeroed) -> 0, 0 (kept) -> all ones
     result = np.empty(grad.shape, grad.dtype)
     np.bitwise_and(grad.view(bits), mask, out=result.view(bits))
     return result
 
 
 _SAME_SIZE_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+_ONE_OF = {bits: _readonly(np.ones((), bits)) for bits in _SAME_SIZE_UINT.values()}
+_ZERO_OF: dict[Any, np.ndarray] = {}  # out's dtype -> its 0-d zero (``_threshold_backward``)
 
 # Elements per block for relu and its backward on large arrays: the mask and the zeros live in
 # small buffers reused block after block (in cache), not in temporaries the size of the

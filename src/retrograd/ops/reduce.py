@@ -68,6 +68,17 @@ def expand_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] |
     return grad.expand(shape)
 
 
+def _expand_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``grad.expand(shape)`` for a shape that is already a tuple of ints (an input's shape kept
+    for a rule): the op's own call path, without the method's argument parsing.
+
+    >>> import retrograd as rg
+    >>> _expand_to(rg.tensor(2.0), (2, 3)).tolist()
+    [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    """
+    return _S.expand.unary(grad, shape)  # type: ignore[no-any-return]
+
+
 def _axis(dims: tuple[int, ...] | None) -> Any:
     return dims if dims is None else tuple(dims)
 
@@ -119,7 +130,7 @@ def _sum_all(x: np.ndarray, dtype: Any) -> Any:
 
 
 sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
-             grads=(lambda grad, self_shape: grad.expand(self_shape),), jvp="linear")
+             grads=(lambda grad, self_shape: _expand_to(grad, self_shape),), jvp="linear")
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
              grads=(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),),
@@ -203,7 +214,7 @@ def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
-                 grads=(lambda grad, self_shape: grad.expand(self_shape),), jvp="linear")
+                 grads=(lambda grad, self_shape: _expand_to(grad, self_shape),), jvp="linear")
 
 
 # -- prod -------------------------------------------------------------------------------------

@@ -170,6 +170,12 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         # A 0-d value to any shape (``sum()``'s backward): what the loop below ends with, directly.
         return np.ndarray(tuple(shape), x.dtype, x, 0, (0,) * len(shape))
     lead = len(shape) - x.ndim
+    if (lead >= 0 and type(shape) is tuple and shape[lead:] == x.shape and x.size and x.flags.c_contiguous
+            and min(shape[:lead], default=0) >= 0):
+        # New leading dims only (a reduction's gradient, a bias's): nothing for the checks below
+        # to refuse, so the strided view at once, as the end of the general path makes it.
+        strides = (0,) * lead + tuple(0 if have == 1 else step for have, step in zip(x.shape, x.strides))
+        return np.ndarray(shape, x.dtype, x, 0, strides)
     if lead < 0:
         raise RuntimeError(
             f"expand({_type_str(x.dtype)}{{{_shape_str(x.shape)}}}, size={_shape_str(shape)}): "
