@@ -27,6 +27,7 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import generate
 from .graph import Graph
+from .guards import fast_guard
 from .segments import Segmented, split, target_function
 from .tracer import GraphBreak, Tracer, tracing
 
@@ -88,6 +89,7 @@ class Variant:
     op_names: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     inference: bool = False
+    guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
 
     def __post_init__(self) -> None:
@@ -231,6 +233,7 @@ class CompiledFunction:
         self._split = True  # (False for a part of a split function: its source is not its own)
         self._replan: Callable[[list[int | None]], Segmented | None] | None = None
         self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
+        self._fast: Variant | None = None  # the variant of the latest call, tried first by its own guard
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -296,6 +299,11 @@ class CompiledFunction:
         key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs:
+            flat = fast.guard(args)
+            if flat is not None:
+                return fast.run(flat)
         found = self._inputs(args, kwargs)
         if found is None:
             self._note("an argument is not hashable, so it cannot be guarded")
@@ -305,6 +313,7 @@ class CompiledFunction:
         if type(variant) is Variant:
             if all((t._data.shape, t._data.dtype, t._requires_grad) == g
                    for t, g in zip(variant.lifted, variant.lifted_guards)):
+                self._remember(variant, args, kwargs, tensors)
                 return variant.run(tensors)
         elif variant is not None:
             if variant is _EAGER:
@@ -314,6 +323,15 @@ class CompiledFunction:
             self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
             return self._fn(*args, **kwargs)
         return self._trace(key, tensors, args, kwargs)
+
+    def _remember(self, variant: Variant, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: list[Tensor]) -> None:
+        """Let the next call try ``variant`` first, through its straight-line guard (made once
+        per variant, for calls of tensors only)."""
+        if kwargs:
+            return
+        if variant.guard is None:
+            variant.guard = fast_guard(self._module, self._mods, args, tensors, variant.lifted) or False
+        self._fast = variant if variant.guard else None
 
     def _note(self, reason: str) -> None:
         if self.fullgraph:
