@@ -154,3 +154,101 @@ def test_relu_stays_a_call_where_its_input_is_read_again() -> None:
     want = lin(x).relu() + lin(x)
     assert np.array_equal(got.detach().numpy(), want.detach().numpy())
     assert "in place" not in compiled.code
+
+
+# -- the compiled optimizer step's straight-line collect --------------------------------------
+
+
+def _pair(name: str, **kw: Any) -> tuple[list[Any], Any, Any, list[Any], Any]:
+    """Two identical parameter sets: one with a compiled step, one with the eager step."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float32),
+              rng.standard_normal((2, 3)).astype(np.float32)]
+    ps = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    qs = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    opt, twin = getattr(rg.optim, name)(ps, **kw), getattr(rg.optim, name)(qs, **kw)
+    return ps, opt, rg.compile(opt.step), qs, twin
+
+
+def _grads(ps: list[Any], qs: list[Any], seed: int, skip: int | None = None) -> None:
+    rng = np.random.default_rng(seed)
+    for i, (p, q) in enumerate(zip(ps, qs)):
+        if i == skip:
+            p.grad = q.grad = None
+            continue
+        g = rng.standard_normal(p.shape).astype(np.float32)
+        p.grad, q.grad = rg.tensor(g), rg.tensor(g.copy())
+
+
+def _same(ps: list[Any], qs: list[Any]) -> None:
+    for p, q in zip(ps, qs):
+        assert np.array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+@pytest.mark.parametrize(("name", "kw"), [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.01)),
+                                          ("AdamW", dict(lr=0.01, amsgrad=True))])
+def test_a_repeated_optimizer_step_skips_the_general_collect(name: str, kw: dict[str, Any],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    ps, opt, step, qs, twin = _pair(name, **kw)
+    calls = [0]
+    general = type(step)._collect
+
+    def counted(self: Any, o: Any) -> Any:
+        calls[0] += 1
+        return general(self, o)
+
+    monkeypatch.setattr(type(step), "_collect", counted)
+    for seed in range(6):
+        _grads(ps, qs, seed)
+        step()
+        twin.step()
+        _same(ps, qs)
+    # The first step makes the state eagerly, the second compiles the update and its collect;
+    # the last four pass that collect alone.
+    assert calls[0] == 2
+    for p, q in zip(ps, qs):
+        for name_, buf in twin.state[q].items():
+            assert np.array_equal(opt.state[p][name_].numpy(), buf.numpy())
+
+
+def test_the_optimizer_collect_misses_on_every_change_the_key_sees() -> None:
+    ps, opt, step, qs, twin = _pair("SGD", lr=0.1, momentum=0.9)
+    seed = [0]
+
+    def both(skip: int | None = None) -> None:
+        seed[0] += 1
+        _grads(ps, qs, seed[0], skip)
+        step()
+        twin.step()
+        _same(ps, qs)
+
+    for _ in range(4):
+        both()
+    for group in (opt.param_groups[0], twin.param_groups[0]):
+        group["lr"] = 0.05  # a new value: the same variant, the new number
+    both()
+    both(skip=1)  # a parameter without a gradient
+    both()
+    for group in (opt.param_groups[0], twin.param_groups[0]):
+        group["nesterov"] = True  # a flag: another variant
+    both()
+    both()
+    opt.state[ps[0]]["momentum_buffer"] = opt.state[ps[0]]["momentum_buffer"].clone()  # a new state tensor
+    both()
+    ps[2].data = ps[2].data.clone()  # a new parameter array
+    both()
+    both()
+    for group in (opt.param_groups[0], twin.param_groups[0]):
+        group["lr"] = rg.tensor(0.01)  # a tensor hyperparameter: the eager step
+    both()
+    assert any("tensor hyperparameter" in b for b in step.breaks)
+    for group in (opt.param_groups[0], twin.param_groups[0]):
+        group["lr"] = 0.01
+    both()
+    _grads(ps, qs, 99)
+    ps[0].grad = rg.tensor(np.ones((4, 2), np.float32))[:3]  # a view: not a plain gradient, eager
+    qs[0].grad = rg.tensor(np.ones((3, 2), np.float32))
+    step()
+    twin.step()
+    _same(ps, qs)
+    assert any("not a plain array" in b for b in step.breaks)
