@@ -340,7 +340,7 @@ def _fast_collect(opt: Any, key: Any, tensors: list[Any]) -> Callable[[Any], lis
         lines += [f"    g = groups[{gi}]", "    if g.get('differentiable'):", fail]
         if sgd:
             lines.append("    lr, momentum, dampening, wd = g['lr'], g['momentum'], g['dampening'], g['weight_decay']")
-            numbers = ("lr", "momentum", "dampening", "wd")
+            numbers: tuple[str, ...] = ("lr", "momentum", "dampening", "wd")
             flag_src = ("(momentum != 0, 1 - dampening == 1, bool(g['nesterov']), momentum == 1, wd != 0, wd == 1, "
                         "bool(g['maximize']))")
             names: tuple[str, ...] = ("momentum_buffer",) if flags[0] else ()
