@@ -34,6 +34,7 @@ from .tracer import GraphBreak, Tracer, tracing
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
 
 CACHE_SIZE_LIMIT = 8  # variants per compiled function, as torch._dynamo.config.cache_size_limit
+_NO_EDGE = (None, 0)
 _EAGER = "eager"
 
 
@@ -42,7 +43,7 @@ class CompiledFunctionBackward(Node):
 
     __slots__ = ()
     _variant: Variant
-    _out_meta: list[tuple[tuple[int, ...], Any]]
+    _out_meta: tuple[tuple[tuple[int, ...], Any], ...]
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         if STATE.grad_enabled:
@@ -90,6 +91,7 @@ class Variant:
     compile_seconds: float = 0.0
     inference: bool = False
     guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
+    node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
 
     def __post_init__(self) -> None:
@@ -117,14 +119,17 @@ class Variant:
         if self.backward is not None and STATE.grad_enabled:
             node = CompiledFunctionBackward()
             node._variant = self
-            node.next_functions = tuple(gradient_edge(everything[i]) or (None, 0) for i in self.grad_inputs)
+            node.next_functions = tuple([gradient_edge(everything[i]) or _NO_EDGE for i in self.grad_inputs])
             outs = [t for t, g in zip(flat, self.out_grad) if g]
-            node._out_meta = [(t._data.shape, t._data.dtype) for t in outs]
+            meta = self.node_meta
+            if meta is None:  # (the guards fix the outputs' shapes and dtypes: the same for every call)
+                meta = self.node_meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+            node._out_meta = meta
             if len(outs) == 1:
-                node._shape, node._dtype = node._out_meta[0]
+                node._shape, node._dtype = meta[0]
             else:
                 node.num_outputs = len(outs)
-                node._output_meta = tuple(node._out_meta)
+                node._output_meta = meta
             for nr, t in enumerate(outs):
                 t._requires_grad = True
                 t._grad_fn = node
