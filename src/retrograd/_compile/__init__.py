@@ -27,12 +27,14 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import generate
 from .graph import Graph
+from .guards import fast_guard
 from .segments import Segmented, split, target_function
 from .tracer import GraphBreak, Tracer, tracing
 
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
 
 CACHE_SIZE_LIMIT = 8  # variants per compiled function, as torch._dynamo.config.cache_size_limit
+_NO_EDGE = (None, 0)
 _EAGER = "eager"
 
 
@@ -41,7 +43,7 @@ class CompiledFunctionBackward(Node):
 
     __slots__ = ()
     _variant: Variant
-    _out_meta: list[tuple[tuple[int, ...], Any]]
+    _out_meta: tuple[tuple[tuple[int, ...], Any], ...]
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         if STATE.grad_enabled:
@@ -88,6 +90,8 @@ class Variant:
     op_names: list[str] = field(default_factory=list)
     compile_seconds: float = 0.0
     inference: bool = False
+    guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
+    node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
 
     def __post_init__(self) -> None:
@@ -115,14 +119,17 @@ class Variant:
         if self.backward is not None and STATE.grad_enabled:
             node = CompiledFunctionBackward()
             node._variant = self
-            node.next_functions = tuple(gradient_edge(everything[i]) or (None, 0) for i in self.grad_inputs)
+            node.next_functions = tuple([gradient_edge(everything[i]) or _NO_EDGE for i in self.grad_inputs])
             outs = [t for t, g in zip(flat, self.out_grad) if g]
-            node._out_meta = [(t._data.shape, t._data.dtype) for t in outs]
+            meta = self.node_meta
+            if meta is None:  # (the guards fix the outputs' shapes and dtypes: the same for every call)
+                meta = self.node_meta = tuple((t._data.shape, t._data.dtype) for t in outs)
+            node._out_meta = meta
             if len(outs) == 1:
-                node._shape, node._dtype = node._out_meta[0]
+                node._shape, node._dtype = meta[0]
             else:
                 node.num_outputs = len(outs)
-                node._output_meta = tuple(node._out_meta)
+                node._output_meta = meta
             for nr, t in enumerate(outs):
                 t._requires_grad = True
                 t._grad_fn = node
@@ -231,6 +238,7 @@ class CompiledFunction:
         self._split = True  # (False for a part of a split function: its source is not its own)
         self._replan: Callable[[list[int | None]], Segmented | None] | None = None
         self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
+        self._fast: Variant | None = None  # the variant of the latest call, tried first by its own guard
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -296,6 +304,11 @@ class CompiledFunction:
         key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fast = self._fast
+        if fast is not None and not kwargs:
+            flat = fast.guard(args)
+            if flat is not None:
+                return fast.run(flat)
         found = self._inputs(args, kwargs)
         if found is None:
             self._note("an argument is not hashable, so it cannot be guarded")
@@ -305,6 +318,7 @@ class CompiledFunction:
         if type(variant) is Variant:
             if all((t._data.shape, t._data.dtype, t._requires_grad) == g
                    for t, g in zip(variant.lifted, variant.lifted_guards)):
+                self._remember(variant, args, kwargs, tensors)
                 return variant.run(tensors)
         elif variant is not None:
             if variant is _EAGER:
@@ -314,6 +328,15 @@ class CompiledFunction:
             self._note(f"cache_size_limit ({CACHE_SIZE_LIMIT}) reached: too many recompilations")
             return self._fn(*args, **kwargs)
         return self._trace(key, tensors, args, kwargs)
+
+    def _remember(self, variant: Variant, args: tuple[Any, ...], kwargs: dict[str, Any], tensors: list[Tensor]) -> None:
+        """Let the next call try ``variant`` first, through its straight-line guard (made once
+        per variant, for calls of tensors only)."""
+        if kwargs:
+            return
+        if variant.guard is None:
+            variant.guard = fast_guard(self._module, self._mods, args, tensors, variant.lifted) or False
+        self._fast = variant if variant.guard else None
 
     def _note(self, reason: str) -> None:
         if self.fullgraph:

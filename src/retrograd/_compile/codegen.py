@@ -23,7 +23,7 @@ from ..ops.shape import _t
 from .graph import Call, Graph, ParamRef
 
 _counter = [0]
-_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray"))
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum"))
 _GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
 
 
@@ -95,10 +95,48 @@ def optimise(graph: Graph) -> list[Call]:
     return kept
 
 
+def _fresh_producers() -> tuple[Any, ...]:
+    """Kernels whose float32/float64 result is always a new array of its own (no view of an input)."""
+    from ..ops.linalg import _mm
+    from ..ops.nn import _addmm
+
+    return (_addmm, _mm)
+
+
+def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
+    """The calls (by position) of ``relu`` that may write into their input: a float32/float64
+    product (``linear``'s ``addmm``, ``mm``) that nothing else reads and the function does not
+    return. ``_maximum(0.0, v, out=v)`` is the kernel's own ``maximum(zeros, v)`` (the same
+    values: NaN kept, -0.0 kept on the tie) without the zeros and the new array: linear + relu
+    become one product and one in-place pass, as a hand-written forward does."""
+    from ..ops.elementwise import _relu
+
+    fresh = _fresh_producers()
+    made_by: dict[int, Call] = {o: c for c in calls for o in c.outs}
+    reads: dict[int, int] = {}
+    for c in calls:
+        for a in (*c.args, *(p.v for p in c.params if type(p) is ParamRef)):
+            if isinstance(a, int):
+                reads[a] = reads.get(a, 0) + 1
+    found: set[int] = set()
+    for i, c in enumerate(calls):
+        if c.fn is not _relu or c.casts or c.params or len(c.args) != 1 or not isinstance(c.args[0], int):
+            continue
+        v = c.args[0]
+        producer = made_by.get(v)
+        shape, dtype = graph.meta[v]
+        if (producer is not None and producer.fn in fresh and not producer.casts and reads[v] == 1
+                and v not in graph.outputs and v not in graph.inputs and shape != ()
+                and dtype in (np.float32, np.float64) and graph.meta[c.outs[0]] == (shape, dtype)):
+            found.add(i)
+    return found
+
+
 def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     """Source and function for ``graph``: ``fn(*inputs) -> tuple(outputs)``."""
     calls = optimise(graph)
-    namespace: dict[str, Any] = {"_asarray": np.asarray}
+    namespace: dict[str, Any] = {"_asarray": np.asarray, "_maximum": np.maximum}
+    in_place = relu_in_place(graph, calls)
     fn_names: dict[int, str] = {}
     outputs = set(graph.outputs)
 
@@ -147,7 +185,10 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         names = ", ".join(f"b{k}" for k in range(len(buffer_meta)))
         lines.append(f"    _bufs = _pool.pop() if _pool else _alloc()  # {len(buffer_meta)} buffers, reused across calls")
         lines.append(f"    {names}{',' if len(buffer_meta) == 1 else ''} = _bufs")
-    for c in calls:
+    for i, c in enumerate(calls):
+        if i in in_place:
+            lines.append(f"    v{c.outs[0]} = _maximum(0.0, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            continue
         fname = fn_names.get(id(c.fn))
         if fname is None:
             base = getattr(c.fn, "__name__", "fn")

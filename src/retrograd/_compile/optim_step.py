@@ -69,6 +69,7 @@ class _Variant:
         self.source = source
         self.keep = keep  # the guarded arrays, alive while their ids are keys
         self.bumps = bumps
+        self.collect: Any = None  # its straight-line guard and arguments (``_fast_collect``), once made
 
 
 class CompiledOptimizerStep:
@@ -97,6 +98,7 @@ class CompiledOptimizerStep:
         self._cache: dict[Any, _Variant] = {}
         self.breaks: list[str] = []
         self.last_variant: _Variant | None = None
+        self._fast: _Variant | None = None  # the variant of the latest step, tried first by its own collect
         self.__wrapped__ = step
         self.__name__ = "step"
         self.__doc__ = getattr(step, "__doc__", None)
@@ -122,6 +124,11 @@ class CompiledOptimizerStep:
         if opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks:
             self._note("optimizer step hooks: eager")
             return self._step()
+        fast = self._fast
+        if fast is not None:
+            args = fast.collect(opt)
+            if args is not None:
+                return self._run(fast, args)
         found = self._collect(opt)
         if isinstance(found, str):
             self._note(found)
@@ -142,6 +149,12 @@ class CompiledOptimizerStep:
                 self.last_variant = variant
         if variant is _EAGER:
             return self._step()
+        if variant.collect is None:
+            variant.collect = _fast_collect(opt, key, tensors) or False
+        self._fast = variant if variant.collect else None
+        return self._run(variant, args)
+
+    def _run(self, variant: _Variant, args: list[Any]) -> None:
         token = ignore_fp_errors()  # as the eager step's errstate: inf and nan computed silently
         try:
             variant.fn(*args)
@@ -151,8 +164,7 @@ class CompiledOptimizerStep:
             counter = t._counter()
             for op in ops:
                 counter.bump(op)
-        opt._opt_called = True
-        return None
+        self._opt._opt_called = True
 
     # -- guards and arguments ---------------------------------------------------------------
     def _collect(self, opt: Any) -> tuple[Any, list[Any], list[Any] | None] | str:
@@ -287,6 +299,92 @@ class CompiledOptimizerStep:
 
 
 _EAGER: Any = object()  # a cached variant that runs the eager step
+
+
+def _fast_collect(opt: Any, key: Any, tensors: list[Any]) -> Callable[[Any], list[Any] | None] | None:
+    """``CompiledOptimizerStep._collect`` for the one variant ``key`` as generated straight-line
+    code: ``collect(opt)`` checks by identity the objects that variant's key names (the class's
+    step, each group's parameters, which have a gradient, their arrays and state buffers), the
+    gradients as ``_collect`` does, the numbers' types and the flags, and returns the generated
+    update's arguments, or None for anything else (the caller then takes ``_collect``'s path).
+
+    >>> import retrograd as rg
+    >>> p = rg.nn.Parameter(rg.ones(2))
+    >>> opt = rg.optim.SGD([p], lr=0.1)
+    >>> p.grad = rg.ones(2)
+    >>> step = rg.compile(opt.step)
+    >>> key, args, tensors = step._collect(opt)
+    >>> collect = _fast_collect(opt, key, tensors)
+    >>> collect(opt)[0], collect(opt)[5] is p.grad._data
+    (0.1, True)
+    >>> p.grad = None
+    >>> collect(opt) is None
+    True
+    """
+    sgd = key[0]
+    kind = type(opt)
+    ns: dict[str, Any] = {"_K": kind, "_STEP": kind.step, "_nd": ndarray}
+    lines = ["def collect(opt):",
+             "    if opt.__class__ is not _K or _K.step is not _STEP:",
+             "        return None",
+             "    groups = opt.param_groups",
+             f"    if len(groups) != {len(key) - 1}:",
+             "        return None",
+             "    state = opt.state",
+             "    args = []"]
+    fail = "        return None"
+    k = 0
+    for gi, (flags, _ids) in enumerate(key[1:]):
+        group = opt.param_groups[gi]
+        ns[f"_F{gi}"] = flags
+        lines += [f"    g = groups[{gi}]", "    if g.get('differentiable'):", fail]
+        if sgd:
+            lines.append("    lr, momentum, dampening, wd = g['lr'], g['momentum'], g['dampening'], g['weight_decay']")
+            numbers: tuple[str, ...] = ("lr", "momentum", "dampening", "wd")
+            flag_src = ("(momentum != 0, 1 - dampening == 1, bool(g['nesterov']), momentum == 1, wd != 0, wd == 1, "
+                        "bool(g['maximize']))")
+            names: tuple[str, ...] = ("momentum_buffer",) if flags[0] else ()
+            values = "lr, momentum, dampening, wd"
+        else:
+            lines.append("    beta1, beta2 = g['betas']")
+            lines.append("    lr, eps, wd = g['lr'], g['eps'], g['weight_decay']")
+            numbers = ("lr", "beta1", "beta2", "eps", "wd")
+            flag_src = ("(wd != 0, bool(g['decoupled_weight_decay']), wd == 1, bool(g['amsgrad']), 1 - beta1 == 1, "
+                        "1 - beta2 == 1, bool(g['maximize']))")
+            names = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step") if flags[3] else ("exp_avg", "exp_avg_sq", "step")
+            values = "float(lr), beta1, beta2, eps, wd"
+        lines.append("    if " + " or ".join(f"({n}.__class__ is not float and {n}.__class__ is not int)"
+                                            for n in numbers) + ":")
+        lines.append(fail)
+        lines += [f"    if {flag_src} != _F{gi}:", fail, f"    args += ({values})", "    ps = g['params']",
+                  f"    if len(ps) != {len(group['params'])}:", fail]
+        for pi, p in enumerate(group["params"]):
+            ns[f"_P{gi}_{pi}"] = p
+            lines += [f"    p = ps[{pi}]", f"    if p is not _P{gi}_{pi}:", fail, "    gr = p._grad"]
+            if p._grad is None:
+                lines += ["    if gr is not None:", fail]
+                continue
+            ts = tensors[k]
+            k += 1
+            ns[f"_D{gi}_{pi}"] = ts[0]._data
+            lines += ["    if gr is None:", fail, "    gd = gr._data", "    d = p._data",
+                      f"    if (d is not _D{gi}_{pi} or gd.__class__ is not _nd or gd.base is not None or gd.dtype is not d.dtype",
+                      "            or gd.shape != d.shape or gr._is_inference or gd is d):", fail,
+                      "    args += (d, gd)"]
+            if names:
+                lines += ["    st = state.get(p)", "    if st is None:", fail]
+            for bi, (name, buf) in enumerate(zip(names, ts[2:])):
+                ns[f"_B{gi}_{pi}_{bi}"], ns[f"_A{gi}_{pi}_{bi}"] = buf, buf._data
+                lines += [f"    b = st.get({name!r})",
+                          f"    if b is not _B{gi}_{pi}_{bi} or b._data is not _A{gi}_{pi}_{bi} or _A{gi}_{pi}_{bi} is gd:",
+                          fail, f"    args.append(_A{gi}_{pi}_{bi})"]
+    lines.append("    return args")
+    source = "\n".join(lines) + "\n"
+    _counter[0] += 1
+    filename = f"<retrograd compiled: optimizer step guard #{_counter[0]}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), ns)  # noqa: S102 - our own generated source
+    return ns["collect"]  # type: ignore[no-any-return]
 
 
 def _refusal(sgd: bool, tensors: list[Any]) -> str | None:
