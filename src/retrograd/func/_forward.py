@@ -27,6 +27,7 @@ import numpy as np
 
 from retrograd.autograd import forward_ad
 from retrograd.autograd import grad as _autograd_grad
+from retrograd.func import _vmap  # (loaded first by the package: one import, not one per call)
 from retrograd.func._pytree import tree_flatten as _flatten
 from retrograd.func._pytree import tree_unflatten as _unflatten
 from retrograd.func._pytree import treespec_repr as _spec_text
@@ -90,8 +91,6 @@ def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
     """``forward_ad.make_dual``, also under ``vmap``: a batched primal or tangent is a dual of the
     physical tensors (batch dimensions first), so every op then runs once on the whole batch with
     its tangent carried beside it, as PyTorch batches tangents like primals."""
-    from retrograd.func import _vmap
-
     if type(primal) is Tensor and type(tangent) is Tensor:
         data = primal._data
         if not primal._requires_grad and data.dtype.kind in "fc" and tangent._data.dtype.kind in "fc" \
@@ -118,8 +117,6 @@ def _make_dual(primal: Tensor, tangent: Tensor) -> Tensor:
 
 def _unpack_dual(out: Tensor) -> tuple[Tensor, Tensor | None]:
     """``forward_ad.unpack_dual``, also of a batched output (its tangent is the physical one's)."""
-    from retrograd.func import _vmap
-
     if type(out) is Tensor:  # (the output itself: its tangent is not seen once the level is left)
         return out, forward_ad.tangent_of(out)
     if type(out) is not _vmap.BatchedTensor:
@@ -192,8 +189,6 @@ def detach_keeping_tangent(t: Tensor, tangent_graph: bool = False) -> Tensor:
     ...     y.requires_grad, fwAD.unpack_dual(y).tangent
     (False, tensor([1.]))
     """
-    from retrograd.func import _vmap
-
     if type(t) is _vmap.BatchedTensor:  # (the tangent is on the physical tensor)
         return _vmap.wrap(detach_keeping_tangent(t._value, tangent_graph), t._level)
     level = forward_ad.current_level()

@@ -118,9 +118,15 @@ def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any
         if kind == "elementwise" and op.joint_rule is None and _all_real(inputs, outputs):
             out_tangents = _elementwise(op, inputs, params, outputs, tangents, diff)
         elif kind == "linear":
-            out_tangents = _linear(op, inputs, params, tangents, diff, len(outputs))
+            if STATE.grad_enabled:
+                out_tangents = _linear(op, inputs, params, tangents, diff, len(outputs))
+            else:
+                out_tangents = _linear_arrays(op, inputs, params, tangents, diff)
         elif kind == "multilinear":
-            out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
+            if STATE.grad_enabled:
+                out_tangents = _multilinear(op, inputs, params, tangents, diff, 0)
+            else:
+                out_tangents = _multilinear_arrays(op, inputs, params, tangents, diff)
         elif kind == "affine_multilinear":
             out_tangents = _multilinear(op, inputs, params, tangents, diff, 1)
         elif callable(kind):  # the entry's own rule function
@@ -289,6 +295,53 @@ def _add_term(op: Any, args: Sequence[Any], params: Sequence[Any], grad_on: bool
     if total is None:
         return part, tracked
     return (total + Tensor._make(np.asarray(part)) if tracked else np.add(total, part)), tracked
+
+
+def _linear_arrays(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any],
+                   diff: Sequence[int]) -> list[Any]:
+    """``_linear`` with grad mode off (the backward pass of forward over reverse, untracked
+    tangents): no graph can be wanted, so the op's NumPy forward runs on the tangents directly.
+
+    >>> import retrograd as rg
+    >>> from retrograd.ops.shape import t as t_op
+    >>> _linear_arrays(t_op, [rg.ones(2, 3)], [], [rg.arange(6.0).view(2, 3)], (0,))[0]
+    tensor([[0., 3.],
+            [1., 4.],
+            [2., 5.]])
+    """
+    args = list(inputs)
+    for i in diff:
+        x = inputs[i]
+        if isinstance(x, Tensor):
+            t = tangents[i]
+            args[i] = t if t is not None else _zeros_like(x)
+    out = forward_arrays(op, args, params)
+    if isinstance(out, tuple):
+        return [Tensor._make(np.asarray(o)) for o in out]
+    return [Tensor._make(np.asarray(out))]
+
+
+def _multilinear_arrays(op: Any, inputs: Sequence[Any], params: Sequence[Any], tangents: list[Any],
+                        diff: Sequence[int]) -> list[Any]:
+    """``_multilinear`` (not affine) with grad mode off: the terms ``op(..., tangent_i, ...)`` as
+    arrays, summed in the same order, one Tensor at the end.
+
+    >>> import retrograd as rg
+    >>> from retrograd.ops.linalg import mm
+    >>> a, b = rg.tensor([[1.0, 2.0]]), rg.tensor([[3.0], [4.0]])
+    >>> _multilinear_arrays(mm, [a, b], [], [rg.ones(1, 2), rg.ones(2, 1)], (0, 1))[0]
+    tensor([[10.]])
+    """
+    total: Any = None
+    for i in diff:
+        t = tangents[i]
+        if t is None:
+            continue
+        args = list(inputs)
+        args[i] = t
+        part = forward_arrays(op, args, params)
+        total = part if total is None else np.add(total, part)
+    return [Tensor._make(np.asarray(total))]
 
 
 def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequence[Any], tangents: list[Any],
