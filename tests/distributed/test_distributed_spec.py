@@ -26,3 +26,21 @@ def test_prepared_all_reduce_matches_numpy_and_sees_every_change(
         scenario: str, run: tuple[int, subprocess.CompletedProcess[str]]) -> None:
     n, result = run
     assert_all_ok(result, scenario, n)
+
+
+def test_benchmark_python_per_call_part_runs_and_reports_both_sizes() -> None:
+    """``benchmarks/distributed.py --only python`` (one process, no mpiexec): a row per size with
+    mpi4py's time and the Python on top, unchecked and checked."""
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src"), OMP_NUM_THREADS="1")
+    result = subprocess.run([sys.executable, str(root / "benchmarks" / "distributed.py"), "--only", "python",
+                             "--repeats", "1"], capture_output=True, text=True, timeout=240, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip().endswith(tuple("0123456789"))]
+    assert [row[:2] for row in rows] == [["1", "KB"], ["16", "KB"]], result.stdout
+    for row in rows:
+        mpi4py, unchecked, stand_in, checked = map(float, row[2:])
+        assert mpi4py > 0 and stand_in > 0, row
