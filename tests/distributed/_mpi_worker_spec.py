@@ -66,6 +66,13 @@ def unchecked(r: int, n: int) -> None:
     np.testing.assert_array_equal(x.numpy(), expected((300,), np.float64, dist.ReduceOp.SUM, n))
     np.testing.assert_array_equal(old, kept)
     assert _is_spec(pg._direct[5], x._data)
+    # resize_ (new memory, another count): likewise
+    x.resize_(50)
+    _fresh(x, (50,), np.float64, r)
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((50,), np.float64, dist.ReduceOp.SUM, n))
+    assert _is_spec(pg._direct[5], x._data) and pg._direct[5][1] == 50
+    _fresh(x, (50,), np.float64, r)
     # async_op after blocking calls of a tensor past the blocking limit: a Work, done at wait()
     big = rg.from_numpy(rank_data((pg._small // 4 + 1000,), np.float32, r))
     dist.all_reduce(big)
@@ -75,10 +82,9 @@ def unchecked(r: int, n: int) -> None:
     work.wait()
     np.testing.assert_array_equal(big.numpy(), expected(tuple(big.shape), np.float32, dist.ReduceOp.SUM, n))
     # and a small one: a finished Work
-    _fresh(x, (300,), np.float64, r)
     work = dist.all_reduce(x, async_op=True)
     assert work is not None and work.is_completed()
-    np.testing.assert_array_equal(x.numpy(), expected((300,), np.float64, dist.ReduceOp.SUM, n))
+    np.testing.assert_array_equal(x.numpy(), expected((50,), np.float64, dist.ReduceOp.SUM, n))
     # a group of its own: its own prepared call, the world's untouched
     sub = dist.new_group(list(range(n)))
     sub._check = False
