@@ -1,6 +1,6 @@
 """retrograd.distributed: all_reduce bandwidth against mpi4py's own Allreduce, and DDP's scaling.
 
-    python benchmarks/distributed.py [-n 2] [--repeats 7] [--steps 30] [--only allreduce|ddp]
+    python benchmarks/distributed.py [-n 2] [--repeats 7] [--steps 30] [--only allreduce|ddp|python]
 
 1. all_reduce (SUM, float32, 1 KB-64 MB): ``dist.all_reduce(t)`` and ``comm.Allreduce(IN_PLACE, a)``
    on the same buffer (``t`` wraps ``a``), timed in alternating blocks in one run; the median
@@ -11,6 +11,13 @@
    SGD) as a plain model in one process, and wrapped in DistributedDataParallel on N processes;
    efficiency = t(1 process) / t(N processes) (1.0: N times the samples in the same time),
    printed last with its conditions (CPUs, load average before and after, MPI library, threads).
+
+3. ``--only python``: the Python each ``all_reduce`` adds on top of its MPI call, in one process
+   without mpiexec (what is left of a small message's ratio once the machine is quiet): the
+   unchecked call on a one-rank communicator against mpi4py's ``Allreduce`` on it, and the checked
+   one on a stand-in for two ranks with equal calls (a one-rank ``Allreduce``, then the 32-byte
+   header doubled, as two ranks' SUM gives) against the same call bare; minimum over blocks of
+   process time.
 
 Launches itself with ``mpiexec -n N`` (the ``distributed`` extra). The machine's other load
 shows in the figures: compare the ratios from one run.
@@ -88,6 +95,65 @@ def worker_allreduce(repeats: int) -> None:
     dist.destroy_process_group()
 
 
+def python_per_call(blocks: int) -> None:
+    """Part 3: microseconds of Python per ``all_reduce`` on top of the same MPI call (see the docstring)."""
+    import timeit
+
+    from mpi4py import MPI
+
+    import retrograd as rg
+    from retrograd.distributed import _c10d
+
+    class TwoRanks:
+        """Two ranks that passed equal tensors: a one-rank Allreduce, then the header as two ranks' SUM."""
+
+        def __init__(self) -> None:
+            self.comm = MPI.COMM_SELF.Dup()
+
+        def Get_rank(self) -> int:  # noqa: N802  (mpi4py's names)
+            return 0
+
+        def Get_size(self) -> int:  # noqa: N802
+            return 2
+
+        def Allreduce(self, sendbuf: Any, buf: Any, op: Any) -> None:  # noqa: N802
+            self.comm.Allreduce(sendbuf, buf, op)
+            if op is MPI.SUM:
+                arr = buf if isinstance(buf, np.ndarray) else buf[0]
+                head = arr.reshape(-1)[:32 // arr.itemsize]
+                np.multiply(head, 2, out=head)
+
+        def Iallreduce(self, sendbuf: Any, buf: Any, op: Any) -> Any:  # noqa: N802  (data, not a header)
+            return self.comm.Iallreduce(sendbuf, buf, op)
+
+        def Free(self) -> None:  # noqa: N802
+            self.comm.Free()
+
+    _c10d.init_process_group("mpi")
+    world = _c10d._State.world
+    two = TwoRanks()
+    pairs = {"unchecked": world, "checked": _c10d.ProcessGroup(two, [0, 1], 1800.0)}
+    print(f"Python per all_reduce call on top of its MPI call (SUM float32, min of {blocks} blocks of process time)")
+    print(f"{'size':>7} {'mpi4py us':>10} {'unchecked +us':>14} {'stand-in us':>12} {'checked +us':>12}")
+    for nbytes in (1 << 10, 1 << 14):
+        a = np.zeros(nbytes // 4, dtype=np.float32)
+        t = rg.from_numpy(a)
+        for pg in pairs.values():  # (the first calls prepare the repeated call)
+            for _ in range(3):
+                _c10d.all_reduce(t, group=pg)
+
+        def best(call: Any, number: int = 5000) -> float:
+            return min(timeit.repeat(call, number=number, repeat=blocks, timer=time.process_time)) / number * 1e6
+
+        comm, checked = world._comm, pairs["checked"]
+        bare = best(lambda: comm.Allreduce(MPI.IN_PLACE, a, op=MPI.SUM))
+        ours = best(lambda: _c10d.all_reduce(t))
+        bare_two = best(lambda: two.Allreduce(MPI.IN_PLACE, a, MPI.SUM))
+        ours_two = best(lambda: _c10d.all_reduce(t, group=checked))
+        print(f"{_text(nbytes):>7} {bare:>10.2f} {ours - bare:>+14.2f} {bare_two:>12.2f} {ours_two - bare_two:>+12.2f}")
+    _c10d.destroy_process_group()
+
+
 def _mlp(lib: Any) -> Any:
     lib.manual_seed(0)
     layers: list[Any] = []
@@ -147,7 +213,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=2, help="processes (default 2)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--only", choices=("allreduce", "ddp"), help="run one of the two parts")
+    parser.add_argument("--only", choices=("allreduce", "ddp", "python"), help="run one of the parts")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     ns = parser.parse_args()
     if ns.worker:
@@ -155,6 +221,9 @@ def main() -> None:
         worker_allreduce(value) if kind == "allreduce" else worker_ddp(value)
         return
     sys.path.insert(0, str(HERE.parent / "src"))
+    if ns.only == "python":
+        python_per_call(ns.repeats * 2)
+        return
     from retrograd.distributed.run import find_mpiexec
 
     mpiexec = find_mpiexec()

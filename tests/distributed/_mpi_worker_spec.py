@@ -1,0 +1,144 @@
+"""Run by tests/distributed/test_distributed_spec.py under ``mpiexec -n N``:
+``python _mpi_worker_spec.py SCENARIO[,SCENARIO...] [TIMEOUT]``.
+
+``all_reduce``'s prepared calls (issue #15): a repeated call of one tensor and op hands mpi4py a
+prebuilt buffer spec ``[array, count, datatype]`` (unchecked: ``pg._direct``; checked: the
+slot's and the two-round call's), and whatever changed since the call that prepared it (the
+tensor's memory, the op, ``async_op``, the check switched on) is seen: results against NumPy,
+and a mismatch after unchecked calls is still the error naming every rank. Each scenario prints
+``OK <scenario> rank <r>``; a failed check raises, which aborts every rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from _mpi_worker import main  # (the same directory: the scripts' own)
+from _mpi_worker_fold import expected, in_step, raises_naming, rank_data
+from mpi4py import MPI
+
+import retrograd as rg
+import retrograd.distributed as dist
+
+
+def _is_spec(spec: Any, arr: np.ndarray) -> bool:
+    """``spec`` is mpi4py's ``[arr, count, datatype]`` for exactly ``arr``'s memory and type."""
+    return (isinstance(spec, list) and spec[0] is arr and spec[1] == arr.size
+            and spec[2].Get_size() == arr.itemsize and spec[2] == MPI.Datatype.fromcode(arr.dtype.char))
+
+
+def _fresh(t: Any, shape: tuple[int, ...], dtype: Any, r: int) -> None:
+    t._data[...] = rank_data(shape, dtype, r)
+
+
+def unchecked(r: int, n: int) -> None:
+    pg = dist.group.WORLD
+    pg._check = False
+    ops = {"SUM": dist.ReduceOp.SUM, "MAX": dist.ReduceOp.MAX, "MIN": dist.ReduceOp.MIN}
+    # every dtype the direct path takes, every op, small and past the blocking limit
+    for dtype in (np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16, np.float32,
+                  np.float64):
+        for shape in ((), (3, 5), (pg._small // np.dtype(dtype).itemsize + 3,)):
+            for op in ops.values():
+                x = rg.from_numpy(rank_data(shape, dtype, r))
+                for i in range(3):
+                    _fresh(x, shape, dtype, r)
+                    before = x._version
+                    assert dist.all_reduce(x, op=op) is None
+                    np.testing.assert_array_equal(x.numpy(), expected(shape, dtype, op, n), err_msg=f"{dtype} {op}")
+                    assert x._version == before + 1
+                    plan = pg._direct
+                    assert plan is not None and plan[0] is x and _is_spec(plan[5], x._data), (dtype, shape, i)
+    # the op changes: the new op, not the prepared one
+    x = rg.from_numpy(rank_data((7,), np.float32, r))
+    dist.all_reduce(x)
+    _fresh(x, (7,), np.float32, r)
+    dist.all_reduce(x, op=dist.ReduceOp.MAX)
+    np.testing.assert_array_equal(x.numpy(), expected((7,), np.float32, dist.ReduceOp.MAX, n))
+    # the tensor's memory changes (x.data = ...): the new memory, with its count; the old one untouched
+    old = x._data
+    _fresh(x, (7,), np.float32, r)
+    dist.all_reduce(x)
+    kept = old.copy()
+    x.data = rg.from_numpy(rank_data((300,), np.float64, r))
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((300,), np.float64, dist.ReduceOp.SUM, n))
+    np.testing.assert_array_equal(old, kept)
+    assert _is_spec(pg._direct[5], x._data)
+    # resize_ (new memory, another count): likewise
+    x.resize_(50)
+    _fresh(x, (50,), np.float64, r)
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((50,), np.float64, dist.ReduceOp.SUM, n))
+    assert _is_spec(pg._direct[5], x._data) and pg._direct[5][1] == 50
+    _fresh(x, (50,), np.float64, r)
+    # async_op after blocking calls of a tensor past the blocking limit: a Work, done at wait()
+    big = rg.from_numpy(rank_data((pg._small // 4 + 1000,), np.float32, r))
+    dist.all_reduce(big)
+    _fresh(big, big.shape, np.float32, r)
+    work = dist.all_reduce(big, async_op=True)
+    assert isinstance(work, dist.Work)
+    work.wait()
+    np.testing.assert_array_equal(big.numpy(), expected(tuple(big.shape), np.float32, dist.ReduceOp.SUM, n))
+    # and a small one: a finished Work
+    work = dist.all_reduce(x, async_op=True)
+    assert work is not None and work.is_completed()
+    np.testing.assert_array_equal(x.numpy(), expected((50,), np.float64, dist.ReduceOp.SUM, n))
+    # a group of its own: its own prepared call, the world's untouched
+    sub = dist.new_group(list(range(n)))
+    sub._check = False
+    y = rg.from_numpy(rank_data((5,), np.int64, r))
+    dist.all_reduce(y, group=sub)
+    np.testing.assert_array_equal(y.numpy(), expected((5,), np.int64, dist.ReduceOp.SUM, n))
+    assert sub._direct is not None and sub._direct[0] is y and pg._direct[0] is x
+    pg._check = True
+
+
+def check_back_on(r: int, n: int) -> None:
+    """Unchecked calls prepare x's call; with the check on again, a mismatch on x is still the
+    error naming every rank, x unchanged, and the ranks stay in step."""
+    pg = dist.group.WORLD
+    x = rg.full((2, 3), 1.0)
+    pg._check = False
+    dist.all_reduce(x)
+    dist.all_reduce(x)
+    assert pg._direct is not None and pg._direct[0] is x
+    pg._check = True
+    mine = x if r == 0 else rg.full((3, 2), 1.0)
+    before = mine.numpy().copy()
+    raises_naming("all_reduce", lambda: dist.all_reduce(mine), ("rank 0: [2, 3] torch.float32",
+                                                                f"rank {n - 1}: [3, 2] torch.float32"), n)
+    np.testing.assert_array_equal(mine.numpy(), before)
+    in_step(n)
+    _fresh(x, (2, 3), np.float32, r)
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((2, 3), np.float32, dist.ReduceOp.SUM, n))
+
+
+def checked(r: int, n: int) -> None:
+    """The checked calls' prepared specs: the folded slot's, and the two-round call's (the
+    fingerprint words and the tensor's own memory), with results against NumPy."""
+    pg = dist.group.WORLD
+    assert pg._check
+    for dtype in (np.float32, np.float64, np.int32, np.complex64):
+        for op in (dist.ReduceOp.SUM, dist.ReduceOp.AVG) if np.dtype(dtype).kind in "fc" else (dist.ReduceOp.SUM,):
+            for shape in ((40,), (pg._small // np.dtype(dtype).itemsize + 5,)):
+                x = rg.from_numpy(rank_data(shape, dtype, r))
+                for _ in range(3):
+                    _fresh(x, shape, dtype, r)
+                    dist.all_reduce(x, op=op)
+                    np.testing.assert_allclose(x.numpy(), expected(shape, dtype, op, n), rtol=1e-6)
+                small = x._data.nbytes <= pg._small
+                if small:
+                    plan = pg._plan
+                    assert plan is not None and plan[0] is x._data
+                    assert _is_spec(plan[3], plan[3][0]) and plan[3][0].dtype == x._data.dtype
+                else:
+                    big = pg._big_plan
+                    assert big is not None and big[0] is x._data
+                    assert _is_spec(big[7], big[3]) and _is_spec(big[8], x._data)
+
+
+if __name__ == "__main__":
+    main(globals())
