@@ -66,30 +66,17 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     return acc
 
 
-def _parents(roots: list[Node]) -> tuple[dict[Node, list[Node]], set[Node]]:
+def _parents(roots: list[Node]) -> dict[Node, list[Node]]:
     """For a partial backward: every node reached from ``roots``, with its parents (one per
-    edge, so ``len`` is its dependency count), and the nodes that have no edge (leaves'
-    AccumulateGrad). One DFS, like ``_dependencies``."""
-    # The roots start with no parents, so a root reached through an edge is not traversed again.
-    parents: dict[Node, list[Node]] = {root: [] for root in roots}
-    ends: set[Node] = set()
-    stack = list(parents)
-    get, push, pop = parents.get, stack.append, stack.pop
-    while stack:
-        fn = pop()
-        end = True
+    edge, so ``len`` is its dependency count). ``_dependencies``' walk finds the nodes; one pass
+    over their edges inverts them."""
+    reached = _dependencies(roots)[0]  # type: ignore[index]  # (no captures: never None)
+    parents: dict[Node, list[Node]] = {fn: [] for fn in reached}
+    for fn in reached:
         for nxt, _ in fn.next_functions:
             if nxt is not None:
-                end = False
-                known = get(nxt)
-                if known is None:
-                    parents[nxt] = [fn]
-                    push(nxt)
-                else:
-                    known.append(fn)
-        if end:
-            ends.add(fn)
-    return parents, ends
+                parents[nxt].append(fn)
+    return parents
 
 
 def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) -> tuple[dict[Node, int], set[Node]] | None:
@@ -214,7 +201,7 @@ def run_backward(
             # to test each edge against) and every edge counts.
             deps, skip = all_needed
         else:
-            parents, _ = _parents(root_nodes)
+            parents = _parents(root_nodes)
             needed = _needed_nodes(parents, root_nodes, set(captures))
             visit = needed | captures.keys()
             skip = {fn for fn in captures if fn not in needed}
