@@ -12,6 +12,7 @@ import types
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import retrograd as rg
 from conftest import torch_or_skip
@@ -140,3 +141,45 @@ def test_bind_all_makes_the_operators_too() -> None:
     variants.bind_all()
     for name in ("__add__", "__radd__", "__lshift__", "__ge__", "__abs__", "relu"):
         assert type(vars(rg.Tensor)[name]) is types.FunctionType, name
+
+
+def test_import_brings_no_dataclasses_module() -> None:
+    loaded = _fresh("""
+import json, sys
+import retrograd
+print(json.dumps(sorted(m for m in ("dataclasses", "copy") if m in sys.modules)))
+""")
+    assert loaded == []
+
+
+def test_declaration_behaves_as_the_frozen_dataclass_it_was() -> None:
+    import dataclasses
+    import inspect
+
+    from retrograd.ops.declaration import _FIELDS, Declaration
+
+    # The oracle: a frozen dataclass of the same annotated fields and defaults.
+    annotated = list(Declaration.__annotations__)
+    assert annotated == list(_FIELDS)
+    parameters = list(inspect.signature(Declaration.__init__).parameters.values())[1:]
+    assert [p.name for p in parameters] == annotated
+    for p in parameters[2:]:
+        assert p.default == getattr(Declaration, p.name), p.name  # (the class attribute is the default)
+    Frozen = dataclasses.make_dataclass(  # noqa: N806
+        "Declaration", [(n, object) if n in ("name", "forward") else (n, object, dataclasses.field(default=getattr(
+            Declaration, n))) for n in annotated], frozen=True)
+    kwargs = {"inputs": ("self", "other"), "dtype": "promote", "variants": ("function", "method"), "hot": False,
+              "aliases": ("mul_alias",), "signature": "other"}
+    ours, theirs = Declaration("mul", np.multiply, **kwargs), Frozen("mul", np.multiply, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert hash(ours) == hash(theirs)
+    assert ours == Declaration("mul", np.multiply, **kwargs) and ours != Declaration("mul", np.add, **kwargs)
+    assert (ours == theirs) is False  # (another class: NotImplemented both ways, as a dataclass's __eq__)
+    for name in ("dtype", "brand_new"):
+        with pytest.raises(AttributeError, match=f"cannot assign to field '{name}'"):
+            setattr(ours, name, "x")
+    with pytest.raises(AttributeError, match="cannot delete field 'dtype'"):
+        del ours.dtype
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dtpye'"):
+        Declaration("mul", np.multiply, dtpye="promote")  # type: ignore[call-arg]
+    assert ours.dtype == "promote" and ours.params == () and ours.jvp is None

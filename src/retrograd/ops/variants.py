@@ -292,8 +292,11 @@ class _Forms:
         of a score of ops, half of what ``import retrograd`` spent in the op table."""
         for op in entries:
             for name in op.declaration.operators:  # (a later entry's operator wins, as it did)
-                self.forms[name] = (OPERATOR, name, (op,))
-                self.names[(OPERATOR, name)] = [name]
+                if name in self.forms:
+                    self.names[self.forms[name][:2]].remove(name)
+                # One function for all of an op's operators (``__add__ is __radd__``).
+                self.forms[name] = (OPERATOR, op.name, (op,))
+                self.names.setdefault((OPERATOR, op.name), []).append(name)
 
     def eager(self, name: str) -> bool:
         """Whether the form is a call path itself (a ``hot`` method), no generated wrapper."""
