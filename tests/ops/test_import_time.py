@@ -183,3 +183,17 @@ def test_declaration_behaves_as_the_frozen_dataclass_it_was() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'dtpye'"):
         Declaration("mul", np.multiply, dtpye="promote")  # type: ignore[call-arg]
     assert ours.dtype == "promote" and ours.params == () and ours.jvp is None
+
+
+def test_the_written_out_bernoulli_numbers_are_the_exact_ones() -> None:
+    # Oracle: B_n from sum_{k<=n} C(n+1, k) B_k = 0 (B_0 = 1), in exact fractions.
+    from fractions import Fraction
+    from math import comb
+
+    from retrograd.ops import special_math
+
+    b = [Fraction(1)]
+    for n in range(1, 25):
+        b.append(-sum(comb(n + 1, k) * b[k] for k in range(n)) / (n + 1))
+    assert [Fraction(p, q) for p, q in special_math._B2K] == b[2::2]
+    assert all(q > 0 and Fraction(p, q).denominator == q for p, q in special_math._B2K)  # (in lowest terms)
