@@ -1907,7 +1907,7 @@ if TYPE_CHECKING:  # loaded on first use (``ops.__getattr__``); named here for t
 # operators; the functions are bound in ``_functions.py``): see ops/variants.py. The arithmetic
 # operators and the hot one-input methods are the ops' own call paths, one frame shorter than a
 # method delegating to them; an operator's other operand is coerced by ``_operand`` (a Python
-# number or NumPy value; anything else is NotImplemented). The other methods are made on first lookup.
+# number or NumPy value; anything else is NotImplemented). Each, these too, is made on first lookup.
 _variants.bind_methods(Tensor, _variants.declared(), _operand)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 # How an op's output dtype follows its inputs (``ops/op.py``, ``_cast_arrays``):
@@ -69,13 +68,16 @@ def _choices(options: frozenset[str]) -> str:
     return ", ".join(repr(o) for o in sorted(options))
 
 
-@dataclass(frozen=True)
 class Declaration:
     """One op-table entry as declared: validated on creation, never changed afterwards.
 
     >>> import numpy as np
     >>> Declaration("mul", np.multiply, inputs=("self", "other"), dtype="promote").inputs
     ('self', 'other')
+
+    (A frozen dataclass's behaviour, written out: ``@dataclass`` and its module cost a tenth of
+    what ``import retrograd`` adds to ``import numpy``. The fields are the annotated names below,
+    ``_FIELDS``, each default the class attribute.)
     """
 
     name: str
@@ -102,6 +104,56 @@ class Declaration:
     # The JVP (forward AD): a kind in JVP_DERIVATIONS or a rule function; every differentiable
     # entry declares one (tests/ops/test_jvp_declared.py), a non-differentiable one none.
     jvp: str | Callable[..., Any] | None = None
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable[..., Any],
+        node: str | None = None,
+        inputs: tuple[str, ...] = ("self",),
+        params: tuple[str, ...] = (),
+        grads: Sequence[Callable[..., Any] | None] | Callable[..., Any] | None = None,
+        dtype: str = "same",
+        view: bool = False,
+        outputs: int = 1,
+        differentiable_outputs: tuple[bool, ...] | None = None,
+        saved: Sequence[str] | Mapping[str, str] | None = None,
+        variants: tuple[str, ...] = (),
+        aliases: tuple[str, ...] = (),
+        signature: str | None = None,
+        convert: Mapping[str, str] | None = None,
+        operators: tuple[str, ...] = (),
+        hot: bool = False,
+        inplace_ufunc: Any = None,
+        jvp: str | Callable[..., Any] | None = None,
+    ) -> None:
+        # (one dict update, not a frozen dataclass's object.__setattr__ per field)
+        self.__dict__.update(
+            name=name, forward=forward, node=node, inputs=inputs, params=params, grads=grads, dtype=dtype,
+            view=view, outputs=outputs, differentiable_outputs=differentiable_outputs, saved=saved,
+            variants=variants, aliases=aliases, signature=signature, convert=convert, operators=operators,
+            hot=hot, inplace_ufunc=inplace_ufunc, jvp=jvp)
+        self.__post_init__()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, field) for field in _FIELDS)
+
+    def __repr__(self) -> str:
+        return f"Declaration({', '.join(f'{field}={getattr(self, field)!r}' for field in _FIELDS)})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")  # (frozen)
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
 
     def __post_init__(self) -> None:
         name = self.name
@@ -196,6 +248,10 @@ class Declaration:
         if self.hot and not (single and "method" in self.variants):
             raise ValueError(f"{where}: hot binds the method form to the one-input call path: "
                              "a one-input op without params, with a 'method' variant")
+
+
+_FIELDS = ("name", "forward", "node", "inputs", "params", "grads", "dtype", "view", "outputs", "differentiable_outputs",
+           "saved", "variants", "aliases", "signature", "convert", "operators", "hot", "inplace_ufunc", "jvp")
 
 
 def signature_names(signature: str, where: str = "signature") -> list[str]:

@@ -26,26 +26,12 @@ _LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def _bernoulli(count: int) -> list[tuple[int, int]]:
-    """B_2, B_4, ..., B_{2 count} as exact (numerator, denominator) pairs, from the
-    Akiyama-Tanigawa recurrence in integer fractions (``fractions`` would cost the import of
-    ``decimal``; Python's ``int / int`` then rounds each coefficient correctly, as float(Fraction))."""
-    n_max = 2 * count
-    out: list[tuple[int, int]] = []
-    a = [(0, 1)] * (n_max + 1)
-    for m in range(n_max + 1):
-        a[m] = (1, m + 1)
-        for j in range(m, 0, -1):
-            (p1, q1), (p2, q2) = a[j - 1], a[j]
-            num, den = j * (p1 * q2 - p2 * q1), q1 * q2
-            g = math.gcd(num, den)
-            a[j - 1] = (num // g, den // g)
-        if m >= 2 and m % 2 == 0:
-            out.append(a[0])
-    return out
-
-
-_B2K = _bernoulli(12)  # B_2 .. B_24
+# B_2, B_4, ..., B_24 as exact (numerator, denominator) pairs: constants, written out (computing
+# them at import, by the Akiyama-Tanigawa recurrence, cost a hundredth of ``import retrograd``;
+# tests/ops/test_import_time.py derives them again). Python's ``int / int`` below rounds each
+# coefficient correctly, as float(Fraction) would.
+_B2K = [(1, 6), (-1, 30), (1, 42), (-1, 30), (5, 66), (-691, 2730), (7, 6), (-3617, 510), (43867, 798),
+        (-174611, 330), (854513, 138), (-236364091, 2730)]
 # Stirling's series for lgamma: sum B_2k / (2k (2k - 1) x^(2k - 1)).
 _STIRLING = [p / (q * 2 * k * (2 * k - 1)) for k, (p, q) in enumerate(_B2K[:9], start=1)]
 # The asymptotic series of digamma: sum B_2k / (2k x^2k), k = 1..7 (PyTorch's, so the same rounding).

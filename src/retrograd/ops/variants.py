@@ -21,8 +21,8 @@ compiled, registered with ``linecache`` like all generated code. Which forms exi
 clash) is settled at import; each form's code is made on its first lookup (``_Forms.make``:
 ``Tensor.erfc`` through a ``_Method`` placeholder on the class, ``retrograd.erfc`` through the
 functions module's ``__getattr__``), then stored where it was looked up, so later lookups are
-plain hits. The operators and ``hot`` methods, which are the ops' own call paths, are bound at
-import. Only the eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
+plain hits. The operators and ``hot`` methods are the ops' own call paths (``op.unary``), set
+in the placeholder's place on first lookup too, so that import makes no node class. Only the eagerly imported topics are read (``nn`` and ``linalg`` load on first use).
 
 >>> import inspect
 >>> import retrograd as rg
@@ -47,6 +47,7 @@ from ..autograd.anomaly_mode import GENERATED_FILE_PREFIX
 from .op import Op, _compile, apply
 
 FUNCTION, METHOD, INPLACE = "function", "method", "inplace"
+OPERATOR = "operator"  # (not a declared variant: an entry's ``operators``, served with its methods)
 _BUILTINS = frozenset(dir(builtins))
 # The topics whose entries are public at ``import retrograd`` (ops/__init__ imports them).
 TOPICS = ("elementwise", "reduce", "shape", "indexing")
@@ -285,8 +286,20 @@ class _Forms:
                 self.names.setdefault((form, defined), []).append(name)
         self.made: dict[str, Callable[..., Any]] = {}
 
+    def add_operators(self, entries: list[Op]) -> None:
+        """Serve the entries' ``operators`` (``__add__``) too, each made on its first lookup
+        (``make``) like the methods: making them at import made the node classes and call paths
+        of a score of ops, half of what ``import retrograd`` spent in the op table."""
+        for op in entries:
+            for name in op.declaration.operators:  # (a later entry's operator wins, as it did)
+                if name in self.forms:
+                    self.names[self.forms[name][:2]].remove(name)
+                # One function for all of an op's operators (``__add__ is __radd__``).
+                self.forms[name] = (OPERATOR, op.name, (op,))
+                self.names.setdefault((OPERATOR, op.name), []).append(name)
+
     def eager(self, name: str) -> bool:
-        """Whether the form is a call path itself (a ``hot`` method), bound as it is at import."""
+        """Whether the form is a call path itself (a ``hot`` method), no generated wrapper."""
         form, _, pair = self.forms[name]
         return form == METHOD and pair[0].declaration.hot
 
@@ -302,6 +315,9 @@ class _Forms:
             form, defined, pair = self.forms[name]
             if self.eager(name):
                 function = pair[0].unary  # the call path itself, one frame shorter
+            elif form == OPERATOR:  # the op's own call path (a binary one passes the params' defaults)
+                op = pair[0]
+                function = op.unary if op.n_inputs == 1 else op.operator(self.namespace["coerce"], *_defaults(op))
             else:
                 if "apply" not in self.namespace:
                     _helpers(self.namespace)
@@ -379,9 +395,9 @@ def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] 
     """Set ``cls.<name>`` / ``cls.<name>_`` (aliases too) for the entries' ``method`` and
     ``inplace`` variants, and their ``operators``; a name the class already defines is an error
     (one definition per op). ``coerce`` does the ``"scalar"`` conversion (and an operator's other
-    operand): a number or tensor passes, anything else becomes ``NotImplemented``. The operators
-    and ``hot`` methods (the ops' own call paths) are set now; every other method is made on its
-    first lookup (``_Method``).
+    operand): a number or tensor passes, anything else becomes ``NotImplemented``. Every method
+    and operator is made on its first lookup (``_Method``); the operators and ``hot`` methods are
+    then the ops' own call paths, as fast as if they had been set at import.
 
     >>> import retrograd as rg
     >>> rg.Tensor.erfc.__qualname__
@@ -390,16 +406,8 @@ def bind_methods(cls: type, entries: Iterable[Op], coerce: Callable[[Any], Any] 
     entries = list(entries)
     forms = _Forms(entries, (METHOD, INPLACE), f"{cls.__name__} methods from the op table", f"{cls.__name__}.",
                    {"coerce": coerce, "__name__": cls.__module__})
-    methods: dict[str, Any] = {name: forms.make(name) if forms.eager(name) else _Method(cls, forms, name)
-                               for name in forms.forms}
-    for op in entries:
-        operators = op.declaration.operators
-        if operators:
-            if op.n_inputs == 1:
-                path = op.unary
-            else:  # the operator passes the params' defaults (``alpha=1``)
-                path = op.operator(coerce, *_defaults(op))  # type: ignore[arg-type]
-            methods.update((name, path) for name in operators)
+    forms.add_operators(entries)
+    methods: dict[str, Any] = {name: _Method(cls, forms, name) for name in forms.forms}
     for name in methods:  # (checked before any is set: nothing half-bound)
         if name in vars(cls):
             raise ValueError(f"{cls.__name__}.{name} is defined by hand and by an entry's variants")
