@@ -239,8 +239,15 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         rets.append(f"v{v}")
     lines.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     source = "\n".join(lines) + "\n"
+    return source, exec_generated(source, name, namespace, name)
+
+
+def exec_generated(source: str, label: str, namespace: dict[str, Any], name: str) -> Any:
+    """Run generated ``source`` in ``namespace`` as the numbered file ``<retrograd compiled: label
+    #n>``, registered with ``linecache`` so tracebacks and pdb show its lines, and return the
+    function ``name`` it defines. Every generated piece of retrograd.compile goes through here."""
     _counter[0] += 1
-    filename = f"<retrograd compiled: {name} #{_counter[0]}>"
+    filename = f"<retrograd compiled: {label} #{_counter[0]}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated source
-    return source, namespace[name]
+    return namespace[name]

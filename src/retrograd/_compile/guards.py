@@ -12,16 +12,14 @@ the call down the general path, which finds the variant (or compiles one) as bef
 
 from __future__ import annotations
 
-import linecache
 from collections.abc import Callable
 from typing import Any
 
 from ..autograd.grad_mode import STATE
 from ..tensor import Tensor
+from .codegen import exec_generated
 
 __all__ = ["fast_guard"]
-
-_counter = [0]
 
 
 def fast_guard(module: Any, mods: list[tuple[Any, tuple[Any, ...]]] | None, args: tuple[Any, ...],
@@ -91,9 +89,4 @@ def fast_guard(module: Any, mods: list[tuple[Any, tuple[Any, ...]]] | None, args
         check_tensor(f"_t{n}", t)
     ns["_rest"] = rest
     lines.append(f"    return [{', '.join(names)}{', ' if names else ''}*_rest]")
-    source = "\n".join(lines) + "\n"
-    _counter[0] += 1
-    filename = f"<retrograd compiled: guard #{_counter[0]}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), ns)  # noqa: S102 - our own generated source
-    return ns["guard"]  # type: ignore[no-any-return]
+    return exec_generated("\n".join(lines) + "\n", "guard", ns, "guard")

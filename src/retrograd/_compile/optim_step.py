@@ -26,7 +26,6 @@ not a 0-d float tensor.
 
 from __future__ import annotations
 
-import linecache
 import math
 from collections.abc import Callable
 from typing import Any
@@ -35,11 +34,11 @@ import numpy as np
 from numpy import ndarray
 
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
+from .codegen import exec_generated
 
 __all__ = ["CompiledOptimizerStep", "is_optimizer_step"]
 
 CACHE_SIZE_LIMIT = 8
-_counter = [0]
 
 
 def _number(x: Any) -> bool:
@@ -291,11 +290,7 @@ class CompiledOptimizerStep:
             head.append(f"    {names_s} = _bufs")
             lines.append("    _pool.append(_bufs)")
         source = "\n".join(head + lines) + "\n"
-        _counter[0] += 1
-        filename = f"<retrograd compiled: optimizer step #{_counter[0]}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own generated source
-        return _Variant(namespace["step"], source, keep, bumps)
+        return _Variant(exec_generated(source, "optimizer step", namespace, "step"), source, keep, bumps)
 
 
 _EAGER: Any = object()  # a cached variant that runs the eager step
@@ -379,12 +374,7 @@ def _fast_collect(opt: Any, key: Any, tensors: list[Any]) -> Callable[[Any], lis
                           f"    if b is not _B{gi}_{pi}_{bi} or b._data is not _A{gi}_{pi}_{bi} or _A{gi}_{pi}_{bi} is gd:",
                           fail, f"    args.append(_A{gi}_{pi}_{bi})"]
     lines.append("    return args")
-    source = "\n".join(lines) + "\n"
-    _counter[0] += 1
-    filename = f"<retrograd compiled: optimizer step guard #{_counter[0]}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), ns)  # noqa: S102 - our own generated source
-    return ns["collect"]  # type: ignore[no-any-return]
+    return exec_generated("\n".join(lines) + "\n", "optimizer step guard", ns, "collect")
 
 
 def _refusal(sgd: bool, tensors: list[Any]) -> str | None:

@@ -720,24 +720,9 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
         # a size every rank shares picks the same one on every rank.
         small = data.nbytes <= pg._small
         if small or not async_op:
-            plan = pg._direct = _direct_plan(pg, tensor, op, small, fast)
-            dog = _State.watchdog
-            if dog is not None:
-                dog.timeout = pg._timeout
-                dog.started = time.monotonic()
-                dog.op = "all_reduce"
-            try:
-                if small:
-                    plan[6](_MPI.IN_PLACE, plan[5], fast)
-                else:
-                    plan[6](_MPI.IN_PLACE, plan[5], fast).Wait()  # (matches another rank's async call)
-            except _MPI.Exception as e:
-                raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
-            finally:
-                if dog is not None:
-                    dog.op = None
-            tensor._counter().bump("all_reduce")
-            return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
+            # The plan made, this call runs as every repeat of it does: by the prepared path above.
+            pg._direct = _direct_plan(pg, tensor, op, small, fast)
+            return all_reduce(tensor, op, group, async_op)
     mpi_op = _mpi_op(op, tensor, "all_reduce")
     buf = _buffer(data)
     comm, MPI = pg._comm, _mpi()
