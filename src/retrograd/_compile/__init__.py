@@ -93,6 +93,15 @@ class Variant:
     guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
     node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
+    lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
+
+    def bindings_hold(self) -> bool:
+        """Whether each lifted tensor is still what its global or closure name holds (Dynamo
+        guards the source): a name rebound to another tensor makes the caller trace again."""
+        for t, source in zip(self.lifted, self.lifted_sources):
+            if _read_source(source) is not t:
+                return False
+        return True
 
     def __post_init__(self) -> None:
         self.saved_special = [pos for pos, (kind, _) in enumerate(self.saved_kind) if kind != "array"]
@@ -189,27 +198,42 @@ def _flatten_output(result: Any) -> tuple[Any, list[Tensor]] | None:
     return None
 
 
-def _captured_tensors(fn: Any) -> dict[int, Tensor]:
+_WHOLE: Any = object()  # a source's ``sub`` when the name holds the tensor itself
+
+
+def _captured_tensors(fn: Any) -> dict[int, tuple[Tensor, tuple[Any, Any, Any]]]:
     """Tensors the function can read without taking them: its closure cells and the globals it
-    names (one level into lists, tuples and dicts), as Dynamo's sources would."""
-    found: dict[int, Tensor] = {}
+    names (one level into lists, tuples and dicts), as Dynamo's sources would; each with where
+    it was read, (globals dict and name, or cell and None; index or key into a container, or
+    ``_WHOLE``), for ``_read_source``."""
+    found: dict[int, tuple[Tensor, tuple[Any, Any, Any]]] = {}
     code = getattr(fn, "__code__", None)
-    values: list[Any] = []
+    values: list[tuple[Any, Any, Any]] = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
-            values.append(cell.cell_contents)
+            values.append((cell.cell_contents, cell, None))
         except ValueError:
             continue
     glob = getattr(fn, "__globals__", {})
     for name in getattr(code, "co_names", ()):
         if name in glob:
-            values.append(glob[name])
-    for v in values:
-        items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else (v,)
-        for t in items:
+            values.append((glob[name], glob, name))
+    for v, holder, name in values:
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, (list, tuple)) else ((_WHOLE, v),)
+        for sub, t in items:
             if isinstance(t, Tensor):
-                found[id(t)] = t
+                found[id(t)] = (t, (holder, name, sub))
     return found
+
+
+def _read_source(source: tuple[Any, Any, Any]) -> Any:
+    """What a captured tensor's source holds now (None if it no longer resolves)."""
+    holder, name, sub = source
+    try:
+        value = holder.cell_contents if name is None else holder[name]
+        return value if sub is _WHOLE else value[sub]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 class CompiledFunction:
@@ -307,7 +331,7 @@ class CompiledFunction:
         fast = self._fast
         if fast is not None and not kwargs:
             flat = fast.guard(args)
-            if flat is not None:
+            if flat is not None and (not fast.lifted_sources or fast.bindings_hold()):
                 return fast.run(flat)
         found = self._inputs(args, kwargs)
         if found is None:
@@ -317,7 +341,7 @@ class CompiledFunction:
         variant = self._cache.get(key)
         if type(variant) is Variant:
             if all((t._data.shape, t._data.dtype, t._requires_grad) == g
-                   for t, g in zip(variant.lifted, variant.lifted_guards)):
+                   for t, g in zip(variant.lifted, variant.lifted_guards)) and variant.bindings_hold():
                 self._remember(variant, args, kwargs, tensors)
                 return variant.run(tensors)
         elif variant is not None:
@@ -350,7 +374,8 @@ class CompiledFunction:
         for t in tensors:
             tracer.add_input(t._data)
         whole_module = self._module is self._fn  # (a part of a split forward has its own function)
-        tracer.captured = _captured_tensors(self._module.forward if whole_module else self._fn)
+        captured = _captured_tensors(self._module.forward if whole_module else self._fn)
+        tracer.captured = {key: t for key, (t, _) in captured.items()}
         if self._split and not self.fullgraph:
             target = target_function(self._fn, self._module)
             tracer.target_code = None if target is None else target.__code__
@@ -371,6 +396,7 @@ class CompiledFunction:
             if plan is not None:
                 self.last_segmented = plan
             return result
+        variant.lifted_sources = [captured[id(t)][1] for t in variant.lifted]
         variant.compile_seconds = time.perf_counter() - start
         self.compile_times.append(variant.compile_seconds)
         self._cache[key] = variant
