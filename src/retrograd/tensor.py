@@ -95,6 +95,16 @@ CPU = device("cpu")
 
 # References to a gradient held by the engine when it reaches _accumulate_grad (see there).
 _ENGINE_REFERENCES = 4
+# ``div``'s rounding_mode when not given: PyTorch records DivBackward0 then, but DivBackward2 for
+# an explicit ``rounding_mode=None``.
+_NO_ROUNDING: Any = object()
+
+
+def _no_keywords(name: str, other: Any, kwargs: dict[str, Any]) -> TypeError:
+    """PyTorch's error for ``true_divide(other, rounding_mode=...)``: its overloads take ``other`` only."""
+    got = ", ".join([type(other).__name__, *(f"{k}={type(v).__name__}" for k, v in kwargs.items())])
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (Tensor other)\n * (Number other)\n")
 
 
 def _operand(x: Any) -> Any:
@@ -1029,13 +1039,19 @@ class Tensor:
             raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        if rounding_mode is None:
+    def div(self, other: Any, *, rounding_mode: Any = _NO_ROUNDING) -> Tensor:
+        if rounding_mode is _NO_ROUNDING:
             return _apply(_E.div, (self, _operand(other)))
+        if rounding_mode is None:  # spelled out: PyTorch's rounding_mode overload (DivBackward2)
+            return _apply(_E.div_mode_none, (self, _operand(other), None))
         return _ops.extra_div(self, _operand(other), rounding_mode)
 
     divide = div
-    true_divide = div
+
+    def true_divide(self, other: Any, **kwargs: Any) -> Tensor:
+        if kwargs:  # (no rounding_mode here: PyTorch's overloads take ``other`` only)
+            raise _no_keywords("true_divide", other, kwargs)
+        return self.div(other)
 
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
@@ -1098,13 +1114,17 @@ class Tensor:
     def __imod__(self, other: Any) -> Tensor:
         return self.remainder_(other)
 
-    def true_divide_(self, other: Any) -> Tensor:
+    def true_divide_(self, other: Any, **kwargs: Any) -> Tensor:
+        if kwargs:
+            raise _no_keywords("true_divide_", other, kwargs)
         return self.div_(other)
 
     # -- in-place -----------------------------------------------------------------------------
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        if rounding_mode is None:
+    def div_(self, other: Any, *, rounding_mode: Any = _NO_ROUNDING) -> Tensor:
+        if rounding_mode is _NO_ROUNDING:
             return _apply_inplace(_E.div, (self, _operand(other)))
+        if rounding_mode is None:
+            return _apply_inplace(_E.div_mode_none, (self, _operand(other), None))
         return _apply_inplace(_E.div_rounding, (self, _operand(other), rounding_mode))
 
     divide_ = div_
