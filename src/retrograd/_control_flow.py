@@ -35,7 +35,68 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
     if not isinstance(operands, (tuple, list)):
         raise RuntimeError(f"Expect operands to be a tuple of possibly nested dict/list/tuple that only consists "
                            f"of tensor leaves, but got {operands}.")
+    if isinstance(pred, Tensor):
+        recorded = _cond_node(pred, chosen, tuple(operands))
+        if recorded is not None:
+            return recorded
     return chosen(*operands)
+
+
+def _cond_node(pred: Tensor, chosen: Callable[..., Any], operands: tuple[Any, ...]) -> Any:
+    """The branch's result behind one ``CondAutogradOpBackward`` node, as PyTorch's eager ``cond``
+    records it (a Python bool predicate runs the branch plainly there too); None when nothing
+    needs a gradient, or for a result that is not a tensor or a tuple/list of tensors (the branch
+    then runs plainly: ``cond``'s branches are pure functions)."""
+    from .autograd.grad_mode import STATE, enable_grad
+
+    if not STATE.grad_enabled or not any(isinstance(o, Tensor) and o.requires_grad for o in operands):
+        return None
+    inner = tuple(o.detach().requires_grad_() if isinstance(o, Tensor) and o.requires_grad else o for o in operands)
+    with enable_grad():  # the branch's own graph, on detached inputs: the node's backward runs it
+        out = chosen(*inner)
+    single = isinstance(out, Tensor)
+    outs = (out,) if single else tuple(out) if isinstance(out, (tuple, list)) else ()
+    if not outs or not all(isinstance(o, Tensor) for o in outs):
+        return None
+    result = _cond_op().apply(pred, (inner, outs), *operands)
+    if single:
+        return result
+    return type(out)(result) if isinstance(result, tuple) else type(out)((result,))
+
+
+_COND_OP: list[Any] = []
+
+
+def _cond_op() -> Any:
+    """The ``Function`` behind ``cond``'s node (made on first use: ``autograd.function`` loads then)."""
+    if _COND_OP:
+        return _COND_OP[0]
+    from .autograd import grad as autograd_grad
+    from .autograd.function import Function
+
+    class CondAutogradOp(Function):  # (its node: CondAutogradOpBackward, PyTorch's name)
+        @staticmethod
+        def forward(ctx: Any, pred: Any, branch: Any, *operands: Any) -> Any:
+            inner, outs = branch
+            ctx.inner, ctx.outs = inner, outs
+            ctx.mark_non_differentiable(*(o for o in outs if not o.requires_grad))
+            results = tuple(o.detach() for o in outs)
+            return results[0] if len(results) == 1 else results
+
+        @staticmethod
+        def backward(ctx: Any, *grads: Any) -> Any:
+            pairs = [(o, g) for o, g in zip(ctx.outs, grads, strict=True) if g is not None and o.requires_grad]
+            wanted = [t for t in ctx.inner if isinstance(t, Tensor) and t.requires_grad]
+            found: Any = [None] * len(wanted)
+            if pairs and wanted:
+                # (not create_graph: PyTorch's cond gradient is not differentiable again either)
+                found = autograd_grad([o for o, _ in pairs], wanted, [g for _, g in pairs], retain_graph=True,
+                                      allow_unused=True)
+            it = iter(found)
+            return (None, None, *(next(it) if isinstance(t, Tensor) and t.requires_grad else None for t in ctx.inner))
+
+    _COND_OP.append(CondAutogradOp)
+    return CondAutogradOp
 
 
 def _metadata(x: Any) -> Any:

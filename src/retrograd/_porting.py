@@ -160,6 +160,8 @@ def is_same_size(input: Any, other: Any) -> bool:  # noqa: A002
     >>> rg.is_same_size(rg.ones(2), rg.zeros(2))
     True
     """
+    if isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     return _tensor("is_same_size", input)._data.shape == _tensor("is_same_size", other)._data.shape
 
 

@@ -1,9 +1,9 @@
 """PyTorch's ``*_copy`` functions (``torch.permute_copy``, ``torch.select_copy``, ...): the view op's
 result as a new tensor that shares no memory with its input.
 
-Each takes the view's own public form (its argument handling and errors) and copies the result
-through a node named as PyTorch names it (``PermuteBackward0_copy``; ``NarrowCopyBackward0``), whose
-backward passes the gradient on to the view's node. ``diagonal_copy`` is the op table's own
+Each takes the view's own public form (its argument handling and errors) and copies the result;
+the view's node, renamed as PyTorch names it (``PermuteBackward0_copy``; ``NarrowCopyBackward0``),
+becomes the copy's one node, as in PyTorch (no second node behind it). ``diagonal_copy`` is the op table's own
 entry. Loaded on first use.
 """
 
@@ -26,12 +26,28 @@ def _copy_op(node: str) -> Op:
     return op
 
 
+_COPY_CLASSES: dict[tuple[type, str], type] = {}
+
+
 def _copied(view: Tensor, node: str | None = None) -> Tensor:
     fn = view._grad_fn
     name = node or (f"{type(fn).__name__}_copy" if fn is not None else "")
     if fn is None:  # (nothing to record: a plain copy of the data)
         return Tensor._make(view._data.copy())
-    return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
+    if view._base is not None and fn is view._base._grad_fn:  # (no node of its own: copy through one)
+        return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
+    # One node, as PyTorch records: the view's own node (made by this call, seen by no one else),
+    # renamed ``PermuteBackward0_copy``, now the grad_fn of a fresh tensor that owns its data.
+    if type(fn).__name__ != name and type(fn) not in _COPY_CLASSES.values():  # (unbind's pieces: renamed once)
+        key = (type(fn), name)
+        cls = _COPY_CLASSES.get(key)
+        if cls is None:
+            cls = _COPY_CLASSES[key] = type(name, (type(fn),), {"__slots__": ()})
+        fn.__class__ = cls
+    out = Tensor._make(view._data.copy(), True)
+    out._grad_fn = fn
+    out._output_nr = view._output_nr
+    return out
 
 
 def alias_copy(input: Tensor) -> Tensor:  # noqa: A002

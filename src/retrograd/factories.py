@@ -35,7 +35,13 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 def _size_args(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
     if not size:
+        if name in _SAMPLED:
+            raise _bad_call(name, (), {})
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    if len(size) > 1 and isinstance(size[0], (tuple, list)):  # (a sequence, then more)
+        if name in _SAMPLED:
+            raise _bad_call(name, size, {})
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
     if len(size) == 1 and not isinstance(size[0], (tuple, list)):
         if not _int_like(size[0], True):
             raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size[0])}")
@@ -57,6 +63,8 @@ def _keyword_size(name: str, sizes: tuple[Any, ...], size: Any) -> tuple[Any, ..
     if size is _NO_SIZE:
         return sizes
     if sizes:
+        if name in _SAMPLED:
+            raise _bad_call(name, sizes, {"size": size})
         raise TypeError(f"{name}() got multiple values for argument 'size'")
     if not isinstance(size, (tuple, list)) or not all(_int_like(v, i == 0) for i, v in enumerate(size)):
         raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {_type_name(size)}")
@@ -64,10 +72,37 @@ def _keyword_size(name: str, sizes: tuple[Any, ...], size: Any) -> tuple[Any, ..
 
 
 def _type_name(value: Any) -> str:
-    kind = type(value)
-    if isinstance(value, Tensor) or kind.__module__ == "builtins":
-        return "Tensor" if isinstance(value, Tensor) else kind.__name__
-    return f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    from ._factory_args import type_name  # (PyTorch's names: ``torch.dtype``, not ``retrograd.dtype``)
+
+    return type_name(value)
+
+
+# The factories whose parser lists its overloads on a bad call (zeros/ones/empty: Python's errors).
+_SAMPLED = frozenset({"rand", "randn"})
+_MISSING: Any = object()  # (an argument not given, where None is a value PyTorch refuses)
+
+
+def _bad_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], overloads: str = "") -> TypeError:
+    """PyTorch's "invalid combination of arguments" TypeError for ``name(*args, **kwargs)``."""
+    from ._factory_args import invalid_combination
+
+    return invalid_combination(name, args, kwargs, overloads)
+
+
+def _int_arg(name: str, arg: str, value: Any, position: int) -> int:
+    """``value`` as an int, or PyTorch's TypeError for an ``int`` argument (``randperm(5.0)``)."""
+    if type(value) is not int:
+        from ._factory_args import check_int_argument
+
+        check_int_argument(name, arg, value, position)
+    return int(value)
+
+
+def _tensor_input(name: str, value: Any) -> None:
+    if not isinstance(value, Tensor):
+        from ._factory_args import check_tensor_input
+
+        check_tensor_input(name, value)
 
 
 def _int_like(value: Any, first: bool) -> bool:
@@ -369,6 +404,8 @@ def _scalar_np_dtype(value: Any) -> np.dtype:
         return np.dtype(np.bool_)
     if isinstance(value, (int, np.integer)):
         return np.dtype(np.int64)
+    if isinstance(value, (complex, np.complexfloating)):
+        return default_complex().np
     return get_default_dtype().np
 
 
@@ -382,6 +419,8 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     _check_device(device)
     if isinstance(size, (tuple, list)):
         _check_int_items("full", size, 1)
+    else:  # (``full(2, 1)``: PyTorch's full takes a sequence only, unlike zeros)
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_type_name(size)}")
     _check_number("full", fill_value)
     if type(fill_value) is int:
         from .ops.op import check_int_scalar
@@ -391,6 +430,10 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))
+    if type(fill_value) is complex:
+        from ._factory_args import check_fill
+
+        fill_value = check_fill(fill_value, np_dtype)
     return _finish(np.full(_nonnegative(_sizes((size,))), fill_value, np_dtype), requires_grad)
 
 
@@ -404,6 +447,7 @@ def _filled_like(name: str, fill: Callable[..., np.ndarray], doc: str) -> Callab
 
     def like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
              memory_format: Any = None) -> Tensor:
+        _tensor_input(name, input)
         return _finish(fill(input._data.shape, _like(input, dtype)), requires_grad)
 
     return _named(like, name, doc)
@@ -439,17 +483,52 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
     >>> rg.full_like(rg.zeros(2), 3.0).tolist()
     [3.0, 3.0]
     """
+    _tensor_input("full_like", input)
+    _check_number("full_like", fill_value)
+    if type(fill_value) is complex:
+        from ._factory_args import check_fill
+
+        fill_value = check_fill(fill_value, _like(input, dtype))
     return _finish(np.full(input._data.shape, fill_value, _like(input, dtype)), requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def _check_arange_call(start: Any, end: Any, step: Any, dtype: Any, unknown: dict[str, Any]) -> tuple[Any, Any]:
+    """``arange``'s (start, end) as its body takes them (``end`` None: one bound), or PyTorch's
+    error for a call none of its overloads takes (a non-number, ``None``, a bool dtype)."""
+    from ._factory_args import is_number
+
+    default_step = type(step) is int and step == 1
+    if start is _MISSING:  # arange(end=5)
+        if end is _MISSING or not default_step:
+            raise _bad_call("arange", (), {**({"end": end} if end is not _MISSING else {}),
+                                           **({"step": step} if not default_step else {}), **unknown})
+        start = 0
+    if end is _MISSING:
+        if not unknown and not is_number(start):
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {_type_name(start)}")
+        end = None
+    else:
+        args = (start, end) if default_step else (start, end, step)
+        if unknown or not all(map(is_number, args)):
+            raise _bad_call("arange", args, unknown)
+    if unknown:
+        raise _bad_call("arange", (start,), unknown)
+    if dtype is not None and to_dtype(dtype).np.kind == "b":
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    return start, end
+
+
+def arange(start: Any = _MISSING, end: Any = _MISSING, step: Any = 1, *extra: Any, dtype: Any = None,
+           device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for ints, else the default float.
 
     >>> import retrograd as rg
     >>> rg.arange(4).tolist(), rg.arange(0, 1, 0.5).tolist()
     ([0, 1, 2, 3], [0.0, 0.5])
     """
+    if extra:
+        raise _bad_call("arange", (start, end, step, *extra), unknown)
+    start, end = _check_arange_call(start, end, step, dtype, unknown)
     _check_device(device)
     if end is None:
         start, end = 0, start
@@ -477,24 +556,55 @@ def _linspace_array(start: float, end: float, steps: int, device: Any) -> np.nda
     return np.linspace(start, end, steps)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def _check_linspace_call(name: str, start: Any, end: Any, steps: Any, unknown: dict[str, Any]) -> tuple[Any, Any]:
+    """``linspace``/``logspace``'s bounds as numbers, or PyTorch's error for a call none of their
+    overloads takes (``steps`` not an int, a bound that is no number, a bound tensor with dims)."""
+    from ._factory_args import is_int, is_number
+
+    given = tuple(v for v in (start, end, steps) if v is not _MISSING)
+    if (unknown or steps is _MISSING or not is_int(steps)
+            or not all(isinstance(v, Tensor) or is_number(v) for v in (start, end))):
+        raise _bad_call(name, given, unknown)
+    for arg, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v._data.ndim:
+            raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {arg} with "
+                               f"{v._data.ndim} dimension(s).")
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))  # type: ignore[return-value]
+
+
+def linspace(start: float, end: float, steps: int = _MISSING, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False, **unknown: Any) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     >>> import retrograd as rg
     >>> rg.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    return _finish(_linspace_array(start, end, steps, device).astype(_factory_dtype(dtype)), requires_grad)
+    start, end = _check_linspace_call("linspace", start, end, steps, unknown)
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
+        dtype = default_complex()  # (a complex bound: a complex result, as PyTorch's)
+    return _finish(_linspace_array(start, end, int(steps), device).astype(_factory_dtype(dtype)), requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def eye(n: int = _MISSING, m: Any = _MISSING, *extra: Any, dtype: Any = None, device: Any = None,
+        requires_grad: bool = False, **unknown: Any) -> Tensor:
     """The identity matrix.
 
     >>> import retrograd as rg
     >>> rg.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    if m is _MISSING:
+        m = None
+        if n is _MISSING or unknown:
+            raise _bad_call("eye", () if n is _MISSING else (n,), unknown)
+        n = _int_arg("eye", "n", n, 1)
+    elif type(n) is not int or type(m) is not int or extra or unknown:
+        from ._factory_args import is_int
+
+        if extra or unknown or not (is_int(n) and is_int(m)):
+            raise _bad_call("eye", (n, m, *extra), unknown)
+        n, m = int(n), int(m)
     _check_device(device)
     for arg, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
@@ -551,7 +661,11 @@ def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tenso
     ints, one sequence or ``size=``; PyTorch's ``kernel`` error for a dtype that is not floating."""
 
     def factory(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
-                device: Any = None, requires_grad: bool = False) -> Tensor:
+                device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
+        if unknown or generator is not None and not isinstance(generator, Generator):
+            given = {"size": size} if size is not _NO_SIZE else {}
+            raise _bad_call(name, sizes, {**given, **({"generator": generator} if generator is not None else {}),
+                                          **unknown})
         _check_device(device)
         _check_float_sampling(dtype, kernel)
         shape = _size_args(name, _keyword_size(name, sizes, size))
@@ -581,8 +695,34 @@ randn = _sampled("randn", "normal", "normal_kernel_cpu",
     """)
 
 
+def _check_randint_call(low: Any, high: Any, size: Any, generator: Any, unknown: dict[str, Any]) -> None:
+    """PyTorch's TypeError for a ``randint`` call that matches none of its overloads
+    (``randint(0, 5, 3)``, ``randint(5, size=2)``, ``randint(5.5, (2,))``), before NumPy would take it."""
+    from ._factory_args import is_int
+
+    given = tuple(v for v in (low, high, size) if v is not None)
+    if unknown or generator is not None and not isinstance(generator, Generator):
+        raise _bad_call("randint", given, {**({"generator": generator} if generator is not None else {}), **unknown})
+    if size is None:
+        if high is None:  # randint() or randint(5): no size
+            raise _bad_call("randint", given, {})
+        if low is None:  # randint(high=5)
+            raise _bad_call("randint", (), {"high": high})
+        if isinstance(high, (tuple, list)):  # randint(high, size)
+            _int_arg("randint", "high", low, 1)
+        return
+    if low is not None and high is not None:  # randint(low, high, size)
+        if not (is_int(low) and is_int(high) and isinstance(size, (tuple, list))
+                and all(_int_like(v, i == 0) for i, v in enumerate(size))):
+            raise _bad_call("randint", given, {})
+        return
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {_type_name(size)}")
+    _int_arg("randint", "high", high if low is None else low, 1)
+
+
 def randint(low: Any = None, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+            dtype: Any = None, device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
     """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0), PyTorch's numbers.
 
     >>> import retrograd as rg
@@ -592,6 +732,8 @@ def randint(low: Any = None, high: int | None = None, size: Any = None, *, gener
     """
     from ._sampling import random_
 
+    _check_randint_call(low, high, size, generator, unknown)
+    low, high = (int(v) if isinstance(v, Tensor) else v for v in (low, high))
     _check_device(device)
     if low is None:  # randint(high=..., size=...)
         if high is None:
@@ -618,8 +760,8 @@ def randint(low: Any = None, high: int | None = None, size: Any = None, *, gener
     return _finish(out._data, requires_grad)
 
 
-def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def randperm(n: int = _MISSING, *extra: Any, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
     """A random permutation of 0..n-1 (PyTorch's Fisher-Yates swaps and numbers).
 
     >>> import retrograd as rg
@@ -627,6 +769,11 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None, d
     >>> rg.randperm(5).tolist()
     [4, 0, 1, 3, 2]
     """
+    if n is _MISSING or extra or unknown:
+        raise _bad_call("randperm", () if n is _MISSING else (n, *extra), unknown)
+    n = _int_arg("randperm", "n", n, 1)
+    if dtype is not None and to_dtype(dtype).np.kind == "b":
+        raise NotImplementedError('"randperm" not implemented for \'Bool\'')
     _check_device(device)
     _nonnegative((n,))
     perm = _rng(generator).randperm(int(n))
@@ -648,9 +795,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
     _check_device(device)
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not m_t and not s_t:
-        if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got (float, float), but "
-                            "expected one of the overloads with a size")
+        if not isinstance(size, (tuple, list)):  # (PyTorch's overload with a size takes a sequence only)
+            raise _bad_call("normal", (mean, std) if size is None else (mean, std, size), {})
         _check_float_sampling(dtype, "normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(std)}")
@@ -688,9 +834,12 @@ def _sampled_like(name: str, draw: str, kernel: str, doc: str) -> Callable[..., 
     """``rand_like``/``randn_like``: ``_sampled``'s draw with ``input``'s shape and (unless ``dtype`` is
     given) dtype."""
 
-    def like(input: Tensor, *, dtype: Any = None, generator: Generator | None = None,  # noqa: A002
-             requires_grad: bool = False, device: Any = None, layout: Any = None,
-             memory_format: Any = None) -> Tensor:
+    def like(input: Tensor = _MISSING, *extra: Any, dtype: Any = None,  # noqa: A002
+             generator: Generator | None = None, requires_grad: bool = False, device: Any = None,
+             layout: Any = None, memory_format: Any = None, **unknown: Any) -> Tensor:
+        if input is _MISSING or extra or unknown:
+            raise _bad_call(name, () if input is _MISSING else (input, *extra), unknown, "rand_like")
+        _tensor_input(name, input)
         np_dtype = to_dtype(dtype).np if dtype is not None else input._data.dtype
         if np_dtype.kind not in "fcV":
             raise NotImplementedError(f'"{kernel}" not implemented for {scalar_type_name(np_dtype)!r}')
@@ -707,12 +856,29 @@ randn_like = _sampled_like("randn_like", "normal", "normal_kernel_cpu",
     """Normal samples shaped like ``input`` (its dtype unless ``dtype`` is given).""")
 
 
+def _check_randint_like_call(input: Any, low: Any, high: Any, unknown: dict[str, Any]) -> None:  # noqa: A002
+    """PyTorch's errors for a ``randint_like`` call none of its overloads takes (``randint_like(x)``,
+    a float bound, no tensor), before NumPy would take it."""
+    from ._factory_args import is_int
+
+    given = tuple(v for v in (input, low, high) if v is not None)
+    bounds = [v for v in (low, high) if v is not None]
+    one_tensor_high = len(bounds) == 1 and isinstance(bounds[0], Tensor) and bounds[0]._data.dtype.kind not in "iu"
+    if unknown or not isinstance(input, Tensor) or not bounds or not (one_tensor_high or all(map(is_int, bounds))):
+        raise _bad_call("randint_like", given, unknown)
+    if one_tensor_high and bounds[0]._data.ndim:
+        raise RuntimeError("high must be a scalar tensor and on CPU")
+
+
 def randint_like(input: Tensor, low: Any = None, high: int | None = None, *, dtype: Any = None,  # noqa: A002
                  generator: Generator | None = None, requires_grad: bool = False, device: Any = None,
-                 layout: Any = None, memory_format: Any = None) -> Tensor:
+                 layout: Any = None, memory_format: Any = None, **unknown: Any) -> Tensor:
     """Random integers in [low, high) shaped like ``input`` (its dtype unless ``dtype`` is given)."""
     from ._sampling import random_
 
+    _check_randint_like_call(input, low, high, unknown)
+    if isinstance(low, Tensor) and high is None:
+        low = int(low)
     if high is None:
         low, high = 0, low
     if low is None:  # randint_like(x, high=...)
@@ -817,15 +983,16 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     return result if increasing else result.flip(1)
 
 
-def logspace(start: float, end: float, steps: int, base: float = 10.0, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def logspace(start: float, end: float, steps: int = _MISSING, base: float = 10.0, *, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
     """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent.
 
     >>> import retrograd as rg
     >>> rg.logspace(0, 2, 3).tolist()
     [1.0, 10.0, 100.0]
     """
-    exponents = _linspace_array(start, end, steps, device)
+    start, end = _check_linspace_call("logspace", start, end, steps, unknown)
+    exponents = _linspace_array(start, end, int(steps), device)
     np_dtype = _factory_dtype(dtype)
     with np.errstate(over="ignore"):
         data = np.power(float(base), exponents)

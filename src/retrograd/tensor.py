@@ -95,6 +95,32 @@ CPU = device("cpu")
 
 # References to a gradient held by the engine when it reaches _accumulate_grad (see there).
 _ENGINE_REFERENCES = 4
+# ``div``'s rounding_mode when not given: PyTorch records DivBackward0 then, but DivBackward2 for
+# an explicit ``rounding_mode=None``.
+_NO_ROUNDING: Any = object()
+
+
+def _select_arguments(dim: Any, index: Any) -> None:
+    """PyTorch's TypeError for ``select`` given a dim or index that is no int (NumPy would truncate 1.0)."""
+    from ._factory_args import is_int, type_name
+
+    for arg, position, value in (("dim", 1, dim), ("index", 2, index)):
+        if not is_int(value):
+            raise TypeError(f"select(): argument '{arg}' (position {position}) must be int, not {type_name(value)}")
+
+
+def _is_same_size(self: Tensor, other: Any) -> bool:
+    """``t.is_same_size(other)``: PyTorch's TypeError naming ``other`` when it is no tensor."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return self._data.shape == other._data.shape
+
+
+def _no_keywords(name: str, other: Any, kwargs: dict[str, Any]) -> TypeError:
+    """PyTorch's error for ``true_divide(other, rounding_mode=...)``: its overloads take ``other`` only."""
+    got = ", ".join([type(other).__name__, *(f"{k}={type(v).__name__}" for k, v in kwargs.items())])
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     " * (Tensor other)\n * (Number other)\n")
 
 
 def _operand(x: Any) -> Any:
@@ -1029,13 +1055,19 @@ class Tensor:
             raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
         return self
 
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        if rounding_mode is None:
+    def div(self, other: Any, *, rounding_mode: Any = _NO_ROUNDING) -> Tensor:
+        if rounding_mode is _NO_ROUNDING:
             return _apply(_E.div, (self, _operand(other)))
+        if rounding_mode is None:  # spelled out: PyTorch's rounding_mode overload (DivBackward2)
+            return _apply(_E.div_mode_none, (self, _operand(other), None))
         return _ops.extra_div(self, _operand(other), rounding_mode)
 
     divide = div
-    true_divide = div
+
+    def true_divide(self, other: Any, **kwargs: Any) -> Tensor:
+        if kwargs:  # (no rounding_mode here: PyTorch's overloads take ``other`` only)
+            raise _no_keywords("true_divide", other, kwargs)
+        return self.div(other)
 
     def where(self, condition: Tensor, other: Any) -> Tensor:
         return _apply(_E.where, (condition, self, _operand(other)))
@@ -1098,13 +1130,17 @@ class Tensor:
     def __imod__(self, other: Any) -> Tensor:
         return self.remainder_(other)
 
-    def true_divide_(self, other: Any) -> Tensor:
+    def true_divide_(self, other: Any, **kwargs: Any) -> Tensor:
+        if kwargs:
+            raise _no_keywords("true_divide_", other, kwargs)
         return self.div_(other)
 
     # -- in-place -----------------------------------------------------------------------------
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        if rounding_mode is None:
+    def div_(self, other: Any, *, rounding_mode: Any = _NO_ROUNDING) -> Tensor:
+        if rounding_mode is _NO_ROUNDING:
             return _apply_inplace(_E.div, (self, _operand(other)))
+        if rounding_mode is None:
+            return _apply_inplace(_E.div_mode_none, (self, _operand(other), None))
         return _apply_inplace(_E.div_rounding, (self, _operand(other), rounding_mode))
 
     divide_ = div_
@@ -1413,11 +1449,14 @@ class Tensor:
         ndim = self._data.ndim
         if ndim == 0:
             raise IndexError("select() cannot be applied to a 0-dim tensor.")
+        if type(dim) is not builtins.int or type(index) is not builtins.int:
+            _select_arguments(dim, index)
         d = _R.normalize_dim(dim, ndim)
-        index = int(index)
+        index = builtins.int(index)
         size = self._data.shape[d]
         if not -size <= index < size:
-            raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self._data.shape)} at "
+                             f"dimension {d}")
         return _apply(_S.select, (self, d, index % size))
 
     def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
@@ -1441,6 +1480,8 @@ class Tensor:
         return _apply(op, args)
 
     def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
+        if not isinstance(src, Tensor):
+            raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
         return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
 
     def __getitem__(self, key: Any) -> Tensor:
@@ -1595,6 +1636,8 @@ class Tensor:
         return _S.adjoint(self, "tensor.H")
 
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
+        if not isinstance(src, Tensor):
+            raise TypeError(f"scatter_add_(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
         return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
 
     def index_put(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
@@ -2072,7 +2115,7 @@ Tensor.is_shared = lambda self: False  # type: ignore[attr-defined]
 Tensor.is_distributed = lambda self: False  # type: ignore[attr-defined]
 Tensor.is_signed = lambda self: self._data.dtype.kind in "ifV"  # type: ignore[attr-defined]
 Tensor.get_device = lambda self: -1  # type: ignore[attr-defined]
-Tensor.is_same_size = lambda self, other: self._data.shape == other._data.shape  # type: ignore[attr-defined]
+Tensor.is_same_size = _is_same_size  # type: ignore[attr-defined]
 Tensor.char = lambda self, memory_format=None: self.to(_dtype.int8)  # type: ignore[attr-defined]
 Tensor.new = _new  # type: ignore[attr-defined]
 Tensor.apply_ = _apply_  # type: ignore[attr-defined]

@@ -379,4 +379,7 @@ OPS: list[OpInfo] = [
            lambda rng: [Sample((_U(rng, 2, 3), _U(rng, 3)), name="broadcast rhs"),
                         Sample((np.array([0.5, 1.0, -1.0]), np.array([0.5, 2.0, -1.0])), name="some equal")],
            covers=("eq_", "ne_", "not_equal_")),
+    # an explicit rounding_mode=None is PyTorch's DivBackward2 overload (true division)
+    OpInfo("div", lambda lib, a, b: lib.div(a, b, rounding_mode=None),
+           _binary(_U, _nonzero, 2.5), covers=("div",), variant_test_name="rounding_mode_none"),
 ]

@@ -386,6 +386,19 @@ div_rounding = Op("div", _quiet(_div_rounding), node="DivBackward2", inputs=("se
                   dtype="promote", grads=(_zeros_like, _zeros_like), jvp="elementwise")
 
 
+def _div_mode_none(a: Any, b: Any, rounding_mode: None) -> Any:
+    return np.true_divide(a, b)
+
+
+# ``div(x, y, rounding_mode=None)`` spelled out: true division, recorded as PyTorch records it
+# (DivBackward2, the rounding_mode overload, not the plain DivBackward0 of ``x / y``).
+div_mode_none = Op("div", _quiet(_div_mode_none), node="DivBackward2", inputs=("self", "other"),
+                   params=("rounding_mode",), dtype="float", saved=("other", "rounding_mode", "self"),
+                   grads=(lambda grad, other: grad / _cj(other),
+                          lambda grad, self, other: -grad * _cj(self / (other * other))),
+                   jvp="elementwise")
+
+
 def remainder_float(a: Any, b: Any) -> Any:
     """PyTorch's floating remainder: ``fmod``, moved into the divisor's sign. NumPy's is the same
     but for a zero result, which takes the divisor's sign there and keeps fmod's (the dividend's)

@@ -282,7 +282,7 @@ def _gather(t: Tensor, dim: int, index: np.ndarray) -> Tensor:
 
 
 def _scatter_reduce_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
-                         reduce: str, include_self: bool) -> tuple[Tensor, Tensor]:
+                         reduce: str, include_self: bool, needs: tuple[bool, ...]) -> tuple[Tensor, Tensor]:
     x = self._data
     dtype = x.dtype
     key = _scatter_key(x.shape, index, dim)
@@ -330,6 +330,8 @@ def _scatter_reduce_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor
         grad_src = _const(src_is) * _gather(distributed, dim, index)
     if not include_self:
         grad_self = _S.scatter_value(grad_self, dim, index, 0)
+    if needs[1] and grad_src._data.ndim and src._data.ndim:
+        _S.check_src_grad_shape("ScatterReduceBackward0", tuple(grad_src._data.shape), tuple(src._data.shape))
     return grad_self, _to_src_shape(grad_src, tuple(src._data.shape))
 
 

@@ -422,7 +422,12 @@ def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
 
 
 def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alpha: Any) -> np.ndarray:
-    _check_index_vector(index, "index_add")
+    # (PyTorch's index_add_ kernel words these unlike index_select's)
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index.dtype)}")
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{scalar_type_name(index.dtype)} and size: {list(index.shape)}")
     if src.dtype != x.dtype:
         raise RuntimeError(
             f"index_add_(): self ({scalar_type_name(x.dtype)}) and source ({scalar_type_name(src.dtype)}) must "
@@ -569,10 +574,13 @@ def _check_index(index: np.ndarray, name: str) -> None:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
-def _check_along(index: np.ndarray, x: np.ndarray, dim: int, src: np.ndarray | None = None) -> None:
-    """Index and shape checks shared by gather, scatter and scatter_add."""
+def _check_along(index: np.ndarray, x: np.ndarray, dim: int, src: np.ndarray | None = None,
+                 scatter: bool = False) -> None:
+    """Index and shape checks shared by gather, scatter and scatter_add (``scatter``: a scatter
+    with a value, no ``src``)."""
     if max(index.ndim, 1) != max(x.ndim, 1):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        what = "self" if scatter or src is not None else "input"  # (PyTorch's scatters say self)
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
     xs = x.shape or (1,)
     ishape = index.shape or (1,)
     for d, (i, s) in enumerate(zip(ishape, xs, strict=True)):
@@ -581,6 +589,9 @@ def _check_along(index: np.ndarray, x: np.ndarray, dim: int, src: np.ndarray | N
             srcs = src.shape or (1,)
             too_big = too_big or (d < len(srcs) and i > srcs[d])
         if too_big:
+            if scatter:
+                raise RuntimeError(f"Expected index {_shape_str(index.shape)} to be no larger than self "
+                                   f"{_shape_str(x.shape)} apart from dimension {dim}")
             if src is None:
                 raise RuntimeError(
                     f"Size does not match at dimension {d} expected index {_shape_str(index.shape)} to be no larger "
@@ -645,12 +656,31 @@ def _scatter_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray
     return out
 
 
-def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
+def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndarray, node: str = "") -> Tensor:
     g = gather(grad, dim, index)
     if tuple(g.shape) != tuple(src_shape):  # src may be larger than index: the rest gets zero
+        if node:
+            check_src_grad_shape(node, tuple(g.shape), tuple(src_shape))
         region = tuple(slice(0, s) for s in g.shape)
         return index_put(_make(np.zeros(src_shape, g._data.dtype)), g, region, False)
     return g
+
+
+def check_src_grad_shape(node: str, got: tuple[int, ...], src_shape: tuple[int, ...]) -> None:
+    """PyTorch's error when a scatter's ``src`` is larger than ``index``: the forward takes it, but
+    the gradient for ``src`` has ``index``'s shape, which its engine refuses for ``src``.
+
+    >>> check_src_grad_shape("ScatterBackward0", (1, 2), (1, 2))
+    >>> check_src_grad_shape("ScatterBackward0", (1, 2), (3, 5))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Function ScatterBackward0 returned an invalid gradient at index 1 - got [1, 2] but expected shape compatible with [3, 5]
+    """
+    # (PyTorch's engine sums a gradient down to its input's shape only when that shape expands to it)
+    lead = len(got) - len(src_shape)
+    if lead < 0 or any(s not in (1, g) for s, g in zip(src_shape, got[lead:], strict=True)):
+        raise RuntimeError(f"Function {node} returned an invalid gradient at index 1 - got {list(got)} but expected "
+                           f"shape compatible with {list(src_shape)}")
 
 
 gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"), saved=("dim", "index"),
@@ -660,11 +690,14 @@ gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
              grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
                                                      dim, index),
-                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)), jvp="transpose")
+                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index, "ScatterBackward0")),
+             jvp="transpose")
 
 
 
 def _scatter_value(x: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
+    _check_index(index, "scatter")
+    _check_along(index, x, dim, scatter=True)  # (first: its message names no src)
     return _scatter_forward(x, np.full(index.shape, value, x.dtype), dim, index)
 
 
@@ -700,7 +733,8 @@ scatter_value_reduce_legacy = Op(
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
                  params=("dim", "index"),
                  grads=(lambda grad: grad,
-                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index)), jvp="linear")
+                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index,
+                                                                      "ScatterAddBackward0")), jvp="linear")
 
 
 SCATTER_REDUCE_WARNING = (
@@ -717,6 +751,8 @@ def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduc
     if isinstance(source, Tensor):
         if reduce is None:
             return scatter, (x, source, d, idx)
+        if reduce not in ("add", "multiply"):  # (refused before the deprecation warning, as PyTorch)
+            raise RuntimeError("reduce argument must be either add or multiply.")
         import warnings
 
         warnings.warn(SCATTER_REDUCE_WARNING, UserWarning, stacklevel=3)
