@@ -174,8 +174,7 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
             and min(shape[:lead], default=0) >= 0):
         # New leading dims only (a reduction's gradient, a bias's): nothing for the checks below
         # to refuse, so the strided view at once, as the end of the general path makes it.
-        strides = (0,) * lead + tuple(0 if have == 1 else step for have, step in zip(x.shape, x.strides))
-        return np.ndarray(shape, x.dtype, x, 0, strides)
+        return np.ndarray(shape, x.dtype, x, 0, (0,) * lead + x.strides)
     if lead < 0:
         raise RuntimeError(
             f"expand({_type_str(x.dtype)}{{{_shape_str(x.shape)}}}, size={_shape_str(shape)}): "
@@ -201,10 +200,14 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
                 f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
             )
     size = tuple(target)
-    if x.size and x.flags.c_contiguous:  # the strided view made directly: a tenth of broadcast_to's cost
-        strides = (0,) * lead + tuple(0 if have == 1 else step for have, step in zip(x.shape, x.strides))
+    if not x.size:
+        return np.broadcast_to(x, size)
+    # A dim that keeps its size keeps its stride, a size-1 one too (PyTorch's strides; NumPy's
+    # broadcast_to zeroes those); only the expanded dims step by 0.
+    strides = (0,) * lead + tuple(step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], x.strides))
+    if x.flags.c_contiguous:  # the strided view made directly: a tenth of broadcast_to's cost
         return np.ndarray(size, x.dtype, x, 0, strides)
-    return np.broadcast_to(x, size)
+    return np.lib.stride_tricks.as_strided(x, size, strides, writeable=False)
 
 
 expand = Op("expand", _expand, node="ExpandBackward0", params=("size",), view=True,
