@@ -534,7 +534,13 @@ class CompiledFunction:
                     if node._hooked or node._pre_hooks or node._post_hooks or not hasattr(type(node), "_op"):
                         tracer.graph_break(f"backward node {node.name()} has hooks or is not an op's node")
                         return None
-                    results = node.apply(grads)
+                    try:
+                        results = node.apply(grads)
+                    except RuntimeError as error:
+                        # A value the rule saved was overwritten by an in-place op the forward
+                        # recorded out of place: eager's backward raises, so this runs eagerly.
+                        tracer.graph_break(f"backward node {node.name()} cannot run: {error}")
+                        return None
                     if tracer.breaks:
                         return None
                     for (nxt, nr), g in zip(node.next_functions, results):

@@ -9,8 +9,11 @@ before it records a node. While a trace runs, ``INFERENCE_CONTEXTS[0]`` is raise
 the tracing thread is recorded; other threads see the real state. The eager paths are
 unchanged: nothing is read or called there unless a trace is running.
 
-``ops.inplace``'s ``STATE`` gets a stand-in too, so that an in-place op on a traced tensor is a
-graph break, and ``Tensor.item``/``tolist``/``numpy``/``__bool__``... are wrapped for the
+``ops.inplace``'s ``STATE`` gets a stand-in too: an in-place op on a value the graph itself
+computed (owned by no one else: not an input, no view, no other array on its memory) is recorded
+as its out-of-place form, and the array's identity then stands for the new value (the graph is
+functionalised, as torch.compile does); any other in-place op on a traced tensor is a graph
+break. The eager op still runs as it is, so its checks and the version counters are eager's. And ``Tensor.item``/``tolist``/``numpy``/``__bool__``... are wrapped for the
 trace's duration, so that reading a traced value into Python is one (with the reason).
 """
 
@@ -65,6 +68,9 @@ class Tracer:
         # recording after a break, and each break's line in the function is kept.
         self.target_code: Any = None
         self.break_lines: list[int | None] = []
+        # An in-place op recorded out of place (``functionalize``) and still running eagerly:
+        # (the written array, the value it had); its own dispatch call is not recorded again.
+        self.pending: tuple[Any, int] | None = None
 
     # -- values ----------------------------------------------------------------------------
     def add_input(self, array: Any) -> int:
@@ -123,6 +129,9 @@ class Tracer:
         if self.breaks and self.target_code is None:
             return  # the rest runs eagerly anyway
         loc = frame.f_locals
+        if self.pending is not None:
+            self._inner_inplace_call(loc, frame.f_code.co_name)
+            return
         name = frame.f_code.co_name
         op = loc.get("op")
         if op is None:
@@ -186,6 +195,53 @@ class Tracer:
         if len(params) == 1 and type(params[0]) is int and params[0] == 1 and op.name in _ALPHA_ONE and fn is _ALPHA_ONE[op.name][0]:
             fn, params = _ALPHA_ONE[op.name][1], ()  # ``_add(a, b, 1)`` is ``np.add(a, b)``: a ufunc, fusable
         self.graph.calls.append(Call(fn, op.name, args, params, outs, op.n_outputs != 1, casts, pure))
+
+    def functionalize(self, frame: Any, target: Tensor) -> bool:
+        """Record the in-place op that ``check_inplace`` (``frame``) is about to check, on
+        ``target``, as its out-of-place form, when the graph owns ``target``'s array alone: a
+        value it computed (not an input), no view, no other traced array on its memory, a pure
+        op whose result has ``target``'s shape and dtype. True when recorded (or broken there)."""
+        caller = frame.f_back
+        if frame.f_code is not _inplace.check_inplace.__code__ or caller is None \
+                or caller.f_code is not _inplace.apply_inplace.__code__:
+            return False
+        data = target._data
+        v = self.values.get(id(data))
+        if v is None or v in self.graph.inputs or target._base is not None or 0 in data.strides:
+            return False
+        op, args = caller.f_locals.get("op"), caller.f_locals.get("args")
+        if op is None or args is None or op.n_outputs != 1 or any(w in op.name for w in _RANDOM_WORDS):
+            return False
+        if any(a is not data and np.may_share_memory(a, data) for a in self.keep if isinstance(a, np.ndarray)):
+            return False  # a view or alias of it would see the write: the graph's values would not
+        inputs, params = tuple(args[: op.n_inputs]), tuple(args[op.n_inputs:])
+        try:
+            with np.errstate(all="ignore"):
+                result = _op.forward_arrays(op, inputs, params)
+        except Exception:  # noqa: BLE001 - the eager op raises its own error: a break, as before
+            return False
+        if not isinstance(result, np.ndarray) or result.shape != data.shape or result.dtype != data.dtype:
+            return False  # (a cast or a broadcast on the write: not the out-of-place op's value)
+        calls = len(self.graph.calls)
+        self.record(op, inputs, params, (Tensor._make(result),))
+        new = self.values.get(id(result))
+        if new is None or len(self.graph.calls) == calls:
+            return True  # a break already (an input made outside the traced ops)
+        self.values[id(data)] = new
+        self.op_results.append(target)  # its grad_fn will be the in-place op's node
+        self.pending = (data, v)
+        return True
+
+    def _inner_inplace_call(self, loc: dict[str, Any], name: str) -> None:
+        """The dispatch call an in-place op being functionalised makes on its snapshot: already
+        recorded; a snapshot that is a copy (an op saving its input) stands for the old value,
+        and the snapshot carries the node the old value came from (the target's is replaced)."""
+        snapshot = loc.get("x") if name == "unary" else loc.get("a")
+        if isinstance(snapshot, Tensor) and self.pending is not None:
+            if id(snapshot._data) not in self.values:
+                self.values[id(snapshot._data)] = self.pending[1]
+                self.keep.append(snapshot._data)
+            self.op_results.append(snapshot)
 
     def _expand_tanh_backward(self, inputs: tuple[Any, ...], args: list[Any], out: int) -> bool:
         """``tanh_backward(grad, result)`` of equal shapes and float dtypes as its three ufuncs
@@ -287,7 +343,10 @@ class _InplaceState:
             if not isinstance(target, Tensor):
                 args = frame.f_locals.get("args")
                 target = args[0] if args else None
-            if isinstance(target, Tensor) and tracer.is_traced(target):
+            pending = tracer.pending
+            if isinstance(target, Tensor) and pending is not None and pending[0] is target._data:
+                pass  # (the in-place op being functionalised reads the mode again)
+            elif isinstance(target, Tensor) and tracer.is_traced(target) and not tracer.functionalize(frame, target):
                 op, caller = None, frame  # type: Any, Any  # the in-place op is a local of a caller in ops/inplace.py
                 while op is None and caller is not None and caller.f_code.co_filename == frame.f_code.co_filename:
                     op = caller.f_locals.get("op")
@@ -331,6 +390,10 @@ def _bump_watcher(tracer: Tracer, original: Any) -> Any:
     does not hold, so a break: replaying the graph alone would silently skip it."""
 
     def bump(self: Any, op_name: str) -> None:
+        if tracer.pending is not None and threading.get_ident() == tracer.thread:
+            tracer.pending = None  # the functionalised op's write: done (the graph holds it)
+            original(self, op_name)
+            return
         if threading.get_ident() == tracer.thread and tracer.outer is None:
             # The writer's tensor is a local of the caller (``self``, ``target``...): a traced one
             # is ``_InplaceState``'s break already.
