@@ -428,6 +428,11 @@ class CompiledFunction:
                 return None
             out_values.append(v)
             out_input.append(next((i for i, x in enumerate(everything) if x is t), None))
+        if not self._split and any(t._base is not None and out_input[k] is None for k, t in enumerate(flat)):
+            # A part of a split function hands its locals on: a view among them would reach the
+            # next part as a plain tensor, and an in-place write there would miss its base's history.
+            tracer.graph_break("a part of a split function hands on a view, which a later part may write through")
+            return None
         out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
         graph.outputs = list(out_values)
         fwd_graph = graph
