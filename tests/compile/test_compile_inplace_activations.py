@@ -107,8 +107,21 @@ def _write_in_place_then_return_it(f: Any, x: Any, w: Any) -> Any:
     return f.leaky_relu(h, 0.3, inplace=True)
 
 
+def _chain_of_inplace_ops(f: Any, x: Any, w: Any) -> Any:
+    h = x * w
+    h.clamp_(min=-0.1, max=0.5)  # clamp_, pow_, abs_ and mul_(w) save their input: a copy of h
+    h.sub_(w)
+    h.div_(2.0)
+    h.pow_(2)
+    h.neg_()
+    h.abs_()
+    h.mul_(w)
+    h.exp_()
+    return h
+
+
 @pytest.mark.parametrize("fn", [_relu_f, _relu_method, _add_mul, _mul_by_a_tensor_that_requires_grad,
-                                _read_before_the_write, _write_in_place_then_return_it])
+                                _read_before_the_write, _write_in_place_then_return_it, _chain_of_inplace_ops])
 def test_inplace_ops_on_intermediates_compile_and_match_eager_and_torch(torch: Any, fn: Any) -> None:
     def run(lib: Any, f: Any, call: Any, xs: np.ndarray, ws: np.ndarray) -> tuple[np.ndarray, ...]:
         x, w = lib.tensor(xs, requires_grad=True), lib.tensor(ws, requires_grad=True)
