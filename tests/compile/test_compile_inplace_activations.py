@@ -227,3 +227,26 @@ def test_inplace_that_changes_the_dtype_on_write_is_a_break_and_runs_as_eager(to
         assert got.dtype == rg.float32
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert compiled.last_variant is None
+
+
+def test_training_a_compiled_model_with_inplace_relu_matches_eager() -> None:
+    def make() -> Any:
+        rg.manual_seed(3)
+        return rg.nn.Sequential(rg.nn.Linear(4, 8), rg.nn.ReLU(inplace=True), rg.nn.Linear(8, 8),
+                                rg.nn.LeakyReLU(0.1, inplace=True), rg.nn.Linear(8, 2)).double()
+
+    def train(model: Any, call: Any) -> list[np.ndarray]:
+        opt = rg.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        target = rg.full((5, 2), 0.25, dtype=rg.float64)
+        for k in range(12):
+            opt.zero_grad()
+            loss = ((call(rg.tensor(_X[k % 4])) - target) ** 2).mean()
+            loss.backward()
+            opt.step()
+        return [p.detach().numpy().copy() for p in model.parameters()]
+
+    eager_model, model = make(), make()
+    compiled = rg.compile(model)
+    for got, want in zip(train(model, compiled), train(eager_model, eager_model)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+    assert compiled._compiled.breaks == []
