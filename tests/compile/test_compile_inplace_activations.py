@@ -120,8 +120,16 @@ def _chain_of_inplace_ops(f: Any, x: Any, w: Any) -> Any:
     return h
 
 
+def _ops_of_several_inputs(f: Any, x: Any, w: Any) -> Any:
+    h = x * w
+    h.addcmul_(x, w, value=0.5)  # (the generic dispatch path)
+    h.lerp_(w, 0.3)
+    return f.hardtanh(h, -0.2, 0.3, inplace=True)
+
+
 @pytest.mark.parametrize("fn", [_relu_f, _relu_method, _add_mul, _mul_by_a_tensor_that_requires_grad,
-                                _read_before_the_write, _write_in_place_then_return_it, _chain_of_inplace_ops])
+                                _read_before_the_write, _write_in_place_then_return_it, _chain_of_inplace_ops,
+                                _ops_of_several_inputs])
 def test_inplace_ops_on_intermediates_compile_and_match_eager_and_torch(torch: Any, fn: Any) -> None:
     def run(lib: Any, f: Any, call: Any, xs: np.ndarray, ws: np.ndarray) -> tuple[np.ndarray, ...]:
         x, w = lib.tensor(xs, requires_grad=True), lib.tensor(ws, requires_grad=True)

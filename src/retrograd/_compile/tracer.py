@@ -129,8 +129,7 @@ class Tracer:
         if self.breaks and self.target_code is None:
             return  # the rest runs eagerly anyway
         loc = frame.f_locals
-        if self.pending is not None:
-            self._inner_inplace_call(loc, frame.f_code.co_name)
+        if self.pending is not None and self._inner_inplace_call(frame):
             return
         name = frame.f_code.co_name
         op = loc.get("op")
@@ -220,6 +219,8 @@ class Tracer:
                 result = _op.forward_arrays(op, inputs, params)
         except Exception:  # noqa: BLE001 - the eager op raises its own error: a break, as before
             return False
+        if target._is_inference and not STATE.inference:
+            return False  # (eager raises before its write)
         if not isinstance(result, np.ndarray) or result.shape != data.shape or result.dtype != data.dtype:
             return False  # (a cast or a broadcast on the write: not the out-of-place op's value)
         calls = len(self.graph.calls)
@@ -232,16 +233,27 @@ class Tracer:
         self.pending = (data, v)
         return True
 
-    def _inner_inplace_call(self, loc: dict[str, Any], name: str) -> None:
-        """The dispatch call an in-place op being functionalised makes on its snapshot: already
-        recorded; a snapshot that is a copy (an op saving its input) stands for the old value,
-        and the snapshot carries the node the old value came from (the target's is replaced)."""
-        snapshot = loc.get("x") if name == "unary" else loc.get("a")
-        if isinstance(snapshot, Tensor) and self.pending is not None:
+    def _inner_inplace_call(self, frame: Any) -> bool:
+        """Whether this dispatch call is the one an in-place op being functionalised makes on its
+        snapshot (already recorded): a snapshot that is a copy (an op saving its input) stands
+        for the old value, and it carries the node the old value came from (the target's is
+        replaced). Any other call means that op raised before its write: no longer pending."""
+        caller = frame.f_back
+        for _ in range(3):  # (apply_inplace -> apply -> the path)
+            if caller is None or caller.f_code is _inplace.apply_inplace.__code__:
+                break
+            caller = caller.f_back
+        if caller is None or caller.f_code is not _inplace.apply_inplace.__code__ or self.pending is None:
+            self.pending = None
+            return False
+        loc, name = frame.f_locals, frame.f_code.co_name
+        snapshot = loc["inputs"][0] if name == "apply_generic" else loc.get("x" if name in ("unary", "prerun") else "a")
+        if isinstance(snapshot, Tensor):
             if id(snapshot._data) not in self.values:
                 self.values[id(snapshot._data)] = self.pending[1]
                 self.keep.append(snapshot._data)
             self.op_results.append(snapshot)
+        return True
 
     def _expand_tanh_backward(self, inputs: tuple[Any, ...], args: list[Any], out: int) -> bool:
         """``tanh_backward(grad, result)`` of equal shapes and float dtypes as its three ufuncs
