@@ -13,8 +13,9 @@ unchanged: nothing is read or called there unless a trace is running.
 computed (owned by no one else: not an input, no view, no other array on its memory) is recorded
 as its out-of-place form, and the array's identity then stands for the new value (the graph is
 functionalised, as torch.compile does); any other in-place op on a traced tensor is a graph
-break. The eager op still runs as it is, so its checks and the version counters are eager's. And ``Tensor.item``/``tolist``/``numpy``/``__bool__``... are wrapped for the
-trace's duration, so that reading a traced value into Python is one (with the reason).
+break. The eager op still runs as it is, so its checks and the version counters are eager's.
+And ``Tensor.item``/``tolist``/``numpy``/``__bool__``... are wrapped for the trace's duration, so
+that reading a traced value into Python is one (with the reason).
 """
 
 from __future__ import annotations
