@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._complex import _tensor  # (the one "must be Tensor" check of these functions)
+from .autograd.forward_ad import DUAL
 from .ops.op import Op, apply
 from .tensor import Tensor
 
@@ -32,8 +33,8 @@ _COPY_CLASSES: dict[tuple[type, str], type] = {}
 def _copied(view: Tensor, node: str | None = None) -> Tensor:
     fn = view._grad_fn
     name = node or (f"{type(fn).__name__}_copy" if fn is not None else "")
-    if fn is None:  # (nothing to record: a plain copy of the data)
-        return Tensor._make(view._data.copy())
+    if fn is None:  # (nothing to record: a plain copy of the data, and its tangent's copy)
+        return _with_tangent(view, Tensor._make(view._data.copy()), name)
     if view._base is not None and fn is view._base._grad_fn:  # (no node of its own: copy through one)
         return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
     # One node, as PyTorch records: the view's own node (made by this call, seen by no one else),
@@ -47,6 +48,16 @@ def _copied(view: Tensor, node: str | None = None) -> Tensor:
     out = Tensor._make(view._data.copy(), True)
     out._grad_fn = fn
     out._output_nr = view._output_nr
+    return _with_tangent(view, out, name)
+
+
+def _with_tangent(view: Tensor, out: Tensor, name: str) -> Tensor:
+    """``out`` (``view``'s data, copied) given the copy of ``view``'s tangent, as PyTorch's forward AD
+    gives a ``*_copy``: the view's tangent, contiguous and its own (the copy entry's linear JVP)."""
+    if DUAL[0] is not None:  # (no dual level: nothing to carry, at no cost)
+        from .ops.forward import propagate
+
+        propagate(_copy_op(name or "CloneBackward0"), (view,), (), out)
     return out
 
 
