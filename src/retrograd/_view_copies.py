@@ -276,7 +276,33 @@ def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
     return _copied(apply(view_as_complex, (x,)))
 
 
+def _detach_copy_backward(grad: Any) -> Any:
+    raise RuntimeError("derivative for aten::detach_copy is not implemented")
+
+
+def _detach_copy_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    raise NotImplementedError("Trying to use forward AD with aten::detach_copy that does not support it.")
+
+
+# PyTorch records a node for it whose backward is not implemented (not a detached result): so do we.
+_detach_copy = Op("detach_copy", lambda x: x.copy(), node="NotImplemented", grads=(_detach_copy_backward,),
+                  jvp=_detach_copy_jvp)
+
+
+def detach_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.detach()``'s data as a new tensor; as in PyTorch, a result that requires grad has a
+    ``NotImplemented`` node (backward through it raises) and forward AD through it raises.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0])
+    >>> y = torch.detach_copy(x)
+    >>> y, y.data_ptr() != x.data_ptr()
+    (tensor([1., 2.]), True)
+    """
+    return apply(_detach_copy, (_tensor("detach_copy", input),))  # type: ignore[no-any-return]
+
+
 NAMES = ("alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
          "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
          "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy",
-         "view_as_complex_copy")
+         "view_as_complex_copy", "detach_copy")
