@@ -23,20 +23,22 @@ CASES: list[tuple[str, tuple[Any, ...]]] = [
 
 
 def _tangents(lib: Any, fw: Any, name: str, args: tuple[Any, ...], primal: np.ndarray, tangent: np.ndarray,
-              requires_grad: bool) -> list[Any]:
+              requires_grad: bool | str) -> list[Any]:
     with fw.dual_level():
-        p = lib.tensor(primal, requires_grad=requires_grad)
+        p = lib.tensor(primal, requires_grad=bool(requires_grad))
+        if requires_grad == "nonleaf":  # (a view of a non-leaf: the copy's other node path)
+            p = p * 1
         d = fw.make_dual(p, lib.tensor(tangent))
         out = getattr(lib, name)(d, *args)
         outs = out if isinstance(out, tuple) else (out,)
         return [(fw.unpack_dual(o).tangent, o) for o in outs]
 
 
-@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("requires_grad", [False, True, "nonleaf"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
 def test_copy_carries_tangent_as_torch(torch: Any, name: str, args: tuple[Any, ...], dtype: Any,
-                                       requires_grad: bool) -> None:
+                                       requires_grad: bool | str) -> None:
     rng = np.random.default_rng(0)
     primal, tangent = rng.random((2, 3, 4)).astype(dtype), rng.random((2, 3, 4)).astype(dtype)
     ours = _tangents(rg, fwAD, name, args, primal, tangent, requires_grad)
@@ -60,14 +62,17 @@ def test_t_copy_tangent_is_transposed(torch: Any) -> None:
     assert t.stride() == (2, 1)
 
 
-def test_view_as_real_copy_tangent(torch: Any) -> None:
+def test_view_as_real_and_complex_copy_tangents(torch: Any) -> None:
     z, tz = np.array([1 + 2j, 3 - 1j]), np.array([0.5 - 1j, 2 + 0.25j])
     res = []
     for lib, fw in ((rg, fwAD), (torch, torch.autograd.forward_ad)):
         with fw.dual_level():
             out = lib.view_as_real_copy(fw.make_dual(lib.tensor(z), lib.tensor(tz)))
-            res.append(fw.unpack_dual(out).tangent.numpy().copy())
-    np.testing.assert_array_equal(res[0], res[1])
+            back = lib.view_as_complex_copy(fw.make_dual(lib.tensor(z.view(np.float64).reshape(2, 2)),
+                                                         lib.tensor(tz.view(np.float64).reshape(2, 2))))
+            res.append((fw.unpack_dual(out).tangent.numpy().copy(), fw.unpack_dual(back).tangent.numpy().copy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
 
 
 @pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
