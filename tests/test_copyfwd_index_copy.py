@@ -153,3 +153,13 @@ def test_index_copy_failure_leaves_self_unchanged() -> None:
         x.index_copy_(0, rg.tensor([0, 7]), rg.ones(2, 2))
     np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(3, 2))
     assert x._version == 0
+
+
+def test_index_copy_double_backward_nodes_as_torch(torch: Any) -> None:
+    names = []
+    for lib in (rg, torch):
+        x = lib.ones(4, 2, dtype=lib.float64, requires_grad=True)
+        s = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        gx, gs = lib.autograd.grad((x.index_copy(0, lib.tensor([0, 3]), s) ** 2).sum(), (x, s), create_graph=True)
+        names.append((type(gx.grad_fn).__name__, type(gs.grad_fn).__name__))
+    assert names[0] == names[1]
