@@ -178,7 +178,7 @@ _COMPOSITE_FUNCTIONS = {"stft": "._spectral", "istft": "._spectral", "histogramd
                         **{name: "._view_copies" for name in (
                             "alias_copy as_strided_copy diagonal_copy expand_copy narrow_copy permute_copy select_copy "
                             "slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy unbind_copy "
-                            "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy").split()},
+                            "unfold_copy unsqueeze_copy view_copy view_as_real_copy view_as_complex_copy detach_copy").split()},
                         "cond": "._control_flow", "while_loop": "._control_flow",
                         "svd_lowrank": "._lowrank", "pca_lowrank": "._lowrank",
                         **{name: ".amp._deprecated" for name in (

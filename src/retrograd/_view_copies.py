@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._complex import _tensor  # (the one "must be Tensor" check of these functions)
+from .autograd.forward_ad import DUAL
 from .ops.op import Op, apply
 from .tensor import Tensor
 
@@ -32,8 +33,8 @@ _COPY_CLASSES: dict[tuple[type, str], type] = {}
 def _copied(view: Tensor, node: str | None = None) -> Tensor:
     fn = view._grad_fn
     name = node or (f"{type(fn).__name__}_copy" if fn is not None else "")
-    if fn is None:  # (nothing to record: a plain copy of the data)
-        return Tensor._make(view._data.copy())
+    if fn is None:  # (nothing to record: a plain copy of the data, and its tangent's copy)
+        return _with_tangent(view, Tensor._make(view._data.copy()), name)
     if view._base is not None and fn is view._base._grad_fn:  # (no node of its own: copy through one)
         return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
     # One node, as PyTorch records: the view's own node (made by this call, seen by no one else),
@@ -47,6 +48,16 @@ def _copied(view: Tensor, node: str | None = None) -> Tensor:
     out = Tensor._make(view._data.copy(), True)
     out._grad_fn = fn
     out._output_nr = view._output_nr
+    return _with_tangent(view, out, name)
+
+
+def _with_tangent(view: Tensor, out: Tensor, name: str) -> Tensor:
+    """``out`` (``view``'s data, copied) given the copy of ``view``'s tangent, as PyTorch's forward AD
+    gives a ``*_copy``: the view's tangent, contiguous and its own (the copy entry's linear JVP)."""
+    if DUAL[0] is not None:  # (no dual level: nothing to carry, at no cost)
+        from .ops.forward import propagate
+
+        propagate(_copy_op(name or "CloneBackward0"), (view,), (), out)
     return out
 
 
@@ -265,7 +276,33 @@ def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
     return _copied(apply(view_as_complex, (x,)))
 
 
+def _detach_copy_backward(grad: Any) -> Any:
+    raise RuntimeError("derivative for aten::detach_copy is not implemented")
+
+
+def _detach_copy_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    raise NotImplementedError("Trying to use forward AD with aten::detach_copy that does not support it.")
+
+
+# PyTorch records a node for it whose backward is not implemented (not a detached result): so do we.
+_detach_copy = Op("detach_copy", lambda x: x.copy(), node="NotImplemented", grads=(_detach_copy_backward,),
+                  jvp=_detach_copy_jvp)
+
+
+def detach_copy(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.detach()``'s data as a new tensor; as in PyTorch, a result that requires grad has a
+    ``NotImplemented`` node (backward through it raises) and forward AD through it raises.
+
+    >>> import retrograd as torch
+    >>> x = torch.tensor([1.0, 2.0])
+    >>> y = torch.detach_copy(x)
+    >>> y, y.data_ptr() != x.data_ptr()
+    (tensor([1., 2.]), True)
+    """
+    return apply(_detach_copy, (_tensor("detach_copy", input),))  # type: ignore[no-any-return]
+
+
 NAMES = ("alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
          "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
          "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "view_as_real_copy",
-         "view_as_complex_copy")
+         "view_as_complex_copy", "detach_copy")

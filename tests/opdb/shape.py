@@ -528,6 +528,21 @@ OPS: list[OpInfo] = [
            lambda rng: [Sample((uniform(rng, 6), uniform(rng, 2, 2)), grad=(False, False), name="smaller"),
                         Sample((uniform(rng, 2, 3), uniform(rng, 3, 2)), grad=(False, False), name="same numel")],
            gradcheck=False),
+    OpInfo("index_copy", lambda lib, a, s, i: (a.index_copy(0, i, s), lib.index_copy(a.t(), -1, i[:2], s[:2].t()),
+                                               (a * 1).index_copy_(0, i, s)),
+           lambda rng: [Sample((uniform(rng, 4, 3), uniform(rng, 3, 3), _idx(3, 0, 2)), name="rows"),
+                        _noncontig((uniform(rng, 3, 4), uniform(rng, 3, 3), _idx(1, 3, 0)))],
+           covers=("index_copy", "index_copy_")),
+    OpInfo("index_copy", lambda lib, a, s, i: (lib.index_copy(a, 0, i, s), a.index_copy(0, i, s * 2)),
+           lambda rng: [zero_d(Sample((uniform(rng), uniform(rng), _idx(0)), name="0-d self and source"), 0, 1),
+                        zero_d(Sample((uniform(rng, 3), uniform(rng), _idx(2)), name="0-d source"), 1),
+                        Sample((uniform(rng, 0, 2), uniform(rng, 0, 2), np.zeros(0, np.int64)), name="empty")],
+           covers=("index_copy",), variant_test_name="scalars"),
+    # A repeated index keeps the last of its rows (PyTorch's CPU order); PyTorch's source gradient is
+    # still grad.index_select, so the overwritten row gets one too: parity, not finite differences.
+    OpInfo("index_copy", lambda lib, a, s, i: a.index_copy(1, i, s),
+           lambda rng: [Sample((uniform(rng, 2, 3), uniform(rng, 2, 3), _idx(1, 1, 0)))],
+           covers=("index_copy",), gradcheck=False, gradgradcheck=False, variant_test_name="repeated"),
 ]
 
 

@@ -665,3 +665,61 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
     common = result_type((elements, test_elements))
     found = np.isin(a.astype(common), b.astype(common), invert=bool(invert))
     return Tensor._make(np.asarray(found))
+
+
+def _check_index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """``index`` as a vector of positions along ``dim``, after PyTorch's checks of index_copy, in its order."""
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if src.ndim == 0 and index.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {index.size})")
+    if src.ndim != x.ndim and src.ndim and x.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({src.ndim}), destination dimensionality ({x.ndim})")
+    if index.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
+    if src.dtype != x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{scalar_type_name(x.dtype)} and (source) {scalar_type_name(src.dtype)}")
+    x_slice = x.shape[:dim] + x.shape[dim + 1:]
+    src_slice = src.shape[:dim] + src.shape[dim + 1:]
+    if x_slice != src_slice:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: "
+            f"{' '.join(map(str, x_slice))} at dimension {dim} and source slice shape: "
+            f"{' '.join(map(str, src_slice))} at dimension 0.")
+    if src.ndim and index.size != src.shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.size}) should be equal to source.size(dim) "
+                         f"({src.shape[dim]})")
+    idx = index.reshape(-1)
+    size = x.shape[dim] if x.ndim else 1
+    bad = (idx < 0) | (idx >= size)
+    if src.size and bad.any():  # (PyTorch checks while copying: nothing to copy, nothing checked)
+        raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for dimension {dim} with size "
+                         f"{size}")
+    return idx
+
+
+def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    idx = _check_index_copy(x, src, dim, index)
+    out = x.copy()
+    if not src.size:  # (nothing to copy: PyTorch checks no index either)
+        return out
+    # A repeated index takes the last of its rows, as PyTorch's CPU copy does (its docs: nondeterministic).
+    out.reshape(x.shape or (1,))[(slice(None),) * dim + (idx,)] = src if x.ndim else src.reshape(-1)
+    return out
+
+
+def _index_copy_source_grad(grad: Tensor, source: Tensor, dim: int, index: np.ndarray) -> Tensor:
+    picked = _S.index_select(grad, dim, index.reshape(-1))
+    # PyTorch's formula expands to the source's shape (its ExpandBackward0 in double backward).
+    return picked.expand(source._data.shape) if source._data.ndim else picked.reshape(())  # type: ignore[no-any-return]
+
+
+index_copy: Op = Op(
+    "index_copy", _index_copy, node="IndexCopyBackward0", inputs=("self", "source"), params=("dim", "index"),
+    saved=("dim", "index", "source"),
+    grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),
+           lambda grad, source, dim, index: _index_copy_source_grad(grad, source, dim, index)),
+    variants=("function", "method", "inplace"), signature="dim, index, source",
+    convert={"dim": "dim", "index": "index", "source": "tensor"}, jvp="linear")
