@@ -24,8 +24,8 @@ from ..autograd import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from . import _vmap
+from ._forward import _split_aux, hessian, jacfwd, jvp, linearize
 from ._forward import detach_keeping_tangent as _detach_keeping_tangent
-from ._forward import hessian, jacfwd, jvp, linearize
 from ._pytree import spec_repr, tree_flatten, tree_map, tree_unflatten
 from ._vmap import vmap
 
@@ -151,13 +151,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                     for i, value in zip(nums, lifted.tree):
                         new_args[i] = value
                 with forward_ad.untracked_tangents(_tangents_need_no_graph(lifted)):
-                    result = func(*new_args, **kwargs)
-                    aux = None
-                    if has_aux:
-                        if not (isinstance(result, tuple) and len(result) == 2):
-                            raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
-                                               "(output, aux) if has_aux is True")
-                        result, aux = result
+                    result, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad_and_value(f)(*args)")
                     if not isinstance(result, Tensor):
                         raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
                                            f"got {type(result)}")
@@ -217,13 +211,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     try:
         with enable_grad():
             lifted = _Lifted(primals)
-            result = func(*lifted.tree)
-            aux = None
-            if has_aux:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) "
-                                       "if has_aux is True")
-                result, aux = result
+            result, aux = _split_aux(func(*lifted.tree), has_aux, "vjp(f, *primals)")
             out_leaves, out_spec = tree_flatten(result)
             for leaf in out_leaves:
                 if not isinstance(leaf, Tensor):
