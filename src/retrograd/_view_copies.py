@@ -28,6 +28,7 @@ def _copy_op(node: str) -> Op:
 
 
 _COPY_CLASSES: dict[tuple[type, str], type] = {}
+_RENAMED: set[type] = set()  # (the classes above: a node already renamed)
 
 
 def _copied(view: Tensor, node: str | None = None) -> Tensor:
@@ -39,11 +40,12 @@ def _copied(view: Tensor, node: str | None = None) -> Tensor:
         return apply(_copy_op(name), (view,))  # type: ignore[no-any-return]
     # One node, as PyTorch records: the view's own node (made by this call, seen by no one else),
     # renamed ``PermuteBackward0_copy``, now the grad_fn of a fresh tensor that owns its data.
-    if type(fn).__name__ != name and type(fn) not in _COPY_CLASSES.values():  # (unbind's pieces: renamed once)
+    if type(fn).__name__ != name and type(fn) not in _RENAMED:  # (unbind's pieces: renamed once)
         key = (type(fn), name)
         cls = _COPY_CLASSES.get(key)
         if cls is None:
             cls = _COPY_CLASSES[key] = type(name, (type(fn),), {"__slots__": ()})
+            _RENAMED.add(cls)
         fn.__class__ = cls
     out = Tensor._make(view._data.copy(), True)
     out._grad_fn = fn
