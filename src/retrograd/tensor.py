@@ -1217,7 +1217,7 @@ class Tensor:
         shape = _sizes(size)
         if shape == self._data.shape:
             return self
-        return _apply(_R.sum_to_size, (self, shape))
+        return _R.sum_to_size.unary(self, shape)  # type: ignore[no-any-return]  # (``apply`` would pick it)
 
     def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
         np_dtype = to_dtype(dtype).np if dtype is not None else None
