@@ -169,3 +169,24 @@ def test_tangent_source_is_registered_with_linecache() -> None:
     assert source is not None and "rule1(t1, x0)" in source
     path = fw.tangent_path(mul)
     assert "".join(linecache.getlines(path.__code__.co_filename)) == source
+
+
+def test_make_dual_and_unpack_dual_refuse_a_wrong_level_as_pytorch(torch: Any) -> None:
+    # (make_dual and unpack_dual read the level inline on their common path: these stay checked)
+    def errors(lib: Any) -> list[str]:
+        fwad = lib.autograd.forward_ad
+        out = []
+        with fwad.dual_level():
+            dual = fwad.make_dual(lib.ones(2), lib.ones(2))
+            for call in (lambda: fwad.make_dual(lib.ones(2), lib.ones(2), level=3),
+                         lambda: fwad.unpack_dual(dual, level=5)):
+                with pytest.raises(RuntimeError) as info:
+                    call()
+                out.append(str(info.value))
+            assert fwad.unpack_dual(lib.ones(2), level=5).tangent is None  # (no tangent: nothing checked)
+            assert fwad.unpack_dual(dual, level=0).tangent is not None
+        with pytest.raises(RuntimeError) as info:
+            fwad.make_dual(lib.ones(2), lib.ones(2))
+        return [*out, str(info.value)]
+
+    assert errors(rg) == errors(torch)
