@@ -529,7 +529,8 @@ def _generate_tangent_path(op: Any) -> tuple[str, Any]:
                   f"        fw = x{i}._fw_grad",
                   "        if fw is not None and fw[0] is level:",
                   f"            t{i} = fw[1]",
-                  f"            if t{i}._data.dtype != x{i}._data.dtype:  # (converted by the general path)",
+                  f"            if t{i}._data.dtype is not x{i}._data.dtype and t{i}._data.dtype != x{i}._data.dtype:",
+                  "                # (a tangent of another dtype: converted by the general path)",
                   "                return general(op, inputs, params, result)"]
     lines += ["    if " + " and ".join(f"t{i} is None" for i in diff) + ":",
               "        return",
@@ -634,7 +635,7 @@ def _generate_tangent_path(op: Any) -> tuple[str, Any]:
               "    data = tangent._data",
               "    if data.shape != out.shape:  # (a broadcast operand's tangent)",
               "        tangent = tangent.expand(out.shape)",
-              "    if data.dtype != out.dtype:",
+              "    if data.dtype is not out.dtype and data.dtype != out.dtype:",
               '        tangent = tangent.real if data.dtype.kind == "c" and out.dtype.kind != "c" else tangent.to(_dtype(result))',
               "    result._fw_grad = (level, tangent)"]
     if _saves_output(op):
