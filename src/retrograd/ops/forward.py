@@ -442,7 +442,7 @@ def tangent_path(op: Any) -> Any:
     if path is None:
         if not op.differentiable:
             path = _no_tangent
-        elif (op.n_outputs != 1 or op.variadic or op.joint_rule is not None
+        elif (op.n_outputs != 1 or op.variadic or op.joint_rule is not None or not op.diff_inputs
               or op.jvp in ("unsupported", None)):
             path = propagate_general
         else:
@@ -491,8 +491,9 @@ def _rule_call_args(op: Any, specs: Sequence[tuple[int, int]], diff: Sequence[in
 def _forward_call(op: Any, args: Sequence[str], indent: str) -> list[str]:
     """Lines that set ``d`` to the op's NumPy forward of array expressions ``args`` (and the
     params): the forward itself where the op's dtype rule casts nothing, else ``forward_arrays``."""
-    if op.dtype_rule != "same":
-        return [f"{indent}d = forward_arrays(op, ({', '.join(args)},), params)"]
+    if op.dtype_rule != "same":  # (forward_arrays casts as the op's call path does: it takes the tensors)
+        tensors = [a.removesuffix("._data") for a in args]
+        return [f"{indent}d = forward_arrays(op, ({', '.join(tensors)},), params)"]
     call = ", ".join([*args, "*params"])
     return [f"{indent}try:",
             f"{indent}    d = forward({call})",
