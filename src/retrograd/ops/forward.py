@@ -407,7 +407,6 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
     return out
 
 
-
 # -- generated tangent paths ------------------------------------------------------------------
 # ``propagate_general`` decides, for every op and every call, what the op's declaration already
 # settles: which inputs are differentiable, the JVP kind, whether the op is a view, what each rule
