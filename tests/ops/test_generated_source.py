@@ -1,5 +1,6 @@
 """Everything retrograd writes as source (the recording paths, every op's generated backward
-``apply`` and argument getters, the public forms derived from the table's variants) is checked
+``apply`` and argument getters and forward-AD tangent path, the public forms derived from the
+table's variants) is checked
 as code a person wrote: rendered for every op, written out as ``.py`` files with a header that
 defines the names it reads from its namespace, compiled, and run through ``ruff check`` with the
 project's rules. ruff and mypy do not see source that lives in strings; this test does."""
@@ -34,12 +35,14 @@ def _render_everything() -> dict[str, tuple[str, dict[str, Any]]]:
     import retrograd.ops.linalg  # noqa: F401  (the lazily imported topics too)
     import retrograd.ops.nn  # noqa: F401
     from retrograd.ops import variants
+    from retrograd.ops.forward import tangent_path
 
     variants.bind_all()  # (the public forms are made on first lookup)
     getters = []  # (kept alive until they are found below)
     for op in [o for o in gc.get_objects() if type(o) is Op]:
         if op.differentiable:
             op.node_cls  # noqa: B018  (makes the class and its generated apply)
+            tangent_path(op)  # (its forward-AD tangent path, made on first use inside a dual level)
             if op.joint_rule is None:
                 for i, (_, specs) in zip(op.diff_inputs, op.edge_rules, strict=True):
                     getters.append(op_module._arg_getter(op, specs, f"the rule for {op.inputs[i]!r}"))
@@ -71,7 +74,7 @@ def test_every_generated_source_compiles_and_passes_ruff(tmp_path: Path) -> None
     if ruff is None:
         pytest.skip("ruff is not installed")
     sources = _render_everything()
-    kinds = {"apply for op": 0, "arguments of": 0, "recording paths": 0, "from the op table": 0}
+    kinds = {"apply for op": 0, "arguments of": 0, "recording paths": 0, "from the op table": 0, "tangent path for op": 0}
     for i, (filename, (source, namespace)) in enumerate(sorted(sources.items())):
         for kind in kinds:
             kinds[kind] += kind in filename

@@ -178,19 +178,22 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
     ...     fwAD.unpack_dual(fwAD.make_dual(rg.ones(2), rg.tensor([3.0, 4.0])).exp()).tangent
     tensor([ 8.1548, 10.8731])
     """
-    Tensor = graph._tensor_class()
-    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
-        raise TypeError("make_dual(): argument 'tensor' and 'tangent' must be Tensor")
-    for t in (tensor, tangent):  # a tensor kind that cannot carry a tangent (vmap's batched tensors)
-        refuse = getattr(type(t), "refuse_forward_ad", None)
-        if refuse is not None:
-            refuse()
-    if DUAL[0] is None:
+    Tensor = graph._Tensor or graph._tensor_class()
+    if type(tensor) is not Tensor or type(tangent) is not Tensor:  # (plain tensors: the checks below only)
+        if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+            raise TypeError("make_dual(): argument 'tensor' and 'tangent' must be Tensor")
+        for t in (tensor, tangent):  # a tensor kind that cannot carry a tangent (vmap's batched tensors)
+            refuse = getattr(type(t), "refuse_forward_ad", None)
+            if refuse is not None:
+                refuse()
+    lvl = DUAL[0]
+    if lvl is None:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() first."
         )
-    lvl = _level_for(level, "_make_dual")
-    assert lvl is not None
+    if level is not None:
+        lvl = _level_for(level, "_make_dual")
+        assert lvl is not None
     if tensor._data.dtype.kind not in "fc":
         raise ValueError(f"Expected primal to be floating point or complex, but got: {_dtype_name(tensor)}")
     if tangent._data.dtype.kind not in "fc":
@@ -206,7 +209,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None) -> Any:
         out = tensor.view(tensor._data.shape)  # PyTorch's dual is a view of the primal (ViewBackward0)
     finally:
         DUAL[0] = lvl
-    set_tangent(out, tangent, lvl)
+    out._fw_grad = (lvl, tangent)  # (``set_tangent``, inline)
     return out
 
 
@@ -218,13 +221,13 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     >>> fwAD.unpack_dual(rg.ones(1))
     UnpackedDualTensor(primal=tensor([1.]), tangent=None)
     """
-    if DUAL[0] is None and level is None or tangent_of(tensor) is None:
-        return UnpackedDualTensor(tensor, None)
-    lvl = _level_for(level, "_fw_primal")
-    tangent = tangent_of(tensor, lvl)
-    if tangent is None:
-        return UnpackedDualTensor(tensor, None)
     active = DUAL[0]
+    fw = tensor._fw_grad  # (``tangent_of``, inline)
+    if fw is None or active is None or fw[0] is not active:
+        return UnpackedDualTensor(tensor, None)
+    if level is not None:
+        _level_for(level, "_fw_primal")  # (raises for another level than the current one)
+    tangent = fw[1]
     DUAL[0] = None  # (``suspended()``, inline)
     try:
         primal = tensor.view(tensor._data.shape)

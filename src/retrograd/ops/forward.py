@@ -32,16 +32,18 @@ something it was computed from requires grad (forward-over-reverse, reverse-over
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ..autograd.anomaly_mode import GENERATED_FILE_PREFIX
 from ..autograd.forward_ad import DUAL, UNTRACKED_TANGENTS, set_tangent, suspended, tangent_of
 from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
-from .op import apply, forward_arrays  # (this module loads on first use, after ops/op.py)
+from .op import _compile, _where, apply, forward_arrays, quiet  # (this module loads on first use, after ops/op.py)
 from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES
 
 NOT_IMPLEMENTED = (
@@ -68,7 +70,18 @@ def jvp_kind(op: Any) -> str | None:
 def propagate(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
     """Give ``result`` (an op's output, or tuple of outputs) its tangent, if an input has one.
 
-    Called by the op call paths only while a dual level is active (``DUAL[0]``)."""
+    Called by the op call paths only while a dual level is active (``DUAL[0]``). Runs the op's
+    own tangent path (``tangent_path``: generated straight-line code for a one-output op, made on
+    the op's first use inside a level), which is ``propagate_general`` specialised to that op."""
+    path = _TANGENT_PATHS.get(op)
+    if path is None:
+        path = tangent_path(op)
+    path(op, inputs, params, result)
+
+
+def propagate_general(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+    """``propagate`` for any op: the reference the generated tangent paths are specialised from,
+    and what ops with several outputs, variadic ops and joint rules run."""
     level = DUAL[0]
     if level is None or not op.differentiable:
         return
@@ -394,6 +407,246 @@ def _transpose(op: Any, inputs: Sequence[Any], params: Sequence[Any], outputs: S
     return out
 
 
+# -- generated tangent paths ------------------------------------------------------------------
+# ``propagate_general`` decides, for every op and every call, what the op's declaration already
+# settles: which inputs are differentiable, the JVP kind, whether the op is a view, what each rule
+# reads, whether a node saves the output. Forward over reverse runs a dozen ops per layer with a
+# tangent, so that Python is most of what forward AD adds to an op. ``tangent_path(op)`` writes
+# the same steps for one op as straight-line code, made on the op's first use inside a dual level
+# (as ``ops/op.py`` writes each op's backward ``apply``): the rule arguments as direct reads, the
+# loops over inputs unrolled, and, where no graph can be wanted (grad mode off: the backward pass
+# of forward over reverse), linear and bilinear tangents computed by the op's NumPy forward on the
+# arrays. Anything unusual at run time (a tangent of another dtype than its primal, a complex
+# elementwise op) takes ``propagate_general`` from the start, so the generated code only handles
+# the common case. ``tangent_source(op)`` prints it.
+
+_TANGENT_PATHS: dict[Any, Any] = {}  # op -> its tangent path (made on first use)
+_TANGENT_SOURCES: dict[Any, str] = {}  # op -> the generated source, where there is one
+
+
+def _no_tangent(op: Any, inputs: Sequence[Any], params: Sequence[Any], result: Any) -> None:
+    """The tangent path of a non-differentiable op: its outputs get no tangent."""
+
+
+def tangent_path(op: Any) -> Any:
+    """``op``'s tangent path (made once): generated for a one-output op with a rule per input and
+    a JVP the generator knows, else ``propagate_general``. Called with ``propagate``'s arguments.
+
+    >>> from retrograd.ops.elementwise import exp
+    >>> from retrograd.ops.shape import unbind
+    >>> tangent_path(exp).__name__, tangent_path(unbind).__name__
+    ('tangent_path', 'propagate_general')
+    """
+    path = _TANGENT_PATHS.get(op)
+    if path is None:
+        if not op.differentiable:
+            path = _no_tangent
+        elif (op.n_outputs != 1 or op.variadic or op.joint_rule is not None or not op.diff_inputs
+              or op.jvp in ("unsupported", None)):
+            path = propagate_general
+        else:
+            source, path = _generate_tangent_path(op)
+            _TANGENT_SOURCES[op] = source
+        _TANGENT_PATHS[op] = path
+    return path
+
+
+def tangent_source(op: Any) -> str | None:
+    """The source of ``op``'s generated tangent path (None where it runs ``propagate_general``).
+
+    >>> from retrograd.ops.linalg import mm
+    >>> print(tangent_source(mm).splitlines()[0])
+    def tangent_path(op, inputs, params, result):
+    """
+    tangent_path(op)
+    return _TANGENT_SOURCES.get(op)
+
+
+def _array_of(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _rule_call_args(op: Any, specs: Sequence[tuple[int, int]], diff: Sequence[int]) -> list[str]:
+    """A rule's arguments as expressions of the generated path's locals (``_rule_args`` inlined):
+    ``x{i}`` the inputs, ``result``, ``params``, ``needs``."""
+    n = op.n_inputs
+    args = []
+    for kind, i in specs:
+        if kind == SAVED:
+            args.append(f"x{i}" if i < n else "result")
+        elif kind == PARAM:
+            args.append(f"params[{i}]")
+        elif kind == SHAPE:
+            args.append(f"_array_of(x{diff[i]}).shape")
+        elif kind == DTYPE:
+            args.append(f"_array_of(x{diff[i]}).dtype")
+        elif kind == NEEDS:
+            args.append("needs")
+        else:  # (SHAPES, SAVED_ALL: variadic ops, which run propagate_general)
+            raise AssertionError(f"{op.name}: unexpected rule argument kind {kind}")
+    return args
+
+
+def _forward_call(op: Any, args: Sequence[str], indent: str) -> list[str]:
+    """Lines that set ``d`` to the op's NumPy forward of array expressions ``args`` (and the
+    params): the forward itself where the op's dtype rule casts nothing, else ``forward_arrays``."""
+    if op.dtype_rule != "same":  # (forward_arrays casts as the op's call path does: it takes the tensors)
+        tensors = [a.removesuffix("._data") for a in args]
+        return [f"{indent}d = forward_arrays(op, ({', '.join(tensors)},), params)"]
+    call = ", ".join([*args, "*params"])
+    return [f"{indent}try:",
+            f"{indent}    d = forward({call})",
+            f"{indent}except RuntimeWarning:  # (a warnings filter that makes them errors: as forward_arrays)",
+            f"{indent}    d = quiet(forward, {call})"]
+
+
+def _generate_tangent_path(op: Any) -> tuple[str, Any]:
+    """Write ``propagate_general`` for one op (see the section's comment)."""
+    kind = "explicit" if callable(op.jvp) else op.jvp
+    n = op.n_inputs
+    diff = op.diff_inputs
+    xs = [f"x{i}" for i in range(n)]
+    ts = [f"t{i}" if i in diff else "None" for i in range(n)]
+    namespace: dict[str, Any] = {
+        "DUAL": DUAL, "STATE": STATE, "UNTRACKED_TANGENTS": UNTRACKED_TANGENTS, "Tensor": Tensor,
+        "general": propagate_general, "forward": op.forward, "forward_arrays": forward_arrays, "quiet": quiet,
+        "apply": apply, "_make": Tensor._make, "_asarray": np.asarray, "_add": np.add, "_zeros_like": _zeros_like,
+        "_array_of": _array_of, "_untracked": _untracked, "_multilinear": _multilinear, "_transpose": _transpose,
+        "_keep_saved_tangent": _keep_saved_tangent, "_dtype": _dtype, "_FIRST": _FIRST, "jvp": op.jvp,
+    }
+    lines = ["def tangent_path(op, inputs, params, result):",
+             f"    # tangent path of op {op.name!r} ({kind}), generated by ops/forward.py (_generate_tangent_path)",
+             "    level = DUAL[0]",
+             "    if level is None:",
+             "        return"]
+    reads_at = len(lines)  # (the inputs the code reads are named here, at the end)
+    if op.view:  # how to make this view's tangent from its base's (``_view_tangent``)
+        lines += ["    if isinstance(x0, Tensor):",
+                  "        result._fw_view = (op, x0, params, None, x0._data, ())"]
+    lines.append("    " + " = ".join(f"t{i}" for i in diff) + " = None")
+    for i in diff:
+        lines += [f"    if isinstance(x{i}, Tensor):",
+                  f"        fw = x{i}._fw_grad",
+                  "        if fw is not None and fw[0] is level:",
+                  f"            t{i} = fw[1]",
+                  f"            if t{i}._data.dtype is not x{i}._data.dtype and t{i}._data.dtype != x{i}._data.dtype:",
+                  "                # (a tangent of another dtype: converted by the general path)",
+                  "                return general(op, inputs, params, result)"]
+    lines += ["    if " + " and ".join(f"t{i} is None" for i in diff) + ":",
+              "        return",
+              "    out = result._data",
+              '    if out.dtype.kind not in "fc":',
+              "        return"]
+    if kind == "elementwise":  # complex operands take the transpose (the general path)
+        complex_test = " or ".join(['out.dtype.kind == "c"'] + [
+            f'isinstance({x}, Tensor) and {x}._data.dtype.kind == "c"' for x in xs])
+        lines += [f"    if {complex_test}:",
+                  "        return general(op, inputs, params, result)"]
+    bilinear = kind == "multilinear" and n == 2 and diff == (0, 1)
+    if bilinear:  # (an operand that is not a tensor: the general path's error or conversion)
+        lines += ["    if not (isinstance(x0, Tensor) and isinstance(x1, Tensor)):",
+                  "        return general(op, inputs, params, result)"]
+    lines += ["    DUAL[0] = None  # (rules run on primals: suspended(), inline)",
+              "    state = STATE",
+              "    grad_off = UNTRACKED_TANGENTS[0] and state.grad_enabled  # (no graph wanted for these tangents)",
+              "    if grad_off:",
+              "        state.grad_enabled = False",
+              "    try:"]
+    body: list[str] = []
+    tangents = f"[{', '.join(ts)}]"
+    if kind == "elementwise":
+        uses_needs = any(k == NEEDS for _, specs in op.edge_rules for k, _ in specs)
+        if uses_needs:
+            body.append("needs = (" + "".join(f"t{i} is not None, " for i in diff) + ")")
+        if len(diff) > 1:
+            body.append("tangent = None")
+        for e, (rule, specs) in enumerate(op.edge_rules):
+            i = diff[e]
+            namespace[f"rule{e}"] = rule
+            call = f"rule{e}(t{i}, {', '.join(_rule_call_args(op, specs, diff))})".replace(", )", ")")
+            where = f"  # rule for {op.inputs[i]!r} at {_where(rule)}"
+            if len(diff) == 1:  # (found above: the one tangent)
+                body.append(f"tangent = {call}{where}")
+                continue
+            body.append(f"if t{i} is not None:")
+            if e == 0:
+                body.append(f"    tangent = {call}{where}")
+            else:
+                body += [f"    part = {call}{where}",
+                         "    tangent = part if tangent is None else tangent + part"]
+    elif kind == "linear":
+        args = []
+        for i in range(n):
+            if i in diff and len(diff) == 1:
+                args.append(f"t{i}")  # (found above: the one tangent)
+            elif i in diff:
+                body.append(f"a{i} = t{i} if t{i} is not None else "
+                            f"(_zeros_like(x{i}) if isinstance(x{i}, Tensor) else x{i})")
+                args.append(f"a{i}")
+            else:
+                args.append(f"x{i}")
+        untracked = (f"not {args[0]}._requires_grad" if n == 1
+                     else f"_untracked(({', '.join(args)},))")
+        body.append(f"if not state.grad_enabled or {untracked}:  # no graph: the NumPy forward on the arrays")
+        if n == 1 and op.dtype_rule == "same":
+            body += _forward_call(op, [f"{args[0]}._data"], "    ")
+        else:
+            body.append(f"    d = forward_arrays(op, ({', '.join(args)},), params)")
+        body += ["    tangent = _make(_asarray(d))",
+                 "else:",
+                 f"    tangent = apply(op, ({', '.join(args)}, *params))"]
+    elif bilinear:  # ``_multilinear``, unrolled: a term with a graph where grad mode is on and an
+        # operand requires grad, else the op's NumPy forward on the arrays (terms summed as arrays)
+        namespace["binary"] = op.binary if op.binary_fast else (lambda a, b, *ps: apply(op, (a, b, *ps)))
+        body += ["grad_on = state.grad_enabled",
+                 "tracked = False",
+                 "if t0 is not None:",
+                 "    if grad_on and (t0._requires_grad or x1._requires_grad):",
+                 "        d = binary(t0, x1, *params)",
+                 "        tracked = True",
+                 "    else:"]
+        body += _forward_call(op, ["t0._data", "x1._data"], "        ")
+        body += ["if t1 is not None:",
+                 "    if grad_on and (x0._requires_grad or t1._requires_grad):",
+                 "        part = binary(x0, t1, *params)",
+                 "        d = part if t0 is None else (d if tracked else _make(_asarray(d))) + part",
+                 "        tracked = True",
+                 "    else:"]
+        body += [line.replace("d = ", "part = ") for line in _forward_call(op, ["x0._data", "t1._data"], "        ")]
+        body += ["        if t0 is None:",
+                 "            d = part",
+                 "        else:",
+                 "            d = d + _make(_asarray(part)) if tracked else _add(d, part)",
+                 "tangent = d if tracked else _make(_asarray(d))"]
+    elif kind in ("multilinear", "affine_multilinear"):
+        body.append(f"tangent = _multilinear(op, inputs, params, {tangents}, {diff!r}, "
+                    f"{int(kind == 'affine_multilinear')})[0]")
+    elif kind == "explicit":
+        body.append(f"tangent = jvp({tangents}, inputs, params, (result,))[0]  # the rule at {_where(op.jvp)}")
+    else:  # "transpose"
+        body.append(f"tangent = _transpose(op, inputs, params, (result,), {tangents}, {diff!r}, _FIRST)[0]")
+    lines += ["        " + line for line in body]
+    lines += ["    finally:",
+              "        DUAL[0] = level",
+              "        if grad_off:",
+              "            state.grad_enabled = True",
+              "    if tangent is None:",
+              "        return",
+              "    data = tangent._data",
+              "    if data.shape != out.shape:  # (a broadcast operand's tangent)",
+              "        tangent = tangent.expand(out.shape)",
+              "    if data.dtype is not out.dtype and data.dtype != out.dtype:",
+              '        tangent = tangent.real if data.dtype.kind == "c" and out.dtype.kind != "c" else tangent.to(_dtype(result))',
+              "    result._fw_grad = (level, tangent)"]
+    if _saves_output(op):
+        lines += ["    if result._grad_fn is not None:  # the node keeps the output: give it the tangent too",
+                  "        _keep_saved_tangent(result, tangent, level)"]
+    text = "\n".join(lines)
+    lines[reads_at:reads_at] = [f"    {x} = inputs[{i}]" for i, x in enumerate(xs) if re.search(rf"\b{x}\b", text)]
+    source = "\n".join(lines) + "\n"
+    filename = f"{GENERATED_FILE_PREFIX}{op.node_name} tangent path for op {op.name!r} (ops/forward.py)>"
+    return source, _compile(source, filename, namespace, "tangent_path")
+
 def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
     """``apply_inplace`` inside a dual level: the op's out-of-place tangent (computed from the
     inputs' tangents, ``self``'s included) becomes ``self``'s tangent after the write."""
@@ -507,8 +760,8 @@ class DualSavedTensor(SavedTensor):
     @classmethod
     def of(cls, saved: SavedTensor, tangent: Any, level: Any) -> DualSavedTensor:
         new = object.__new__(cls)
-        for name in SavedTensor.__slots__:
-            setattr(new, name, getattr(saved, name))
+        new.data, new.counter, new.version = saved.data, saved.counter, saved.version  # (SavedTensor's slots)
+        new.output_nr, new.requires_grad = saved.output_nr, saved.requires_grad
         new.tangent = tangent
         new.level = level
         return new
