@@ -269,6 +269,8 @@ def levels_of(t: Any) -> list[int]:
 def materialize(t: Tensor, levels: list[int]) -> Tensor:
     """``t`` batched at each of ``levels`` (ascending), expanding where it is not: the physical
     tensor, with those batch dimensions first in order."""
+    if levels and type(t) is not BatchedTensor:  # batched at none of them: one expand, the sizes in front
+        return t.expand(*[_LEVELS[level] for level in levels], *t.shape)
     present = _levels_of(t)
     physical = t
     while type(physical) is BatchedTensor:
