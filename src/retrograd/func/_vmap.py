@@ -240,8 +240,8 @@ def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
 def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
     t = object.__new__(BatchedTensor)
-    shape = tuple(value.shape)
-    t._data = _LogicalArray(shape[1:], value._data.dtype, value, level)  # type: ignore[assignment]
+    data = value._data  # (an array, or under nested vmap the enclosing level's _LogicalArray)
+    t._data = _LogicalArray(tuple(data.shape[1:]), data.dtype, value, level)  # type: ignore[assignment]
     t._requires_grad = False
     t._grad_fn = None
     t._value = value
@@ -343,20 +343,31 @@ FALLBACK_MESSAGE = ("There is a performance drop because we have not yet impleme
 def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     """Run ``op`` on arguments some of which are BatchedTensors: its batching rule on the
     physical tensors of the innermost level among them, or a loop over that level's samples."""
-    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
+    rules, param_rules, random_ops = _TABLES or _load_tables()
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
     inputs, params = args[:n], args[n:]
-    if any(type(p) is BatchedTensor for p in params):
-        raise Unbatchable(op.name)
+    has_param_batch = False
+    for p in params:
+        kind = type(p)
+        if kind is BatchedTensor:
+            raise Unbatchable(op.name)
+        if kind is _LogicalArray or kind is BatchedParam:  # a batched array given as a param (a target)
+            has_param_batch = True
     level = max(x._level for x in inputs if type(x) is BatchedTensor)
-    if any(type(p) is _LogicalArray for p in params):  # a batched array given as a param (a target)
+    if has_param_batch:
         params = tuple(_batched_param(p, level) for p in params)
-    if op in RANDOM_OPS and _RANDOMNESS[level] == "error":
+    if op in random_ops and _RANDOMNESS[level] == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
-    values = [x._value if type(x) is BatchedTensor and x._level == level else x for x in inputs]
-    batched = [type(x) is BatchedTensor and x._level == level for x in inputs]
-    rule = RULES.get(op)
-    if rule is not None and op not in PARAM_RULES and any(type(p) is BatchedParam for p in params):
+    values, batched = [], []
+    for x in inputs:
+        if type(x) is BatchedTensor and x._level == level:
+            values.append(x._value)
+            batched.append(True)
+        else:
+            values.append(x)
+            batched.append(False)
+    rule = rules.get(op)
+    if has_param_batch and op not in param_rules:
         rule = None
     out = NotImplemented if rule is None else rule(op, values, batched, params, _LEVELS[level])
     if out is NotImplemented:
@@ -365,6 +376,18 @@ def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     if isinstance(out, Tensor):
         return wrap(out, level)
     return type(out)(wrap(o, level) if isinstance(o, Tensor) else o for o in out)
+
+
+# The batching table (RULES, PARAM_RULES, RANDOM_OPS), loaded on the first batched op: importing
+# it builds the table, which ``grad`` alone does not need.
+_TABLES: tuple[Any, Any, Any] | None = None
+
+
+def _load_tables() -> tuple[Any, Any, Any]:
+    global _TABLES
+    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
+    _TABLES = (RULES, PARAM_RULES, RANDOM_OPS)
+    return _TABLES
 
 
 def batched_apply_inplace(op: Any, args: tuple[Any, ...]) -> Any:
