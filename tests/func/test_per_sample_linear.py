@@ -60,3 +60,30 @@ def test_per_sample_hessian_vector_product_matches_torch(torch: Any) -> None:
         v = lib.tensor(V)
         return fn.vmap(lambda x: fn.grad(lambda w_: (fn.grad(loss)(w_, x) * v).sum())(lib.tensor(W)))(lib.tensor(X))
     _both(torch, compute)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("one_d", [False, True])
+def test_nll_loss_of_one_row_per_sample_matches_torch(torch: Any, reduction: str, weighted: bool,
+                                                      one_d: bool) -> None:
+    """The loss of a per-sample ``(1, C)`` (or ``(C,)``) input is its row's loss in every reduction
+    but a weighted or ignored mean (divided by the row's weight; NaN): values and gradients, a
+    sample whose target is ignored included."""
+    rng = np.random.default_rng(3)
+    logits0, w0 = rng.standard_normal((6, 1, 4)), rng.random(4) + 0.5
+    t0 = rng.integers(0, 4, (6, 1))
+    t0[2] = 1  # ignored below
+
+    def compute(lib: Any, fn: Any) -> Any:
+        F = lib.nn.functional
+        kw = {"reduction": reduction, "ignore_index": 1, "weight": lib.tensor(w0) if weighted else None}
+        logits, t = lib.tensor(logits0), lib.tensor(t0)
+        if one_d:
+            logits, t = logits[:, 0], t[:, 0]
+        loss = lambda a, b: F.nll_loss(F.log_softmax(a, dim=-1), b, **kw)
+        value = fn.vmap(loss)(logits, t)
+        grads = fn.vmap(fn.grad(lambda a, b: loss(a, b).sum()))(logits, t)
+        return lib.cat([value.reshape(-1), grads.reshape(-1)])
+    ours, theirs = compute(rg, rfunc), compute(torch, torch.func)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)

@@ -327,7 +327,13 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
         return NotImplemented
     t = target.array if type(target) is BatchedParam else np.broadcast_to(target, (size,) + np.shape(target))
     rows = x.reshape(-1, x.shape[-1]) if x.dim() == 3 else x
-    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index)).reshape(size, -1)
+    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index))
+    if rows.shape[0] == size and (reduction == "sum" or (
+            reduction == "mean" and weight is None and not (t == ignore_index).any())):
+        # One row per sample (as a per-sample loss of one input): its loss is the sum, and the
+        # mean too unless weighted or ignored (their mean divides by the row's weight or is NaN).
+        return losses
+    losses = losses.reshape(size, -1)
     if reduction == "none":
         return losses.reshape((size,) + t.shape[1:])
     total = apply(_R.sum_dim, (losses, (1,), False, None))
@@ -337,7 +343,13 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     counted = (t != ignore_index).astype(x._data.dtype)
     if weight is not None:
         counted = counted * weight[np.where(t == ignore_index, 0, t)]
-    return total / Tensor._make(counted.reshape(size, -1).sum(1))
+    counted = counted.reshape(size, -1).sum(1)
+    if counted.all():
+        return total / Tensor._make(counted)
+    # A sample whose targets are all ignored: a NaN loss but a zero gradient, as PyTorch's (its
+    # total, zero, is divided by one and the NaN added as a constant).
+    nans = np.where(counted == 0, np.nan, 0).astype(counted.dtype)
+    return total / Tensor._make(np.where(counted == 0, 1, counted).astype(counted.dtype)) + Tensor._make(nans)
 
 
 def shape_then_dims(*dim_indices: int) -> Rule:
