@@ -62,8 +62,17 @@ def _expand(v: Tensor, size: int) -> Tensor:
 
 
 def elementwise(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
-    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
-    return apply(op, (*[_pad(v, b, rank) for v, b in zip(inputs, batched)], *params))
+    if len(inputs) == 1:  # (batched: nothing to line up)
+        return apply(op, (inputs[0], *params))
+    ranks = [(v._data.ndim - 1 if b else v._data.ndim) if isinstance(v, Tensor) else 0
+             for v, b in zip(inputs, batched)]
+    rank = max(ranks)
+    values = list(inputs)
+    for i, (v, b, have) in enumerate(zip(inputs, batched, ranks)):
+        if b and have < rank:  # (the view op itself: reshape's checks are for any shape)
+            shape = tuple(v._data.shape)
+            values[i] = apply(_S.view, (v, shape[:1] + (1,) * (rank - have) + shape[1:]))
+    return apply(op, (*values, *params))
 
 
 def _shift(d: int, rank: int) -> int:
