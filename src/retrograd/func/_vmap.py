@@ -510,6 +510,8 @@ _SAVED_STREAM: list[Any] = []  # the engine put aside while the guard is in
 
 
 def _guard_randomness(on: bool) -> None:
+    if on == bool(_SAVED_STREAM):  # (nothing to change: no import, as on every call of vmap)
+        return
     from ..random import default_generator
     if on and not _SAVED_STREAM:
         _SAVED_STREAM.append(default_generator._stream)
@@ -595,7 +597,7 @@ def _check_out_dims_type(func: Any, out_dims: Any) -> None:
 
 def _flat_in_dims(func: Any, in_dims: Any, args: tuple[Any, ...], args_spec: Any) -> list[Any]:
     if isinstance(in_dims, int) and not isinstance(in_dims, bool):
-        return [in_dims] * len(tree_flatten(args)[0])
+        return [in_dims] * _n_leaves(args_spec)
     if not isinstance(in_dims, tuple):
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or "
                          "a (potentially nested) tuple matching the structure of inputs, got: "
@@ -605,10 +607,9 @@ def _flat_in_dims(func: Any, in_dims: Any, args: tuple[Any, ...], args_spec: Any
                          f"the structure of `inputs`. in_dims has structure {treespec_repr(tree_flatten(in_dims)[1])} "
                          f"but inputs has structure {treespec_repr(args_spec)}.")
     flat: list[Any] = []
-    for dim, arg in zip(in_dims, args):
-        leaves, spec = tree_flatten(arg)
+    for dim, spec in zip(in_dims, args_spec[2]):  # (each argument's spec: counted, not flattened again)
         if dim is None or isinstance(dim, int):
-            flat += [dim] * len(leaves)
+            flat += [dim] * _n_leaves(spec)
             continue
         dim_leaves, dim_spec = tree_flatten(dim)
         if dim_spec != spec:
@@ -640,7 +641,7 @@ def _batch_size(func: Any, in_dims: Any, flat_args: list[Any], flat_dims: list[A
             raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for some "
                              f"input, but that input is a Tensor of dimensionality {n} so expected in_dim to "
                              f"satisfy -{n} <= in_dim < {n}.")
-        sizes.append(arg.shape[dim])
+        sizes.append(arg._data.shape[dim])
     if not sizes:
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one input must be "
                          "batched (in_dims must not be all None)")
