@@ -26,6 +26,7 @@ import numpy as np
 
 from ..ops import inplace as _inplace
 from ..ops import op as _op
+from ..ops.shape import expand as _expand_op
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_repr
 
@@ -270,7 +271,7 @@ def materialize(t: Tensor, levels: list[int]) -> Tensor:
     """``t`` batched at each of ``levels`` (ascending), expanding where it is not: the physical
     tensor, with those batch dimensions first in order."""
     if levels and type(t) is not BatchedTensor:  # batched at none of them: one expand, the sizes in front
-        return t.expand(*[_LEVELS[level] for level in levels], *t.shape)
+        return _op.apply(_expand_op, (t, tuple(_LEVELS[level] for level in levels) + tuple(t._data.shape)))
     present = _levels_of(t)
     physical = t
     while type(physical) is BatchedTensor:
