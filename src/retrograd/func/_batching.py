@@ -498,7 +498,6 @@ def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
 
-
 # Random ops: refused under randomness="error" (batched inputs give each sample its own draw).
 RANDOM_OPS = frozenset(_ops_of(_SMP))
 
