@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.forward_ad import DUAL
+from ..autograd.grad_mode import is_grad_enabled
 from ..ops import conv as _C
 from ..ops import elementwise as _E
 from ..ops import linalg as _L
@@ -60,8 +62,17 @@ def _expand(v: Tensor, size: int) -> Tensor:
 
 
 def elementwise(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
-    rank = max(_rank(v, b) for v, b in zip(inputs, batched))
-    return apply(op, (*[_pad(v, b, rank) for v, b in zip(inputs, batched)], *params))
+    if len(inputs) == 1:  # (batched: nothing to line up)
+        return apply(op, (inputs[0], *params))
+    ranks = [(v._data.ndim - 1 if b else v._data.ndim) if isinstance(v, Tensor) else 0
+             for v, b in zip(inputs, batched)]
+    rank = max(ranks)
+    values = list(inputs)
+    for i, (v, b, have) in enumerate(zip(inputs, batched, ranks)):
+        if b and have < rank:  # (the view op itself: reshape's checks are for any shape)
+            shape = tuple(v._data.shape)
+            values[i] = apply(_S.view, (v, shape[:1] + (1,) * (rank - have) + shape[1:]))
+    return apply(op, (*values, *params))
 
 
 def _shift(d: int, rank: int) -> int:
@@ -168,10 +179,10 @@ def squeeze_all(op: Op, inputs: list[Any], batched: list[bool], params: tuple[An
 
 def _matmul(a: Tensor, ba: bool, b: Tensor, bb: bool) -> Tensor:
     """A matrix product of samples (each at least 2-d) on the physical tensors."""
-    from .. import matmul
-    if ba and bb and a.dim() == 3 and b.dim() == 3 and a.shape[1] == 1 and type(a) is Tensor and type(b) is Tensor:
-        return _RowTimesMatrix.apply(a, b)  # type: ignore[no-any-return]
-    return matmul(a, b)  # type: ignore[no-any-return]  # leading dims broadcast as batch dims
+    if (ba and bb and type(a) is Tensor and type(b) is Tensor and a._data.ndim == 3 and b._data.ndim == 3
+            and a._data.shape[1] == 1 and a._data.shape[2] == b._data.shape[1] and a._data.dtype == b._data.dtype):
+        return apply(row_times_matrix, (a, b))
+    return _L.matmul(a, b)  # leading dims broadcast as batch dims
 
 
 # Memory for the per-sample weight gradients (a batch of outer products, megabytes each), kept
@@ -231,40 +242,43 @@ def _recycled(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return block.view(dtype).reshape(shape)
 
 
-def _row_times_matrix() -> Any:
-    from ..autograd.function import Function
-    from ..autograd.grad_mode import is_grad_enabled
+def _row_times_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if b.strides[0] == 0:  # one matrix for the whole batch (a weight lifted by grad): one product
+        return np.matmul(a[:, 0], b[0])[:, None]
+    return np.matmul(a, b)
 
-    class RowTimesMatrix(Function):
-        """A batch of row vectors times a batch of matrices, ``(B, 1, k) @ (B, k, m)``: what a
-        linear layer is per sample when ``grad`` under ``vmap`` makes its weight per-sample. As
-        ``bmm``, but its weight gradient (a batch of outer products) is a broadcast product, which
-        NumPy runs several times faster than ``matmul`` with an inner dimension of 1."""
 
-        @staticmethod
-        def forward(ctx: Any, a: Tensor, b: Tensor) -> Tensor:
-            ctx.save_for_backward(a, b)
-            return Tensor._make(np.matmul(a._data, b._data))
+def _row_times_matrix_grad_rows(grad: Tensor, mat2: Tensor) -> Tensor:
+    # In differentiable ops under create_graph, and under forward AD (whose tangents only ops carry).
+    if is_grad_enabled() or DUAL[0] is not None:
+        return grad @ mat2.mT
+    g, b = grad._data, mat2._data
+    if b.strides[0] == 0:  # (as in forward: one product with the shared matrix)
+        return Tensor._make(np.matmul(g[:, 0], b[0].T)[:, None])
+    return Tensor._make(np.matmul(g, np.swapaxes(b, 1, 2)))
 
-        @staticmethod
-        def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, Tensor]:
-            a, b = ctx.saved_tensors
-            if is_grad_enabled():  # (create_graph: in differentiable ops)
-                return grad @ b.mT, a.mT * grad
-            g, ad = grad._data, a._data
-            grad_a = np.matmul(g, np.swapaxes(b._data, 1, 2))
-            # The outer products with NumPy's inner loop over the longer side (a broadcast
-            # product runs one short loop per row), into recycled memory (see _recycled).
-            dtype = np.result_type(g, ad)
-            if g.shape[2] < ad.shape[2]:
-                out = _recycled((g.shape[0], g.shape[2], ad.shape[2]), dtype)
-                grad_b = np.swapaxes(np.multiply(np.swapaxes(g, 1, 2), ad, out=out), 1, 2)
-            else:
-                out = _recycled((g.shape[0], ad.shape[2], g.shape[2]), dtype)
-                grad_b = np.einsum("bik,bkj->bij", np.swapaxes(ad, 1, 2), g, out=out)
-            return Tensor._make(grad_a), Tensor._make(grad_b)
 
-    return RowTimesMatrix
+def _row_times_matrix_grad_matrices(grad: Tensor, self: Tensor) -> Tensor:
+    if is_grad_enabled() or DUAL[0] is not None:  # (as above)
+        return self.mT * grad
+    g, a = grad._data, self._data
+    # The outer products with NumPy's inner loop over the longer side (a broadcast product runs
+    # one short loop per row), into recycled memory (see _recycled).
+    if g.shape[2] < a.shape[2]:
+        out = _recycled((g.shape[0], g.shape[2], a.shape[2]), g.dtype)
+        return Tensor._make(np.swapaxes(np.multiply(np.swapaxes(g, 1, 2), a, out=out), 1, 2))
+    out = _recycled((g.shape[0], a.shape[2], g.shape[2]), g.dtype)
+    return Tensor._make(np.einsum("bik,bkj->bij", np.swapaxes(a, 1, 2), g, out=out))
+
+
+# A batch of row vectors times a batch of matrices, ``(B, 1, k) @ (B, k, m)`` of one dtype: what a
+# linear layer is per sample when ``grad`` under ``vmap`` makes its weight per-sample. As ``bmm``
+# (its node's name too), but its weight gradient (a batch of outer products) is a broadcast
+# product, which NumPy runs several times faster than ``matmul`` with an inner dimension of 1, and
+# a matrix shared by the batch (stride 0) is one 2-d product. An op, not a ``Function``: its
+# node is recorded and run at an op's cost, and only the gradients needed are computed.
+row_times_matrix = Op("bmm", _row_times_matrix, node="BmmBackward0", inputs=("self", "mat2"),
+                      grads=(_row_times_matrix_grad_rows, _row_times_matrix_grad_matrices), jvp="multilinear")
 
 
 def mm(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
@@ -322,7 +336,13 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
         return NotImplemented
     t = target.array if type(target) is BatchedParam else np.broadcast_to(target, (size,) + np.shape(target))
     rows = x.reshape(-1, x.shape[-1]) if x.dim() == 3 else x
-    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index)).reshape(size, -1)
+    losses = apply(op, (rows, t.reshape(-1), weight, "none", ignore_index))
+    if rows.shape[0] == size and (reduction == "sum" or (
+            reduction == "mean" and weight is None and not (t == ignore_index).any())):
+        # One row per sample (as a per-sample loss of one input): its loss is the sum, and the
+        # mean too unless weighted or ignored (their mean divides by the row's weight or is NaN).
+        return losses
+    losses = losses.reshape(size, -1)
     if reduction == "none":
         return losses.reshape((size,) + t.shape[1:])
     total = apply(_R.sum_dim, (losses, (1,), False, None))
@@ -332,7 +352,13 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     counted = (t != ignore_index).astype(x._data.dtype)
     if weight is not None:
         counted = counted * weight[np.where(t == ignore_index, 0, t)]
-    return total / Tensor._make(counted.reshape(size, -1).sum(1))
+    counted = counted.reshape(size, -1).sum(1)
+    if counted.all():
+        return total / Tensor._make(counted)
+    # A sample whose targets are all ignored: a NaN loss but a zero gradient, as PyTorch's (its
+    # total, zero, is divided by one and the NaN added as a constant).
+    nans = np.where(counted == 0, np.nan, 0).astype(counted.dtype)
+    return total / Tensor._make(np.where(counted == 0, 1, counted).astype(counted.dtype)) + Tensor._make(nans)
 
 
 def shape_then_dims(*dim_indices: int) -> Rule:
@@ -471,8 +497,6 @@ def dim_or_flat(op: Op, inputs: list[Any], batched: list[bool], params: tuple[An
 def _ops_of(module: Any) -> list[Op]:
     return [v for v in vars(module).values() if isinstance(v, Op)]
 
-
-_RowTimesMatrix = _row_times_matrix()
 
 # Random ops: refused under randomness="error" (batched inputs give each sample its own draw).
 RANDOM_OPS = frozenset(_ops_of(_SMP))

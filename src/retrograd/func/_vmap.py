@@ -26,6 +26,7 @@ import numpy as np
 
 from ..ops import inplace as _inplace
 from ..ops import op as _op
+from ..ops.shape import expand as _expand_op
 from ..tensor import Tensor
 from ._pytree import tree_flatten, tree_unflatten, treespec_repr
 
@@ -240,8 +241,8 @@ def _resolve_shape(shape: Any, numel: int) -> tuple[int, ...]:
 def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a BatchedTensor of ``level``."""
     t = object.__new__(BatchedTensor)
-    shape = tuple(value.shape)
-    t._data = _LogicalArray(shape[1:], value._data.dtype, value, level)  # type: ignore[assignment]
+    data = value._data  # (an array, or under nested vmap the enclosing level's _LogicalArray)
+    t._data = _LogicalArray(tuple(data.shape[1:]), data.dtype, value, level)  # type: ignore[assignment]
     t._requires_grad = False
     t._grad_fn = None
     t._value = value
@@ -269,6 +270,8 @@ def levels_of(t: Any) -> list[int]:
 def materialize(t: Tensor, levels: list[int]) -> Tensor:
     """``t`` batched at each of ``levels`` (ascending), expanding where it is not: the physical
     tensor, with those batch dimensions first in order."""
+    if levels and type(t) is not BatchedTensor:  # batched at none of them: one expand, the sizes in front
+        return _op.apply(_expand_op, (t, tuple(_LEVELS[level] for level in levels) + tuple(t._data.shape)))
     present = _levels_of(t)
     physical = t
     while type(physical) is BatchedTensor:
@@ -341,20 +344,31 @@ FALLBACK_MESSAGE = ("There is a performance drop because we have not yet impleme
 def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     """Run ``op`` on arguments some of which are BatchedTensors: its batching rule on the
     physical tensors of the innermost level among them, or a loop over that level's samples."""
-    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
+    rules, param_rules, random_ops = _TABLES or _load_tables()
     n = len(args) - len(op.params) if op.variadic else op.n_inputs
     inputs, params = args[:n], args[n:]
-    if any(type(p) is BatchedTensor for p in params):
-        raise Unbatchable(op.name)
+    has_param_batch = False
+    for p in params:
+        kind = type(p)
+        if kind is BatchedTensor:
+            raise Unbatchable(op.name)
+        if kind is _LogicalArray or kind is BatchedParam:  # a batched array given as a param (a target)
+            has_param_batch = True
     level = max(x._level for x in inputs if type(x) is BatchedTensor)
-    if any(type(p) is _LogicalArray for p in params):  # a batched array given as a param (a target)
+    if has_param_batch:
         params = tuple(_batched_param(p, level) for p in params)
-    if op in RANDOM_OPS and _RANDOMNESS[level] == "error":
+    if op in random_ops and _RANDOMNESS[level] == "error":
         raise RuntimeError(RANDOMNESS_ERROR)
-    values = [x._value if type(x) is BatchedTensor and x._level == level else x for x in inputs]
-    batched = [type(x) is BatchedTensor and x._level == level for x in inputs]
-    rule = RULES.get(op)
-    if rule is not None and op not in PARAM_RULES and any(type(p) is BatchedParam for p in params):
+    values, batched = [], []
+    for x in inputs:
+        if type(x) is BatchedTensor and x._level == level:
+            values.append(x._value)
+            batched.append(True)
+        else:
+            values.append(x)
+            batched.append(False)
+    rule = rules.get(op)
+    if has_param_batch and op not in param_rules:
         rule = None
     out = NotImplemented if rule is None else rule(op, values, batched, params, _LEVELS[level])
     if out is NotImplemented:
@@ -363,6 +377,18 @@ def batched_apply(op: Any, args: tuple[Any, ...]) -> Any:
     if isinstance(out, Tensor):
         return wrap(out, level)
     return type(out)(wrap(o, level) if isinstance(o, Tensor) else o for o in out)
+
+
+# The batching table (RULES, PARAM_RULES, RANDOM_OPS), loaded on the first batched op: importing
+# it builds the table, which ``grad`` alone does not need.
+_TABLES: tuple[Any, Any, Any] | None = None
+
+
+def _load_tables() -> tuple[Any, Any, Any]:
+    global _TABLES
+    from ._batching import PARAM_RULES, RANDOM_OPS, RULES
+    _TABLES = (RULES, PARAM_RULES, RANDOM_OPS)
+    return _TABLES
 
 
 def batched_apply_inplace(op: Any, args: tuple[Any, ...]) -> Any:
@@ -485,6 +511,8 @@ _SAVED_STREAM: list[Any] = []  # the engine put aside while the guard is in
 
 
 def _guard_randomness(on: bool) -> None:
+    if on == bool(_SAVED_STREAM):  # (nothing to change: no import, as on every call of vmap)
+        return
     from ..random import default_generator
     if on and not _SAVED_STREAM:
         _SAVED_STREAM.append(default_generator._stream)
@@ -570,7 +598,7 @@ def _check_out_dims_type(func: Any, out_dims: Any) -> None:
 
 def _flat_in_dims(func: Any, in_dims: Any, args: tuple[Any, ...], args_spec: Any) -> list[Any]:
     if isinstance(in_dims, int) and not isinstance(in_dims, bool):
-        return [in_dims] * len(tree_flatten(args)[0])
+        return [in_dims] * _n_leaves(args_spec)
     if not isinstance(in_dims, tuple):
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or "
                          "a (potentially nested) tuple matching the structure of inputs, got: "
@@ -580,10 +608,9 @@ def _flat_in_dims(func: Any, in_dims: Any, args: tuple[Any, ...], args_spec: Any
                          f"the structure of `inputs`. in_dims has structure {treespec_repr(tree_flatten(in_dims)[1])} "
                          f"but inputs has structure {treespec_repr(args_spec)}.")
     flat: list[Any] = []
-    for dim, arg in zip(in_dims, args):
-        leaves, spec = tree_flatten(arg)
+    for dim, spec in zip(in_dims, args_spec[2]):  # (each argument's spec: counted, not flattened again)
         if dim is None or isinstance(dim, int):
-            flat += [dim] * len(leaves)
+            flat += [dim] * _n_leaves(spec)
             continue
         dim_leaves, dim_spec = tree_flatten(dim)
         if dim_spec != spec:
@@ -615,7 +642,7 @@ def _batch_size(func: Any, in_dims: Any, flat_args: list[Any], flat_dims: list[A
             raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={dim} for some "
                              f"input, but that input is a Tensor of dimensionality {n} so expected in_dim to "
                              f"satisfy -{n} <= in_dim < {n}.")
-        sizes.append(arg.shape[dim])
+        sizes.append(arg._data.shape[dim])
     if not sizes:
         raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least one input must be "
                          "batched (in_dims must not be all None)")
