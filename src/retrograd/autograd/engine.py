@@ -51,6 +51,13 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
 # for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
 GRADLESS_VIEWS = ("no_grad", "inference")
 
+# From this many nodes a backward pass holds the collector guard ("Collector" in
+# docs/architecture.md). A smaller pass keeps a few thousand objects alive at most, short of
+# the some 70,000 (700 × 10 × 10) that make a full collection due: it can meet at most the one
+# that was due anyway, never a run of them. Raising and restoring the threshold costs a small
+# pass 2 µs, a tenth of its engine time.
+GUARDED_PASS_NODES = 1024
+
 # The ready heap's key of a leaf's AccumulateGrad (its sequence number is the largest there is):
 # at the heap's top, some leaf waits to run before any other node.
 LEAVES_FIRST = -sys.maxsize
@@ -103,7 +110,12 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) ->
                 count = get(nxt)
                 if count is None:  # first edge into nxt: traverse it
                     deps[nxt] = 1
-                    push(nxt)
+                    if nxt.next_functions:
+                        push(nxt)
+                    elif captures is not None:  # (a leaf's AccumulateGrad: an end, seen here)
+                        if nxt not in captures:
+                            return None
+                        ends.add(nxt)
                 else:
                     deps[nxt] = count + 1
         if end and captures is not None:
@@ -237,9 +249,9 @@ def run_backward(
     heappush, heappop = heapq.heappush, heapq.heappop
     grads: Any
     release = not retain_graph
-    # One marker per backward call, naming its caller: a second backward through a node it
-    # released says where this one ran.
-    freed = released_marker() if release else ()
+    # The marker naming the line that called this backward: a second backward through a node it
+    # released says where this one ran. (2: the search starts at this function's caller.)
+    freed = released_marker(2) if release else ()
     anomaly = ANOMALY[2]  # (ANOMALY[0] is also on while creation sites are only recorded)
     # Leaves made ready by the node just run, in edge order, each with its gradient in a list of
     # its own: they run once its step has dropped its references (what the heap would do, as
@@ -254,7 +266,10 @@ def run_backward(
     # The graph holds no reference cycles and everything backward allocates is freed by
     # reference counting; full collections would only rescan the (possibly huge) graph. They are
     # made rare, not switched off: the collector is the whole process's, other threads use it.
-    COLLECTOR_GUARD.hold()
+    # A small graph's pass allocates too little to bring a full collection nearer.
+    guarded = len(deps) >= GUARDED_PASS_NODES
+    if guarded:
+        COLLECTOR_GUARD.hold()
     # The rules meet inf and nan at boundaries (the gradient of log at 0): NumPy's reports are
     # off for the whole pass, once per backward call rather than per node (autograd/fp_errors.py).
     fp_token = ignore_fp_errors()
@@ -365,7 +380,8 @@ def run_backward(
     finally:
         restore_fp_errors(fp_token)
         STATE.grad_enabled = previous_mode
-        COLLECTOR_GUARD.release()
+        if guarded:
+            COLLECTOR_GUARD.release()
         if finishes:
             for finish in finishes:
                 finish()

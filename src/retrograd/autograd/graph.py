@@ -384,8 +384,8 @@ def unpack_saved(value: Any, node: Node) -> Any:
 
 
 class _FreedMarker(tuple):  # type: ignore[type-arg]
-    """The saved tuple of a node whose saved tensors were released after backward. Each backward
-    call makes one (``released_marker``) that names the user's line that called it (``site``),
+    """The saved tuple of a node whose saved tensors were released after backward. Each line that
+    calls backward has one (``released_marker``) that names it (``site``),
     so that a second backward through the graph can say where the first one ran. Empty, like
     ``()``: code tests ``not saved and type(saved) is FREED_TYPE``, which costs a non-empty
     tuple one truth test."""
@@ -403,17 +403,27 @@ FREED_TYPE = _FreedMarker
 FREED: tuple[Any, ...] = _FreedMarker()  # released where no backward call is known (Node.release's default)
 
 
-def released_marker() -> tuple[Any, ...]:
-    """The marker one backward call puts in the nodes it releases: made once per call, naming the
-    innermost caller outside retrograd (the user's ``backward()`` or ``autograd.grad`` line).
+def released_marker(depth: int = 1) -> tuple[Any, ...]:
+    """The marker a backward call puts in the nodes it releases, naming the innermost caller
+    outside retrograd (the user's ``backward()`` or ``autograd.grad`` line), looked for from
+    ``depth`` frames up (1: the caller). One per such line, made on its first backward call.
 
     >>> from retrograd.autograd.graph import released_marker
     >>> released_marker().site.endswith(":1")  # the line of this doctest
     True
     """
-    marker = _FreedMarker()
-    marker.where = user_site()
+    where = user_site(depth + 1)
+    marker = _MARKERS.get(where)
+    if marker is None:
+        if len(_MARKERS) >= _MARKERS_KEPT:  # (lines that call backward: a program has few)
+            _MARKERS.clear()
+        marker = _MARKERS[where] = _FreedMarker()
+        marker.where = where
     return marker
+
+
+_MARKERS: dict[tuple[str, int] | None, _FreedMarker] = {}
+_MARKERS_KEPT = 1024
 
 
 def freed_message(saved: Any) -> str:
