@@ -50,6 +50,7 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
 # later ops record a graph), but it has no grad_fn and no AccumulateGrad of its own: a gradient
 # for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
 GRADLESS_VIEWS = ("no_grad", "inference")
+NO_GRADIENT_EDGE: Any = (None, 0)
 
 # From this many nodes a backward pass holds the collector guard ("Collector" in
 # docs/architecture.md). A smaller pass keeps a few thousand objects alive at most, short of
@@ -61,7 +62,6 @@ GUARDED_PASS_NODES = 1024
 # The ready heap's key of a leaf's AccumulateGrad (its sequence number is the largest there is):
 # at the heap's top, some leaf waits to run before any other node.
 LEAVES_FIRST = -sys.maxsize
-NO_GRADIENT_EDGE: Any = (None, 0)
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
