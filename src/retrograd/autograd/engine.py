@@ -11,7 +11,6 @@ unless the graph is retained. No recursion: a chain of any length is walked with
 from __future__ import annotations
 
 import heapq
-import sys
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .anomaly_mode import ANOMALY, run_node
 from .fp_errors import ignore_fp_errors, restore_fp_errors
 from .grad_mode import STATE
-from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, AccumulateGrad, Node, released_marker
+from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, LEAF_SEQUENCE_NR, AccumulateGrad, Node, released_marker
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -61,7 +60,7 @@ GUARDED_PASS_NODES = 1024
 
 # The ready heap's key of a leaf's AccumulateGrad (its sequence number is the largest there is):
 # at the heap's top, some leaf waits to run before any other node.
-LEAVES_FIRST = -sys.maxsize
+LEAVES_FIRST = -LEAF_SEQUENCE_NR
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
@@ -256,7 +255,7 @@ def run_backward(
     # Leaves made ready by the node just run, in edge order, each with its gradient in a list of
     # its own: they run once its step has dropped its references (what the heap would do, as
     # a leaf runs first; without a pass-wide step to take: hooks, anomaly mode, captures).
-    leaves: list[tuple[AccumulateGrad, list[Any]]] = []
+    leaves: list[tuple[Node, list[Any]]] = []
     plain_leaves = inputs is None and not anomaly
 
     finishes = [start(root_nodes, root_grads) for start in BACKWARD_WATCHERS] if BACKWARD_WATCHERS else None
@@ -325,28 +324,30 @@ def run_backward(
                         if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
                             g = _reduce_to(g, shape, dtype)
                 count = deps[nxt] - 1
-                if (count == 0 and type(nxt) is AccumulateGrad and plain_leaves and not nxt.__dict__
-                        and not nxt.variable._hooks and type(following) is not AccumulateGrad  # type: ignore[attr-defined]
-                        and (not ready or ready[0][0] != LEAVES_FIRST)):
-                    # A leaf without hooks whose gradient is complete, and no other leaf before it:
-                    # it accumulates as soon as this node's edges are done (``leaves``).
-                    buf = buffers.pop(nxt, None)
-                    if buf is not None:
-                        g = buf.pop() if g is None else buf[0] + g  # (pop: the leaf's grad keeps no other holder)
-                    if g is not None:
-                        leaves.append((nxt, [g]))
-                    continue
-                if (count == 0 and following is None and (not ready or -nxt._sequence_nr < ready[0][0])
-                        and nxt not in buffers):
-                    # The only gradient nxt receives, and nxt runs next (nothing ready, or only
-                    # nodes the heap would pop after it): hand it over directly.
-                    if nxt.num_outputs == 1:
-                        following_grads = [g]
-                    else:
-                        following_grads = [None] * nxt.num_outputs
-                        following_grads[nr] = g
-                    following = nxt
-                    continue
+                if count == 0:
+                    # (A leaf is told by its sequence number: an attribute read costs less than type().)
+                    if (nxt._sequence_nr == LEAF_SEQUENCE_NR and plain_leaves and not nxt.__dict__
+                            and not nxt.variable._hooks and type(following) is not AccumulateGrad  # type: ignore[attr-defined]
+                            and (not ready or ready[0][0] != LEAVES_FIRST)):
+                        # A leaf without hooks whose gradient is complete, and no other leaf before
+                        # it: it accumulates as soon as this node's edges are done (``leaves``).
+                        buf = buffers.pop(nxt, None)
+                        if buf is not None:
+                            g = buf.pop() if g is None else buf[0] + g  # (pop: the grad keeps no other holder)
+                        if g is not None:
+                            leaves.append((nxt, [g]))
+                        continue
+                    if (following is None and (not ready or -nxt._sequence_nr < ready[0][0])
+                            and (not buffers or nxt not in buffers)):
+                        # The only gradient nxt receives, and nxt runs next (nothing ready, or only
+                        # nodes the heap would pop after it): hand it over directly.
+                        if nxt.num_outputs == 1:
+                            following_grads = [g]
+                        else:
+                            following_grads = [None] * nxt.num_outputs
+                            following_grads[nr] = g
+                        following = nxt
+                        continue
                 deps[nxt] = count
                 if g is not None:
                     buf = buffers.get(nxt)

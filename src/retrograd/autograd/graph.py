@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+# An AccumulateGrad's sequence number, and only theirs: above every other node's.
+LEAF_SEQUENCE_NR = sys.maxsize
 
 # Every this many recorded nodes, ``large_graph_guard`` runs (the check is one bit test).
 GUARD_EVERY = 1 << 16
@@ -586,7 +588,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         self.next_functions = ()
-        self._sequence_nr = sys.maxsize  # run as soon as ready, like PyTorch
+        self._sequence_nr = LEAF_SEQUENCE_NR  # run as soon as ready, like PyTorch
         self._saved = ()
         self.variable = variable
 
