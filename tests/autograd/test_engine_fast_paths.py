@@ -7,6 +7,11 @@ visit set. These tests build random graphs with fan-out, in retrograd and in PyT
 compare the order in which backward nodes run (PyTorch's engine runs ready nodes latest-created
 first) and the gradients, for ``backward``, ``autograd.grad`` w.r.t. all or some leaves, and a
 Hessian-vector product through ``create_graph=True``.
+
+A leaf with no hooks accumulates as soon as the node that completes its gradient has run,
+outside the heap; the tests at the end hold that to PyTorch with hooks registered before and
+after the graph is built, leaves hooked and not side by side, retain_grad, leaves reached
+twice, a ``.grad`` accumulated into, and anomaly mode.
 """
 
 from __future__ import annotations
@@ -148,3 +153,120 @@ def test_a_node_handed_over_past_waiting_nodes_runs_before_them() -> None:
     z.backward()
     assert order == ["y", "b", "a"]
     assert x.grad.tolist() == [2 * 5 * (2 + 3) + 2] * 2  # d/dx of sum((5x)²) + sum(2x)
+
+
+@pytest.mark.parametrize("kind", ["tensor_hook", "post_accumulate_hook"])
+@pytest.mark.parametrize("hooked", [0, 1, 2])
+def test_leaves_accumulate_in_edge_order_around_a_hooked_leaf(torch: Any, hooked: int, kind: str) -> None:
+    # A leaf with a tensor hook goes through the heap, one with a post-accumulate hook does not:
+    # either way the leaves must accumulate in edge order around it, as the hook, which looks
+    # at every leaf's .grad (before or after its own accumulation), sees in PyTorch.
+    seen = {}
+    for lib in (rg, torch):
+        leaves = [lib.ones(2, requires_grad=True) for _ in range(3)]
+        looks: list[list[bool]] = []
+
+        def look(*_: Any, leaves: list[Any] = leaves, looks: list[list[bool]] = looks) -> None:
+            looks.append([leaf.grad is not None for leaf in leaves])
+
+        if kind == "tensor_hook":
+            leaves[hooked].register_hook(look)
+        else:
+            leaves[hooked].register_post_accumulate_grad_hook(look)
+        lib.stack(leaves).sum().backward()
+        seen[lib.__name__] = looks
+    assert seen["retrograd"] == seen["torch"]
+
+
+@pytest.mark.parametrize("kind", ["tensor_hook", "prehook", "posthook", "post_accumulate_hook"])
+def test_a_hook_registered_on_one_leaf_after_the_graph_was_built_runs_as_in_pytorch(torch: Any, kind: str) -> None:
+    results = {}
+    for lib in (rg, torch):
+        x = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([1.5, 0.25], dtype=lib.float64, requires_grad=True)
+        loss = (x * w).sum()
+        calls: list[Any] = []
+        w_acc = loss.grad_fn.next_functions[0][0].next_functions[1][0]  # sum <- mul(x, w) <- w
+        if kind == "tensor_hook":
+            w.register_hook(lambda g, calls=calls: calls.append(g.tolist()) or g * 3)
+        elif kind == "prehook":
+            w_acc.register_prehook(lambda gs, calls=calls: calls.append(gs[0].tolist()) or (gs[0] * 3,))
+        elif kind == "posthook":
+            w_acc.register_hook(lambda gi, go, calls=calls: calls.append((len(gi), go[0].tolist())))
+        else:
+            w.register_post_accumulate_grad_hook(lambda t, calls=calls: calls.append(t.grad.tolist()))
+        loss.backward()
+        results[lib.__name__] = (calls, x.grad.tolist(), w.grad.tolist())
+    assert results["retrograd"] == results["torch"]
+
+
+@pytest.mark.parametrize("order", ["hooked_first", "hooked_last"])
+def test_a_leaf_hook_sees_the_other_leaf_as_pytorch_does(torch: Any, order: str) -> None:
+    seen = {}
+    for lib in (rg, torch):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        hooked, other = (a, b) if order == "hooked_first" else (b, a)
+        looks: list[bool] = []
+        hooked.register_post_accumulate_grad_hook(lambda t, other=other, looks=looks: looks.append(other.grad is None))
+        (a * b).sum().backward()
+        seen[lib.__name__] = looks
+    assert seen["retrograd"] == seen["torch"]
+
+
+def _leaf_graph(lib: Any) -> tuple[Any, Any, Any, Any]:
+    """Two leaves, one reached by three edges (two from one node), a retained intermediate."""
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([1.5, 0.25, -0.5], dtype=lib.float64, requires_grad=True)
+    h = (x * w).tanh()
+    h.retain_grad()
+    loss = (h * x).sum() + (x * x).sum()
+    return x, w, h, loss
+
+
+def test_hooks_registered_after_the_graph_was_built_run_as_in_pytorch(torch: Any) -> None:
+    results = {}
+    for lib in (rg, torch):
+        x, w, h, loss = _leaf_graph(lib)
+        calls: list[Any] = []
+        # All registered once the graph exists: on the leaf tensor, on its AccumulateGrad, after accumulation.
+        x.register_hook(lambda g, calls=calls: calls.append(("tensor", g.tolist())) or g * 2)
+        w_acc = h.grad_fn.next_functions[0][0].next_functions[1][0]  # tanh <- mul(x, w) <- w
+        w_acc.register_prehook(lambda gs, calls=calls: calls.append(("pre", gs[0].tolist())))
+        w_acc.register_hook(lambda gi, go, calls=calls: calls.append(("post", len(gi), go[0].tolist())))
+        w.register_post_accumulate_grad_hook(lambda t, calls=calls: calls.append(("after", t.grad.tolist())))
+        loss.backward()
+        results[lib.__name__] = (calls, x.grad.tolist(), w.grad.tolist(), h.grad.tolist())
+    rg_calls, *rg_grads = results["retrograd"]
+    t_calls, *t_grads = results["torch"]
+    assert rg_calls == t_calls
+    for a, b in zip(rg_grads, t_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_leaf_gradients_accumulate_into_an_existing_grad_as_in_pytorch(torch: Any, anomaly: bool) -> None:
+    results = {}
+    for lib in (rg, torch):
+        with lib.autograd.set_detect_anomaly(anomaly):
+            x, w, h, loss = _leaf_graph(lib)
+            loss.backward()
+            first_x, first_w = x.grad.tolist(), w.grad.tolist()
+            kept = x.grad
+            (((x * w).tanh() * x).sum() + (x * x).sum()).backward()  # the same loss again
+            results[lib.__name__] = (first_x, first_w, h.grad.tolist(), x.grad.tolist(), w.grad.tolist(),
+                                     x.grad is kept)
+    rg_r, t_r = results["retrograd"], results["torch"]
+    assert rg_r[-1] is t_r[-1] is True  # accumulated in place into the same tensor
+    for a, b in zip(rg_r[:-1], t_r[:-1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_a_scalar_leaf_as_the_root_gets_its_gradient(torch: Any) -> None:
+    grads = {}
+    for lib in (rg, torch):
+        x = lib.tensor(3.0, requires_grad=True)
+        x.backward()
+        x.backward()
+        grads[lib.__name__] = x.grad.item()
+    assert grads["retrograd"] == grads["torch"] == 2.0

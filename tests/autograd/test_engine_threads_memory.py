@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from retrograd.autograd.engine import GUARDED_PASS_NODES
 from retrograd.autograd.graph import GUARD_EVERY
 
 
@@ -221,6 +222,13 @@ def test_collector_stays_on_for_other_threads_during_backward() -> None:
     assert seen == [True] and gc.isenabled()
 
 
+def _guarded_depth(x: rg.Tensor) -> rg.Tensor:
+    """``x`` through enough ops that a backward pass from it holds the collector guard."""
+    for _ in range(GUARDED_PASS_NODES):
+        x = x * 1.0
+    return x
+
+
 def test_nested_and_concurrent_backwards_restore_the_exact_thresholds(odd_thresholds: Any) -> None:
     during: list[tuple[int, int, int]] = []
 
@@ -228,7 +236,7 @@ def test_nested_and_concurrent_backwards_restore_the_exact_thresholds(odd_thresh
         during.append(gc.get_threshold())
         z = rg.ones(2, requires_grad=True)
         with rg.enable_grad():
-            (z * 3.0).sum().backward()  # a backward inside a backward
+            _guarded_depth(z * 3.0).sum().backward()  # a backward inside a backward
         during.append(gc.get_threshold())
 
     def body(i: int) -> None:
@@ -236,7 +244,8 @@ def test_nested_and_concurrent_backwards_restore_the_exact_thresholds(odd_thresh
         y = x * 2.0
         if i % 2 == 0:
             y.register_hook(inner)
-        for _ in range(20):
+        y = _guarded_depth(y)
+        for _ in range(5):
             (y.tanh() * 1.5).sum().backward(retain_graph=True)
 
     run_threads(4, body)
@@ -249,7 +258,18 @@ def test_a_backward_that_fails_restores_the_thresholds(odd_thresholds: Any) -> N
     y = x * 2.0
     y.register_hook(lambda g: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        y.sum().backward()
+        _guarded_depth(y).sum().backward()
+    assert gc.get_threshold() == odd_thresholds
+
+
+def test_a_small_pass_leaves_the_thresholds_alone_and_a_large_one_raises_them(odd_thresholds: Any) -> None:
+    during: list[tuple[int, int, int]] = []
+    x = rg.ones(2, requires_grad=True)
+    y = x * 2.0
+    y.register_hook(lambda g: during.append(gc.get_threshold()))
+    (y * 3.0).sum().backward(retain_graph=True)
+    _guarded_depth(y).sum().backward()
+    assert during[0] == odd_thresholds and during[1][2] > odd_thresholds[2]
     assert gc.get_threshold() == odd_thresholds
 
 

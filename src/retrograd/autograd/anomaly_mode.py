@@ -192,9 +192,11 @@ def check_nan(node: Any, outputs: tuple[Any, ...]) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def user_site() -> tuple[str, int] | None:
-    """``(file, line)`` of the innermost caller outside retrograd and its generated code."""
-    frame: Any = sys._getframe(1)
+def user_site(depth: int = 1) -> tuple[str, int] | None:
+    """``(file, line)`` of the innermost caller outside retrograd and its generated code, looking
+    from ``depth`` frames up (1: this function's caller; a caller that knows how many frames
+    above it are retrograd's skips them: each frame looked at is made into an object)."""
+    frame: Any = sys._getframe(depth)
     while frame is not None:
         name = frame.f_code.co_filename
         if not (name.startswith(_PACKAGE_DIR) or name.startswith(GENERATED_FILE_PREFIX)):

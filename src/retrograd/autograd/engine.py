@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .anomaly_mode import ANOMALY, run_node
 from .fp_errors import ignore_fp_errors, restore_fp_errors
 from .grad_mode import STATE
-from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, AccumulateGrad, Node, released_marker
+from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, LEAF_SEQUENCE_NR, AccumulateGrad, Node, released_marker
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -50,6 +50,17 @@ def gradient_edge(tensor: Tensor) -> Edge | None:
 # for it goes nowhere, as in PyTorch (the edge PyTorch leaves invalid).
 GRADLESS_VIEWS = ("no_grad", "inference")
 NO_GRADIENT_EDGE: Any = (None, 0)
+
+# From this many nodes a backward pass holds the collector guard ("Collector" in
+# docs/architecture.md). A smaller pass keeps a few thousand objects alive at most, short of
+# the some 70,000 (700 × 10 × 10) that make a full collection due: it can meet at most the one
+# that was due anyway, never a run of them. Raising and restoring the threshold costs a small
+# pass 2 µs, a tenth of its engine time.
+GUARDED_PASS_NODES = 1024
+
+# The ready heap's key of a leaf's AccumulateGrad (its sequence number is the largest there is):
+# at the heap's top, some leaf waits to run before any other node.
+LEAVES_FIRST = -LEAF_SEQUENCE_NR
 
 
 def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
@@ -98,7 +109,12 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) ->
                 count = get(nxt)
                 if count is None:  # first edge into nxt: traverse it
                     deps[nxt] = 1
-                    push(nxt)
+                    if nxt.next_functions:
+                        push(nxt)
+                    elif captures is not None:  # (a leaf's AccumulateGrad: an end, seen here)
+                        if nxt not in captures:
+                            return None
+                        ends.add(nxt)
                 else:
                     deps[nxt] = count + 1
         if end and captures is not None:
@@ -144,6 +160,14 @@ def _reduce_to_output(grad: Tensor, fn: Node, output_nr: int) -> Tensor:
     return grad
 
 
+def _root_edge(root: Tensor, position: int) -> Edge:
+    """The edge the gradient of the ``position``-th root starts from (it must have one)."""
+    edge = gradient_edge(root)
+    if edge is None or edge[0] is None:
+        raise RuntimeError(f"element {position} of tensors does not require grad and does not have a grad_fn")
+    return edge
+
+
 def run_backward(
     roots: Sequence[Tensor],
     root_grads: Sequence[Tensor],
@@ -158,13 +182,6 @@ def run_backward(
     ``inputs`` when given). Without it (``autograd.grad``) the gradients flowing into
     ``inputs`` are returned and no ``.grad`` is touched. Returns one entry per input.
     """
-    root_edges: list[Edge] = []
-    for i, t in enumerate(roots):
-        edge = gradient_edge(t)
-        if edge is None or edge[0] is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        root_edges.append(edge)
-
     # Where each requested input's gradient is caught: node -> [(output_nr, input position)].
     captures: dict[Node, list[tuple[int, int]]] = {}
     captured: list[Tensor | None] = []
@@ -172,61 +189,74 @@ def run_backward(
     # every other node reached runs), and the nodes the pass visits (``visit``; None: all).
     skip: set[Node] | None = None
     visit: set[Node] | None = None
-    if inputs is not None:
-        captured = [None] * len(inputs)
-        for i, t in enumerate(inputs):
-            edge = gradient_edge(t)
-            if edge is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            if edge[0] is not None:  # (a view made in no_grad mode: no gradient reaches it)
-                captures.setdefault(edge[0], []).append((edge[1], i))
-
     buffers: dict[Node, list[Tensor | None]] = {}
-    g: Any
-    for (fn, nr), g in zip(root_edges, root_grads):
-        buf = buffers.get(fn)
-        if buf is None:
-            buf = buffers[fn] = [None] * fn.num_outputs
-        cur = buf[nr]
-        buf[nr] = g if cur is None else cur + g
-
-    root_nodes = list(buffers)
-    if inputs is None:
-        deps = _dependencies(root_nodes)[0]  # type: ignore[index]  # (no captures: never None)
-    else:
-        all_needed = _dependencies(root_nodes, captures)
-        if all_needed is not None:
-            # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
-            # parameters): every node runs but those ends, every node is visited (no visit set
-            # to test each edge against) and every edge counts.
-            deps, skip = all_needed
-        else:
-            parents = _parents(root_nodes)
-            needed = _needed_nodes(parents, root_nodes, set(captures))
-            visit = needed | captures.keys()
-            skip = {fn for fn in captures if fn not in needed}
-            deps = {fn: sum(1 for parent in parents[fn] if parent in needed)
-                    for fn in visit if fn in parents}
-
     ready: list[tuple[int, int, Node]] = []
     tiebreak = 0
-    for fn in root_nodes:
-        if (visit is None or fn in visit) and not deps.get(fn):
-            ready.append((-fn._sequence_nr, tiebreak, fn))
-            tiebreak += 1
-    heapq.heapify(ready)
-    heappush, heappop = heapq.heappush, heapq.heappop
     # The one node made ready by the last step when it is the next to run (nothing else waiting,
     # or only nodes of lower sequence number), with its gradients: a chain then never touches the
     # heap or the buffers (the order is the same: the heap would pop it next).
     following: Node | None = None
-    following_grads: list[Any] = []
+    following_grads: Any = None
+    if inputs is None and len(roots) == 1:
+        # loss.backward(): the one root runs first, handed over like any next node.
+        following, nr = _root_edge(roots[0], 0)
+        following_grads = [None] * following.num_outputs
+        following_grads[nr] = root_grads[0]
+        root_nodes = [following]
+        deps = _dependencies(root_nodes)[0]  # type: ignore[index]  # (no captures: never None)
+    else:
+        root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
+        if inputs is not None:
+            captured = [None] * len(inputs)
+            for i, t in enumerate(inputs):
+                edge = gradient_edge(t)
+                if edge is None:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+                if edge[0] is not None:  # (a view made in no_grad mode: no gradient reaches it)
+                    captures.setdefault(edge[0], []).append((edge[1], i))
+        g: Any
+        for (fn, nr), g in zip(root_edges, root_grads):
+            buf = buffers.get(fn)
+            if buf is None:
+                buf = buffers[fn] = [None] * fn.num_outputs
+            cur = buf[nr]
+            buf[nr] = g if cur is None else cur + g
+
+        root_nodes = list(buffers)
+        if inputs is None:
+            deps = _dependencies(root_nodes)[0]  # type: ignore[index]  # (no captures: never None)
+        else:
+            all_needed = _dependencies(root_nodes, captures)
+            if all_needed is not None:
+                # Every path ends at a requested input (autograd.grad of a loss w.r.t. all its
+                # parameters): every node runs but those ends, every node is visited (no visit set
+                # to test each edge against) and every edge counts.
+                deps, skip = all_needed
+            else:
+                parents = _parents(root_nodes)
+                needed = _needed_nodes(parents, root_nodes, set(captures))
+                visit = needed | captures.keys()
+                skip = {fn for fn in captures if fn not in needed}
+                deps = {fn: sum(1 for parent in parents[fn] if parent in needed)
+                        for fn in visit if fn in parents}
+
+        for fn in root_nodes:
+            if (visit is None or fn in visit) and not deps.get(fn):
+                ready.append((-fn._sequence_nr, tiebreak, fn))
+                tiebreak += 1
+        heapq.heapify(ready)
+    heappush, heappop = heapq.heappush, heapq.heappop
     grads: Any
     release = not retain_graph
-    # One marker per backward call, naming its caller: a second backward through a node it
-    # released says where this one ran.
-    freed = released_marker() if release else ()
+    # The marker naming the line that called this backward: a second backward through a node it
+    # released says where this one ran. (2: the search starts at this function's caller.)
+    freed = released_marker(2) if release else ()
     anomaly = ANOMALY[2]  # (ANOMALY[0] is also on while creation sites are only recorded)
+    # Leaves made ready by the node just run, in edge order, each with its gradient in a list of
+    # its own: they run once its step has dropped its references (what the heap would do, as
+    # a leaf runs first; without a pass-wide step to take: hooks, anomaly mode, captures).
+    leaves: list[tuple[Node, list[Any]]] = []
+    plain_leaves = inputs is None and not anomaly
 
     finishes = [start(root_nodes, root_grads) for start in BACKWARD_WATCHERS] if BACKWARD_WATCHERS else None
 
@@ -235,7 +265,10 @@ def run_backward(
     # The graph holds no reference cycles and everything backward allocates is freed by
     # reference counting; full collections would only rescan the (possibly huge) graph. They are
     # made rare, not switched off: the collector is the whole process's, other threads use it.
-    COLLECTOR_GUARD.hold()
+    # A small graph's pass allocates too little to bring a full collection nearer.
+    guarded = len(deps) >= GUARDED_PASS_NODES
+    if guarded:
+        COLLECTOR_GUARD.hold()
     # The rules meet inf and nan at boundaries (the gradient of log at 0): NumPy's reports are
     # off for the whole pass, once per backward call rather than per node (autograd/fp_errors.py).
     fp_token = ignore_fp_errors()
@@ -243,7 +276,8 @@ def run_backward(
         while True:
             if following is not None:
                 fn, following = following, None
-                grads = following_grads
+                # (this name lets go: a leaf's gradient may be a view of these, see ``leaves``)
+                grads, following_grads = following_grads, None
             elif ready:
                 fn = heappop(ready)[2]
                 grads = buffers.pop(fn, None) or [None] * fn.num_outputs
@@ -290,17 +324,30 @@ def run_backward(
                         if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
                             g = _reduce_to(g, shape, dtype)
                 count = deps[nxt] - 1
-                if (count == 0 and following is None and (not ready or -nxt._sequence_nr < ready[0][0])
-                        and nxt not in buffers):
-                    # The only gradient nxt receives, and nxt runs next (nothing ready, or only
-                    # nodes the heap would pop after it): hand it over directly.
-                    if nxt.num_outputs == 1:
-                        following_grads = [g]
-                    else:
-                        following_grads = [None] * nxt.num_outputs
-                        following_grads[nr] = g
-                    following = nxt
-                    continue
+                if count == 0:
+                    # (A leaf is told by its sequence number: an attribute read costs less than type().)
+                    if (nxt._sequence_nr == LEAF_SEQUENCE_NR and plain_leaves and not nxt.__dict__
+                            and not nxt.variable._hooks and type(following) is not AccumulateGrad  # type: ignore[attr-defined]
+                            and (not ready or ready[0][0] != LEAVES_FIRST)):
+                        # A leaf without hooks whose gradient is complete, and no other leaf before
+                        # it: it accumulates as soon as this node's edges are done (``leaves``).
+                        buf = buffers.pop(nxt, None)
+                        if buf is not None:
+                            g = buf.pop() if g is None else buf[0] + g  # (pop: the grad keeps no other holder)
+                        if g is not None:
+                            leaves.append((nxt, [g]))
+                        continue
+                    if (following is None and (not ready or -nxt._sequence_nr < ready[0][0])
+                            and (not buffers or nxt not in buffers)):
+                        # The only gradient nxt receives, and nxt runs next (nothing ready, or only
+                        # nodes the heap would pop after it): hand it over directly.
+                        if nxt.num_outputs == 1:
+                            following_grads = [g]
+                        else:
+                            following_grads = [None] * nxt.num_outputs
+                            following_grads[nr] = g
+                        following = nxt
+                        continue
                 deps[nxt] = count
                 if g is not None:
                     buf = buffers.get(nxt)
@@ -327,10 +374,15 @@ def run_backward(
             # Drop this step's references, so a leaf's gradient is owned by the engine alone
             # when it is stored (Tensor._accumulate_grad keeps it without a copy then).
             outputs = g = grads = data = None  # type: ignore[assignment]
+            if leaves:
+                for leaf, leaf_grads in leaves:
+                    leaf.apply(leaf_grads)
+                leaves.clear()
     finally:
         restore_fp_errors(fp_token)
         STATE.grad_enabled = previous_mode
-        COLLECTOR_GUARD.release()
+        if guarded:
+            COLLECTOR_GUARD.release()
         if finishes:
             for finish in finishes:
                 finish()

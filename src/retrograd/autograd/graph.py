@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 _sequence = itertools.count()
 next_sequence_nr = _sequence.__next__
+# An AccumulateGrad's sequence number, and only theirs: above every other node's.
+LEAF_SEQUENCE_NR = sys.maxsize
 
 # Every this many recorded nodes, ``large_graph_guard`` runs (the check is one bit test).
 GUARD_EVERY = 1 << 16
@@ -384,8 +386,8 @@ def unpack_saved(value: Any, node: Node) -> Any:
 
 
 class _FreedMarker(tuple):  # type: ignore[type-arg]
-    """The saved tuple of a node whose saved tensors were released after backward. Each backward
-    call makes one (``released_marker``) that names the user's line that called it (``site``),
+    """The saved tuple of a node whose saved tensors were released after backward. Each line that
+    calls backward has one (``released_marker``) that names it (``site``),
     so that a second backward through the graph can say where the first one ran. Empty, like
     ``()``: code tests ``not saved and type(saved) is FREED_TYPE``, which costs a non-empty
     tuple one truth test."""
@@ -403,17 +405,27 @@ FREED_TYPE = _FreedMarker
 FREED: tuple[Any, ...] = _FreedMarker()  # released where no backward call is known (Node.release's default)
 
 
-def released_marker() -> tuple[Any, ...]:
-    """The marker one backward call puts in the nodes it releases: made once per call, naming the
-    innermost caller outside retrograd (the user's ``backward()`` or ``autograd.grad`` line).
+def released_marker(depth: int = 1) -> tuple[Any, ...]:
+    """The marker a backward call puts in the nodes it releases, naming the innermost caller
+    outside retrograd (the user's ``backward()`` or ``autograd.grad`` line), looked for from
+    ``depth`` frames up (1: the caller). One per such line, made on its first backward call.
 
     >>> from retrograd.autograd.graph import released_marker
     >>> released_marker().site.endswith(":1")  # the line of this doctest
     True
     """
-    marker = _FreedMarker()
-    marker.where = user_site()
+    where = user_site(depth + 1)
+    marker = _MARKERS.get(where)
+    if marker is None:
+        if len(_MARKERS) >= _MARKERS_KEPT:  # (lines that call backward: a program has few)
+            _MARKERS.clear()
+        marker = _MARKERS[where] = _FreedMarker()
+        marker.where = where
     return marker
+
+
+_MARKERS: dict[tuple[str, int] | None, _FreedMarker] = {}
+_MARKERS_KEPT = 1024
 
 
 def freed_message(saved: Any) -> str:
@@ -576,7 +588,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable: Tensor) -> None:
         self.next_functions = ()
-        self._sequence_nr = sys.maxsize  # run as soon as ready, like PyTorch
+        self._sequence_nr = LEAF_SEQUENCE_NR  # run as soon as ready, like PyTorch
         self._saved = ()
         self.variable = variable
 
