@@ -252,3 +252,45 @@ def test_the_optimizer_collect_misses_on_every_change_the_key_sees() -> None:
     twin.step()
     _same(ps, qs)
     assert any("not a plain array" in b for b in step.breaks)
+
+
+# -- kernels lowered to their NumPy calls in the generated code -------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_lowered_products_and_bias_sums_give_eagers_bits_and_pytorchs_values(dtype: str, torch: Any) -> None:
+    # linear with a 1-D bias and with a 2-D (batch-shaped) one, a bias broadcast over
+    # two leading dims (sum_to_size over a tuple of axes), a 1-D linear input.
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((4, 3), (4,), (5, 4), (2, 5, 4), (3,))]
+    x_np = rng.standard_normal((5, 3)).astype(dtype)
+
+    def fn(lib: Any, x: Any, w: Any, b: Any, b2: Any, b3: Any, v: Any) -> Any:
+        h = lib.nn.functional.linear(x, w, b)
+        h = lib.nn.functional.linear(h.relu(), w @ w.t(), b2)
+        h = (h + b3).tanh() + b  # (2, 5, 4): b's gradient here sums two leading dims
+        return h.sum() + lib.nn.functional.linear(v, w).square().sum()
+
+    ts = [torch.tensor(a.astype(np.float64), requires_grad=True) for a in arrays]
+    torch_out = fn(torch, torch.tensor(x_np.astype(np.float64)), *ts)
+    torch_out.backward()
+    compiled = rg.compile(lambda *a: fn(rg, *a))
+    for _ in range(3):
+        xs = [rg.tensor(a, requires_grad=True) for a in arrays]
+        twins = [rg.tensor(a, requires_grad=True) for a in arrays]
+        got = compiled(rg.tensor(x_np), *xs)
+        want = fn(rg, rg.tensor(x_np), *twins)
+        assert np.array_equal(got.detach().numpy(), want.detach().numpy())
+        got.backward()
+        want.backward()
+        for a, b, t in zip(xs, twins, ts):
+            assert a.grad.dtype == b.grad.dtype and np.array_equal(a.grad.numpy(), b.grad.numpy())
+            tol = 1e-2 if dtype == "float16" else 1e-4
+            np.testing.assert_allclose(a.grad.numpy().astype(np.float64), t.grad.numpy(), rtol=tol, atol=tol)
+    code = compiled.code
+    if dtype == "float16":  # (opmath products: the kernels themselves, no lowering)
+        assert "_matmul(" not in code and "_addmm(" in code
+    else:
+        assert "_mm(" not in code and "_addmm(" not in code and "_sum_to(" not in code and "  # t\n" in code
+        assert "_add_reduce(v" in code and "(0, 1))  # sum_to_size" in code and "_matmul(" in code
+

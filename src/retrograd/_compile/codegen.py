@@ -23,7 +23,8 @@ from ..ops.shape import _t
 from .graph import Call, Graph, ParamRef
 
 _counter = [0]
-_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum"))
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum", "_matmul", "_add",
+                       "_add_reduce"))
 _GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
 
 
@@ -132,6 +133,51 @@ def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
     return found
 
 
+_LOWERED_NAMES = {"_matmul": np.matmul, "_add": np.add, "_add_reduce": np.add.reduce}
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _lowered(graph: Graph, c: Call) -> list[str] | None:
+    """The NumPy lines that ``c`` runs for the shapes and dtypes it was traced with (which the
+    guards fix), without the kernel's checks and branches: ``t`` as ``.T``, ``mm`` as matmul,
+    ``linear``'s ``addmm`` as matmul and the bias added in place, a bias gradient's
+    ``sum_to_size`` as one reduce; None to call the kernel. Each is the very NumPy call the
+    kernel makes on such operands, so the results are the kernel's bit for bit."""
+    from ..ops.linalg import _mm
+    from ..ops.nn import _addmm
+    from ..ops.reduce import _sum_to
+
+    fn = c.fn
+    if c.casts or c.multi or not all(isinstance(a, int) for a in c.args):
+        return None
+    out = f"v{c.outs[0]}"
+    metas = [graph.meta[a] for a in c.args]
+    args = [f"v{a}" for a in c.args]
+    if fn is _t and not c.params and len(metas[0][0]) <= 2:
+        return [f"{out} = {args[0]}.T  # {c.label}"]
+    if fn is _mm and not c.params and _plain_product(metas[0], metas[1]):
+        return [f"{out} = _matmul({args[0]}, {args[1]})  # {c.label}"]
+    if fn is _addmm and not c.params and _plain_product(metas[1], metas[2]):
+        (bias_shape, bias_dtype), out_shape = metas[0], graph.meta[c.outs[0]][0]
+        if bias_dtype == metas[1][1] and len(bias_shape) <= 2 and bias_shape == out_shape[2 - len(bias_shape):]:
+            return [f"{out} = _matmul({args[1]}, {args[2]})  # {c.label}: the product,",
+                    f"_add({out}, {args[0]}, out={out})  # and the bias added into it"]
+    if fn is _sum_to and len(c.params) == 1 and type(c.params[0]) is tuple:
+        shape, lead = c.params[0], len(metas[0][0]) - len(c.params[0])
+        if lead > 0 and shape and metas[0][0][lead:] == shape:  # (a 0-d sum: the general line's _asarray)
+            axis = "0" if lead == 1 else repr(tuple(range(lead)))
+            return [f"{out} = _add_reduce({args[0]}, {axis})  # {c.label}"]
+    return None
+
+
+def _plain_product(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    """Whether ``a @ b`` of arrays of these (shape, dtype) is a plain float32/float64 matrix
+    product: the case where ``mm`` and ``addmm`` call matmul and nothing else."""
+    (sa, da), (sb, db) = a, b
+    return (len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and da is not None and np.dtype(da) in _PLAIN_FLOATS
+            and db is not None and np.dtype(db) == np.dtype(da))
+
+
 def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     """Source and function for ``graph``: ``fn(*inputs) -> tuple(outputs)``."""
     calls = optimise(graph)
@@ -185,9 +231,14 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         names = ", ".join(f"b{k}" for k in range(len(buffer_meta)))
         lines.append(f"    _bufs = _pool.pop() if _pool else _alloc()  # {len(buffer_meta)} buffers, reused across calls")
         lines.append(f"    {names}{',' if len(buffer_meta) == 1 else ''} = _bufs")
+    namespace.update(_LOWERED_NAMES)
     for i, c in enumerate(calls):
         if i in in_place:
             lines.append(f"    v{c.outs[0]} = _maximum(0.0, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            continue
+        lowered = _lowered(graph, c)
+        if lowered is not None and (not c.outs or c.outs[0] not in buffered):
+            lines += [f"    {line}" for line in lowered]
             continue
         fname = fn_names.get(id(c.fn))
         if fname is None:
