@@ -294,3 +294,41 @@ def test_lowered_products_and_bias_sums_give_eagers_bits_and_pytorchs_values(dty
         assert "_mm(" not in code and "_addmm(" not in code and "_sum_to(" not in code and "  # t\n" in code
         assert "_add_reduce(v" in code and "(0, 1))  # sum_to_size" in code and "_matmul(" in code
 
+
+
+# -- the variant's generated run --------------------------------------------------------------
+
+
+def test_the_generated_run_returns_what_the_first_run_returns(torch: Any) -> None:
+    # Several outputs: two with the node (output_nr 0 and 1), an input handed back, a number,
+    # a saved output (exp's); from the third call on the variant's generated run makes them.
+    w = rg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def fn(lib: Any, x: Any, w: Any) -> Any:
+        e = (x * w).exp()
+        return e, x, 3, (e * w).sum()
+
+    compiled = rg.compile(lambda x: fn(rg, x, w))
+    tw = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    for i in range(4):
+        xs = np.array([1.0, 0.5, -2.0], np.float32) * (i + 1)
+        x, tx = rg.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        e, same, three, total = compiled(x)
+        te, _, _, ttotal = fn(torch, tx, tw)
+        assert same is x and three == 3 and type(compiled(x)) is tuple
+        if i:  # (the first call is the eager trace)
+            assert e.grad_fn is total.grad_fn and (e.output_nr, total.output_nr) == (0, 1)
+        assert e.requires_grad and not e.is_leaf and e._version == te._version
+        (e.sum() + total).backward()
+        (te.sum() + ttotal).backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+    assert compiled._fast is not None and compiled._fast.runner is not None
+    with rg.no_grad():  # (another variant: its outputs have no node)
+        for _ in range(3):
+            e, _, _, total = compiled(x)
+            assert e.grad_fn is None and not total.requires_grad
+    with rg.inference_mode():
+        for _ in range(3):
+            e, same, _, _ = compiled(x)
+            assert e.is_inference() and not same.is_inference()
