@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import retrograd as rg
+from retrograd._compile import CompiledFunctionBackward
 
 
 def _mlp() -> Any:
@@ -332,3 +333,40 @@ def test_the_generated_run_returns_what_the_first_run_returns(torch: Any) -> Non
         for _ in range(3):
             e, same, _, _ = compiled(x)
             assert e.is_inference() and not same.is_inference()
+
+
+def test_the_generated_backward_apply_keeps_the_shared_applys_behaviour(torch: Any) -> None:
+    # From the third call on, the node's apply is the variant's generated one: an output with no
+    # gradient gets a zero seed, a saved input written in place and a second backward raise as
+    # eager does, and create_graph is refused.
+    def fn(x: Any, w: Any) -> Any:
+        return (x * w).exp(), (x * w).sin()
+
+    w = rg.tensor([0.5, -1.0], requires_grad=True)
+    compiled = rg.compile(lambda x: fn(x, w))
+    tw = torch.tensor([0.5, -1.0], requires_grad=True)
+    for i in range(4):
+        xs = np.array([1.0, 2.0], np.float32) + i
+        x, tx = rg.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        w.grad = tw.grad = None
+        e, _ = compiled(x)
+        te, _ = fn(tx, tw)
+        e.sum().backward(retain_graph=True)  # (the second output's gradient is undefined: a zero seed)
+        te.sum().backward(retain_graph=True)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+        e.sum().backward()
+        te.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            e.sum().backward()
+        e, s = compiled(x)
+        with pytest.raises(RuntimeError, match="double backward"):
+            rg.autograd.grad(s.sum(), x, create_graph=True)
+        x2 = rg.tensor(xs, requires_grad=True).clone()  # (a non-leaf: may be written in place)
+        e, _ = compiled(x2)
+        with rg.no_grad():
+            x2.add_(1.0)  # a saved input changed: eager's backward raises the version error
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            e.sum().backward()
+    assert type(e.grad_fn) is not CompiledFunctionBackward and isinstance(e.grad_fn, CompiledFunctionBackward)
+    assert e.grad_fn.name() == "CompiledFunctionBackward"

@@ -47,9 +47,7 @@ class CompiledFunctionBackward(Node):
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         if STATE.grad_enabled:
-            raise RuntimeError(
-                "retrograd.compile: double backward (create_graph=True) through a compiled function is not "
-                "supported; call the function uncompiled (fn._orig_mod or the original) for higher-order gradients")
+            _refuse_double_backward()
         saved = self._saved
         if not saved and type(saved) is FREED_TYPE:
             raise RuntimeError(freed_message(saved))
@@ -69,6 +67,12 @@ class CompiledFunctionBackward(Node):
             restore_fp_errors(token)
         make = Tensor._make
         return tuple(make(g) for g in grads)
+
+
+def _refuse_double_backward() -> None:
+    raise RuntimeError(
+        "retrograd.compile: double backward (create_graph=True) through a compiled function is not "
+        "supported; call the function uncompiled (fn._orig_mod or the original) for higher-order gradients")
 
 
 @dataclass
@@ -202,6 +206,7 @@ class Variant:
         if self.backward is not None:
             meta = self.node_meta
             ns["_meta"] = meta
+            ns["_Node"] = self._node_class()
             node_outs = [outs[k] for k in range(n_out) if self.out_grad[k]]
             edges = "".join(f"_edge({names[i]}) or _NO, " for i in self.grad_inputs)
             lines += ["    if _S.grad_enabled:",
@@ -229,6 +234,45 @@ class Variant:
         else:
             lines.append(f"    return _rebuild(_spec, [{', '.join(outs)}])")
         return exec_generated("\n".join(lines) + "\n", "run", ns, "run")  # type: ignore[no-any-return]
+
+    def _node_class(self) -> type[CompiledFunctionBackward]:
+        """``CompiledFunctionBackward`` with this variant's ``apply`` as generated straight-line
+        code: the saved values unpacked by kind, one seed per output, one tensor per gradient.
+        The same steps as the shared ``apply``; the class keeps its name."""
+        meta = self.node_meta
+        assert meta is not None  # (the first run, with its node, set it)
+        ns: dict[str, Any] = {"_S": STATE, "_V": self, "_FREED": FREED_TYPE, "_freed_message": freed_message,
+                              "_refuse": _refuse_double_backward, "_ignore": ignore_fp_errors,
+                              "_restore": restore_fp_errors, "_make": Tensor._make, "_zeros": np.zeros,
+                              "_unpack_input": unpack_input}
+        seeds = []
+        for k, (shape, dtype) in enumerate(meta):
+            ns[f"_shape{k}"], ns[f"_dtype{k}"] = shape, dtype
+            seeds.append(f"g{k}._data if g{k} is not None else _zeros(_shape{k}, _dtype{k})")
+        saved = []
+        for pos, (kind, _) in enumerate(self.saved_kind):
+            saved.append(f"_unpack_input(s{pos}, self)._data" if kind == "input" else f"s{pos}.unpack(self)._data"
+                         if kind == "output" else f"s{pos}")
+        grads = [f"r{k}" for k in range(len(self.grad_inputs))]
+        call = f"_V.backward({', '.join(seeds + saved)})"
+        lines = ["def apply(self, grad_outputs):",
+                 "    if _S.grad_enabled:",
+                 "        _refuse()",
+                 "    saved = self._saved",
+                 "    if not saved and saved.__class__ is _FREED:",
+                 "        raise RuntimeError(_freed_message(saved))"]
+        if saved:
+            lines.append(f"    {''.join(f's{pos}, ' for pos in range(len(saved)))}= saved")
+        lines += [f"    {''.join(f'g{k}, ' for k in range(len(meta)))}= grad_outputs",
+                  "    _tok = _ignore()  # PyTorch computes inf and nan silently, as eager retrograd does",
+                  "    try:",
+                  f"        {''.join(f'{g}, ' for g in grads)}= {call}" if grads else f"        {call}",
+                  "    finally:",
+                  "        _restore(_tok)",
+                  f"    return ({''.join(f'_make({g}), ' for g in grads)})"]
+        apply = exec_generated("\n".join(lines) + "\n", "CompiledFunctionBackward.apply", ns, "apply")
+        return type("CompiledFunctionBackward", (CompiledFunctionBackward,),
+                    {"__slots__": (), "apply": apply, "__module__": __name__, "__doc__": CompiledFunctionBackward.__doc__})
 
     @property
     def code(self) -> str:
