@@ -3,6 +3,7 @@ variant's call form, and relu of a linear layer's product written in place."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -370,3 +371,56 @@ def test_the_generated_backward_apply_keeps_the_shared_applys_behaviour(torch: A
             e.sum().backward()
     assert type(e.grad_fn) is not CompiledFunctionBackward and isinstance(e.grad_fn, CompiledFunctionBackward)
     assert e.grad_fn.name() == "CompiledFunctionBackward"
+
+
+# -- Python numbers as 0-d arrays of the operand's dtype ---------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numbers_in_generated_ufunc_calls_give_eagers_bits(dtype: str) -> None:
+    def fn(x: Any, n: Any) -> Any:
+        y = (x * (1 / 3) + 7).relu() - 0.1  # a number rounded to the dtype, an int, the relu's zero
+        y = (y / 3).minimum(x)
+        big = x * 1e39  # beyond float32's range: inf there, as eager's
+        return y + (y > 0.5) + (n * 3) + (n > 1) + big.clamp(-1.0, 1.0)
+
+    compiled = rg.compile(fn)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        xs = rng.standard_normal((3, 4)).astype(dtype)
+        ns = rng.integers(0, 4, (3, 4))
+        x, twin = rg.tensor(xs, requires_grad=True), rg.tensor(xs, requires_grad=True)
+        got, want = compiled(x, rg.tensor(ns)), fn(twin, rg.tensor(ns))
+        assert got.dtype == want.dtype and np.array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        assert np.array_equal(x.grad.numpy(), twin.grad.numpy(), equal_nan=True)  # (float32: 0 * inf)
+    assert not compiled.breaks
+    forward = compiled.code.split("def backward")[0]
+    # add's 7 and sub's 0.1 (mul and gt take 0-d arrays already, and the int tensor's numbers stay so)
+    assert len(re.findall(rf"(add|subtract)\(v\d+, k\d+_{dtype}\)", forward)) == 2
+
+
+@pytest.mark.parametrize(("name", "kw"), [
+    ("SGD", dict(lr=1 / 3, momentum=0.9, dampening=0.1, weight_decay=1e-3, nesterov=False)),
+    ("SGD", dict(lr=0.1 + 1e-9, momentum=0.7, nesterov=True, weight_decay=1e39)),  # (inf in float32)
+    ("Adam", dict(lr=1 / 3, betas=(0.8, 0.95), eps=1e-7, weight_decay=0.01)),
+    ("AdamW", dict(lr=3, betas=(0.9, 0.999), amsgrad=True))])
+def test_an_optimizer_steps_numbers_as_0d_arrays_give_eagers_bits(name: str, kw: dict[str, Any]) -> None:
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float64),
+              rng.standard_normal((2, 3)).astype(np.float32)]  # two dtypes in one group
+    ps = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    qs = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    opt, twin = getattr(rg.optim, name)(ps, **kw), getattr(rg.optim, name)(qs, **kw)
+    step = rg.compile(opt.step)
+    for _ in range(5):
+        for p, q in zip(ps, qs):
+            g = rng.standard_normal(tuple(p.shape)).astype(p.detach().numpy().dtype)
+            p.grad, q.grad = rg.tensor(g), rg.tensor(g.copy())
+        with np.errstate(all="ignore"):
+            step()
+            twin.step()
+        for p, q in zip(ps, qs):
+            assert np.array_equal(p.detach().numpy(), q.detach().numpy(), equal_nan=True)
+    assert "_asarray(" in step.code and "dt_float64" in step.code and "dt_float32" in step.code

@@ -178,6 +178,39 @@ def _plain_product(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
             and db is not None and np.dtype(db) == np.dtype(da))
 
 
+# Two-operand ufuncs whose loop for (array of float dtype D, Python number) is their (D, D) loop:
+# NumPy converts the number to D first, as it converts a 0-d array of D. (Not ldexp, whose second
+# operand is an integer, nor the bit and integer ops.)
+_SAME_LOOP_UFUNCS = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum, np.fmax,
+                               np.fmin, np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal))
+
+
+def _operand_dtype(graph: Graph, c: Call, value: Any) -> Any:
+    """The dtype to give a Python number operand of ``c`` as a 0-d array, or None to leave it a
+    number: a float32/float64 array operand of a ufunc above, no casts. A Python number costs
+    NumPy a scalar conversion in every call (about 0.8 µs), the same conversion to the array's
+    dtype that a constant 0-d array of that dtype has made once: the results are the same bits."""
+    if type(value) is not float and type(value) is not int:
+        return None
+    if c.fn not in _SAME_LOOP_UFUNCS or c.casts or c.params or len(c.args) != 2:
+        return None
+    arrays = [a for a in c.args if isinstance(a, int)]
+    if len(arrays) != 1:
+        return None
+    dtype = graph.meta[arrays[0]][1]
+    if dtype is None or np.dtype(dtype) not in _PLAIN_FLOATS:
+        return None
+    return np.dtype(dtype)
+
+
+def _readonly_scalar(value: Any, dtype: Any) -> np.ndarray:
+    """``value`` as a 0-d array of ``dtype`` that no generated line can write into."""
+    with np.errstate(all="ignore"):  # (a number beyond the dtype's range becomes inf, as NumPy makes it in a call)
+        array = np.array(value, dtype)
+    array.flags.writeable = False
+    return array
+
+
 def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     """Source and function for ``graph``: ``fn(*inputs) -> tuple(outputs)``."""
     calls = optimise(graph)
@@ -234,7 +267,9 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     namespace.update(_LOWERED_NAMES)
     for i, c in enumerate(calls):
         if i in in_place:
-            lines.append(f"    v{c.outs[0]} = _maximum(0.0, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            zero = f"_zero_{graph.meta[c.args[0]][1].name}"
+            namespace[zero] = _readonly_scalar(0.0, graph.meta[c.args[0]][1])
+            lines.append(f"    v{c.outs[0]} = _maximum({zero}, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
             continue
         lowered = _lowered(graph, c)
         if lowered is not None and (not c.outs or c.outs[0] not in buffered):
@@ -254,9 +289,14 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
                 text = f"v{a}"
             else:
                 value = graph.consts[a[1]]
-                text = _literal(value) or f"k{a[1]}"
-                if text == f"k{a[1]}":
-                    namespace[text] = value
+                dtype = _operand_dtype(graph, c, value)
+                if dtype is not None:
+                    text = f"k{a[1]}_{dtype.name}"
+                    namespace[text] = _readonly_scalar(value, dtype)
+                else:
+                    text = _literal(value) or f"k{a[1]}"
+                    if text == f"k{a[1]}":
+                        namespace[text] = value
             if k in c.casts:
                 dname = f"dt_{np.dtype(c.casts[k]).name}"
                 namespace[dname] = np.dtype(c.casts[k])
