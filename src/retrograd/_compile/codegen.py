@@ -7,6 +7,9 @@ elementwise ufuncs) is written with ``out=`` into a buffer allocated once and re
 later call; a buffer whose value is read for the last time by the call writing the next one is
 reused by it, so a chain of elementwise ops runs in place. Buffers are taken from a pool at the
 start of a call and put back at its end, so two threads (or a re-entrant call) never share one.
+While lines are written, a few kernels become the NumPy calls they make for the traced shapes and
+dtypes (``_lowered``), and a Python number operand of an elementwise ufunc a 0-d array of the
+other operand's dtype (``_operand_dtype``).
 """
 
 from __future__ import annotations
@@ -107,9 +110,10 @@ def _fresh_producers() -> tuple[Any, ...]:
 def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
     """The calls (by position) of ``relu`` that may write into their input: a float32/float64
     product (``linear``'s ``addmm``, ``mm``) that nothing else reads and the function does not
-    return. ``_maximum(0.0, v, out=v)`` is the kernel's own ``maximum(zeros, v)`` (the same
-    values: NaN kept, -0.0 kept on the tie) without the zeros and the new array: linear + relu
-    become one product and one in-place pass, as a hand-written forward does."""
+    return. ``_maximum(zero, v, out=v)`` (a 0-d zero of the dtype) is the kernel's own
+    ``maximum(zeros, v)`` (the same values: NaN kept, -0.0 kept on the tie) without the zeros and
+    the new array: linear + relu become one product and one in-place pass, as a hand-written
+    forward does."""
     from ..ops.elementwise import _relu
 
     fresh = _fresh_producers()
