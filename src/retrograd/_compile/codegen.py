@@ -194,7 +194,7 @@ def _operand_dtype(graph: Graph, c: Call, value: Any) -> Any:
     number: a float32/float64 array operand of a ufunc above, no casts. A Python number costs
     NumPy a scalar conversion in every call (about 0.8 µs), the same conversion to the array's
     dtype that a constant 0-d array of that dtype has made once: the results are the same bits."""
-    if type(value) is not float and type(value) is not int:
+    if type(value) is not float and (type(value) is not int or abs(value) > 2**53):  # (huge ints: left to NumPy)
         return None
     if c.fn not in _SAME_LOOP_UFUNCS or c.casts or c.params or len(c.args) != 2:
         return None
