@@ -3,12 +3,14 @@ variant's call form, and relu of a linear layer's product written in place."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 
 import retrograd as rg
+from retrograd._compile import CompiledFunctionBackward
 
 
 def _mlp() -> Any:
@@ -252,3 +254,173 @@ def test_the_optimizer_collect_misses_on_every_change_the_key_sees() -> None:
     twin.step()
     _same(ps, qs)
     assert any("not a plain array" in b for b in step.breaks)
+
+
+# -- kernels lowered to their NumPy calls in the generated code -------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_lowered_products_and_bias_sums_give_eagers_bits_and_pytorchs_values(dtype: str, torch: Any) -> None:
+    # linear with a 1-D bias and with a 2-D (batch-shaped) one, a bias broadcast over
+    # two leading dims (sum_to_size over a tuple of axes), a 1-D linear input.
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((4, 3), (4,), (5, 4), (2, 5, 4), (3,))]
+    x_np = rng.standard_normal((5, 3)).astype(dtype)
+
+    def fn(lib: Any, x: Any, w: Any, b: Any, b2: Any, b3: Any, v: Any) -> Any:
+        h = lib.nn.functional.linear(x, w, b)
+        h = lib.nn.functional.linear(h.relu(), w @ w.t(), b2)
+        h = (h + b3).tanh() + b  # (2, 5, 4): b's gradient here sums two leading dims
+        return h.sum() + lib.nn.functional.linear(v, w).square().sum()
+
+    ts = [torch.tensor(a.astype(np.float64), requires_grad=True) for a in arrays]
+    torch_out = fn(torch, torch.tensor(x_np.astype(np.float64)), *ts)
+    torch_out.backward()
+    compiled = rg.compile(lambda *a: fn(rg, *a))
+    for _ in range(3):
+        xs = [rg.tensor(a, requires_grad=True) for a in arrays]
+        twins = [rg.tensor(a, requires_grad=True) for a in arrays]
+        got = compiled(rg.tensor(x_np), *xs)
+        want = fn(rg, rg.tensor(x_np), *twins)
+        assert np.array_equal(got.detach().numpy(), want.detach().numpy())
+        got.backward()
+        want.backward()
+        for a, b, t in zip(xs, twins, ts):
+            assert a.grad.dtype == b.grad.dtype and np.array_equal(a.grad.numpy(), b.grad.numpy())
+            tol = 1e-2 if dtype == "float16" else 1e-4
+            np.testing.assert_allclose(a.grad.numpy().astype(np.float64), t.grad.numpy(), rtol=tol, atol=tol)
+    code = compiled.code
+    if dtype == "float16":  # (opmath products: the kernels themselves, no lowering)
+        assert "_matmul(" not in code and "_addmm(" in code
+    else:
+        assert "_mm(" not in code and "_addmm(" not in code and "_sum_to(" not in code and "  # t\n" in code
+        assert "_add_reduce(v" in code and "(0, 1))  # sum_to_size" in code and "_matmul(" in code
+
+
+
+# -- the variant's generated run --------------------------------------------------------------
+
+
+def test_the_generated_run_returns_what_the_first_run_returns(torch: Any) -> None:
+    # Several outputs: two with the node (output_nr 0 and 1), an input handed back, a number,
+    # a saved output (exp's); from the third call on the variant's generated run makes them.
+    w = rg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def fn(lib: Any, x: Any, w: Any) -> Any:
+        e = (x * w).exp()
+        return e, x, 3, (e * w).sum()
+
+    compiled = rg.compile(lambda x: fn(rg, x, w))
+    tw = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    for i in range(4):
+        xs = np.array([1.0, 0.5, -2.0], np.float32) * (i + 1)
+        x, tx = rg.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        e, same, three, total = compiled(x)
+        te, _, _, ttotal = fn(torch, tx, tw)
+        assert same is x and three == 3 and type(compiled(x)) is tuple
+        if i:  # (the first call is the eager trace)
+            assert e.grad_fn is total.grad_fn and (e.output_nr, total.output_nr) == (0, 1)
+        assert e.requires_grad and not e.is_leaf and e._version == te._version
+        (e.sum() + total).backward()
+        (te.sum() + ttotal).backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5)
+    assert compiled._fast is not None and compiled._fast.runner is not None
+    with rg.no_grad():  # (another variant: its outputs have no node)
+        for _ in range(3):
+            e, _, _, total = compiled(x)
+            assert e.grad_fn is None and not total.requires_grad
+    with rg.inference_mode():
+        for _ in range(3):
+            e, same, _, _ = compiled(x)
+            assert e.is_inference() and not same.is_inference()
+
+
+def test_the_generated_backward_apply_keeps_the_shared_applys_behaviour(torch: Any) -> None:
+    # From the third call on, the node's apply is the variant's generated one: an output with no
+    # gradient gets a zero seed, a saved input written in place and a second backward raise as
+    # eager does, and create_graph is refused.
+    def fn(x: Any, w: Any) -> Any:
+        return (x * w).exp(), (x * w).sin()
+
+    w = rg.tensor([0.5, -1.0], requires_grad=True)
+    compiled = rg.compile(lambda x: fn(x, w))
+    tw = torch.tensor([0.5, -1.0], requires_grad=True)
+    for i in range(4):
+        xs = np.array([1.0, 2.0], np.float32) + i
+        x, tx = rg.tensor(xs, requires_grad=True), torch.tensor(xs, requires_grad=True)
+        w.grad = tw.grad = None
+        e, _ = compiled(x)
+        te, _ = fn(tx, tw)
+        e.sum().backward(retain_graph=True)  # (the second output's gradient is undefined: a zero seed)
+        te.sum().backward(retain_graph=True)
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+        e.sum().backward()
+        te.sum().backward()
+        with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+            e.sum().backward()
+        e, s = compiled(x)
+        with pytest.raises(RuntimeError, match="double backward"):
+            rg.autograd.grad(s.sum(), x, create_graph=True)
+        x2 = rg.tensor(xs, requires_grad=True).clone()  # (a non-leaf: may be written in place)
+        e, _ = compiled(x2)
+        with rg.no_grad():
+            x2.add_(1.0)  # a saved input changed: eager's backward raises the version error
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            e.sum().backward()
+    assert type(e.grad_fn) is not CompiledFunctionBackward and isinstance(e.grad_fn, CompiledFunctionBackward)
+    assert e.grad_fn.name() == "CompiledFunctionBackward"
+
+
+# -- Python numbers as 0-d arrays of the operand's dtype ---------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numbers_in_generated_ufunc_calls_give_eagers_bits(dtype: str) -> None:
+    def fn(x: Any, n: Any) -> Any:
+        y = (x * (1 / 3) + 7).relu() - 0.1  # a number rounded to the dtype, an int, the relu's zero
+        y = (y / 3).minimum(x)
+        big = x * 1e39  # beyond float32's range: inf there, as eager's
+        return y + (y > 0.5) + (n * 3) + (n > 1) + big.clamp(-1.0, 1.0)
+
+    compiled = rg.compile(fn)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        xs = rng.standard_normal((3, 4)).astype(dtype)
+        ns = rng.integers(0, 4, (3, 4))
+        x, twin = rg.tensor(xs, requires_grad=True), rg.tensor(xs, requires_grad=True)
+        got, want = compiled(x, rg.tensor(ns)), fn(twin, rg.tensor(ns))
+        assert got.dtype == want.dtype and np.array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        assert np.array_equal(x.grad.numpy(), twin.grad.numpy(), equal_nan=True)  # (float32: 0 * inf)
+    assert not compiled.breaks
+    forward = compiled.code.split("def backward")[0]
+    # add's 7 and sub's 0.1 (mul and gt take 0-d arrays already, and the int tensor's numbers stay so)
+    assert len(re.findall(rf"(add|subtract)\(v\d+, k\d+_{dtype}\)", forward)) == 2
+
+
+@pytest.mark.parametrize(("name", "kw"), [
+    ("SGD", dict(lr=1 / 3, momentum=0.9, dampening=0.1, weight_decay=1e-3, nesterov=False)),
+    ("SGD", dict(lr=0.1 + 1e-9, momentum=0.7, nesterov=True, weight_decay=1e39)),  # (inf in float32)
+    ("Adam", dict(lr=1 / 3, betas=(0.8, 0.95), eps=1e-7, weight_decay=0.01)),
+    ("AdamW", dict(lr=3, betas=(0.9, 0.999), amsgrad=True))])
+def test_an_optimizer_steps_numbers_as_0d_arrays_give_eagers_bits(name: str, kw: dict[str, Any]) -> None:
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float64),
+              rng.standard_normal((2, 3)).astype(np.float32)]  # two dtypes in one group
+    ps = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    qs = [rg.nn.Parameter(rg.tensor(a.copy())) for a in arrays]
+    opt, twin = getattr(rg.optim, name)(ps, **kw), getattr(rg.optim, name)(qs, **kw)
+    step = rg.compile(opt.step)
+    for _ in range(5):
+        for p, q in zip(ps, qs):
+            g = rng.standard_normal(tuple(p.shape)).astype(p.detach().numpy().dtype)
+            p.grad, q.grad = rg.tensor(g), rg.tensor(g.copy())
+        with np.errstate(all="ignore"):
+            step()
+            twin.step()
+        for p, q in zip(ps, qs):
+            assert np.array_equal(p.detach().numpy(), q.detach().numpy(), equal_nan=True)
+    assert "_asarray(" in step.code and "dt_float64" in step.code and "dt_float32" in step.code

@@ -121,3 +121,28 @@ def test_uncovered_cases_take_the_tensor_ops(torch: Any) -> None:
         return "ok", ""
 
     assert inference(rg) == inference(torch)
+
+
+def test_zero_grad_to_none_resets_every_gradient_and_names_its_line_for_explain_grad(torch: Any) -> None:
+    # Optimizer.zero_grad's inline set_to_none path: as PyTorch's (every .grad None, a
+    # parameter without one untouched), and debug.explain_grad's note of the call (its line when
+    # sites are recorded) on each parameter it reset.
+    import sys
+
+    from retrograd.debug import explain_grad, record_sites
+
+    ps = [rg.nn.Parameter(rg.ones(2)), rg.nn.Parameter(rg.ones(3)), rg.nn.Parameter(rg.ones(1))]
+    tps = [torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(1))]
+    opt = rg.optim.SGD([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.5}], lr=0.1)
+    topt = torch.optim.SGD([{"params": tps[:2]}, {"params": tps[2:], "lr": 0.5}], lr=0.1)
+    for params, o in ((ps, opt), (tps, topt)):
+        (params[0].sum() + params[2].sum()).backward()  # (params[1] gets no gradient)
+        o.zero_grad()
+        assert [p.grad for p in params] == [None, None, None]
+    assert explain_grad(ps[0]).cause == "zero_grad" and explain_grad(ps[2]).cause == "zero_grad"
+    (ps[0].sum() + ps[2].sum()).backward()
+    with record_sites():
+        opt.zero_grad(); line = sys._getframe().f_lineno  # noqa: E702
+    for p in (ps[0], ps[2]):
+        e = explain_grad(p)
+        assert (e.cause, e.line) == ("zero_grad", line) and p.grad is None

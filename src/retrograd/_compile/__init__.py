@@ -25,7 +25,7 @@ from ..autograd.grad_mode import STATE, no_grad
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input
 from ..nn.modules.module import Module
 from ..tensor import Tensor
-from .codegen import generate
+from .codegen import exec_generated, generate
 from .graph import Graph
 from .guards import fast_guard
 from .segments import Segmented, split, target_function
@@ -41,15 +41,13 @@ _EAGER = "eager"
 class CompiledFunctionBackward(Node):
     """The one node a compiled call's outputs share: runs the generated backward."""
 
-    __slots__ = ()
+    __slots__ = ("_variant", "_out_meta")
     _variant: Variant
     _out_meta: tuple[tuple[tuple[int, ...], Any], ...]
 
     def apply(self, grad_outputs: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         if STATE.grad_enabled:
-            raise RuntimeError(
-                "retrograd.compile: double backward (create_graph=True) through a compiled function is not "
-                "supported; call the function uncompiled (fn._orig_mod or the original) for higher-order gradients")
+            _refuse_double_backward()
         saved = self._saved
         if not saved and type(saved) is FREED_TYPE:
             raise RuntimeError(freed_message(saved))
@@ -69,6 +67,12 @@ class CompiledFunctionBackward(Node):
             restore_fp_errors(token)
         make = Tensor._make
         return tuple(make(g) for g in grads)
+
+
+def _refuse_double_backward() -> None:
+    raise RuntimeError(
+        "retrograd.compile: double backward (create_graph=True) through a compiled function is not "
+        "supported; call the function uncompiled (fn._orig_mod or the original) for higher-order gradients")
 
 
 @dataclass
@@ -94,6 +98,7 @@ class Variant:
     node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
+    runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
 
     def bindings_hold(self) -> bool:
         """Whether each lifted tensor is still what its global or closure name holds (Dynamo
@@ -107,6 +112,17 @@ class Variant:
         self.saved_special = [pos for pos, (kind, _) in enumerate(self.saved_kind) if kind != "array"]
 
     def run(self, tensors: list[Tensor]) -> Any:
+        """The compiled forward on ``tensors`` (the flat inputs, lifted tensors not included): its
+        outputs, with the node that runs the backward when one is recorded."""
+        runner = self.runner
+        if runner is not None:
+            return runner(tensors)
+        result = self._run_first(tensors)
+        if self.backward is None or self.node_meta is not None:
+            self.runner = self._straight_line_run()
+        return result
+
+    def _run_first(self, tensors: list[Tensor]) -> Any:
         arrays = [t._data for t in tensors]
         arrays += [t._data for t in self.lifted]
         token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
@@ -151,6 +167,112 @@ class Variant:
                 saved[pos] = save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
             node._saved = tuple(saved)
         return _rebuild(self.out_spec, flat)
+
+    def _straight_line_run(self) -> Callable[[list[Tensor]], Any]:
+        """``run`` for this variant alone as generated code: the loops over outputs, edges and
+        saved values unrolled, and what the guards fix (the outputs' shapes and dtypes, which
+        outputs are inputs, inference mode) settled in the source. The same steps as
+        ``_run_first``, in the same order."""
+        n_out = len(self.out_grad)
+        ns: dict[str, Any] = {"_make": Tensor._make, "_ignore": ignore_fp_errors,
+                              "_restore": restore_fp_errors, "_S": STATE, "_Node": CompiledFunctionBackward,
+                              "_V": self, "_edge": gradient_edge, "_NO": _NO_EDGE, "_save_input": save_input,
+                              "_SavedTensor": SavedTensor, "_rebuild": _rebuild, "_spec": self.out_spec}
+        names = [f"a{i}" for i in range(self.n_inputs)]
+        for j, t in enumerate(self.lifted):
+            ns[f"_L{j}"] = t
+            names.append(f"_L{j}")
+        n_saved = len(self.saved_kind) if self.backward is not None else 0
+        results = [f"r{k}" for k in range(n_out + n_saved)]
+        lines = ["def run(tensors):"]
+        if self.n_inputs:
+            lines.append(f"    {', '.join(names[:self.n_inputs])}, = tensors")
+        lines += ["    _tok = _ignore()  # PyTorch computes inf and nan silently, as eager retrograd does",
+                  "    try:",
+                  f"        {', '.join(results)}, = _V.forward({', '.join(f'{n}._data' for n in names)})"
+                  if results else f"        _V.forward({', '.join(f'{n}._data' for n in names)})",
+                  "    finally:",
+                  "        _restore(_tok)"]
+        outs = []
+        for k in range(n_out):
+            i = self.out_input[k]
+            if i is not None:
+                outs.append(names[i])
+                continue
+            outs.append(f"o{k}")
+            lines.append(f"    o{k} = _make(r{k})")
+            if self.inference:
+                lines.append(f"    o{k}._is_inference = True")
+        if self.backward is not None:
+            meta = self.node_meta
+            ns["_meta"] = meta
+            ns["_Node"] = self._node_class()
+            node_outs = [outs[k] for k in range(n_out) if self.out_grad[k]]
+            edges = "".join(f"_edge({names[i]}) or _NO, " for i in self.grad_inputs)
+            lines += ["    if _S.grad_enabled:",
+                      "        node = _Node()",
+                      "        node._variant = _V",
+                      f"        node.next_functions = ({edges})",
+                      "        node._out_meta = _meta"]
+            if len(node_outs) == 1:
+                ns["_shape"], ns["_dtype"] = meta[0]  # type: ignore[index]  # (set by the first run)
+                lines.append("        node._shape, node._dtype = _shape, _dtype")
+            else:
+                lines += [f"        node.num_outputs = {len(node_outs)}", "        node._output_meta = _meta"]
+            for nr, o in enumerate(node_outs):
+                lines += [f"        {o}._requires_grad = True", f"        {o}._grad_fn = node"]
+                if nr:
+                    lines.append(f"        {o}._output_nr = {nr}")
+            saved = []
+            for pos, (kind, i) in enumerate(self.saved_kind):
+                saved.append(f"_save_input({names[i]})" if kind == "input" else f"_SavedTensor({outs[i]})"
+                             if kind == "output" else f"r{n_out + pos}")
+            lines.append(f"        node._saved = ({''.join(f'{v}, ' for v in saved)})")
+        kind, value = self.out_spec
+        if kind == "t":
+            lines.append(f"    return {outs[value]}")
+        else:
+            lines.append(f"    return _rebuild(_spec, [{', '.join(outs)}])")
+        return exec_generated("\n".join(lines) + "\n", "run", ns, "run")  # type: ignore[no-any-return]
+
+    def _node_class(self) -> type[CompiledFunctionBackward]:
+        """``CompiledFunctionBackward`` with this variant's ``apply`` as generated straight-line
+        code: the saved values unpacked by kind, one seed per output, one tensor per gradient.
+        The same steps as the shared ``apply``; the class keeps its name."""
+        meta = self.node_meta
+        assert meta is not None  # (the first run, with its node, set it)
+        ns: dict[str, Any] = {"_S": STATE, "_V": self, "_FREED": FREED_TYPE, "_freed_message": freed_message,
+                              "_refuse": _refuse_double_backward, "_ignore": ignore_fp_errors,
+                              "_restore": restore_fp_errors, "_make": Tensor._make, "_zeros": np.zeros,
+                              "_unpack_input": unpack_input}
+        seeds = []
+        for k, (shape, dtype) in enumerate(meta):
+            ns[f"_shape{k}"], ns[f"_dtype{k}"] = shape, dtype
+            seeds.append(f"g{k}._data if g{k} is not None else _zeros(_shape{k}, _dtype{k})")
+        saved = []
+        for pos, (kind, _) in enumerate(self.saved_kind):
+            saved.append(f"_unpack_input(s{pos}, self)._data" if kind == "input" else f"s{pos}.unpack(self)._data"
+                         if kind == "output" else f"s{pos}")
+        grads = [f"r{k}" for k in range(len(self.grad_inputs))]
+        call = f"_V.backward({', '.join(seeds + saved)})"
+        lines = ["def apply(self, grad_outputs):",
+                 "    if _S.grad_enabled:",
+                 "        _refuse()",
+                 "    saved = self._saved",
+                 "    if not saved and saved.__class__ is _FREED:",
+                 "        raise RuntimeError(_freed_message(saved))"]
+        if saved:
+            lines.append(f"    {''.join(f's{pos}, ' for pos in range(len(saved)))}= saved")
+        lines += [f"    {''.join(f'g{k}, ' for k in range(len(meta)))}= grad_outputs",
+                  "    _tok = _ignore()  # PyTorch computes inf and nan silently, as eager retrograd does",
+                  "    try:",
+                  f"        {''.join(f'{g}, ' for g in grads)}= {call}" if grads else f"        {call}",
+                  "    finally:",
+                  "        _restore(_tok)",
+                  f"    return ({''.join(f'_make({g}), ' for g in grads)})"]
+        apply = exec_generated("\n".join(lines) + "\n", "CompiledFunctionBackward.apply", ns, "apply")
+        return type("CompiledFunctionBackward", (CompiledFunctionBackward,),
+                    {"__slots__": (), "apply": apply, "__module__": __name__, "__doc__": CompiledFunctionBackward.__doc__})
 
     @property
     def code(self) -> str:
@@ -332,7 +454,8 @@ class CompiledFunction:
         if fast is not None and not kwargs:
             flat = fast.guard(args)
             if flat is not None and (not fast.lifted_sources or fast.bindings_hold()):
-                return fast.run(flat)
+                runner = fast.runner
+                return runner(flat) if runner is not None else fast.run(flat)
         found = self._inputs(args, kwargs)
         if found is None:
             self._note("an argument is not hashable, so it cannot be guarded")

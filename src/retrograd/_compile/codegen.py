@@ -7,6 +7,9 @@ elementwise ufuncs) is written with ``out=`` into a buffer allocated once and re
 later call; a buffer whose value is read for the last time by the call writing the next one is
 reused by it, so a chain of elementwise ops runs in place. Buffers are taken from a pool at the
 start of a call and put back at its end, so two threads (or a re-entrant call) never share one.
+While lines are written, a few kernels become the NumPy calls they make for the traced shapes and
+dtypes (``_lowered``), and a Python number operand of an elementwise ufunc a 0-d array of the
+other operand's dtype (``_operand_dtype``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from ..ops.shape import _t
 from .graph import Call, Graph, ParamRef
 
 _counter = [0]
-_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum"))
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum", "_matmul", "_add",
+                       "_add_reduce"))
 _GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
 
 
@@ -106,9 +110,10 @@ def _fresh_producers() -> tuple[Any, ...]:
 def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
     """The calls (by position) of ``relu`` that may write into their input: a float32/float64
     product (``linear``'s ``addmm``, ``mm``) that nothing else reads and the function does not
-    return. ``_maximum(0.0, v, out=v)`` is the kernel's own ``maximum(zeros, v)`` (the same
-    values: NaN kept, -0.0 kept on the tie) without the zeros and the new array: linear + relu
-    become one product and one in-place pass, as a hand-written forward does."""
+    return. ``_maximum(zero, v, out=v)`` (a 0-d zero of the dtype) is the kernel's own
+    ``maximum(zeros, v)`` (the same values: NaN kept, -0.0 kept on the tie) without the zeros and
+    the new array: linear + relu become one product and one in-place pass, as a hand-written
+    forward does."""
     from ..ops.elementwise import _relu
 
     fresh = _fresh_producers()
@@ -130,6 +135,84 @@ def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
                 and dtype in (np.float32, np.float64) and graph.meta[c.outs[0]] == (shape, dtype)):
             found.add(i)
     return found
+
+
+_LOWERED_NAMES = {"_matmul": np.matmul, "_add": np.add, "_add_reduce": np.add.reduce}
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _lowered(graph: Graph, c: Call) -> list[str] | None:
+    """The NumPy lines that ``c`` runs for the shapes and dtypes it was traced with (which the
+    guards fix), without the kernel's checks and branches: ``t`` as ``.T``, ``mm`` as matmul,
+    ``linear``'s ``addmm`` as matmul and the bias added in place, a bias gradient's
+    ``sum_to_size`` as one reduce; None to call the kernel. Each is the very NumPy call the
+    kernel makes on such operands, so the results are the kernel's bit for bit."""
+    from ..ops.linalg import _mm
+    from ..ops.nn import _addmm
+    from ..ops.reduce import _sum_to
+
+    fn = c.fn
+    if c.casts or c.multi or not all(isinstance(a, int) for a in c.args):
+        return None
+    out = f"v{c.outs[0]}"
+    metas = [graph.meta[a] for a in c.args]
+    args = [f"v{a}" for a in c.args]
+    if fn is _t and not c.params and len(metas[0][0]) <= 2:
+        return [f"{out} = {args[0]}.T  # {c.label}"]
+    if fn is _mm and not c.params and _plain_product(metas[0], metas[1]):
+        return [f"{out} = _matmul({args[0]}, {args[1]})  # {c.label}"]
+    if fn is _addmm and not c.params and _plain_product(metas[1], metas[2]):
+        (bias_shape, bias_dtype), out_shape = metas[0], graph.meta[c.outs[0]][0]
+        if bias_dtype == metas[1][1] and len(bias_shape) <= 2 and bias_shape == out_shape[2 - len(bias_shape):]:
+            return [f"{out} = _matmul({args[1]}, {args[2]})  # {c.label}: the product,",
+                    f"_add({out}, {args[0]}, out={out})  # and the bias added into it"]
+    if fn is _sum_to and len(c.params) == 1 and type(c.params[0]) is tuple:
+        shape, lead = c.params[0], len(metas[0][0]) - len(c.params[0])
+        if lead > 0 and shape and metas[0][0][lead:] == shape:  # (a 0-d sum: the general line's _asarray)
+            axis = "0" if lead == 1 else repr(tuple(range(lead)))
+            return [f"{out} = _add_reduce({args[0]}, {axis})  # {c.label}"]
+    return None
+
+
+def _plain_product(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
+    """Whether ``a @ b`` of arrays of these (shape, dtype) is a plain float32/float64 matrix
+    product: the case where ``mm`` and ``addmm`` call matmul and nothing else."""
+    (sa, da), (sb, db) = a, b
+    return (len(sa) == 2 and len(sb) == 2 and sa[1] == sb[0] and da is not None and np.dtype(da) in _PLAIN_FLOATS
+            and db is not None and np.dtype(db) == np.dtype(da))
+
+
+# Two-operand ufuncs whose loop for (array of float dtype D, Python number) is their (D, D) loop:
+# NumPy converts the number to D first, as it converts a 0-d array of D. (Not ldexp, whose second
+# operand is an integer, nor the bit and integer ops.)
+_SAME_LOOP_UFUNCS = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum, np.fmax,
+                               np.fmin, np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal))
+
+
+def _operand_dtype(graph: Graph, c: Call, value: Any) -> Any:
+    """The dtype to give a Python number operand of ``c`` as a 0-d array, or None to leave it a
+    number: a float32/float64 array operand of a ufunc above, no casts. A Python number costs
+    NumPy a scalar conversion in every call (about 0.8 µs), the same conversion to the array's
+    dtype that a constant 0-d array of that dtype has made once: the results are the same bits."""
+    if type(value) is not float and (type(value) is not int or abs(value) > 2**53):  # (huge ints: left to NumPy)
+        return None
+    if c.fn not in _SAME_LOOP_UFUNCS or c.casts or c.params or len(c.args) != 2:
+        return None
+    arrays = [a for a in c.args if isinstance(a, int)]
+    if len(arrays) != 1:
+        return None
+    dtype = graph.meta[arrays[0]][1]
+    if dtype is None or np.dtype(dtype) not in _PLAIN_FLOATS:
+        return None
+    return np.dtype(dtype)
+
+
+def _readonly_scalar(value: Any, dtype: Any) -> np.ndarray:
+    """``value`` as a 0-d array of ``dtype`` that no generated line can write into."""
+    with np.errstate(all="ignore"):  # (a number beyond the dtype's range becomes inf, as NumPy makes it in a call)
+        array = np.array(value, dtype)
+    array.flags.writeable = False
+    return array
 
 
 def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
@@ -185,9 +268,16 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
         names = ", ".join(f"b{k}" for k in range(len(buffer_meta)))
         lines.append(f"    _bufs = _pool.pop() if _pool else _alloc()  # {len(buffer_meta)} buffers, reused across calls")
         lines.append(f"    {names}{',' if len(buffer_meta) == 1 else ''} = _bufs")
+    namespace.update(_LOWERED_NAMES)
     for i, c in enumerate(calls):
         if i in in_place:
-            lines.append(f"    v{c.outs[0]} = _maximum(0.0, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            zero = f"_zero_{graph.meta[c.args[0]][1].name}"
+            namespace[zero] = _readonly_scalar(0.0, graph.meta[c.args[0]][1])
+            lines.append(f"    v{c.outs[0]} = _maximum({zero}, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            continue
+        lowered = _lowered(graph, c)
+        if lowered is not None and (not c.outs or c.outs[0] not in buffered):
+            lines += [f"    {line}" for line in lowered]
             continue
         fname = fn_names.get(id(c.fn))
         if fname is None:
@@ -203,9 +293,14 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
                 text = f"v{a}"
             else:
                 value = graph.consts[a[1]]
-                text = _literal(value) or f"k{a[1]}"
-                if text == f"k{a[1]}":
-                    namespace[text] = value
+                dtype = _operand_dtype(graph, c, value)
+                if dtype is not None:
+                    text = f"k{a[1]}_{dtype.name}"
+                    namespace[text] = _readonly_scalar(value, dtype)
+                else:
+                    text = _literal(value) or f"k{a[1]}"
+                    if text == f"k{a[1]}":
+                        namespace[text] = value
             if k in c.casts:
                 dname = f"dt_{np.dtype(c.casts[k]).name}"
                 namespace[dname] = np.dtype(c.casts[k])

@@ -249,6 +249,19 @@ class CompiledOptimizerStep:
         keep: list[Any] = []
         bumps: list[tuple[Any, tuple[str, ...]]] = []  # (tensor, the in-place ops the eager step runs on it)
         k = 0
+        operands: dict[tuple[str, str], str] = {}  # (number's expression, dtype name) -> its 0-d array's name
+
+        def operand(expr: str, dtype: Any) -> str:
+            """A group number as a ufunc operand: a 0-d array of the parameter's dtype, made once
+            per call (a Python number costs NumPy a scalar conversion in every ufunc call; it is
+            converted to that dtype all the same, so the values are the same)."""
+            if dtype not in _OPERAND_DTYPES:
+                return expr
+            name = operands.get((expr, dtype.name))
+            if name is None:
+                name = operands[(expr, dtype.name)] = f"c{len(operands)}"
+            return name
+
         for gi, (flags, ids) in enumerate(key[1:]):
             params += [f"{name}{gi}" for name in (("lr", "momentum", "dampening", "wd") if sgd
                                                   else ("lr", "beta1", "beta2", "eps", "wd"))]
@@ -265,7 +278,7 @@ class CompiledOptimizerStep:
                 n = f"{gi}_{pi}"
                 if sgd:
                     params += [f"p{n}", f"g{n}"] + ([f"m{n}"] if flags[0] else [])
-                    lines += _sgd_lines(flags, n, gi, t1, t2)
+                    lines += _sgd_lines(flags, n, gi, t1, t2, lambda e: operand(e, data.dtype))
                     bumps.append((ts[0], ("add_",)))
                     if flags[0]:
                         bumps.append((ts[2], ("mul_", "add_")))
@@ -275,11 +288,14 @@ class CompiledOptimizerStep:
                     if flags[3]:
                         bumps.append((ts[4], ("copy_",)))
                     params += [f"p{n}", f"g{n}", f"m{n}", f"v{n}"] + ([f"x{n}"] if flags[3] else []) + [f"t{n}"]
-                    lines += _adam_lines(flags, n, gi, t1, t2)
+                    lines += _adam_lines(flags, n, gi, t1, t2, lambda e: operand(e, data.dtype))
         namespace: dict[str, Any] = {"multiply": np.multiply, "add": np.add, "subtract": np.subtract,
                                      "negative": np.negative, "sqrt": np.sqrt, "true_divide": np.true_divide,
-                                     "maximum": np.maximum, "_math_sqrt": math.sqrt}
+                                     "maximum": np.maximum, "_math_sqrt": math.sqrt, "_asarray": np.asarray}
         head = [f"def step({', '.join(params)}):"]
+        for (expr, dtype_name), name in operands.items():
+            namespace[f"dt_{dtype_name}"] = np.dtype(dtype_name)
+            head.append(f"    {name} = _asarray({expr}, dt_{dtype_name})")
         if metas:
             pool: list[tuple[np.ndarray, ...]] = []
             shapes = [(shape, np.dtype(dt)) for shape, dt in metas]
@@ -396,13 +412,18 @@ def _refusal(sgd: bool, tensors: list[Any]) -> str | None:
     return None
 
 
-def _scaled(value: str, alpha: str, scratch: str) -> str:
+_OPERAND_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _scaled(value: str, alpha: str, scratch: str, c: Callable[[str], str] = str) -> str:
     """``add_``'s ``other * alpha`` (``other`` itself when alpha is 1), as the eager op computes it."""
-    return f"({value} if {alpha} == 1 else multiply({value}, {alpha}, out={scratch}))"
+    return f"({value} if {alpha} == 1 else multiply({value}, {c(alpha)}, out={scratch}))"
 
 
-def _sgd_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str) -> list[str]:
-    """SGD's update of parameter ``n``: ``optim/sgd.py``'s operations, in order."""
+def _sgd_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str,
+               c: Callable[[str], str] = str) -> list[str]:
+    """SGD's update of parameter ``n``: ``optim/sgd.py``'s operations, in order; ``c`` names a
+    group number's expression as a ufunc operand."""
     momentum_on, no_damp, nesterov, momentum_one, wd_on, wd_one, maximize = flags
     p, g, m = f"p{n}", f"g{n}", f"m{n}"
     out = [f"    # parameter {n}"]
@@ -411,25 +432,27 @@ def _sgd_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str) -> lis
         out.append(f"    negative({g}, out={t1})  # -grad")
         d = t1
     if wd_on:
-        other = p if wd_one else f"multiply({p}, wd{gi}, out={t2})"
+        other = p if wd_one else f"multiply({p}, {c(f'wd{gi}')}, out={t2})"
         out.append(f"    add({d}, {other}, out={t1})  # d_p.add(p, alpha=weight_decay)")
         d = t1
     if momentum_on:
-        out.append(f"    multiply({m}, momentum{gi}, out={m})  # buf.mul_(momentum)")
-        other = d if no_damp else f"multiply({d}, 1 - dampening{gi}, out={t2})"
+        out.append(f"    multiply({m}, {c(f'momentum{gi}')}, out={m})  # buf.mul_(momentum)")
+        other = d if no_damp else f"multiply({d}, {c(f'1 - dampening{gi}')}, out={t2})"
         out.append(f"    add({m}, {other}, out={m})  # .add_(d_p, alpha=1 - dampening)")
         if nesterov:
-            other = m if momentum_one else f"multiply({m}, momentum{gi}, out={t2})"
+            other = m if momentum_one else f"multiply({m}, {c(f'momentum{gi}')}, out={t2})"
             out.append(f"    add({d}, {other}, out={t1})  # d_p.add(buf, alpha=momentum)")
             d = t1
         else:
             d = m
-    out.append(f"    add({p}, {_scaled(d, f'-lr{gi}', t2)}, out={p})  # p.add_(d_p, alpha=-lr)")
+    out.append(f"    add({p}, {_scaled(d, f'-lr{gi}', t2, c)}, out={p})  # p.add_(d_p, alpha=-lr)")
     return out
 
 
-def _adam_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str) -> list[str]:
-    """Adam's (AdamW's) update of parameter ``n``: ``optim/adam.py``'s operations, in order."""
+def _adam_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str,
+                c: Callable[[str], str] = str) -> list[str]:
+    """Adam's (AdamW's) update of parameter ``n``: ``optim/adam.py``'s operations, in order; ``c``
+    names a group number's expression as a ufunc operand."""
     wd_on, decoupled, wd_one, amsgrad, b1_one, b2_one, maximize = flags
     p, g, m, v, x, t = f"p{n}", f"g{n}", f"m{n}", f"v{n}", f"x{n}", f"t{n}"
     out = [f"    # parameter {n}", f"    add({t}, 1, out={t})  # step_t.add_(1)"]
@@ -439,17 +462,17 @@ def _adam_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str) -> li
         d = t1
     if wd_on:
         if decoupled:
-            out.append(f"    multiply({p}, 1 - lr{gi} * wd{gi}, out={p})  # p.mul_(1 - lr * weight_decay)")
+            out.append(f"    multiply({p}, {c(f'1 - lr{gi} * wd{gi}')}, out={p})  # p.mul_(1 - lr * weight_decay)")
         else:
-            other = p if wd_one else f"multiply({p}, wd{gi}, out={t2})"
+            other = p if wd_one else f"multiply({p}, {c(f'wd{gi}')}, out={t2})"
             out.append(f"    add({d}, {other}, out={t1})  # grad.add(p, alpha=weight_decay)")
             d = t1
     out.append(f"    subtract({d}, {m}, out={t2})  # grad - exp_avg")
-    other = t2 if b1_one else f"multiply({t2}, 1 - beta1{gi}, out={t2})"
+    other = t2 if b1_one else f"multiply({t2}, {c(f'1 - beta1{gi}')}, out={t2})"
     out.append(f"    add({m}, {other}, out={m})  # exp_avg.add_(..., alpha=1 - beta1)")
-    out.append(f"    multiply({v}, beta2{gi}, out={v})  # exp_avg_sq.mul_(beta2)")
+    out.append(f"    multiply({v}, {c(f'beta2{gi}')}, out={v})  # exp_avg_sq.mul_(beta2)")
     out.append(f"    multiply({d}, {d}, out={t2})  # grad * grad")
-    other = t2 if b2_one else f"multiply({t2}, 1 - beta2{gi}, out={t2})"
+    other = t2 if b2_one else f"multiply({t2}, {c(f'1 - beta2{gi}')}, out={t2})"
     out.append(f"    add({v}, {other}, out={v})  # .add_(grad * grad, alpha=1 - beta2)")
     out.append(f"    step = {t}.item()")
     out.append(f"    step_size = lr{gi} / (1 - beta1{gi} ** step)  # lr / bias_correction1")
@@ -459,7 +482,7 @@ def _adam_lines(flags: tuple[Any, ...], n: str, gi: int, t1: str, t2: str) -> li
         top = x
     out.append(f"    sqrt({top}, out={t1})")
     out.append(f"    true_divide({t1}, _math_sqrt(1 - beta2{gi} ** step), out={t1})  # / bias_correction2_sqrt")
-    out.append(f"    add({t1}, eps{gi}, out={t1})  # .add_(eps)")
+    out.append(f"    add({t1}, {c(f'eps{gi}')}, out={t1})  # .add_(eps)")
     out.append(f"    true_divide({m}, {t1}, out={t1})  # exp_avg / denom")
     out.append(f"    add({p}, {_scaled(t1, '-step_size', t1)}, out={p})  # p.add_(..., alpha=-step_size)")
     return out
