@@ -510,7 +510,7 @@ masked_select_backward: Op = Op("masked_select_backward", _masked_select_backwar
                                 jvp="transpose")
 
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
-                   variants=("function", "method"), convert={"mask": "index"},
+                   variants=("function", "method"), convert={"mask": "mask"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
                        grad, _mask_shape(self_shape, mask), mask),), jvp="linear")
 
