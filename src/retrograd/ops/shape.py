@@ -552,10 +552,19 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
             "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
             f"{ndim} dimensions for input, and {idx.ndim} dimensions for indices"
         )
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != np.int64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {scalar_type_name(idx.dtype)}"
         )
+    if not ndim:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    size = x._data.shape[d]
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        # PyTorch 2.13 takes an index along ``dim`` modulo the dim's size (-1 is the last, and
+        # so is size - 1 + size), where gather would refuse it; an empty dim divides by zero.
+        if not size:
+            raise RuntimeError("ZeroDivisionError")
+        idx = np.remainder(idx, size)
     shape_x, shape_i = list(x._data.shape), list(idx.shape)
     shape_x[d] = shape_i[d] = 1
     try:
