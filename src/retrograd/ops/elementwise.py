@@ -631,6 +631,7 @@ def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: An
 
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
+    dtype="promote",  # (as PyTorch's: an int grad and a float self give a float result)
     grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)),
     jvp=_threshold_backward_jvp)
 
