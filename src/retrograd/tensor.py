@@ -326,7 +326,8 @@ class Tensor:
 
     def stride(self, dim: builtins.int | None = None) -> Any:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        if not self._data.size and not any(strides):  # NumPy zeroes a new empty array's; PyTorch's are contiguous
+        if not self._data.size and not any(strides) and self._data.flags.writeable:
+            # NumPy zeroes a new empty array's; PyTorch's are contiguous. (An expand's, read-only, are its own.)
             strides = _contiguous_strides(self._data.shape)
         return strides if dim is None else strides[_ops.reduce.normalize_dim(dim, self._data.ndim)]
 

@@ -165,8 +165,30 @@ def _type_str(dtype: np.dtype) -> str:
     return "CPUBoolType" if dtype == np.bool_ else f"torch.{scalar_type_name(dtype)}Tensor"
 
 
+def _element_strides(x: np.ndarray) -> tuple[int, ...]:
+    """``x``'s strides in elements, as ``Tensor.stride()`` reports them."""
+    strides = tuple(s // x.itemsize for s in x.strides)
+    if not x.size and not any(strides) and x.flags.writeable:  # (a new empty array: see Tensor.stride)
+        from ..tensor import _contiguous_strides
+
+        return _contiguous_strides(x.shape)
+    return strides
+
+
+def _expand_empty(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    """An expand with no elements, its strides PyTorch's (a kept dim keeps its stride, an expanded
+    one steps by 0), which NumPy's broadcast would zero; read-only, which is how ``Tensor.stride``
+    tells its all-zero strides from a new empty array's."""
+    lead = len(size) - x.ndim
+    kept = (step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], _element_strides(x)))
+    strides = tuple(s * x.itemsize for s in (*(0,) * lead, *kept))
+    return np.lib.stride_tricks.as_strided(x, size, strides, writeable=False)
+
+
 def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if not x.ndim and min(shape, default=0) >= 0:
+        if 0 in shape:
+            return _expand_empty(x, tuple(shape))
         # A 0-d value to any shape (``sum()``'s backward): what the loop below ends with, directly.
         return np.ndarray(tuple(shape), x.dtype, x, 0, (0,) * len(shape))
     lead = len(shape) - x.ndim
@@ -200,8 +222,8 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
                 f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
             )
     size = tuple(target)
-    if not x.size:
-        return np.broadcast_to(x, size)
+    if not x.size or 0 in size:
+        return _expand_empty(x, size)
     # A dim that keeps its size keeps its stride, a size-1 one too (PyTorch's strides; NumPy's
     # broadcast_to zeroes those); only the expanded dims step by 0.
     strides = (0,) * lead + tuple(step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], x.strides))
