@@ -203,8 +203,9 @@ def _delayed_error_rule(grad: Tensor, message: str) -> Tensor:
     raise RuntimeError(message)
 
 
-# PyTorch's DelayedError: an identity whose own backward (a second derivative) raises.
-delayed_error = Op("delayed_error", _delayed_error_forward, node="DelayedError", params=("message",),
+# PyTorch's DelayedError: an identity whose output's node (``Error``, as PyTorch's) raises in backward
+# (a second derivative).
+delayed_error = Op("delayed_error", _delayed_error_forward, node="Error", params=("message",),
                    grads=(_delayed_error_rule,), jvp="transpose")
 
 _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
