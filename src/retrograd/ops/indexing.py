@@ -739,16 +739,19 @@ def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> 
     return out
 
 
-def _index_copy_source_grad(grad: Tensor, source: Tensor, dim: int, index: np.ndarray) -> Tensor:
+def _index_copy_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
     picked = _S.index_select(grad, dim, index.reshape(-1))
     # PyTorch's formula expands to the source's shape (its ExpandBackward0 in double backward).
-    return picked.expand(source._data.shape) if source._data.ndim else picked.reshape(())  # type: ignore[no-any-return]
+    return picked.expand(source_shape) if source_shape else picked.reshape(())  # type: ignore[no-any-return]
 
 
 index_copy: Op = Op(
     "index_copy", _index_copy, node="IndexCopyBackward0", inputs=("self", "source"), params=("dim", "index"),
-    saved=("dim", "index", "source"),
+    saved=("dim", "index", "source", "source_dim"),
+    # The source rule names ``source`` so that the node keeps it (PyTorch's ``_saved_source``) and
+    # ``source_shape`` so that the node records the inputs' shapes (``_saved_source_dim`` even
+    # when only self requires grad).
     grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),
-           lambda grad, source, dim, index: _index_copy_source_grad(grad, source, dim, index)),
+           lambda grad, source, source_shape, dim, index: _index_copy_source_grad(grad, source_shape, dim, index)),
     variants=("function", "method", "inplace"), signature="dim, index, source",
     convert={"dim": "dim", "index": "index", "source": "tensor"}, jvp="linear")

@@ -482,7 +482,7 @@ def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alph
 
 
 index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
-               params=("dim", "index", "alpha"),
+               params=("dim", "index", "alpha"), saved=("alpha", "dim", "index", "source_dim"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
                           grad, source_shape, dim, index, alpha)), jvp="linear")
@@ -722,6 +722,7 @@ gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index
                 _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),), jvp="linear")
 
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
+             saved=("dim", "index"),
              grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
                                                      dim, index),
                     lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index, "ScatterBackward0")),
@@ -765,7 +766,7 @@ scatter_value_reduce_legacy = Op(
     node="NotImplemented", params=("dim", "index", "value", "reduce"), grads=_not_implemented, jvp="transpose")
 
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
-                 params=("dim", "index"),
+                 params=("dim", "index"), saved=("dim", "index"),
                  grads=(lambda grad: grad,
                         lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index,
                                                                       "ScatterAddBackward0")), jvp="linear")
