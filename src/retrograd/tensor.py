@@ -1218,6 +1218,8 @@ class Tensor:
         shape = _sizes(size)
         if shape == self._data.shape:
             return self
+        if self._requires_grad and STATE.grad_enabled:  # (a graph is recorded: PyTorch's nodes)
+            return _R.sum_to_recorded(self, shape)
         return _apply(_R.sum_to_size, (self, shape))
 
     def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:

@@ -505,12 +505,15 @@ def _tanh_backward(grad: Any, out: Any) -> Any:
     return np.multiply(grad, scale, out=scale)
 
 
+# (PyTorch's names for what these nodes keep: ``_saved_grad_output``, ``_saved_output``.)
+_GRAD_OUTPUT_SAVED = {"grad_output": "grad", "output": "result"}
 tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",
-                   inputs=("grad", "result"), dtype="promote",
+                   inputs=("grad", "result"), dtype="promote", saved=_GRAD_OUTPUT_SAVED,
                    grads=(lambda gg, result: tanh_backward(gg, result),
                           lambda gg, grad, result: gg * grad * -2 * result), jvp="elementwise")
 sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - out)),
                       node="SigmoidBackwardBackward0", inputs=("grad", "result"), dtype="promote",
+                      saved=_GRAD_OUTPUT_SAVED,
                       grads=(lambda gg, result: sigmoid_backward(gg, result),
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
