@@ -530,6 +530,8 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     dof = builtins.max(0, n - correction)
     if dof <= 0:
         _dof_warning(name)
+    if x.dtype.kind == "c":
+        return _complex_var(x, dims, dof, keepdim, sqrt)
     out_dtype = x.dtype
     # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
     # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
@@ -547,6 +549,17 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
         out = np.true_divide(sq, dof)
         # std takes the root before the cast: a half variance may overflow where its root does not.
         return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
+
+
+def _complex_var(x: np.ndarray, dims: Any, dof: int, keepdim: bool, sqrt: bool) -> np.ndarray:
+    """var/std of a complex tensor as PyTorch's: the squared moduli of the deviations from the
+    mean, summed over ``dof``, real (float32 for complex64)."""
+    real_dtype = np.dtype(f"f{x.dtype.itemsize // 2}")
+    with np.errstate(all="ignore"):
+        centered = x - np.mean(x, axis=dims, keepdims=True) if x.size else x
+        sq = np.add.reduce(centered.real ** 2 + centered.imag ** 2, axis=dims, keepdims=keepdim)  # type: ignore[call-overload]
+        out = np.true_divide(sq, dof)
+        return np.asarray(np.sqrt(out) if sqrt else out, real_dtype)
 
 
 def _var_backward(grad: Tensor, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
@@ -664,7 +677,8 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
         out = np.sum(a, axis=axis, keepdims=keepdim)
     else:
         out = np.sum(a**ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
-    return np.asarray(out, dtype=x.dtype)
+    # A complex input's norm is real, as PyTorch's (float32 for complex64).
+    return np.asarray(out, dtype=x.dtype if x.dtype.kind != "c" else np.dtype(f"f{x.dtype.itemsize // 2}"))
 
 
 vector_norm = Op("linalg_vector_norm", quiet_forward(_vector_norm), node="LinalgVectorNormBackward0",
