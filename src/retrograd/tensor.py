@@ -1391,6 +1391,7 @@ class Tensor:
     def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
         ndim = self._data.ndim
         if ndim == 0:
+            _R.normalize_dim(start_dim, 0), _R.normalize_dim(end_dim, 0)  # (PyTorch's IndexError for flatten(1))
             return self.reshape(1)
         start = _R.normalize_dim(start_dim, ndim)
         end = _R.normalize_dim(end_dim, ndim)
@@ -1463,6 +1464,8 @@ class Tensor:
         return _apply(_S.select, (self, d, index % size))
 
     def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        if not self._data.ndim:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _R.normalize_dim(dim, self._data.ndim)
         size = self._data.shape[d]
         start = int(start)
@@ -1544,6 +1547,8 @@ class Tensor:
     def split(self, split_size: Any = None, dim: Any = 0, *, split_size_or_sections: Any = None) -> tuple[Tensor, ...]:
         if split_size is None:  # ``torch.split``'s keyword
             split_size = split_size_or_sections
+        if not self._data.ndim:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
         d = _R.normalize_dim(dim, self._data.ndim)
         if isinstance(split_size, (int, np.integer)):
             return tuple(_apply(_S.split, (self, int(split_size), d)))

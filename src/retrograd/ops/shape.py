@@ -935,6 +935,8 @@ split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWith
 
 
 def chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
+    if not x._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, x._data.ndim)
