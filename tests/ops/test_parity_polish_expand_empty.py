@@ -48,3 +48,14 @@ def test_expand_to_empty_backward_as_torch(torch: Any) -> None:
         x.expand(3, 2, 0).sum().backward()
         return x.grad.tolist(), x.grad.stride()
     assert grads(rg) == grads(torch)
+
+
+def test_backward_through_empty_expands_as_torch(torch: Any) -> None:
+    """An empty gradient expanded in backward (sum of an empty leaf) becomes the leaf's ``.grad``."""
+    def grads(lib: Any) -> Any:
+        x = lib.zeros(0, 3, dtype=lib.float64, requires_grad=True)
+        x.sum().backward()
+        y = lib.zeros(2, 0, dtype=lib.float64, requires_grad=True)
+        y.mean(1).sum().backward()
+        return tuple(x.grad.shape), x.grad.stride(), tuple(y.grad.shape)
+    assert grads(rg) == grads(torch)

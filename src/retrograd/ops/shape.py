@@ -182,7 +182,10 @@ def _expand_empty(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
     lead = len(size) - x.ndim
     kept = (step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], _element_strides(x)))
     strides = tuple(s * x.itemsize for s in (*(0,) * lead, *kept))
-    return np.lib.stride_tricks.as_strided(x, size, strides, writeable=False)
+    # (No element is addressed, so any buffer will do: a fresh empty one keeps ``base`` an ndarray.)
+    out = np.ndarray(size, x.dtype, np.empty(0, x.dtype), 0, strides)
+    out.flags.writeable = False
+    return out
 
 
 def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
