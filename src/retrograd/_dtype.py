@@ -140,8 +140,8 @@ def to_dtype(d: Any) -> dtype:
     """Accept a retrograd dtype, a NumPy dtype or type, or Python's ``float``/``int``/``bool``."""
     if isinstance(d, dtype):
         return d
-    if d is _py_float:
-        return get_default_dtype()
+    if d is _py_float:  # (Python's float is a double: float64 whatever the default dtype, as in PyTorch)
+        return float64
     if d is _py_int:
         return int64
     if d is _py_bool:

@@ -90,12 +90,16 @@ def _bad_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], overload
 
 
 def _int_arg(name: str, arg: str, value: Any, position: int) -> int:
-    """``value`` as an int, or PyTorch's TypeError for an ``int`` argument (``randperm(5.0)``)."""
+    """``value`` as an int, or PyTorch's TypeError for an ``int`` argument (``randperm(5.0)``) or
+    ValueError for one beyond int64 (its parser unpacks a C++ ``long long``)."""
     if type(value) is not int:
         from ._factory_args import check_int_argument
 
         check_int_argument(name, arg, value, position)
-    return int(value)
+    value = int(value)
+    if not -_INT64_END <= value < _INT64_END:
+        raise ValueError("Overflow when unpacking long long")
+    return value
 
 
 def _tensor_input(name: str, value: Any) -> None:
@@ -130,14 +134,70 @@ def _check_number(name: str, value: Any) -> None:
         raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not {_type_name(value)}")
 
 
+_INT64_END = 1 << 63  # (sizes and int arguments are C++ int64 in PyTorch: -2**63 <= n < 2**63)
+
+
 def _nonnegative(shape: tuple[int, ...], name: str = "") -> tuple[int, ...]:
-    """``shape`` itself, or PyTorch's error for a negative size (not NumPy's ValueError)."""
+    """``shape`` itself, or PyTorch's error for a size its parser cannot unpack into an int64
+    (a TypeError naming the entry) or a negative size (not NumPy's ValueError)."""
+    for s in shape:
+        if not 0 <= s < _INT64_END:
+            break
+    else:
+        return shape
+    for pos, s in enumerate(shape, 1):  # (the parser reads every entry before any is checked)
+        if not -_INT64_END <= s < _INT64_END:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {pos} with error "
+                            '"Overflow when unpacking long long"')
     for s in shape:
         if s < 0:
             if name == "zeros":
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
     return shape
+
+
+def _check_storage_size(shape: tuple[int, ...], np_dtype: np.dtype) -> None:
+    """PyTorch's error for a tensor whose storage would need 2**63 bytes or more (NumPy would
+    raise its own ValueError, or a sampler would try to draw that many numbers)."""
+    if math.prod(shape) * np_dtype.itemsize >= _INT64_END:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
+def _allocated(fill: Callable[..., np.ndarray], shape: tuple[int, ...], np_dtype: np.dtype) -> np.ndarray:
+    """``fill(shape, np_dtype)``, or PyTorch's error where NumPy refuses a size as too big."""
+    try:
+        return fill(shape, np_dtype)
+    except ValueError:
+        _check_storage_size(shape, np_dtype)
+        raise
+
+
+def _into_out(name: str, out: Any, dtype: Any, requires_grad: bool, fill: Callable[[np.dtype], np.ndarray],
+              writes: bool = True) -> Tensor:
+    """A factory's ``out=``: ``out`` resized to the result's shape and filled in place (its dtype
+    unless ``dtype`` is given, which must then be the same), as PyTorch's out variants do;
+    ``empty``'s only resizes (``writes=False``: its values and version stay)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {_type_name(out)}")
+    if dtype is not None and to_dtype(dtype).np != out._data.dtype:
+        raise RuntimeError(f"dtype {scalar_type_name(to_dtype(dtype).np)} does not match dtype of out parameter "
+                           f"({scalar_type_name(out._data.dtype)})")
+    if out._requires_grad and STATE.grad_enabled:
+        raise RuntimeError(f"aten::{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    data = fill(out._data.dtype)
+    if data.shape != out._data.shape:
+        from .ops.strided import resize_
+
+        resize_(out, data.shape)  # (bumps the version once, a write included, as PyTorch's)
+    elif writes:
+        out._counter().bump(name)
+    if writes:
+        out._data[...] = data
+    if out._requires_grad != requires_grad and out._grad_fn is None:  # (PyTorch sets out's flag to requires_grad)
+        out.requires_grad_(requires_grad)
+    return out
 
 
 def _check_nested(data: Any) -> None:
@@ -360,14 +420,20 @@ def _named(function: _F, name: str, doc: str) -> _F:
     return function
 
 
-def _filled(name: str, fill: Callable[..., np.ndarray], doc: str) -> Callable[..., Tensor]:
-    """``zeros``/``ones``/``empty``: ``fill(shape, dtype)`` for a size given as ints, one sequence or ``size=``."""
+def _filled(name: str, fill: Callable[..., np.ndarray], doc: str, fills_out: bool = True) -> Callable[..., Tensor]:
+    """``zeros``/``ones``/``empty``: ``fill(shape, dtype)`` for a size given as ints, one sequence or
+    ``size=``; an ``out=`` is filled unless ``fills_out`` is False (``empty``)."""
 
     def factory(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-                out: Any = None) -> Tensor:
-        _check_device(device)
+                out: Any = None, **unknown: Any) -> Tensor:
         shape = _size_args(name, _keyword_size(name, sizes, size))
-        return _finish(fill(shape, _factory_dtype(dtype)), requires_grad)
+        if unknown:  # (after the size: PyTorch's parser names a missing or bad size first)
+            raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(unknown))}'")
+        _check_device(device)
+        if out is not None:
+            return _into_out(name, out, dtype, requires_grad, lambda np_dtype: _allocated(fill, shape, np_dtype),
+                             fills_out)
+        return _finish(_allocated(fill, shape, _factory_dtype(dtype)), requires_grad)
 
     return _named(factory, name, doc)
 
@@ -396,7 +462,7 @@ empty = _filled("empty", np.zeros,
     >>> import retrograd as rg
     >>> rg.empty(2).shape
     torch.Size([2])
-    """)
+    """, fills_out=False)
 
 
 def _scalar_np_dtype(value: Any) -> np.dtype:
@@ -409,7 +475,8 @@ def _scalar_np_dtype(value: Any) -> np.dtype:
     return get_default_dtype().np
 
 
-def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, *, out: Any = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value, as in PyTorch).
 
     >>> import retrograd as rg
@@ -429,12 +496,19 @@ def full(size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None, r
             check_int_scalar(fill_value)  # PyTorch's OverflowError
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    np_dtype = _factory_dtype(dtype, _scalar_np_dtype(fill_value))
-    if type(fill_value) is complex:
-        from ._factory_args import check_fill
+    shape = _nonnegative(_sizes((size,)), "full")
 
-        fill_value = check_fill(fill_value, np_dtype)
-    return _finish(np.full(_nonnegative(_sizes((size,))), fill_value, np_dtype), requires_grad)
+    def filled(np_dtype: np.dtype) -> np.ndarray:
+        value = fill_value
+        if type(value) is complex:
+            from ._factory_args import check_fill
+
+            value = check_fill(value, np_dtype)
+        return _allocated(lambda shp, dt: np.full(shp, value, dt), shape, np_dtype)
+
+    if out is not None:
+        return _into_out("full", out, dtype, requires_grad, filled)
+    return _finish(filled(_factory_dtype(dtype, _scalar_np_dtype(fill_value))), requires_grad)
 
 
 def _like(t: Tensor, dtype: Any) -> np.dtype:
@@ -518,6 +592,22 @@ def _check_arange_call(start: Any, end: Any, step: Any, dtype: Any, unknown: dic
     return start, end
 
 
+def _arange_bound(value: Any) -> Any:
+    """A bound or step as ``arange`` computes with it, or PyTorch's error for one it cannot take:
+    a complex number with an imaginary part, an int beyond 64 bits."""
+    if isinstance(value, (complex, np.complexfloating)):
+        if value.imag:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return value.real
+    if type(value) is int and not -_INT64_END <= value < _INT64_END:
+        if value < 0:  # (its parser tries a signed, then an unsigned 64-bit int)
+            raise OverflowError("can't convert negative int to unsigned")
+        if value >= 2 * _INT64_END:
+            raise OverflowError("int too big to convert")
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return value
+
+
 def arange(start: Any = _MISSING, end: Any = _MISSING, step: Any = 1, *extra: Any, dtype: Any = None,
            device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for ints, else the default float.
@@ -532,7 +622,7 @@ def arange(start: Any = _MISSING, end: Any = _MISSING, step: Any = 1, *extra: An
     _check_device(device)
     if end is None:
         start, end = 0, start
-    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    values = [_arange_bound(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step)]
     if values[2] == 0 or values[2] != values[2]:
         raise RuntimeError("step must be nonzero")
     if not all(np.isfinite(values[:2])):
@@ -565,6 +655,8 @@ def _check_linspace_call(name: str, start: Any, end: Any, steps: Any, unknown: d
     if (unknown or steps is _MISSING or not is_int(steps)
             or not all(isinstance(v, Tensor) or is_number(v) for v in (start, end))):
         raise _bad_call(name, given, unknown)
+    if not -_INT64_END <= int(steps) < _INT64_END:
+        raise ValueError("Overflow when unpacking long long")
     for arg, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v._data.ndim:
             raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got {arg} with "
@@ -607,6 +699,8 @@ def eye(n: int = _MISSING, m: Any = _MISSING, *extra: Any, dtype: Any = None, de
         n, m = int(n), int(m)
     _check_device(device)
     for arg, v in (("n", n), ("m", m)):
+        if v is not None and not -_INT64_END <= v < _INT64_END:
+            raise ValueError("Overflow when unpacking long long")
         if v is not None and v < 0:
             raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, m, dtype=_factory_dtype(dtype)), requires_grad)
@@ -648,6 +742,8 @@ def _draw(generator: Generator | None, draw: str, shape: tuple[int, ...], np_dty
     parts as PyTorch does, as one run of floats over the interleaved pairs (normal: each part
     with variance 1/2, so the complex sample has variance 1)."""
     n = math.prod(shape)
+    if n * np_dtype.itemsize >= _INT64_END:
+        _check_storage_size(shape, np_dtype)
     if np_dtype.kind != "c":
         return getattr(_rng(generator), draw)(n, np_dtype, 0.0, 1.0).reshape(shape)  # type: ignore[no-any-return]
     part = np.dtype(f"f{np_dtype.itemsize // 2}")
@@ -755,7 +851,7 @@ def randint(low: Any = None, high: int | None = None, size: Any = None, *, gener
             raise ValueError("Overflow when unpacking long long")
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    shape = _nonnegative(_sizes((size,)))
+    shape = _nonnegative(_sizes((size,)), "randint")
     out = random_(_empty(shape, _factory_dtype(dtype, np.dtype(np.int64))), low, high, generator=generator)
     return _finish(out._data, requires_grad)
 
@@ -800,9 +896,14 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Gene
         _check_float_sampling(dtype, "normal_kernel_cpu")
         if std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {_cpp(std)}")
-        shape = _nonnegative(_sizes((size,)))
-        result = normal_(_empty(shape, _factory_dtype(dtype)), float(mean), float(std), generator=generator)
-        return _finish(result._data, requires_grad)
+        shape = _nonnegative(_sizes((size,)), "normal")
+
+        def drawn(np_dtype: np.dtype) -> np.ndarray:
+            return normal_(_empty(shape, np_dtype), float(mean), float(std), generator=generator)._data
+
+        if out is not None:
+            return _into_out("normal", out, dtype, requires_grad, drawn)
+        return _finish(drawn(_factory_dtype(dtype)), requires_grad)
     if s_t and std._data.size and (std._data < 0).any():
         raise RuntimeError("normal expects all elements of std >= 0.0")
     if not s_t and std < 0:
@@ -1020,7 +1121,7 @@ def range_inclusive(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = 
         raise TypeError('range() missing 1 required positional arguments: "end"')
     warnings.warn(RANGE_WARNING, UserWarning, stacklevel=2)
     _check_device(device)
-    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    values = [_arange_bound(v.item() if isinstance(v, Tensor) else v) for v in (start, end, step)]
     if values[2] == 0:
         raise RuntimeError("step must be nonzero")
     if not all(np.isfinite(values[:2])):

@@ -326,7 +326,8 @@ class Tensor:
 
     def stride(self, dim: builtins.int | None = None) -> Any:
         strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        if not self._data.size and not any(strides):  # NumPy zeroes a new empty array's; PyTorch's are contiguous
+        if not self._data.size and not any(strides) and self._data.flags.writeable:
+            # NumPy zeroes a new empty array's; PyTorch's are contiguous. (An expand's, read-only, are its own.)
             strides = _contiguous_strides(self._data.shape)
         return strides if dim is None else strides[_ops.reduce.normalize_dim(dim, self._data.ndim)]
 
@@ -1217,6 +1218,8 @@ class Tensor:
         shape = _sizes(size)
         if shape == self._data.shape:
             return self
+        if self._requires_grad and STATE.grad_enabled:  # (a graph is recorded: PyTorch's nodes)
+            return _R.sum_to_recorded(self, shape)
         return _R.sum_to_size.unary(self, shape)  # type: ignore[no-any-return]  # (``apply`` would pick it)
 
     def prod(self, dim: Any = None, keepdim: Any = False, *, dtype: Any = None) -> Tensor:
@@ -1388,6 +1391,7 @@ class Tensor:
     def flatten(self, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
         ndim = self._data.ndim
         if ndim == 0:
+            _R.normalize_dim(start_dim, 0), _R.normalize_dim(end_dim, 0)  # (PyTorch's IndexError for flatten(1))
             return self.reshape(1)
         start = _R.normalize_dim(start_dim, ndim)
         end = _R.normalize_dim(end_dim, ndim)
@@ -1460,6 +1464,8 @@ class Tensor:
         return _apply(_S.select, (self, d, index % size))
 
     def narrow(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        if not self._data.ndim:
+            raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
         d = _R.normalize_dim(dim, self._data.ndim)
         size = self._data.shape[d]
         start = int(start)
@@ -1541,6 +1547,8 @@ class Tensor:
     def split(self, split_size: Any = None, dim: Any = 0, *, split_size_or_sections: Any = None) -> tuple[Tensor, ...]:
         if split_size is None:  # ``torch.split``'s keyword
             split_size = split_size_or_sections
+        if not self._data.ndim:
+            raise RuntimeError("split expects at least a 1-dimensional tensor")
         d = _R.normalize_dim(dim, self._data.ndim)
         if isinstance(split_size, (int, np.integer)):
             return tuple(_apply(_S.split, (self, int(split_size), d)))

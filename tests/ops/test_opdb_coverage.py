@@ -75,7 +75,7 @@ NODE_EXEMPT = {
     "UniqueConsecutiveBackward0": "backward not implemented, as in PyTorch",
     # scatter_reduce/index_reduce(prod) with >1 zeros at one position: the second derivative's
     # node, which raises (tests/ops/test_reduce_more.py checks it).
-    "DelayedError": "raises when reached, as in PyTorch",
+    "Error": "raises when reached, as in PyTorch",
     # geqrf: PyTorch records GeqrfBackward0, whose backward raises (tests/ops/test_householder.py).
     "GeqrfBackward0": "backward not implemented, as in PyTorch",
 }

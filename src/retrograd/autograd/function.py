@@ -77,6 +77,10 @@ class BackwardFunction(Node, FunctionCtx):
     _non_diff_outputs: tuple[int, ...] = ()  # outputs marked non-differentiable
     _apply_without_grads = True  # as in PyTorch: backward runs (on zeros, or on Nones) when no gradient arrives
 
+    def __repr__(self) -> str:
+        # PyTorch makes these classes in torch.autograd.function and prints them with the module.
+        return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
+
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         saved = self._saved

@@ -538,7 +538,15 @@ class Node:
         return tuple(self.apply(list(grad_outputs)))
 
     def name(self) -> str:
-        return type(self).__name__
+        """The node's name as PyTorch's ``name()`` gives it: its class name, or the C++ name of
+        the nodes PyTorch writes by hand (``torch::autograd::NotImplemented``).
+
+        >>> import retrograd as rg
+        >>> rg.floor_divide(rg.ones(1, requires_grad=True), 2).grad_fn.name()
+        'torch::autograd::NotImplemented'
+        """
+        kind = type(self).__name__
+        return _CPP_NODE_NAMES.get(kind, kind)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -578,6 +586,11 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+# Nodes PyTorch implements in C++ outside its generated ops, whose ``name()`` is the C++ name
+# (AccumulateGrad and CopySlices say theirs in their own classes).
+_CPP_NODE_NAMES = {"NotImplemented": "torch::autograd::NotImplemented", "Error": "torch::autograd::Error"}
 
 
 class AccumulateGrad(Node):

@@ -505,12 +505,15 @@ def _tanh_backward(grad: Any, out: Any) -> Any:
     return np.multiply(grad, scale, out=scale)
 
 
+# (PyTorch's names for what these nodes keep: ``_saved_grad_output``, ``_saved_output``.)
+_GRAD_OUTPUT_SAVED = {"grad_output": "grad", "output": "result"}
 tanh_backward = Op("tanh_backward", _tanh_backward, node="TanhBackwardBackward0",
-                   inputs=("grad", "result"), dtype="promote",
+                   inputs=("grad", "result"), dtype="promote", saved=_GRAD_OUTPUT_SAVED,
                    grads=(lambda gg, result: tanh_backward(gg, result),
                           lambda gg, grad, result: gg * grad * -2 * result), jvp="elementwise")
 sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - out)),
                       node="SigmoidBackwardBackward0", inputs=("grad", "result"), dtype="promote",
+                      saved=_GRAD_OUTPUT_SAVED,
                       grads=(lambda gg, result: sigmoid_backward(gg, result),
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
@@ -631,6 +634,7 @@ def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: An
 
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
+    dtype="promote",  # (as PyTorch's: an int grad and a float self give a float result)
     grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)),
     jvp=_threshold_backward_jvp)
 

@@ -20,7 +20,7 @@ from ..tensor import Tensor, _as_tensor_like
 from . import elementwise as _E
 from . import shape as _S
 from .inplace import apply_inplace
-from .op import Op, apply
+from .op import Op, apply, broadcast_error
 
 
 def _is_advanced(item: Any) -> bool:
@@ -203,8 +203,9 @@ def _delayed_error_rule(grad: Tensor, message: str) -> Tensor:
     raise RuntimeError(message)
 
 
-# PyTorch's DelayedError: an identity whose own backward (a second derivative) raises.
-delayed_error = Op("delayed_error", _delayed_error_forward, node="DelayedError", params=("message",),
+# PyTorch's DelayedError: an identity whose output's node (``Error``, as PyTorch's) raises in backward
+# (a second derivative).
+delayed_error = Op("delayed_error", _delayed_error_forward, node="Error", params=("message",),
                    grads=(_delayed_error_rule,), jvp="transpose")
 
 _SCATTER_REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -497,21 +498,43 @@ index_fill_tensor: Op = Op(
     jvp="transpose")
 
 
-def _masked_scatter(x: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.ndarray:
-    if mask.dtype != np.bool_:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
-                           f"{scalar_type_name(mask.dtype)}")
+def _check_masked_scatter_dtypes(x: np.ndarray, source: np.ndarray) -> None:
     if source.dtype != x.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                            f"{scalar_type_name(x.dtype)} and {scalar_type_name(source.dtype)}")
-    shape = np.broadcast_shapes(x.shape, mask.shape)
-    out = np.array(np.broadcast_to(x, shape))
-    full = np.broadcast_to(mask, shape)
+
+
+def _scatter_masked(x: np.ndarray, full: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``x`` (broadcast to ``full``'s shape, a copy) with ``source``'s leading elements where
+    ``full`` is set; PyTorch's errors for a mask that is not bool and a source too short."""
+    if full.dtype != np.bool_:
+        if full.dtype == np.uint8:  # (PyTorch warns, then refuses it as any other non-bool mask)
+            warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is now deprecated,"
+                          "please use a mask with dtype torch.bool instead.", UserWarning, stacklevel=2)
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{scalar_type_name(full.dtype)}")
+    out = np.array(np.broadcast_to(x, full.shape))
     count = int(full.sum())
     if count > source.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     out[full] = source.reshape(-1)[:count]
     return out
+
+
+def _masked_scatter(x: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``masked_scatter``: as PyTorch, the mask and self are broadcast together before the dtypes are checked."""
+    try:
+        shape = np.broadcast_shapes(mask.shape, x.shape)
+    except ValueError:
+        raise RuntimeError(broadcast_error([mask.shape, x.shape])) from None
+    _check_masked_scatter_dtypes(x, source)
+    return _scatter_masked(x, np.broadcast_to(mask, shape), source)
+
+
+def _masked_scatter_in_place(x: np.ndarray, mask: np.ndarray, source: np.ndarray) -> np.ndarray:
+    """``masked_scatter_``: as PyTorch, the dtypes are checked first, then the mask is expanded to self's shape."""
+    _check_masked_scatter_dtypes(x, source)
+    return _scatter_masked(x, _S._expand(mask, x.shape), source)
 
 
 def _masked_scatter_backward(grad: np.ndarray, mask: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
@@ -534,11 +557,17 @@ def _masked_scatter_source_grad(grad: Tensor, source_shape: tuple[int, ...], mas
     return masked_scatter_backward(grad, mask, tuple(source_shape))  # type: ignore[no-any-return]
 
 
-masked_scatter: Op = Op(
-    "masked_scatter", lambda x, source, mask: _masked_scatter(x, mask, source), node="MaskedScatterBackward0",
-    inputs=("self", "source"), params=("mask",), saved=("mask", "source_sym_sizes"),
-    grads=(lambda grad, mask: grad.masked_fill(_const(mask), 0.0), _masked_scatter_source_grad),
-    variants=("function", "method", "inplace"), signature="mask, source", convert={"mask": "index"}, jvp="transpose")
+def _masked_scatter_entry(forward: Any, variants: tuple[str, ...]) -> Op:
+    return Op("masked_scatter", lambda x, source, mask: forward(x, mask, source), node="MaskedScatterBackward0",
+              inputs=("self", "source"), params=("mask",), saved=("mask", "source_sym_sizes"),
+              grads=(lambda grad, mask: grad.masked_fill(_const(mask), 0.0), _masked_scatter_source_grad),
+              variants=variants, signature="mask, source", convert={"mask": "mask", "source": "tensor"},
+              jvp="transpose")
+
+
+masked_scatter: Op = _masked_scatter_entry(_masked_scatter, ("function", "method"))
+# The in-place form checks its arguments in another order (and expands the mask, not both): its own entry.
+masked_scatter_inplace: Op = _masked_scatter_entry(_masked_scatter_in_place, ("inplace",))
 
 
 def _put_positions(x: np.ndarray, index: np.ndarray, source: np.ndarray) -> np.ndarray:
@@ -710,16 +739,19 @@ def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> 
     return out
 
 
-def _index_copy_source_grad(grad: Tensor, source: Tensor, dim: int, index: np.ndarray) -> Tensor:
+def _index_copy_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
     picked = _S.index_select(grad, dim, index.reshape(-1))
     # PyTorch's formula expands to the source's shape (its ExpandBackward0 in double backward).
-    return picked.expand(source._data.shape) if source._data.ndim else picked.reshape(())  # type: ignore[no-any-return]
+    return picked.expand(source_shape) if source_shape else picked.reshape(())  # type: ignore[no-any-return]
 
 
 index_copy: Op = Op(
     "index_copy", _index_copy, node="IndexCopyBackward0", inputs=("self", "source"), params=("dim", "index"),
-    saved=("dim", "index", "source"),
+    saved=("dim", "index", "source", "source_dim"),
+    # The source rule names ``source`` so that the node keeps it (PyTorch's ``_saved_source``) and
+    # ``source_shape`` so that the node records the inputs' shapes (``_saved_source_dim`` even
+    # when only self requires grad).
     grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),
-           lambda grad, source, dim, index: _index_copy_source_grad(grad, source, dim, index)),
+           lambda grad, source, source_shape, dim, index: _index_copy_source_grad(grad, source_shape, dim, index)),
     variants=("function", "method", "inplace"), signature="dim, index, source",
     convert={"dim": "dim", "index": "index", "source": "tensor"}, jvp="linear")

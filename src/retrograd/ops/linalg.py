@@ -479,8 +479,8 @@ baddbmm = Op("baddbmm", _baddbmm, node="BaddbmmBackward0", inputs=("self", "batc
 
 
 def _inv(a: np.ndarray) -> np.ndarray:
+    _check_square(a, "linalg.inv")  # (PyTorch checks the shape before the dtype)
     _check_float(a, "linalg.inv")
-    _check_square(a, "linalg.inv")
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -494,8 +494,8 @@ inv = Op("linalg_inv", _inv, node="LinalgInvExBackward0",
 
 
 def _det(a: np.ndarray) -> np.ndarray:
+    _check_square(a, "linalg.det")  # (PyTorch checks the shape before the dtype)
     _check_float(a, "linalg.det")
-    _check_square(a, "linalg.det")
     return np.asarray(np.linalg.det(a), dtype=a.dtype)
 
 
@@ -550,8 +550,8 @@ det = Op("linalg_det", _det, node="LinalgDetBackward0", grads=(_det_grad,), jvp=
 
 
 def _slogdet(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    _check_square(a, "linalg.slogdet")  # (PyTorch checks the shape before the dtype)
     _check_float(a, "linalg.slogdet")
-    _check_square(a, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(a)
     return np.asarray(sign, dtype=a.dtype), np.asarray(logabsdet, dtype=a.dtype)
 
@@ -583,8 +583,10 @@ def logdet(a: Tensor) -> Tensor:
 
 
 def _solve_shapes(a: np.ndarray, b: np.ndarray, left: bool) -> tuple[np.ndarray, bool]:
-    _check_float(a, "linalg.solve")
+    if a.dtype.kind not in "fcV":  # (PyTorch refuses an integer A first, a half one after its shape)
+        _check_float(a, "linalg.solve")
     _check_square(a, "linalg.solve")
+    _check_float(a, "linalg.solve")
     if a.dtype != b.dtype:
         raise RuntimeError(
             f"linalg.solve: Expected A and B to have the same dtype, but found A of type {scalar_type_name(a.dtype)} "
@@ -644,8 +646,8 @@ solve = Op("linalg_solve", _solve, node="LinalgSolveExBackward0", inputs=("A", "
 
 
 def _cholesky(a: np.ndarray, upper: bool) -> np.ndarray:
+    _check_square(a, "linalg.cholesky")  # (PyTorch checks the shape before the dtype)
     _check_float(a, "linalg.cholesky")
-    _check_square(a, "linalg.cholesky")
     if upper:  # PyTorch reads the upper triangle then
         a = np.swapaxes(a, -1, -2)
     try:
@@ -702,8 +704,10 @@ def _qr(a: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', or "
                            "'complete'")
+    _check_matrix(a, "linalg.qr")  # (PyTorch checks the shape before the dtype)
+    if a.dtype == np.float16:  # (its kernel refuses half, where the others check the precision)
+        raise NotImplementedError("\"geqrf_cpu\" not implemented for 'Half'")
     _check_float(a, "linalg.qr")
-    _check_matrix(a, "linalg.qr")
     m, n = a.shape[-2:]
     if a.size == 0:
         k = m if mode == "complete" else min(m, n)
@@ -758,8 +762,10 @@ def qr(a: Tensor, mode: str = "reduced") -> linalg_qr:
 
 
 def _svd(a: np.ndarray, full_matrices: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    _check_matrix(a, "linalg.svd")  # (PyTorch checks the shape before the dtype)
+    if a.dtype == np.float16:  # (its kernel refuses half, where the others check the precision)
+        raise NotImplementedError("\"linalg_svd_cpu\" not implemented for 'Half'")
     _check_float(a, "linalg.svd")
-    _check_matrix(a, "linalg.svd")
     m, n = a.shape[-2:]
     k = min(m, n)
     if a.size == 0:
@@ -828,10 +834,10 @@ def svd_legacy(a: Tensor, some: bool = True, compute_uv: bool = True) -> svd_res
 
 
 def _eigh(a: np.ndarray, uplo: str) -> tuple[np.ndarray, np.ndarray]:
+    _check_square(a, "linalg.eigh")  # (PyTorch checks the shape before the dtype)
     if a.dtype.kind in "biu":
         raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{scalar_type_name(a.dtype)}'")
     _check_float(a, "linalg.eigh")
-    _check_square(a, "linalg.eigh")
     if uplo not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
     if a.size == 0:

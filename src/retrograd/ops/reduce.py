@@ -199,18 +199,37 @@ mean_dim = Op("mean", _mean, node="MeanBackward1", params=("dim", "keepdim"),
 # -- sum_to_size: how the engine reduces a broadcast gradient ---------------------------------
 
 
+def _sum_to_dims(x_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The dims summed to reduce ``x_shape`` to ``shape`` (the leading ones, and those that become
+    1), or PyTorch's error when ``shape`` does not expand to ``x_shape``."""
+    lead = len(x_shape) - len(shape)
+    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x_shape[lead:], strict=False)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(x_shape)}}}.")
+    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1)
+
+
 def _sum_to(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = x.ndim - len(shape)
     if lead > 0 and x.shape[lead:] == shape:  # the common case: summing leading dims away (a bias)
         return np.add.reduce(x, axis=0 if lead == 1 else tuple(range(lead)))  # type: ignore[no-any-return]
-    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:], strict=False)):
-        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(x.shape)}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1
-    )
+    axes = _sum_to_dims(x.shape, shape)
     if axes:
         x = np.add.reduce(x, axis=axes, keepdims=True)
     return x.reshape(shape)
+
+
+def sum_to_recorded(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``x.sum_to_size(shape)`` on a graph being recorded, with PyTorch's nodes: ``sum()`` for a
+    0-d target, else a keepdim sum (``SumBackward1``) then, past leading dims, a view
+    (``ViewBackward0``). A gradient reduced under ``create_graph=True`` (a broadcast bias's)
+    shows the same graph as PyTorch's; otherwise the one-node ``sum_to_size`` does it in one pass."""
+    if not shape:
+        _sum_to_dims(x._data.shape, shape)
+        return x.sum()
+    dims = _sum_to_dims(x._data.shape, shape)
+    if dims:
+        x = x.sum(dims, keepdim=True)
+    return x.view(shape) if x._data.ndim > len(shape) else x
 
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
@@ -511,6 +530,8 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
     dof = builtins.max(0, n - correction)
     if dof <= 0:
         _dof_warning(name)
+    if x.dtype.kind == "c":
+        return _complex_var(x, dims, dof, keepdim, sqrt)
     out_dtype = x.dtype
     # PyTorch's CPU var/std accumulate in double (WelfordOps<T, double>). A float32 sum that NumPy
     # does pairwise is as close as float32 can hold, so only the other layouts pay for it.
@@ -528,6 +549,17 @@ def _var(x: np.ndarray, dims: Any, correction: Any, keepdim: bool, name: str = "
         out = np.true_divide(sq, dof)
         # std takes the root before the cast: a half variance may overflow where its root does not.
         return np.asarray(np.sqrt(out) if sqrt else out, out_dtype)
+
+
+def _complex_var(x: np.ndarray, dims: Any, dof: int, keepdim: bool, sqrt: bool) -> np.ndarray:
+    """var/std of a complex tensor as PyTorch's: the squared moduli of the deviations from the
+    mean, summed over ``dof``, real (float32 for complex64)."""
+    real_dtype = np.dtype(f"f{x.dtype.itemsize // 2}")
+    with np.errstate(all="ignore"):
+        centered = x - np.mean(x, axis=dims, keepdims=True) if x.size else x
+        sq = np.add.reduce(centered.real ** 2 + centered.imag ** 2, axis=dims, keepdims=keepdim)  # type: ignore[call-overload]
+        out = np.true_divide(sq, dof)
+        return np.asarray(np.sqrt(out) if sqrt else out, real_dtype)
 
 
 def _var_backward(grad: Tensor, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
@@ -645,7 +677,8 @@ def _vector_norm(x: np.ndarray, ord: float, dims: Any, keepdim: bool) -> np.ndar
         out = np.sum(a, axis=axis, keepdims=keepdim)
     else:
         out = np.sum(a**ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
-    return np.asarray(out, dtype=x.dtype)
+    # A complex input's norm is real, as PyTorch's (float32 for complex64).
+    return np.asarray(out, dtype=x.dtype if x.dtype.kind != "c" else np.dtype(f"f{x.dtype.itemsize // 2}"))
 
 
 vector_norm = Op("linalg_vector_norm", quiet_forward(_vector_norm), node="LinalgVectorNormBackward0",

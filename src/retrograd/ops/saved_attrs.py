@@ -7,7 +7,8 @@ from what the node already keeps (a saved slot, a param, an input's shape).
 What an op exposes is derived from its backward rules' parameter names (an input's name, a
 param's name, ``result``, ``<input>_shape`` becoming ``<input>_sym_sizes``), or declared in its
 ``Op`` entry with ``saved=`` when PyTorch's names differ: a mapping from PyTorch's name to one of
-ours, or a name that is both. Ours are the rule vocabulary plus ``<input>_sym_numel``.
+ours, or a name that is both. Ours are the rule vocabulary plus ``<input>_sym_numel`` and
+``<input>_dim`` (its number of dims).
 
 >>> import retrograd as rg
 >>> a = rg.ones(2, 3, requires_grad=True)
@@ -89,7 +90,8 @@ def _getter(op: Op | Plan, spec: str) -> Callable[[Any], Any] | None:
     if spec in op.params:
         index = op.params.index(spec)
         return lambda node: _param(node, index)
-    reductions: tuple[tuple[str, Callable[[tuple[int, ...]], Any]], ...] = (("_sym_sizes", tuple), ("_sym_numel", prod))
+    reductions: tuple[tuple[str, Callable[[tuple[int, ...]], Any]], ...] = (
+        ("_sym_sizes", tuple), ("_sym_numel", prod), ("_dim", len))
     for suffix, reduce in reductions:
         if spec.endswith(suffix) and spec[: -len(suffix)] in op.inputs:
             position = op.inputs.index(spec[: -len(suffix)])

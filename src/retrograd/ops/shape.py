@@ -165,8 +165,33 @@ def _type_str(dtype: np.dtype) -> str:
     return "CPUBoolType" if dtype == np.bool_ else f"torch.{scalar_type_name(dtype)}Tensor"
 
 
+def _element_strides(x: np.ndarray) -> tuple[int, ...]:
+    """``x``'s strides in elements, as ``Tensor.stride()`` reports them."""
+    strides = tuple(s // x.itemsize for s in x.strides)
+    if not x.size and not any(strides) and x.flags.writeable:  # (a new empty array: see Tensor.stride)
+        from ..tensor import _contiguous_strides
+
+        return _contiguous_strides(x.shape)
+    return strides
+
+
+def _expand_empty(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+    """An expand with no elements, its strides PyTorch's (a kept dim keeps its stride, an expanded
+    one steps by 0), which NumPy's broadcast would zero; read-only, which is how ``Tensor.stride``
+    tells its all-zero strides from a new empty array's."""
+    lead = len(size) - x.ndim
+    kept = (step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], _element_strides(x)))
+    strides = tuple(s * x.itemsize for s in (*(0,) * lead, *kept))
+    # (No element is addressed, so any buffer will do: a fresh empty one keeps ``base`` an ndarray.)
+    out = np.ndarray(size, x.dtype, np.empty(0, x.dtype), 0, strides)
+    out.flags.writeable = False
+    return out
+
+
 def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if not x.ndim and min(shape, default=0) >= 0:
+        if 0 in shape:
+            return _expand_empty(x, tuple(shape))
         # A 0-d value to any shape (``sum()``'s backward): what the loop below ends with, directly.
         return np.ndarray(tuple(shape), x.dtype, x, 0, (0,) * len(shape))
     lead = len(shape) - x.ndim
@@ -200,8 +225,8 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
                 f"The expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}"
             )
     size = tuple(target)
-    if not x.size:
-        return np.broadcast_to(x, size)
+    if not x.size or 0 in size:
+        return _expand_empty(x, size)
     # A dim that keeps its size keeps its stride, a size-1 one too (PyTorch's strides; NumPy's
     # broadcast_to zeroes those); only the expanded dims step by 0.
     strides = (0,) * lead + tuple(step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], x.strides))
@@ -460,7 +485,7 @@ def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alph
 
 
 index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("self", "source"),
-               params=("dim", "index", "alpha"),
+               params=("dim", "index", "alpha"), saved=("alpha", "dim", "index", "source_dim"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
                           grad, source_shape, dim, index, alpha)), jvp="linear")
@@ -510,7 +535,7 @@ masked_select_backward: Op = Op("masked_select_backward", _masked_select_backwar
                                 jvp="transpose")
 
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
-                   variants=("function", "method"), convert={"mask": "index"},
+                   variants=("function", "method"), convert={"mask": "mask"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
                        grad, _mask_shape(self_shape, mask), mask),), jvp="linear")
 
@@ -552,10 +577,19 @@ def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
             "torch.take_along_dim(): input and indices should have the same number of dimensions, but got "
             f"{ndim} dimensions for input, and {idx.ndim} dimensions for indices"
         )
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != np.int64:
         raise RuntimeError(
             f"torch.take_along_dim(): dtype of indices should be Long but got {scalar_type_name(idx.dtype)}"
         )
+    if not ndim:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    size = x._data.shape[d]
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        # PyTorch 2.13 takes an index along ``dim`` modulo the dim's size (-1 is the last, and
+        # so is size - 1 + size), where gather would refuse it; an empty dim divides by zero.
+        if not size:
+            raise RuntimeError("ZeroDivisionError")
+        idx = np.remainder(idx, size)
     shape_x, shape_i = list(x._data.shape), list(idx.shape)
     shape_x[d] = shape_i[d] = 1
     try:
@@ -691,6 +725,7 @@ gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index
                 _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),), jvp="linear")
 
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
+             saved=("dim", "index"),
              grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
                                                      dim, index),
                     lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index, "ScatterBackward0")),
@@ -734,7 +769,7 @@ scatter_value_reduce_legacy = Op(
     node="NotImplemented", params=("dim", "index", "value", "reduce"), grads=_not_implemented, jvp="transpose")
 
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
-                 params=("dim", "index"),
+                 params=("dim", "index"), saved=("dim", "index"),
                  grads=(lambda grad: grad,
                         lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index,
                                                                       "ScatterAddBackward0")), jvp="linear")
@@ -903,6 +938,8 @@ split_with_sizes: Op = Op("split_with_sizes", _split_with_sizes, node="SplitWith
 
 
 def chunk(x: Tensor, chunks: int, dim: int) -> tuple[Tensor, ...]:
+    if not x._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, x._data.ndim)

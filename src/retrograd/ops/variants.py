@@ -156,8 +156,10 @@ def _find_public_forms(entries: list[Op], form: str) -> list[tuple[str, tuple[Op
 # -- the source of the forms -------------------------------------------------------------------
 def _global(op: Op) -> str:
     """The generated source's name for an entry, its op and node names (``fmod_FmodBackward1``):
-    an overload pair's two entries, or a method's and its in-place form's, differ in the node."""
-    return f"{op.name}_{op.node_name}"
+    an overload pair's two entries differ in the node; an in-place form's own entry is marked
+    (``masked_scatter__MaskedScatterBackward0``), as its node may be the method's."""
+    inplace_only = op.declaration.variants == (INPLACE,)
+    return f"{op.name}{'_' if inplace_only else ''}_{op.node_name}"
 
 
 # What each conversion (``convert=``, ops/declaration.py) writes, for an argument and the tensor.
@@ -170,6 +172,7 @@ CONVERSIONS = {
     "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
     "integer": "require_int({name!r}, {0}, {position}, {0!r})",
     "index": "index_array({0})",
+    "mask": "require_tensor({name!r}, {0}, {position}, {0!r})._data",
     "str": "require_type({name!r}, {0}, {0!r}, str)",
     "bool": "require_type({name!r}, {0}, {0!r}, bool)",
 }
