@@ -22,7 +22,7 @@ import numpy as np
 from ..autograd.engine import _reduce_to, gradient_edge
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from ..autograd.grad_mode import STATE, no_grad
-from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input
+from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input, version_error
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import exec_generated, generate
@@ -51,8 +51,12 @@ class CompiledFunctionBackward(Node):
         saved = self._saved
         if not saved and type(saved) is FREED_TYPE:
             raise RuntimeError(freed_message(saved))
-        arrays = list(saved)
-        for pos in self._variant.saved_special:  # the inputs and outputs: the rest are plain arrays
+        variant = self._variant
+        n_saved = len(variant.saved_kind)
+        arrays = list(saved[:n_saved])
+        for k, guard in enumerate(variant.alias_guards):
+            _check_alias(self, saved[n_saved + k], arrays[guard[0]], guard)
+        for pos in variant.saved_special:  # the inputs and outputs: the rest are plain arrays
             s = saved[pos]
             if type(s) is tuple:
                 arrays[pos] = unpack_input(s, self)._data
@@ -62,11 +66,49 @@ class CompiledFunctionBackward(Node):
                  for g, (shape, dtype) in zip(grad_outputs, self._out_meta)]
         token = ignore_fp_errors()  # PyTorch computes inf and nan silently, as eager retrograd does
         try:
-            grads = self._variant.backward(*seeds, *arrays)  # type: ignore[misc]  # (set when there is a node)
+            grads = variant.backward(*seeds, *arrays)  # type: ignore[misc]  # (set when there is a node)
         finally:
             restore_fp_errors(token)
         make = Tensor._make
         return tuple(make(g) for g in grads)
+
+
+def _check_alias(node: Node, saved_input: tuple[Tensor, int], value: Any, guard: tuple[int, int, Any, int]) -> None:
+    """Raise eager's version error if the input that the saved ``value`` is a view of was written
+    in place since the forward (``value``: the array, or the saved output holding it)."""
+    tensor, version = saved_input
+    counter = tensor._version_counter
+    if counter.value == version:  # type: ignore[union-attr]  # (save_input gave it a counter)
+        return
+    data = value.data if type(value) is SavedTensor else value
+    view = Tensor._make(data)  # a stand-in for the traced view, for the message: its shape, its node's name
+    view_node_class, output_nr = guard[2], guard[3]
+    if view_node_class is not None:
+        view._grad_fn = object.__new__(view_node_class)
+        view._output_nr = output_nr
+    raise RuntimeError(version_error(node, data, counter, version, view, output_nr))
+
+
+def _views_of_inputs(tracer: Tracer, everything: list[Tensor]) -> dict[int, tuple[int, Tensor]]:
+    """The forward values whose traced tensor shares its version counter with an input (a view
+    of it, ``weight.t()``), each with that input's index and the tensor: eager's saved view sees
+    its base's in-place writes through that counter, so the compiled node checks the input's."""
+    input_of_counter: dict[int, int] = {}
+    for i, t in enumerate(everything):
+        counter = t._version_counter
+        if counter is not None:
+            input_of_counter.setdefault(id(counter), i)
+    found: dict[int, tuple[int, Tensor]] = {}
+    if not input_of_counter:
+        return found
+    values = tracer.values
+    for t in tracer.op_results:
+        counter = t._version_counter
+        if counter is not None and id(counter) in input_of_counter:
+            v = values.get(id(t._data))
+            if v is not None and v not in found:
+                found[v] = (input_of_counter[id(counter)], t)
+    return found
 
 
 def _refuse_double_backward() -> None:
@@ -97,6 +139,11 @@ class Variant:
     guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
     node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
+    # Saved values that are views of an input (a linear layer's ``weight.t()``): (saved position,
+    # input index, the view's node class or None, its output number). The node keeps the input's
+    # version after the saved values and checks it before the backward, as eager's saved view
+    # shares its base's version counter: an in-place write of the input in between raises.
+    alias_guards: list[tuple[int, int, Any, int]] = field(default_factory=list)
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
     runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
 
@@ -165,6 +212,7 @@ class Variant:
             for pos in self.saved_special:  # (a loop over the few inputs and outputs only)
                 kind, i = kinds[pos]
                 saved[pos] = save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
+            saved += [save_input(everything[i]) for _, i, _, _ in self.alias_guards]
             node._saved = tuple(saved)
         return _rebuild(self.out_spec, flat)
 
@@ -227,6 +275,7 @@ class Variant:
             for pos, (kind, i) in enumerate(self.saved_kind):
                 saved.append(f"_save_input({names[i]})" if kind == "input" else f"_SavedTensor({outs[i]})"
                              if kind == "output" else f"r{n_out + pos}")
+            saved += [f"_save_input({names[i]})" for _, i, _, _ in self.alias_guards]
             lines.append(f"        node._saved = ({''.join(f'{v}, ' for v in saved)})")
         kind, value = self.out_spec
         if kind == "t":
@@ -244,7 +293,7 @@ class Variant:
         ns: dict[str, Any] = {"_S": STATE, "_V": self, "_FREED": FREED_TYPE, "_freed_message": freed_message,
                               "_refuse": _refuse_double_backward, "_ignore": ignore_fp_errors,
                               "_restore": restore_fp_errors, "_make": Tensor._make, "_zeros": np.zeros,
-                              "_unpack_input": unpack_input}
+                              "_unpack_input": unpack_input, "_check_alias": _check_alias}
         seeds = []
         for k, (shape, dtype) in enumerate(meta):
             ns[f"_shape{k}"], ns[f"_dtype{k}"] = shape, dtype
@@ -261,8 +310,13 @@ class Variant:
                  "    saved = self._saved",
                  "    if not saved and saved.__class__ is _FREED:",
                  "        raise RuntimeError(_freed_message(saved))"]
-        if saved:
-            lines.append(f"    {''.join(f's{pos}, ' for pos in range(len(saved)))}= saved")
+        guards = [f"q{k}" for k in range(len(self.alias_guards))]
+        if saved or guards:
+            lines.append(f"    {''.join(f's{pos}, ' for pos in range(len(saved)))}{''.join(f'{q}, ' for q in guards)}= saved")
+        for k, guard in enumerate(self.alias_guards):  # one compare per input a saved view reads
+            ns[f"_G{k}"] = guard
+            lines += [f"    if q{k}[0]._version_counter.value != q{k}[1]:",
+                      f"        _check_alias(self, q{k}, s{guard[0]}, _G{k})"]
         lines += [f"    {''.join(f'g{k}, ' for k in range(len(meta)))}= grad_outputs",
                   "    _tok = _ignore()  # PyTorch computes inf and nan silently, as eager retrograd does",
                   "    try:",
@@ -563,7 +617,9 @@ class CompiledFunction:
         saved_kind: list[tuple[str, int]] = []
         grad_inputs: list[int] = []
         backward_source = None
+        alias_guards: list[tuple[int, int, Any, int]] = []
         if any(out_grad) and STATE.grad_enabled:
+            views = _views_of_inputs(tracer, everything)
             traced = self._trace_backward(tracer, tensors, flat, out_grad)
             if traced is None:
                 return None
@@ -577,6 +633,11 @@ class CompiledFunction:
                     saved_kind.append(("output", output_pos[v]))
                 else:
                     saved_kind.append(("array", 0))
+                view = views.get(v) if saved_kind[-1][0] != "input" else None
+                if view is not None:
+                    i, t = view
+                    node_class = None if t._grad_fn is None else type(t._grad_fn)
+                    alias_guards.append((len(saved_kind) - 1, i, node_class, t._output_nr))
                 fwd_graph.outputs.append(v)
             backward_source, variant_backward = generate(bw_graph, "backward")
         ops = [c.label for c in fwd_graph.calls]
@@ -587,6 +648,7 @@ class CompiledFunction:
                        spec, out_grad, out_input, saved_kind, variant_backward, backward_source,
                        grad_inputs, ops)
         variant.inference = bool(STATE.inference)
+        variant.alias_guards = alias_guards
         return variant
 
     def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
