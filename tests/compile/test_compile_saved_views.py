@@ -165,3 +165,62 @@ def test_parts_of_a_split_function_check_their_saved_views(torch: Any) -> None:
         got = _version_error(rg, lambda: compiled(x, w), lambda: w.add_(1.0))
         assert got[0] == want[0] and got[1] >= 1
     assert compiled.last_segmented is not None  # (it did run as compiled parts)
+
+
+def _returns_a_view_and_a_loss(x: Any) -> Any:
+    return x.t(), (x * x).sum()  # mul saves x
+
+
+@pytest.mark.parametrize("written", ["input", "returned view"])
+def test_returned_view_of_an_input_shares_its_version_counter(torch: Any, written: str) -> None:
+    xs = np.random.default_rng(5).standard_normal((2, 3))
+
+    def error(lib: Any, fn: Any, x: Any) -> tuple[str, int]:
+        outs: list[Any] = []
+
+        def forward() -> Any:
+            y, loss = fn(x)
+            outs[:] = [y]
+            return (y * y).sum() if written == "input" else loss  # y saved outside the function, or x inside
+
+        return _version_error(lib, forward, lambda: (x if written == "input" else outs[0]).mul_(2.0))
+
+    want = error(torch, _returns_a_view_and_a_loss, torch.tensor(xs, requires_grad=True))
+    x = rg.tensor(xs, requires_grad=True)
+    assert error(rg, _returns_a_view_and_a_loss, x) == want
+    compiled = rg.compile(_returns_a_view_and_a_loss)
+    for _ in range(3):
+        assert error(rg, compiled, x) == want
+
+
+def _saves_a_view_of_its_output(x: Any) -> Any:
+    y = x * 2  # (a product by a number saves nothing)
+    return y, (y.t() * x.t()).sum()  # mul saves y.t(), a view of the returned y, and no y itself
+
+
+def _returns_an_output_and_its_view(x: Any) -> Any:
+    y = x * 2
+    return y, y.t()
+
+
+@pytest.mark.parametrize("case", ["saved inside", "saved outside"])
+def test_view_of_an_output_sees_writes_of_the_output(torch: Any, case: str) -> None:
+    xs = np.random.default_rng(6).standard_normal((2, 3))
+    fn = _saves_a_view_of_its_output if case == "saved inside" else _returns_an_output_and_its_view
+
+    def error(lib: Any, f: Any, x: Any) -> tuple[str, int]:
+        outs: list[Any] = []
+
+        def forward() -> Any:
+            y, other = f(x)
+            outs[:] = [y]
+            return other if case == "saved inside" else (other * other).sum()
+
+        return _version_error(lib, forward, lambda: outs[0].mul_(2.0))
+
+    want = error(torch, fn, torch.tensor(xs, requires_grad=True))
+    x = rg.tensor(xs, requires_grad=True)
+    assert error(rg, fn, x) == want
+    compiled = rg.compile(fn)
+    for _ in range(3):
+        assert error(rg, compiled, x) == want

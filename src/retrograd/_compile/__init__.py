@@ -73,41 +73,56 @@ class CompiledFunctionBackward(Node):
         return tuple(make(g) for g in grads)
 
 
-def _check_alias(node: Node, saved_input: tuple[Tensor, int], value: Any, guard: tuple[int, int, Any, int]) -> None:
-    """Raise eager's version error if the input that the saved ``value`` is a view of was written
-    in place since the forward (``value``: the array, or the saved output holding it)."""
-    tensor, version = saved_input
-    counter = tensor._version_counter
-    if counter.value == version:  # type: ignore[union-attr]  # (save_input gave it a counter)
+# A saved value that is a view of an input or output: (its saved position, "input" or "output",
+# that tensor's index, the view's node class or None, the view's output number).
+AliasGuard = tuple[int, str, int, Any, int]
+
+
+def _check_alias(node: Node, base: Any, value: Any, guard: AliasGuard) -> None:
+    """Raise eager's version error if the input or output that the saved ``value`` is a view of
+    was written in place since the forward. ``base``: that input as ``save_input`` keeps it, or
+    that output as a ``SavedTensor``; ``value``: the array, or the saved output holding it."""
+    if type(base) is SavedTensor:
+        counter, version = base.counter, base.version
+    else:
+        counter, version = base[0]._version_counter, base[1]
+    if counter.value == version:  # type: ignore[union-attr]  # (saving gave it a counter)
         return
     data = value.data if type(value) is SavedTensor else value
     view = Tensor._make(data)  # a stand-in for the traced view, for the message: its shape, its node's name
-    view_node_class, output_nr = guard[2], guard[3]
+    view_node_class, output_nr = guard[3], guard[4]
     if view_node_class is not None:
         view._grad_fn = object.__new__(view_node_class)
         view._output_nr = output_nr
     raise RuntimeError(version_error(node, data, counter, version, view, output_nr))
 
 
-def _views_of_inputs(tracer: Tracer, everything: list[Tensor]) -> dict[int, tuple[int, Tensor]]:
-    """The forward values whose traced tensor shares its version counter with an input (a view
-    of it, ``weight.t()``), each with that input's index and the tensor: eager's saved view sees
-    its base's in-place writes through that counter, so the compiled node checks the input's."""
-    input_of_counter: dict[int, int] = {}
-    for i, t in enumerate(everything):
-        counter = t._version_counter
-        if counter is not None:
-            input_of_counter.setdefault(id(counter), i)
-    found: dict[int, tuple[int, Tensor]] = {}
-    if not input_of_counter:
+def _counter_owners(everything: list[Tensor], flat: list[Tensor], out_input: list[int | None]) -> dict[int, tuple[str, int]]:
+    """id of each input's and output's version counter (its views and aliases share it) -> the
+    input ("input", index) or output ("output", index) it counts writes of; an input first."""
+    owners: dict[int, tuple[str, int]] = {}
+    for kind, tensors in (("input", everything), ("output", flat)):
+        for i, t in enumerate(tensors):
+            counter = t._version_counter
+            if counter is not None and (kind == "input" or out_input[i] is None):
+                owners.setdefault(id(counter), (kind, i))
+    return owners
+
+
+def _views_of(tracer: Tracer, owners: dict[int, tuple[str, int]]) -> dict[int, tuple[tuple[str, int], Tensor]]:
+    """The forward values whose traced tensor shares its version counter with an input or output
+    (a view of it, ``weight.t()``), each with that owner and the tensor: eager's saved view sees
+    its base's in-place writes through that counter, so the compiled node checks the base's."""
+    found: dict[int, tuple[tuple[str, int], Tensor]] = {}
+    if not owners:
         return found
     values = tracer.values
     for t in tracer.op_results:
         counter = t._version_counter
-        if counter is not None and id(counter) in input_of_counter:
+        if counter is not None and id(counter) in owners:
             v = values.get(id(t._data))
             if v is not None and v not in found:
-                found[v] = (input_of_counter[id(counter)], t)
+                found[v] = (owners[id(counter)], t)
     return found
 
 
@@ -139,11 +154,15 @@ class Variant:
     guard: Any = None  # the generated straight-line guard of this variant's call form (guards.py)
     node_meta: tuple[tuple[tuple[int, ...], Any], ...] | None = None  # its node's outputs' (shape, dtype)
     saved_special: list[int] = field(default_factory=list, init=False)  # positions of non-"array" saved values
-    # Saved values that are views of an input (a linear layer's ``weight.t()``): (saved position,
-    # input index, the view's node class or None, its output number). The node keeps the input's
-    # version after the saved values and checks it before the backward, as eager's saved view
-    # shares its base's version counter: an in-place write of the input in between raises.
-    alias_guards: list[tuple[int, int, Any, int]] = field(default_factory=list)
+    # Saved values that are views of an input (a linear layer's ``weight.t()``) or of an output.
+    # The node keeps that base's version after the saved values and checks it before the
+    # backward, as eager's saved view shares its base's version counter: an in-place write of
+    # the base in between raises.
+    alias_guards: list[AliasGuard] = field(default_factory=list)
+    # Outputs that are views of an input (``x.t()`` returned) or of an earlier output: (output,
+    # "input" or "output", that base's index). They share the base's version counter, as eager's
+    # views do, so an in-place write through either is seen by whatever saved the other.
+    out_views: list[tuple[int, str, int]] = field(default_factory=list)
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
     runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
 
@@ -184,6 +203,8 @@ class Variant:
         for k in range(n_out):
             i = self.out_input[k]
             flat.append(make(res[k]) if i is None else everything[i])
+        for k, kind, i in self.out_views:
+            flat[k]._version_counter = (everything[i] if kind == "input" else flat[i])._counter()
         if self.inference:  # (a guard: the variant was traced under inference_mode)
             for k, t in enumerate(flat):
                 if self.out_input[k] is None:
@@ -212,7 +233,8 @@ class Variant:
             for pos in self.saved_special:  # (a loop over the few inputs and outputs only)
                 kind, i = kinds[pos]
                 saved[pos] = save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
-            saved += [save_input(everything[i]) for _, i, _, _ in self.alias_guards]
+            saved += [save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
+                      for _, kind, i, _, _ in self.alias_guards]
             node._saved = tuple(saved)
         return _rebuild(self.out_spec, flat)
 
@@ -249,6 +271,10 @@ class Variant:
                 continue
             outs.append(f"o{k}")
             lines.append(f"    o{k} = _make(r{k})")
+            for view, kind, i in self.out_views:
+                if view == k:
+                    base = names[i] if kind == "input" else outs[i]
+                    lines.append(f"    o{k}._version_counter = {base}._counter()  # a view of {base}")
             if self.inference:
                 lines.append(f"    o{k}._is_inference = True")
         if self.backward is not None:
@@ -275,7 +301,8 @@ class Variant:
             for pos, (kind, i) in enumerate(self.saved_kind):
                 saved.append(f"_save_input({names[i]})" if kind == "input" else f"_SavedTensor({outs[i]})"
                              if kind == "output" else f"r{n_out + pos}")
-            saved += [f"_save_input({names[i]})" for _, i, _, _ in self.alias_guards]
+            saved += [f"_save_input({names[i]})" if kind == "input" else f"_SavedTensor({outs[i]})"
+                      for _, kind, i, _, _ in self.alias_guards]
             lines.append(f"        node._saved = ({''.join(f'{v}, ' for v in saved)})")
         kind, value = self.out_spec
         if kind == "t":
@@ -313,9 +340,10 @@ class Variant:
         guards = [f"q{k}" for k in range(len(self.alias_guards))]
         if saved or guards:
             lines.append(f"    {''.join(f's{pos}, ' for pos in range(len(saved)))}{''.join(f'{q}, ' for q in guards)}= saved")
-        for k, guard in enumerate(self.alias_guards):  # one compare per input a saved view reads
+        for k, guard in enumerate(self.alias_guards):  # one compare per base a saved view reads
             ns[f"_G{k}"] = guard
-            lines += [f"    if q{k}[0]._version_counter.value != q{k}[1]:",
+            lines += [f"    if q{k}[0]._version_counter.value != q{k}[1]:" if guard[1] == "input" else
+                      f"    if q{k}.counter.value != q{k}.version:",
                       f"        _check_alias(self, q{k}, s{guard[0]}, _G{k})"]
         lines += [f"    {''.join(f'g{k}, ' for k in range(len(meta)))}= grad_outputs",
                   "    _tok = _ignore()  # PyTorch computes inf and nan silently, as eager retrograd does",
@@ -611,15 +639,18 @@ class CompiledFunction:
             tracer.graph_break("a part of a split function hands on a view, which a later part may write through")
             return None
         out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        owners = _counter_owners(everything, flat, out_input)
+        out_views = [(k, *owner) for k, t in enumerate(flat) if out_input[k] is None and t._version_counter is not None
+                     and (owner := owners[id(t._version_counter)]) != ("output", k)]
         graph.outputs = list(out_values)
         fwd_graph = graph
         variant_backward = None
         saved_kind: list[tuple[str, int]] = []
         grad_inputs: list[int] = []
         backward_source = None
-        alias_guards: list[tuple[int, int, Any, int]] = []
+        alias_guards: list[AliasGuard] = []
         if any(out_grad) and STATE.grad_enabled:
-            views = _views_of_inputs(tracer, everything)
+            views = _views_of(tracer, owners)
             traced = self._trace_backward(tracer, tensors, flat, out_grad)
             if traced is None:
                 return None
@@ -633,11 +664,11 @@ class CompiledFunction:
                     saved_kind.append(("output", output_pos[v]))
                 else:
                     saved_kind.append(("array", 0))
-                view = views.get(v) if saved_kind[-1][0] != "input" else None
-                if view is not None:
-                    i, t = view
+                view = views.get(v)
+                if view is not None and view[0] != saved_kind[-1]:  # (a base saved as itself: its own slot checks it)
+                    (kind, i), t = view
                     node_class = None if t._grad_fn is None else type(t._grad_fn)
-                    alias_guards.append((len(saved_kind) - 1, i, node_class, t._output_nr))
+                    alias_guards.append((len(saved_kind) - 1, kind, i, node_class, t._output_nr))
                 fwd_graph.outputs.append(v)
             backward_source, variant_backward = generate(bw_graph, "backward")
         ops = [c.label for c in fwd_graph.calls]
@@ -649,6 +680,7 @@ class CompiledFunction:
                        grad_inputs, ops)
         variant.inference = bool(STATE.inference)
         variant.alias_guards = alias_guards
+        variant.out_views = out_views
         return variant
 
     def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
