@@ -224,3 +224,21 @@ def test_view_of_an_output_sees_writes_of_the_output(torch: Any, case: str) -> N
     compiled = rg.compile(fn)
     for _ in range(3):
         assert error(rg, compiled, x) == want
+
+
+_CAPTURED_WEIGHT = rg.tensor(np.random.default_rng(7).standard_normal((2, 3)))
+
+
+def _reads_a_captured_weight(x: Any) -> Any:
+    return (x @ _CAPTURED_WEIGHT.t()).sum()  # the global becomes a lifted input of the graph
+
+
+def test_view_of_a_captured_tensor_is_checked(torch: Any) -> None:
+    xs = np.random.default_rng(8).standard_normal((4, 3))
+    tx, tw = torch.tensor(xs, requires_grad=True), torch.tensor(_CAPTURED_WEIGHT.numpy())
+    want = _version_error(torch, lambda: (tx @ tw.t()).sum(), lambda: tw.add_(1.0))
+    x = rg.tensor(xs, requires_grad=True)
+    compiled = rg.compile(_reads_a_captured_weight)
+    for _ in range(3):
+        assert _version_error(rg, lambda: compiled(x), lambda: _CAPTURED_WEIGHT.add_(1.0)) == want
+    assert compiled.last_variant is not None and compiled.last_variant.lifted == [_CAPTURED_WEIGHT]
