@@ -1385,8 +1385,10 @@ class Tensor:
 
     def reshape(self, *shape: Any) -> Tensor:
         target = _sizes(shape)
-        # (A contiguous tensor always takes a valid shape as a view; ``view`` checks the shape.)
-        if self._data.flags.c_contiguous or _S.can_view(self._data, target):
+        # (A contiguous array always takes a valid shape as a view; ``view`` checks the shape. A
+        # NumPy scalar some paths leave as ``_data`` has no view to reshape: ``can_view`` says so.)
+        data = self._data
+        if (data.flags.c_contiguous and type(data) is np.ndarray) or _S.can_view(data, target):
             return _S.view.unary(self, target)  # type: ignore[no-any-return]
         return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
 

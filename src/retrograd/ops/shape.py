@@ -177,7 +177,15 @@ def _unsqueeze(x: np.ndarray, dim: int) -> np.ndarray:
     shape = x.shape
     if dim < 0:
         dim += len(shape) + 1
-    return x.reshape(shape[:dim] + (1,) + shape[dim:])  # what ``np.expand_dims`` does, without its checks
+    new_shape = shape[:dim] + (1,) + shape[dim:]
+    out = x.reshape(new_shape)  # (what ``np.expand_dims`` does, without its checks)
+    # PyTorch's strides: the others kept, the new dim's spanning the dim it precedes. NumPy's
+    # reshape agrees for a contiguous array, and can give size-1 dims other strides otherwise.
+    strides = x.strides
+    want = strides[:dim] + (shape[dim] * strides[dim] if dim < len(shape) else x.itemsize,) + strides[dim:]
+    if out.strides != want and x.size:
+        out = np.lib.stride_tricks.as_strided(x, new_shape, want)  # (writable if ``x`` is)
+    return out
 
 
 unsqueeze = Op("unsqueeze", _unsqueeze, node="UnsqueezeBackward0", params=("dim",),
@@ -233,18 +241,18 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if lead >= 0 and x.size and (not lead or min(shape[:lead]) > 0):
         # Size-1 dims expanded to positive sizes, the rest kept (a broadcast's): the strides in
         # one pass; anything else (a -1, an empty result, an error) takes the checks below.
-        strides = [0] * lead
+        steps = [0] * lead
         for have, want, step in zip(x.shape, shape[lead:], x.strides):
             if have == want:
-                strides.append(step)
+                steps.append(step)
             elif have == 1 and want > 0:
-                strides.append(0)
+                steps.append(0)
             else:
                 break
         else:
             if x.flags.c_contiguous:
-                return np.ndarray(tuple(shape), x.dtype, x, 0, tuple(strides))
-            return np.lib.stride_tricks.as_strided(x, tuple(shape), tuple(strides), writeable=False)
+                return np.ndarray(tuple(shape), x.dtype, x, 0, tuple(steps))
+            return np.lib.stride_tricks.as_strided(x, tuple(shape), tuple(steps), writeable=False)
     target = list(shape)
     for i, s in reversed(list(enumerate(shape))):  # PyTorch reports the last mismatching dim
         if i >= lead:
