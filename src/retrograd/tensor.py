@@ -201,7 +201,11 @@ def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size(...))`` all mean shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         args = args[0]
-    return tuple(map(int, args))
+    for s in args:
+        if type(s) is not builtins.int:  # (an ``np.int64``, a bool, a 0-d tensor: converted)
+            return tuple(map(builtins.int, args))
+    # Already a tuple of ints (``x.view(2, 3)``, a ``.shape``): itself, no new tuple.
+    return args if type(args) is tuple else tuple(args)
 
 
 def _contiguous_strides(shape: Sequence[builtins.int]) -> tuple[builtins.int, ...]:
@@ -1372,17 +1376,20 @@ class Tensor:
 
     # -- shape and indexing -------------------------------------------------------------------
     def view(self, *shape: Any, **kwargs: Any) -> Tensor:
-        if kwargs or (shape and (isinstance(shape[0], dtype) or isinstance(shape[0], type))):
+        if kwargs or (shape and isinstance(shape[0], (dtype, type))):
             return _view_dtype(self, shape, kwargs)
-        return _apply(_S.view, (self, _sizes(shape)))
+        return _S.view.unary(self, _sizes(shape))  # type: ignore[no-any-return]  # (``apply`` would pick it)
 
     def view_as(self, other: Tensor) -> Tensor:
         return self.view(other._data.shape)
 
     def reshape(self, *shape: Any) -> Tensor:
         target = _sizes(shape)
-        if _S.can_view(self._data, target):
-            return _apply(_S.view, (self, target))
+        # (A contiguous array always takes a valid shape as a view; ``view`` checks the shape. A
+        # NumPy scalar some paths leave as ``_data`` has no view to reshape: ``can_view`` says so.)
+        data = self._data
+        if (data.flags.c_contiguous and type(data) is np.ndarray) or _S.can_view(data, target):
+            return _S.view.unary(self, target)  # type: ignore[no-any-return]
         return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
 
     def reshape_as(self, other: Tensor) -> Tensor:
@@ -1407,7 +1414,9 @@ class Tensor:
 
     def transpose(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         ndim = self._data.ndim
-        return _apply(_S.transpose, (self, _R.normalize_dim(dim0, ndim), _R.normalize_dim(dim1, ndim)))
+        if not (type(dim0) is builtins.int and type(dim1) is builtins.int and 0 <= dim0 < ndim and 0 <= dim1 < ndim):
+            dim0, dim1 = _R.normalize_dim(dim0, ndim), _R.normalize_dim(dim1, ndim)
+        return _S.transpose.unary(self, dim0, dim1)  # type: ignore[no-any-return]
 
     swapaxes = transpose
     swapdims = transpose
@@ -1426,11 +1435,14 @@ class Tensor:
 
     def permute(self, *dims: Any) -> Tensor:
         ndim = self._data.ndim
-        if len(_sizes(dims)) != ndim:
+        order = _sizes(dims)
+        if len(order) != ndim:
             raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
                                f"of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal to "
-                               f"len(dims) = {len(_sizes(dims))}")
-        return _apply(_S.permute, (self, tuple(_R.normalize_dim(d, ndim) for d in _sizes(dims))))
+                               f"len(dims) = {len(order)}")
+        if order and (min(order) < 0 or max(order) >= ndim):  # (dims in range pass as they are)
+            order = tuple(_R.normalize_dim(d, ndim) for d in order)
+        return _S.permute.unary(self, order)  # type: ignore[no-any-return]
 
     def squeeze(self, dim: Any = None) -> Tensor:
         ndim = self._data.ndim
@@ -1438,13 +1450,17 @@ class Tensor:
             return _apply(_S.squeeze_all, (self,))
         if isinstance(dim, (tuple, list)):
             return _apply(_S.squeeze_dims, (self, tuple(_R.normalize_dim(d, ndim) for d in dim)))
-        return _apply(_S.squeeze_dim, (self, (_R.normalize_dim(dim, ndim),)))
+        if not (type(dim) is builtins.int and 0 <= dim < ndim):
+            dim = _R.normalize_dim(dim, ndim)
+        return _S.squeeze_dim.unary(self, (dim,))  # type: ignore[no-any-return]
 
     def unsqueeze(self, dim: builtins.int) -> Tensor:
-        return _apply(_S.unsqueeze, (self, _R.normalize_dim(dim, self._data.ndim + 1)))
+        if not (type(dim) is builtins.int and 0 <= dim <= self._data.ndim):
+            dim = _R.normalize_dim(dim, self._data.ndim + 1)
+        return _S.unsqueeze.unary(self, dim)  # type: ignore[no-any-return]
 
     def expand(self, *sizes: Any) -> Tensor:
-        return _apply(_S.expand, (self, _sizes(sizes)))
+        return _S.expand.unary(self, _sizes(sizes))  # type: ignore[no-any-return]
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other._data.shape)

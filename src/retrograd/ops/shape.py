@@ -14,6 +14,7 @@ its input, and records the root ``_base`` (see "Views" in docs/architecture.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,17 @@ def _shape_str(shape: Sequence[int]) -> str:
 
 def infer_size(shape: Sequence[int], numel: int) -> tuple[int, ...]:
     """Resolve one -1 in a requested shape; PyTorch's error when the sizes do not fit."""
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(map(int, shape))
+    if -1 in shape:  # the common case first: one -1, the other sizes positive and dividing numel
+        i = shape.index(-1)
+        rest = shape[:i] + shape[i + 1:]
+        if not rest or min(rest) > 0:
+            known = prod(rest)
+            if not numel % known:
+                return shape[:i] + (numel // known,) + shape[i + 1:]
+    elif prod(shape) == numel and (not shape or min(shape) >= 0):
+        return shape
+    # Anything else: the checks in PyTorch's order, for its error.
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -77,10 +88,14 @@ def _index_array(index: Any) -> np.ndarray:
 # view, reshape, transpose, permute, squeeze, unsqueeze, expand, alias; the composites movedim,
 # unflatten, and broadcast_shapes.
 def _view(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    shape = infer_size(shape, x.size)
+    if -1 in shape or prod(shape) != x.size:  # (a shape that fits is kept as it is)
+        shape = infer_size(shape, x.size)
     out = x.view()
     try:
         out.shape = shape
+    except ValueError:  # a negative size whose product fits, as (-2, -3) for 6 elements
+        infer_size(shape, x.size)  # raises PyTorch's error
+        raise
     except AttributeError:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension "
@@ -111,7 +126,7 @@ unsafe_view = Op("_unsafe_view", lambda x, shape: np.reshape(x, infer_size(shape
 def _transpose(x: np.ndarray, dim0: int, dim1: int) -> np.ndarray:
     if x.ndim < 2:
         return x.view()
-    return np.swapaxes(x, dim0, dim1)
+    return x.swapaxes(dim0, dim1)  # (the method: ``np.swapaxes`` wraps it in a Python call)
 
 
 transpose = Op("transpose", _transpose, node="TransposeBackward0", params=("dim0", "dim1"), view=True,
@@ -136,19 +151,21 @@ def _permute(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
         )
     if sorted(dims) != list(range(x.ndim)):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return np.transpose(x, dims)
+    return x.transpose(dims)
 
 
 permute = Op("permute", _permute, node="PermuteBackward0", params=("dims",), view=True,
              grads=(lambda grad, dims: grad.permute(*np.argsort(dims).tolist()),), jvp="linear")
 
-squeeze_all = Op("squeeze", lambda x: np.squeeze(x) if x.ndim else x.view(), node="SqueezeBackward0", view=True,
+squeeze_all = Op("squeeze", lambda x: x.squeeze() if x.ndim else x.view(), node="SqueezeBackward0", view=True,
                  grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
 
 def _squeeze_dims(x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    if len(dims) == 1:  # (``squeeze(dim)``: no tuple to build)
+        return x.squeeze(dims) if x.ndim and x.shape[dims[0]] == 1 else x.view()
     keep = tuple(d for d in dims if x.ndim and x.shape[d] == 1)
-    return np.squeeze(x, axis=keep) if keep else x.view()
+    return x.squeeze(keep) if keep else x.view()
 
 
 squeeze_dim = Op("squeeze", _squeeze_dims, node="SqueezeBackward1", params=("dims",), view=True,
@@ -156,7 +173,22 @@ squeeze_dim = Op("squeeze", _squeeze_dims, node="SqueezeBackward1", params=("dim
 squeeze_dims = Op("squeeze", _squeeze_dims, node="SqueezeBackward2", params=("dims",), view=True,
                   grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
-unsqueeze = Op("unsqueeze", lambda x, dim: np.expand_dims(x, dim), node="UnsqueezeBackward0", params=("dim",),
+def _unsqueeze(x: np.ndarray, dim: int) -> np.ndarray:
+    shape = x.shape
+    if dim < 0:
+        dim += len(shape) + 1
+    new_shape = shape[:dim] + (1,) + shape[dim:]
+    out = x.reshape(new_shape)  # (what ``np.expand_dims`` does, without its checks)
+    # PyTorch's strides: the others kept, the new dim's spanning the dim it precedes. NumPy's
+    # reshape agrees for a contiguous array, and can give size-1 dims other strides otherwise.
+    strides = x.strides
+    want = strides[:dim] + (shape[dim] * strides[dim] if dim < len(shape) else x.itemsize,) + strides[dim:]
+    if out.strides != want and x.size:
+        out = np.lib.stride_tricks.as_strided(x, new_shape, want)  # (writable if ``x`` is)
+    return out
+
+
+unsqueeze = Op("unsqueeze", _unsqueeze, node="UnsqueezeBackward0", params=("dim",),
                view=True, grads=(lambda grad, dim: grad.squeeze(dim),), jvp="linear")
 
 
@@ -189,14 +221,14 @@ def _expand_empty(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
 
 
 def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    if not x.ndim and min(shape, default=0) >= 0:
+    if not x.ndim and (not shape or min(shape) >= 0):
         if 0 in shape:
             return _expand_empty(x, tuple(shape))
         # A 0-d value to any shape (``sum()``'s backward): what the loop below ends with, directly.
         return np.ndarray(tuple(shape), x.dtype, x, 0, (0,) * len(shape))
     lead = len(shape) - x.ndim
     if (lead >= 0 and type(shape) is tuple and shape[lead:] == x.shape and x.size and x.flags.c_contiguous
-            and min(shape[:lead], default=0) >= 0):
+            and (not lead or min(shape[:lead]) >= 0)):  # (``min``'s ``default=`` costs more than the test)
         # New leading dims only (a reduction's gradient, a bias's): nothing for the checks below
         # to refuse, so the strided view at once, as the end of the general path makes it.
         return np.ndarray(shape, x.dtype, x, 0, (0,) * lead + x.strides)
@@ -206,6 +238,21 @@ def _expand(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
             f"the number of sizes provided ({len(shape)}) must be greater or equal to the number of dimensions in "
             f"the tensor ({x.ndim})"
         )
+    if lead >= 0 and x.size and (not lead or min(shape[:lead]) > 0):
+        # Size-1 dims expanded to positive sizes, the rest kept (a broadcast's): the strides in
+        # one pass; anything else (a -1, an empty result, an error) takes the checks below.
+        steps = [0] * lead
+        for have, want, step in zip(x.shape, shape[lead:], x.strides):
+            if have == want:
+                steps.append(step)
+            elif have == 1 and want > 0:
+                steps.append(0)
+            else:
+                break
+        else:
+            if x.flags.c_contiguous:
+                return np.ndarray(tuple(shape), x.dtype, x, 0, tuple(steps))
+            return np.lib.stride_tricks.as_strided(x, tuple(shape), tuple(steps), writeable=False)
     target = list(shape)
     for i, s in reversed(list(enumerate(shape))):  # PyTorch reports the last mismatching dim
         if i >= lead:
