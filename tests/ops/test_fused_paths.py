@@ -239,6 +239,101 @@ def test_cross_entropy_common_case_runs_the_fused_forward(target_checks: list[in
     assert target_checks == []
 
 
+def test_cross_entropy_backward_does_not_check_the_targets_again(torch: Any, target_checks: list[int]) -> None:
+    # The forward checked them; the backward's scatter takes them as they are (and would fail on
+    # any outside [0, C), see the fall-back test below).
+    x, t = _ce_inputs(np.float32)
+    grads = []
+    for lib in (rg, torch):
+        inp = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.cross_entropy(inp, lib.tensor(t)).backward()
+        grads.append(inp.grad.numpy())
+    assert target_checks == []
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("incoming", [-2.0, np.inf, np.nan])
+def test_nll_loss_gradient_is_zero_off_the_targets_for_any_incoming_gradient(
+        torch: Any, reduction: str, incoming: float) -> None:
+    # PyTorch's kernel fills zeros and scatters -grad: +0.0 off the targets whatever the incoming
+    # gradient (a product grad * coefficients gave -0.0, or NaN from inf * 0, there).
+    x, t = _ce_inputs(np.float32, n=5, c=4)
+    grads = []
+    for lib in (rg, torch):
+        inp = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.nll_loss(inp, lib.tensor(t), reduction=reduction).backward(
+            lib.tensor(np.float32(incoming)))
+        grads.append(inp.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    numbers = ~np.isnan(grads[1])
+    np.testing.assert_array_equal(np.signbit(grads[0][numbers]), np.signbit(grads[1][numbers]))
+
+
+@pytest.mark.parametrize("case", ["ignored_negative", "ignored_in_range", "weight", "none", "1d", "3d", "float64_grad",
+                                  "create_graph"])
+def test_nll_loss_gradient_outside_the_plain_case_matches_pytorch(torch: Any, case: str) -> None:
+    x, t = _ce_inputs(np.float64, n=6, c=4)
+    kwargs: dict[str, Any] = {}
+    if case == "ignored_negative":  # the scatter fails on the -100: the general rule takes over
+        t[2] = -100
+    elif case == "ignored_in_range":
+        kwargs["ignore_index"] = int(t[1])
+    elif case == "none":
+        kwargs["reduction"] = "none"
+    elif case == "1d":
+        x, t = x[0], t[0]
+    elif case == "3d":
+        x = np.stack([x, x[::-1]], axis=2)
+        t = np.stack([t, t[::-1]], axis=1)
+
+    def run(lib: Any) -> Any:
+        inp = lib.tensor(x, requires_grad=True)
+        if case == "weight":
+            kwargs["weight"] = lib.tensor(np.array([1.0, 2.0, 0.5, 1.5]))
+        loss = lib.nn.functional.nll_loss(inp, lib.tensor(t), **kwargs).sum()
+        if case == "create_graph":  # an incoming gradient that needs a graph: the product is recorded
+            scale = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+            (g,) = lib.autograd.grad(loss * scale, inp, create_graph=True)
+            (d_scale,) = lib.autograd.grad((g * g).sum(), scale)
+            return np.append(g.detach().numpy(), d_scale.item()), g.requires_grad
+        if case == "float64_grad":
+            loss = lib.nn.functional.nll_loss(inp.float(), lib.tensor(t)).double()
+        loss.backward()
+        return inp.grad.numpy(), inp.grad.dtype == lib.float64
+
+    ours, ref = run(rg), run(torch)
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-6, atol=1e-12)
+    assert ours[1] == ref[1]
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_backward_on_arrays_equals_the_op_bit_for_bit(torch: Any, dim: int, dtype: Any) -> None:
+    # LogSoftmaxBackward0's rule computes on the arrays when there is no graph to record.
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((5, 7)) * 3).astype(dtype)
+    g = rng.standard_normal((5, 7)).astype(dtype)
+    result = rg.tensor(nn_ops._log_softmax(x, dim))
+    arrays = nn_ops._log_softmax_grad(rg.tensor(g), result, dim)
+    via_op = nn_ops.log_softmax_backward(rg.tensor(g), result, dim)
+    assert arrays.dtype == via_op.dtype and arrays.grad_fn is None
+    np.testing.assert_array_equal(arrays.numpy(), via_op.numpy())
+    inp = torch.tensor(x, requires_grad=True)
+    torch.log_softmax(inp, dim).backward(torch.tensor(g))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(arrays.numpy(), inp.grad.numpy(), rtol=tol, atol=tol)
+
+
+def test_log_softmax_backward_of_mixed_dtypes_promotes() -> None:
+    r = nn_ops._log_softmax(np.arange(6.0, dtype=np.float32).reshape(2, 3), 1)
+    g = np.ones((2, 3))
+    out = nn_ops._log_softmax_grad(rg.tensor(g), rg.tensor(r), 1)
+    assert out.dtype == rg.float64
+    # (the op promotes its inputs first: exp of the float64 result)
+    np.testing.assert_array_equal(out.numpy(), g - np.exp(r.astype(np.float64)) * g.sum(1, keepdims=True))
+
+
 @pytest.mark.parametrize("case", ["ignored", "negative", "too_large", "weight", "half", "int32_target", "3d",
                                   "empty", "smoothing"])
 def test_cross_entropy_outside_the_common_case_matches_pytorch(torch: Any, case: str) -> None:
