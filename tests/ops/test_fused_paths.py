@@ -307,6 +307,39 @@ def test_nll_loss_gradient_outside_the_plain_case_matches_pytorch(torch: Any, ca
     assert ours[1] == ref[1]
 
 
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+def test_ignored_target_among_more_classes_than_its_index_gets_no_gradient(torch: Any, loss: str) -> None:
+    # With C > 100 the default ignored index -100 would wrap to class C - 100 in a scatter by
+    # unchecked targets: only targets a forward found valid skip the check.
+    x, t = _ce_inputs(np.float64, n=5, c=150)
+    t[1] = -100
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        getattr(lib.nn.functional, loss)(inp, lib.tensor(t)).backward()
+        return inp.grad.numpy()
+
+    ours, ref = run(rg), run(torch)
+    assert not ours[1].any()
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-15)
+
+
+def test_backward_of_an_earlier_loss_checks_its_own_targets(torch: Any) -> None:
+    # Two losses, then both backwards: the record of checked targets is the second's.
+    x, t = _ce_inputs(np.float64)
+    t2 = t[::-1].copy()
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        first = lib.nn.functional.cross_entropy(inp, lib.tensor(t))
+        second = lib.nn.functional.cross_entropy(inp * 2, lib.tensor(t2), reduction="sum")
+        first.backward()
+        second.backward()
+        return inp.grad.numpy()
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-10, atol=1e-15)
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_log_softmax_backward_on_arrays_equals_the_op_bit_for_bit(torch: Any, dim: int, dtype: Any) -> None:

@@ -1314,9 +1314,19 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     return safe, (w * valid).astype(dtype, copy=False)
 
 
+# The last (N,) int64 targets a forward found all in [0, C) (so none ignored where the ignored
+# index is outside that range), with C: the backward of that forward scatters by them without
+# checking them again. Held strongly, so ``is`` cannot match a new array at a reused address;
+# a pair replaced at once, so threads read a consistent one. (As before this record, targets
+# changed in place between forward and backward go unnoticed; PyTorch raises a version error.)
+CHECKED_TARGETS: list[tuple[Any, int]] = [(None, 0)]
+
+
 def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
     scores = _nll_scores(x)
     safe, w = _nll_targets(target, scores.shape[1], weight, ignore_index, x.dtype)
+    if w is None and x.ndim == 2 and target.ndim == 1:  # (w None: no weights, all in range, none ignored)
+        CHECKED_TARGETS[0] = (target, scores.shape[1])
     picked = scores[_rows(len(safe)), safe]
     losses = -picked if w is None else -picked * w
     if reduction == "none":
@@ -1363,23 +1373,19 @@ def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: 
                          reduction: str) -> Tensor | None:
     """The gradient of a mean or sum ``nll_loss`` of (N, C) scores without class weights, as one
     array, when no graph is wanted: ``-grad`` (over N for the mean) at each row's target class,
-    zeros elsewhere, as PyTorch's kernel fills it. The targets are not checked again: seen as
-    uint64 (a negative one is beyond any class count), any target outside [0, C) fails the
-    scatter, an ignored one included, and then ``None`` sends the general rule to handle it.
-    ``None`` too where the product must be recorded (create_graph, forward AD) or dtypes differ."""
+    zeros elsewhere, as PyTorch's kernel fills it. Only for the targets its forward found valid
+    (``CHECKED_TARGETS``: not checked again); ``None`` for others, and where the product must be
+    recorded (create_graph, forward AD) or dtypes differ: the general rule."""
+    checked, classes = CHECKED_TARGETS[0]
     g = grad._data
-    if not _plain_arrays(grad) or g.dtype != self_dtype or g.ndim or target.dtype != np.int64 \
-            or target.shape != self_shape[:1]:
+    if checked is not target or classes != self_shape[1] or not _plain_arrays(grad) or g.dtype != self_dtype \
+            or g.ndim:
         return None
     n = self_shape[0]
-    scale = 1.0 / n if reduction == "mean" and n else 1.0
-    # The old coefficient times grad, the same rounding: grad * dtype(-scale).
-    value = g * np.asarray(-scale, self_dtype)
+    # The general rule's coefficient times grad, the same rounding: grad * dtype(-1/n or -1).
+    value = g * np.asarray(-1.0 / n if reduction == "mean" else -1.0, self_dtype)
     coeff = np.zeros(self_shape, self_dtype)
-    try:
-        coeff[_rows(n), target.view(_UINT64)] = value
-    except IndexError:
-        return None
+    coeff[_rows(n), target] = value
     return _make(coeff)
 
 
@@ -1393,12 +1399,13 @@ def _log_softmax_nll(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple
     """``log_softmax(x, 1)`` and the ``nll_loss`` of it in one pass, for ``cross_entropy``'s common
     case: (N, C) float32/float64 scores, N int64 class indices, no class weights. The same values
     as the two forwards (``_log_softmax``, ``_nll_loss``) with half the NumPy calls: one check of
-    the targets, no copies of them. ``None`` where the general path must run (no rows, a target
-    out of range: its error)."""
+    the targets (which the backward then trusts, ``CHECKED_TARGETS``), no copies of them.
+    ``None`` where the general path must run (no rows, a target out of range: its error)."""
     n, classes = x.shape
     # One reduction checks 0 <= target < C: a negative int64 seen as uint64 is beyond any C.
     if not n or np.maximum.reduce(target.view(_UINT64)) >= classes:
         return None
+    CHECKED_TARGETS[0] = (target, classes)
     logp = x - np.maximum.reduce(x, axis=1, keepdims=True)
     logp -= np.log(np.add.reduce(np.exp(logp), axis=1, keepdims=True))
     picked = logp[_rows(n), target]
