@@ -358,6 +358,30 @@ def test_log_softmax_backward_on_arrays_equals_the_op_bit_for_bit(torch: Any, di
     np.testing.assert_allclose(arrays.numpy(), inp.grad.numpy(), rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_second_backward_on_arrays_equals_the_tensor_formula(dtype: Any) -> None:
+    rng = np.random.default_rng(4)
+    gg, grad = (rg.tensor(rng.standard_normal((6, 4)).astype(dtype)) for _ in range(2))
+    result = rg.tensor(nn_ops._log_softmax((rng.standard_normal((6, 4)) * 3).astype(dtype), 1))
+    arrays = nn_ops._log_softmax_backward_result_grad(gg, grad, result, 1)
+    formula = -gg * result.exp() * grad.sum(1, keepdim=True)
+    assert arrays.dtype == formula.dtype
+    np.testing.assert_array_equal(arrays.numpy(), formula.numpy())
+
+
+def test_cross_entropy_hessian_vector_product_matches_pytorch(torch: Any) -> None:
+    x, t = _ce_inputs(np.float64)
+    v = np.random.default_rng(5).standard_normal(x.shape)
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.cross_entropy(inp, lib.tensor(t)), inp, create_graph=True)
+        (hv,) = lib.autograd.grad((g * lib.tensor(v)).sum(), inp)
+        return hv.numpy()
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-10, atol=1e-14)
+
+
 def test_log_softmax_backward_of_mixed_dtypes_promotes() -> None:
     r = nn_ops._log_softmax(np.arange(6.0, dtype=np.float32).reshape(2, 3), 1)
     g = np.ones((2, 3))

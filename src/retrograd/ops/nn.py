@@ -260,8 +260,22 @@ log_softmax_backward: Op = Op(
     "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
     inputs=("grad", "result"), params=("dim",), dtype="promote",
     grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
-           lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)),
+           lambda gg, grad, result, dim: _log_softmax_backward_result_grad(gg, grad, result, dim)),
     jvp=_log_softmax_backward_jvp)
+
+
+def _log_softmax_backward_result_grad(gg: Tensor, grad: Tensor, result: Tensor, dim: int) -> Tensor:
+    """``-gg * exp(result) * sum(grad)``: the rule of the second backward of every cross entropy
+    (a Hessian-vector product); on the arrays, the same operations, when there is no graph."""
+    if _plain_arrays(gg, grad, result) and result._data.ndim:
+        try:
+            out = np.negative(gg._data)
+            out *= np.exp(result._data)
+            out *= np.add.reduce(grad._data, axis=dim, keepdims=True)
+            return _make(out)
+        except RuntimeWarning:  # (an overflow: the tensor ops run it quietly)
+            pass
+    return -gg * result.exp() * grad.sum(dim, keepdim=True)  # type: ignore[no-any-return]
 
 log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBackward0", params=("dim",),
                  grads=(_log_softmax_grad,), jvp=_log_softmax_jvp)
