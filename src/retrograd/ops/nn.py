@@ -1328,8 +1328,8 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     return safe, (w * valid).astype(dtype, copy=False)
 
 
-# The last (N,) int64 targets a forward found all in [0, C) (so none ignored where the ignored
-# index is outside that range), with C: the backward of that forward scatters by them without
+# The last (N,) targets a forward found all in [0, C) and none ignored (by ``_nll_targets`` or
+# the fused forward), with C: the backward of that forward scatters by them without
 # checking them again. Held strongly, so ``is`` cannot match a new array at a reused address;
 # a pair replaced at once, so threads read a consistent one. (As before this record, targets
 # changed in place between forward and backward go unnoticed; PyTorch raises a version error.)
