@@ -239,6 +239,158 @@ def test_cross_entropy_common_case_runs_the_fused_forward(target_checks: list[in
     assert target_checks == []
 
 
+def test_cross_entropy_backward_does_not_check_the_targets_again(torch: Any, target_checks: list[int]) -> None:
+    # The forward checked them; the backward's scatter takes them as they are (and would fail on
+    # any outside [0, C), see the fall-back test below).
+    x, t = _ce_inputs(np.float32)
+    grads = []
+    for lib in (rg, torch):
+        inp = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.cross_entropy(inp, lib.tensor(t)).backward()
+        grads.append(inp.grad.numpy())
+    assert target_checks == []
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("incoming", [-2.0, np.inf, np.nan])
+def test_nll_loss_gradient_is_zero_off_the_targets_for_any_incoming_gradient(
+        torch: Any, reduction: str, incoming: float) -> None:
+    # PyTorch's kernel fills zeros and scatters -grad: +0.0 off the targets whatever the incoming
+    # gradient (a product grad * coefficients gave -0.0, or NaN from inf * 0, there).
+    x, t = _ce_inputs(np.float32, n=5, c=4)
+    grads = []
+    for lib in (rg, torch):
+        inp = lib.tensor(x, requires_grad=True)
+        lib.nn.functional.nll_loss(inp, lib.tensor(t), reduction=reduction).backward(
+            lib.tensor(np.float32(incoming)))
+        grads.append(inp.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    numbers = ~np.isnan(grads[1])
+    np.testing.assert_array_equal(np.signbit(grads[0][numbers]), np.signbit(grads[1][numbers]))
+
+
+@pytest.mark.parametrize("case", ["ignored_negative", "ignored_in_range", "weight", "none", "1d", "3d", "float64_grad",
+                                  "create_graph"])
+def test_nll_loss_gradient_outside_the_plain_case_matches_pytorch(torch: Any, case: str) -> None:
+    x, t = _ce_inputs(np.float64, n=6, c=4)
+    kwargs: dict[str, Any] = {}
+    if case == "ignored_negative":  # the scatter fails on the -100: the general rule takes over
+        t[2] = -100
+    elif case == "ignored_in_range":
+        kwargs["ignore_index"] = int(t[1])
+    elif case == "none":
+        kwargs["reduction"] = "none"
+    elif case == "1d":
+        x, t = x[0], t[0]
+    elif case == "3d":
+        x = np.stack([x, x[::-1]], axis=2)
+        t = np.stack([t, t[::-1]], axis=1)
+
+    def run(lib: Any) -> Any:
+        inp = lib.tensor(x, requires_grad=True)
+        if case == "weight":
+            kwargs["weight"] = lib.tensor(np.array([1.0, 2.0, 0.5, 1.5]))
+        loss = lib.nn.functional.nll_loss(inp, lib.tensor(t), **kwargs).sum()
+        if case == "create_graph":  # an incoming gradient that needs a graph: the product is recorded
+            scale = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+            (g,) = lib.autograd.grad(loss * scale, inp, create_graph=True)
+            (d_scale,) = lib.autograd.grad((g * g).sum(), scale)
+            return np.append(g.detach().numpy(), d_scale.item()), g.requires_grad
+        if case == "float64_grad":
+            loss = lib.nn.functional.nll_loss(inp.float(), lib.tensor(t)).double()
+        loss.backward()
+        return inp.grad.numpy(), inp.grad.dtype == lib.float64
+
+    ours, ref = run(rg), run(torch)
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-6, atol=1e-12)
+    assert ours[1] == ref[1]
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss"])
+def test_ignored_target_among_more_classes_than_its_index_gets_no_gradient(torch: Any, loss: str) -> None:
+    # With C > 100 the default ignored index -100 would wrap to class C - 100 in a scatter by
+    # unchecked targets: only targets a forward found valid skip the check.
+    x, t = _ce_inputs(np.float64, n=5, c=150)
+    t[1] = -100
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        getattr(lib.nn.functional, loss)(inp, lib.tensor(t)).backward()
+        return inp.grad.numpy()
+
+    ours, ref = run(rg), run(torch)
+    assert not ours[1].any()
+    np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-15)
+
+
+def test_backward_of_an_earlier_loss_checks_its_own_targets(torch: Any) -> None:
+    # Two losses, then both backwards: the record of checked targets is the second's.
+    x, t = _ce_inputs(np.float64)
+    t2 = t[::-1].copy()
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        first = lib.nn.functional.cross_entropy(inp, lib.tensor(t))
+        second = lib.nn.functional.cross_entropy(inp * 2, lib.tensor(t2), reduction="sum")
+        first.backward()
+        second.backward()
+        return inp.grad.numpy()
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_backward_on_arrays_equals_the_op_bit_for_bit(torch: Any, dim: int, dtype: Any) -> None:
+    # LogSoftmaxBackward0's rule computes on the arrays when there is no graph to record.
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((5, 7)) * 3).astype(dtype)
+    g = rng.standard_normal((5, 7)).astype(dtype)
+    result = rg.tensor(nn_ops._log_softmax(x, dim))
+    arrays = nn_ops._log_softmax_grad(rg.tensor(g), result, dim)
+    via_op = nn_ops.log_softmax_backward(rg.tensor(g), result, dim)
+    assert arrays.dtype == via_op.dtype and arrays.grad_fn is None
+    np.testing.assert_array_equal(arrays.numpy(), via_op.numpy())
+    inp = torch.tensor(x, requires_grad=True)
+    torch.log_softmax(inp, dim).backward(torch.tensor(g))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(arrays.numpy(), inp.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_softmax_second_backward_on_arrays_equals_the_tensor_formula(dtype: Any) -> None:
+    rng = np.random.default_rng(4)
+    gg, grad = (rg.tensor(rng.standard_normal((6, 4)).astype(dtype)) for _ in range(2))
+    result = rg.tensor(nn_ops._log_softmax((rng.standard_normal((6, 4)) * 3).astype(dtype), 1))
+    arrays = nn_ops._log_softmax_backward_result_grad(gg, grad, result, 1)
+    formula = -gg * result.exp() * grad.sum(1, keepdim=True)
+    assert arrays.dtype == formula.dtype
+    np.testing.assert_array_equal(arrays.numpy(), formula.numpy())
+
+
+def test_cross_entropy_hessian_vector_product_matches_pytorch(torch: Any) -> None:
+    x, t = _ce_inputs(np.float64)
+    v = np.random.default_rng(5).standard_normal(x.shape)
+
+    def run(lib: Any) -> np.ndarray:
+        inp = lib.tensor(x, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.nn.functional.cross_entropy(inp, lib.tensor(t)), inp, create_graph=True)
+        (hv,) = lib.autograd.grad((g * lib.tensor(v)).sum(), inp)
+        return hv.numpy()
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-10, atol=1e-14)
+
+
+def test_log_softmax_backward_of_mixed_dtypes_promotes() -> None:
+    r = nn_ops._log_softmax(np.arange(6.0, dtype=np.float32).reshape(2, 3), 1)
+    g = np.ones((2, 3))
+    out = nn_ops._log_softmax_grad(rg.tensor(g), rg.tensor(r), 1)
+    assert out.dtype == rg.float64
+    # (the op promotes its inputs first: exp of the float64 result)
+    np.testing.assert_array_equal(out.numpy(), g - np.exp(r.astype(np.float64)) * g.sum(1, keepdims=True))
+
+
 @pytest.mark.parametrize("case", ["ignored", "negative", "too_large", "weight", "half", "int32_target", "3d",
                                   "empty", "smoothing"])
 def test_cross_entropy_outside_the_common_case_matches_pytorch(torch: Any, case: str) -> None:

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from .._dtype import REDUCED_FLOATS, scalar_type_name
+from ..autograd.forward_ad import DUAL
 from ..autograd.fp_errors import quiet_forward
-from ..autograd.grad_mode import STATE
+from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
@@ -31,6 +32,7 @@ from .op import Op, apply
 from .shape import cat
 
 _make = Tensor._make
+_UINT64 = np.dtype(np.uint64)
 
 
 def _check_float(x: np.ndarray, kernel: str) -> None:
@@ -214,9 +216,42 @@ safe_softmax = Op("_safe_softmax", _safe_softmax, node="SafeSoftmaxBackward0", p
                   jvp="transpose")
 
 
-@_in_float
-def _log_softmax_backward(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
-    return grad - np.exp(out) * np.add.reduce(grad, axis=dim, keepdims=True)
+def _log_softmax_backward_full(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    # grad - exp(out) * sum(grad), the same operations written into one new array.
+    if grad.dtype != out.dtype or not out.ndim:  # (promoted dtypes; 0-d: NumPy gives scalars)
+        return grad - np.exp(out) * np.add.reduce(grad, axis=dim, keepdims=True)  # type: ignore[no-any-return]
+    scaled = np.exp(out)
+    np.multiply(scaled, np.add.reduce(grad, axis=dim, keepdims=True), out=scaled)
+    return np.subtract(grad, scaled, out=scaled)  # type: ignore[no-any-return]
+
+
+_log_softmax_backward = _in_float(_log_softmax_backward_full)
+
+
+def _plain_arrays(*tensors: Tensor) -> bool:
+    """Whether a rule may compute on these tensors' arrays and wrap the result: plain float32/
+    float64 arrays of one dtype, and nothing the op call path would add (a node under
+    create_graph, tangents under forward AD, the inference flag)."""
+    dtype = tensors[0]._data.dtype
+    if DUAL[0] is not None or (INFERENCE_CONTEXTS[0] and STATE.inference) or dtype not in _FULL_FLOATS:
+        return False
+    tracked = STATE.grad_enabled
+    for t in tensors:
+        data = t._data
+        if type(data) is not np.ndarray or data.dtype != dtype or (tracked and t._requires_grad):
+            return False
+    return True
+
+
+def _log_softmax_grad(grad: Tensor, result: Tensor, dim: int) -> Tensor:
+    """LogSoftmaxBackward0's rule, ``log_softmax_backward(grad, result, dim)``; without a graph to
+    record, its kernel on the arrays (the op call path costs as much again as the kernel)."""
+    if _plain_arrays(grad, result):
+        try:
+            return _make(_log_softmax_backward_full(grad._data, result._data, dim))
+        except RuntimeWarning:  # (an overflow: the op call path runs it quietly)
+            pass
+    return log_softmax_backward(grad, result, dim)  # type: ignore[no-any-return]
 
 
 # PyTorch's fused backward of log_softmax, g - exp(y) * sum(g); differentiable again through
@@ -225,11 +260,25 @@ log_softmax_backward: Op = Op(
     "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
     inputs=("grad", "result"), params=("dim",), dtype="promote",
     grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
-           lambda gg, grad, result, dim: -gg * result.exp() * grad.sum(dim, keepdim=True)),
+           lambda gg, grad, result, dim: _log_softmax_backward_result_grad(gg, grad, result, dim)),
     jvp=_log_softmax_backward_jvp)
 
+
+def _log_softmax_backward_result_grad(gg: Tensor, grad: Tensor, result: Tensor, dim: int) -> Tensor:
+    """``-gg * exp(result) * sum(grad)``: the rule of the second backward of every cross entropy
+    (a Hessian-vector product); on the arrays, the same operations, when there is no graph."""
+    if _plain_arrays(gg, grad, result) and result._data.ndim:
+        try:
+            out = np.negative(gg._data)
+            out *= np.exp(result._data)
+            out *= np.add.reduce(grad._data, axis=dim, keepdims=True)
+            return _make(out)
+        except RuntimeWarning:  # (an overflow: the tensor ops run it quietly)
+            pass
+    return -gg * result.exp() * grad.sum(dim, keepdim=True)  # type: ignore[no-any-return]
+
 log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBackward0", params=("dim",),
-                 grads=(lambda grad, result, dim: log_softmax_backward(grad, result, dim),), jvp=_log_softmax_jvp)
+                 grads=(_log_softmax_grad,), jvp=_log_softmax_jvp)
 
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
@@ -1228,6 +1277,20 @@ binary_cross_entropy_with_logits = Op(
     grads=(_bcel_self_grad, _bcel_target_grad), jvp="transpose")
 
 
+def _rows(n: int) -> np.ndarray:
+    """``arange(n)``, read-only and kept per row count: the row index of every pick by class."""
+    rows = _ROWS.get(n)
+    if rows is None:
+        if len(_ROWS) >= 64:  # (batch sizes seen are few; bound the cache all the same)
+            _ROWS.clear()
+        rows = _ROWS[n] = np.arange(n)
+        rows.flags.writeable = False
+    return rows
+
+
+_ROWS: dict[int, np.ndarray] = {}
+
+
 def _nll_scores(x: np.ndarray) -> np.ndarray:
     """Scores as (M, C): one row per prediction, classes along dim 1 of the input."""
     if x.ndim == 1:
@@ -1265,10 +1328,20 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     return safe, (w * valid).astype(dtype, copy=False)
 
 
+# The last (N,) targets a forward found all in [0, C) and none ignored (by ``_nll_targets`` or
+# the fused forward), with C: the backward of that forward scatters by them without
+# checking them again. Held strongly, so ``is`` cannot match a new array at a reused address;
+# a pair replaced at once, so threads read a consistent one. (As before this record, targets
+# changed in place between forward and backward go unnoticed; PyTorch raises a version error.)
+CHECKED_TARGETS: list[tuple[Any, int]] = [(None, 0)]
+
+
 def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
     scores = _nll_scores(x)
     safe, w = _nll_targets(target, scores.shape[1], weight, ignore_index, x.dtype)
-    picked = scores[np.arange(len(safe)), safe]
+    if w is None and x.ndim == 2 and target.ndim == 1:  # (w None: no weights, all in range, none ignored)
+        CHECKED_TARGETS[0] = (target, scores.shape[1])
+    picked = scores[_rows(len(safe)), safe]
     losses = -picked if w is None else -picked * w
     if reduction == "none":
         return losses.reshape(target.shape).astype(x.dtype, copy=False)
@@ -1285,6 +1358,10 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
                    reduction: str, ignore_index: int) -> Tensor:
     # Linear in the input: grad times constant coefficients (-weight at the target class), so
     # the rule is differentiable again.
+    if weight is None and reduction != "none" and len(self_shape) == 2 and not 0 <= ignore_index < self_shape[1]:
+        fast = _nll_loss_grad_plain(grad, self_shape, self_dtype, target, reduction)
+        if fast is not None:
+            return fast
     classes = self_shape[0] if len(self_shape) == 1 else self_shape[1]
     safe, w = _nll_targets(target, classes, weight, ignore_index, self_dtype)
     if w is None:
@@ -1293,7 +1370,7 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
         total = w.sum()
         w = w / total if total else w * 0  # all targets ignored: a NaN loss, but a zero gradient
     coeff = np.zeros((len(safe), classes), self_dtype)
-    coeff[np.arange(len(safe)), safe] = -w
+    coeff[_rows(len(safe)), safe] = -w
     if len(self_shape) == 1:
         coeff_full = coeff[0]
     elif len(self_shape) == 2:
@@ -1306,28 +1383,46 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
     return grad * _make(coeff_full)
 
 
+def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: np.ndarray,
+                         reduction: str) -> Tensor | None:
+    """The gradient of a mean or sum ``nll_loss`` of (N, C) scores without class weights, as one
+    array, when no graph is wanted: ``-grad`` (over N for the mean) at each row's target class,
+    zeros elsewhere, as PyTorch's kernel fills it. Only for the targets its forward found valid
+    (``CHECKED_TARGETS``: not checked again); ``None`` for others, and where the product must be
+    recorded (create_graph, forward AD) or dtypes differ: the general rule."""
+    checked, classes = CHECKED_TARGETS[0]
+    g = grad._data
+    if checked is not target or classes != self_shape[1] or not _plain_arrays(grad) or g.dtype != self_dtype \
+            or g.ndim:
+        return None
+    n = self_shape[0]
+    # The general rule's coefficient times grad, the same rounding: grad * dtype(-1/n or -1).
+    value = g * np.asarray(-1.0 / n if reduction == "mean" else -1.0, self_dtype)
+    coeff = np.zeros(self_shape, self_dtype)
+    coeff[_rows(n), target] = value
+    return _make(coeff)
+
+
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
 nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,), jvp="linear")
 nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,),
                 jvp="linear")
 
 
-_UINT64 = np.dtype(np.uint64)
-
-
 def _log_softmax_nll(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple[np.ndarray, np.ndarray] | None:
     """``log_softmax(x, 1)`` and the ``nll_loss`` of it in one pass, for ``cross_entropy``'s common
     case: (N, C) float32/float64 scores, N int64 class indices, no class weights. The same values
     as the two forwards (``_log_softmax``, ``_nll_loss``) with half the NumPy calls: one check of
-    the targets, no copies of them. ``None`` where the general path must run (no rows, a target
-    out of range: its error)."""
+    the targets (which the backward then trusts, ``CHECKED_TARGETS``), no copies of them.
+    ``None`` where the general path must run (no rows, a target out of range: its error)."""
     n, classes = x.shape
     # One reduction checks 0 <= target < C: a negative int64 seen as uint64 is beyond any C.
     if not n or np.maximum.reduce(target.view(_UINT64)) >= classes:
         return None
+    CHECKED_TARGETS[0] = (target, classes)
     logp = x - np.maximum.reduce(x, axis=1, keepdims=True)
     logp -= np.log(np.add.reduce(np.exp(logp), axis=1, keepdims=True))
-    picked = logp[np.arange(n), target]
+    picked = logp[_rows(n), target]
     if reduction == "none":
         return logp, -picked
     total = np.add.reduce(picked)  # -sum(-p) is sum(p) negated, bit for bit
