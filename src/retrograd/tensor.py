@@ -208,6 +208,19 @@ def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     return args if type(args) is tuple else tuple(args)
 
 
+def element_strides(data: np.ndarray) -> tuple[builtins.int, ...]:
+    """An array's strides in elements, as ``Tensor.stride()`` reports them.
+
+    >>> element_strides(np.zeros((2, 3), np.float32)), element_strides(np.zeros((0, 3)))
+    ((3, 1), (3, 1))
+    """
+    strides = tuple(s // data.itemsize for s in data.strides)
+    if not data.size and not any(strides) and data.flags.writeable:
+        # NumPy zeroes a new empty array's; PyTorch's are contiguous. (An expand's, read-only, are its own.)
+        return _contiguous_strides(data.shape)
+    return strides
+
+
 def _contiguous_strides(shape: Sequence[builtins.int]) -> tuple[builtins.int, ...]:
     """PyTorch's strides of a contiguous tensor (a size-0 dim counts as 1)."""
     strides, step = [], 1
@@ -329,10 +342,7 @@ class Tensor:
         return int(self._data.itemsize)
 
     def stride(self, dim: builtins.int | None = None) -> Any:
-        strides = tuple(s // self._data.itemsize for s in self._data.strides)
-        if not self._data.size and not any(strides) and self._data.flags.writeable:
-            # NumPy zeroes a new empty array's; PyTorch's are contiguous. (An expand's, read-only, are its own.)
-            strides = _contiguous_strides(self._data.shape)
+        strides = element_strides(self._data)
         return strides if dim is None else strides[_ops.reduce.normalize_dim(dim, self._data.ndim)]
 
     def is_contiguous(self) -> builtins.bool:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import scalar_type_name
-from ..tensor import Tensor
+from ..tensor import Tensor, element_strides
 from .op import Op, apply, broadcast_error
 from .reduce import normalize_dim
 
@@ -197,22 +197,12 @@ def _type_str(dtype: np.dtype) -> str:
     return "CPUBoolType" if dtype == np.bool_ else f"torch.{scalar_type_name(dtype)}Tensor"
 
 
-def _element_strides(x: np.ndarray) -> tuple[int, ...]:
-    """``x``'s strides in elements, as ``Tensor.stride()`` reports them."""
-    strides = tuple(s // x.itemsize for s in x.strides)
-    if not x.size and not any(strides) and x.flags.writeable:  # (a new empty array: see Tensor.stride)
-        from ..tensor import _contiguous_strides
-
-        return _contiguous_strides(x.shape)
-    return strides
-
-
 def _expand_empty(x: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
     """An expand with no elements, its strides PyTorch's (a kept dim keeps its stride, an expanded
     one steps by 0), which NumPy's broadcast would zero; read-only, which is how ``Tensor.stride``
     tells its all-zero strides from a new empty array's."""
     lead = len(size) - x.ndim
-    kept = (step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], _element_strides(x)))
+    kept = (step if have == want else 0 for have, want, step in zip(x.shape, size[lead:], element_strides(x)))
     strides = tuple(s * x.itemsize for s in (*(0,) * lead, *kept))
     # (No element is addressed, so any buffer will do: a fresh empty one keeps ``base`` an ndarray.)
     out = np.ndarray(size, x.dtype, np.empty(0, x.dtype), 0, strides)
