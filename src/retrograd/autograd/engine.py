@@ -3,7 +3,8 @@
 It knows no op. A pass is: find the nodes reachable from the roots and count, for each, how
 many edges point at it; run nodes whose count has dropped to zero, latest-created first
 (highest sequence number), summing the gradients that arrive at a node from several edges
-before it runs; reduce each gradient to its input's shape and dtype once per edge; run tensor
+before it runs (``loss.backward()`` counts only once it meets a node that needs it: see
+``run_backward``; a chain is walked with no count at all); reduce each gradient to its input's shape and dtype once per edge; run tensor
 hooks, pre-hooks and post-hooks; release each node's saved tensors as soon as it has run
 unless the graph is retained. No recursion: a chain of any length is walked with a heap.
 """
@@ -74,7 +75,16 @@ def grad_accumulator(tensor: Tensor) -> AccumulateGrad:
     if acc is None:
         acc = AccumulateGrad(tensor)
         tensor._accumulator = weakref.ref(acc)
+    acc._edges_made += 1  # (every edge to it is made here, or copied with ``note_copied_edges``)
     return acc
+
+
+def note_copied_edges(edges: Sequence[tuple[Node | None, int]]) -> None:
+    """``edges`` of a node were copied into another one: each leaf's AccumulateGrad among them
+    has one edge more than ``grad_accumulator`` counted (see ``AccumulateGrad._edges_made``)."""
+    for nxt, _ in edges:
+        if type(nxt) is AccumulateGrad:
+            nxt._edges_made += 1
 
 
 def _parents(roots: list[Node]) -> dict[Node, list[Node]]:
@@ -97,6 +107,8 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) ->
     caller takes ``_parents``; if all are (a loss w.r.t. all its parameters), one walk serves."""
     # The roots start at 0, so a root reached through an edge is counted, not traversed again.
     deps: dict[Node, int] = dict.fromkeys(roots, 0)
+    if captures is None:
+        return _count_edges(deps), set()
     ends: set[Node] = set()
     stack = list(deps)
     get, push, pop = deps.get, stack.append, stack.pop
@@ -122,6 +134,30 @@ def _dependencies(roots: list[Node], captures: dict[Node, Any] | None = None) ->
                 return None
             ends.add(fn)
     return deps, ends
+
+
+def _count_edges(deps: dict[Node, int]) -> dict[Node, int]:
+    """``_dependencies`` without captures: ``deps`` (the roots, at 0) filled in with every node
+    below them. A chain is followed node to node without the stack (a quarter of this pass)."""
+    stack = list(deps)
+    get, push, pop = deps.get, stack.append, stack.pop
+    while stack:
+        fn: Node | None = pop()
+        while fn is not None:
+            follow = None  # the last new node with edges of its own: walked next, here
+            for nxt, _ in fn.next_functions:
+                if nxt is not None:
+                    count = get(nxt)
+                    if count is None:  # first edge into nxt: traverse it
+                        deps[nxt] = 1
+                        if nxt.next_functions:
+                            if follow is not None:
+                                push(follow)
+                            follow = nxt
+                    else:
+                        deps[nxt] = count + 1
+            fn = follow
+    return deps
 
 
 def _needed_nodes(parents: dict[Node, list[Node]], roots: list[Node], targets: set[Node]) -> set[Node]:
@@ -197,13 +233,26 @@ def run_backward(
     # heap or the buffers (the order is the same: the heap would pop it next).
     following: Node | None = None
     following_grads: Any = None
+    # The edges into each node still to run, or None while the pass is uncounted (below).
+    deps: dict[Node, int] | None
+    # Uncounted, the nodes the last step reached that need a count (``Node._needs_count``).
+    unsettled: list[Node] | None = None
+    # Uncounted, how many more nodes may run before the pass holds the collector guard.
+    countdown = 0
     if inputs is None and len(roots) == 1:
-        # loss.backward(): the one root runs first, handed over like any next node.
+        # loss.backward(): the one root runs first, handed over like any next node. The pass
+        # starts uncounted: every node but a leaf is made after the nodes it points at, so its
+        # sequence number is below theirs, and the node of highest sequence number among those
+        # that received a gradient has received all of them; a node runs as the heap pops it, as
+        # in a counted pass, with no pass over the graph beforehand. A leaf's AccumulateGrad with
+        # a single edge is complete with that edge's gradient. The first node reached that needs
+        # a count (``_count_remaining``) turns the rest of the pass into a counted one.
         following, nr = _root_edge(roots[0], 0)
         following_grads = [None] * following.num_outputs
         following_grads[nr] = root_grads[0]
         root_nodes = [following]
-        deps = _dependencies(root_nodes)[0]  # type: ignore[index]  # (no captures: never None)
+        deps = None
+        countdown = GUARDED_PASS_NODES
     else:
         root_edges = [_root_edge(t, i) for i, t in enumerate(roots)]
         if inputs is not None:
@@ -266,7 +315,7 @@ def run_backward(
     # reference counting; full collections would only rescan the (possibly huge) graph. They are
     # made rare, not switched off: the collector is the whole process's, other threads use it.
     # A small graph's pass allocates too little to bring a full collection nearer.
-    guarded = len(deps) >= GUARDED_PASS_NODES
+    guarded = deps is not None and len(deps) >= GUARDED_PASS_NODES
     if guarded:
         COLLECTOR_GUARD.hold()
     # The rules meet inf and nan at boundaries (the gradient of log at 0): NumPy's reports are
@@ -283,6 +332,11 @@ def run_backward(
                 grads = buffers.pop(fn, None) or [None] * fn.num_outputs
             else:
                 break
+            if countdown:  # (uncounted: the pass's size is known as it runs)
+                countdown -= 1
+                if not countdown:
+                    COLLECTOR_GUARD.hold()
+                    guarded = True
 
             hooked = fn._hooked  # (always for AccumulateGrad: a leaf's hooks run before it)
             # (Every node visited is needed or a capture point, so only those may be skipped.)
@@ -323,7 +377,33 @@ def run_backward(
                         dtype = nxt._dtype
                         if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
                             g = _reduce_to(g, shape, dtype)
-                count = deps[nxt] - 1
+                if deps is not None:
+                    count = deps[nxt] - 1
+                elif nxt._needs_count and (type(nxt) is not AccumulateGrad or nxt._edges_made != 1):  # type: ignore[attr-defined]
+                    # Its gradients wait in its buffer until the edges are counted, after this step.
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                        if unsettled is None:
+                            unsettled = []
+                        unsettled.append(nxt)
+                    if g is not None:
+                        cur = buf[nr]
+                        buf[nr] = g if cur is None else cur + g
+                    continue
+                elif nxt is following:  # another gradient for the node that runs next
+                    if g is not None:
+                        cur = following_grads[nr]
+                        following_grads[nr] = g if cur is None else cur + g
+                    continue
+                elif buffers and nxt in buffers:  # another gradient for a node in the heap
+                    if g is not None:
+                        buf = buffers[nxt]
+                        cur = buf[nr]
+                        buf[nr] = g if cur is None else cur + g
+                    continue
+                else:  # its first gradient: it waits in the heap, or runs next
+                    count = 0
                 if count == 0:
                     # (A leaf is told by its sequence number: an attribute read costs less than type().)
                     if (nxt._sequence_nr == LEAF_SEQUENCE_NR and plain_leaves and not nxt.__dict__
@@ -348,7 +428,10 @@ def run_backward(
                             following_grads[nr] = g
                         following = nxt
                         continue
-                deps[nxt] = count
+                if deps is not None:
+                    deps[nxt] = count
+                elif g is None:  # (uncounted, a node in the heap has a buffer: see above)
+                    buffers[nxt] = [None] * nxt.num_outputs
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is None:
@@ -378,6 +461,15 @@ def run_backward(
                 for leaf, leaf_grads in leaves:
                     leaf.apply(leaf_grads)
                 leaves.clear()
+            if unsettled is not None:
+                deps, following, following_grads, tiebreak = _count_remaining(
+                    unsettled, ready, buffers, following, following_grads, tiebreak)
+                unsettled = None
+                if countdown:
+                    if len(deps) >= countdown:
+                        COLLECTOR_GUARD.hold()
+                        guarded = True
+                    countdown = 0
     finally:
         restore_fp_errors(fp_token)
         STATE.grad_enabled = previous_mode
@@ -387,6 +479,38 @@ def run_backward(
             for finish in finishes:
                 finish()
     return captured
+
+
+def _count_remaining(
+    unsettled: list[Node],
+    ready: list[tuple[int, int, Node]],
+    buffers: dict[Node, list[Any]],
+    following: Node | None,
+    following_grads: Any,
+    tiebreak: int,
+) -> tuple[dict[Node, int], Node | None, Any, int]:
+    """Turn an uncounted pass into a counted one where it stands: count the edges into every node
+    still to run from those that received a gradient (the heap's, the one handed over and the
+    ``unsettled`` ones). Then only a node with no edge left into it stays ready: the others leave
+    the heap (``ready``, rebuilt in place) and wait in their buffers, as in a counted pass.
+    Returns the counts, the node handed over (None if it must wait), its gradients and the
+    next tiebreak."""
+    pending = [entry[2] for entry in ready if entry[0] != LEAVES_FIRST]
+    if following is not None:
+        pending.append(following)
+    pending += unsettled
+    deps = _count_edges(dict.fromkeys(pending, 0))
+    still = [entry for entry in ready if entry[0] == LEAVES_FIRST or not deps[entry[2]]]
+    for fn in unsettled:
+        if not deps[fn]:
+            still.append((-fn._sequence_nr, tiebreak, fn))
+            tiebreak += 1
+    ready[:] = still
+    heapq.heapify(ready)
+    if following is not None and deps[following]:
+        buffers[following] = following_grads
+        following = following_grads = None
+    return deps, following, following_grads, tiebreak
 
 
 def _before_node(

@@ -29,7 +29,7 @@ import numpy as np
 from . import forward_ad
 from .engine import gradient_edge
 from .grad_mode import STATE, no_grad
-from .graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_saved
+from .graph import FREED_TYPE, Node, SavedTensor, freed_message, mark_younger_targets, save_input, unpack_saved
 
 
 class FunctionCtx:
@@ -268,6 +268,7 @@ class Function(metaclass=FunctionMeta):
                 (gradient_edge(args[i]) or (None, 0)) if args[i]._requires_grad else (None, 0)
                 for i in tensor_positions
             )
+            mark_younger_targets(node)  # (what the forward recorded in grad mode, if anything)
             node._tensor_input_positions = tensor_positions
             node._input_meta = tuple((args[i]._data.shape, args[i]._data.dtype) for i in tensor_positions)
             node._output_meta = tuple((o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)

@@ -487,6 +487,10 @@ class Node:
     _hooked: bool = False  # any hook or retain_grad registered (always, for AccumulateGrad): the engine looks only then
     _custom_release: bool = False  # a subclass overrides release() (else the engine inlines it)
     _apply_without_grads: bool = False  # run even when every incoming gradient is None (custom Functions)
+    # The engine may not run this node in an uncounted pass before counting the edges into it
+    # (engine.run_backward): a leaf's AccumulateGrad with more than one edge ever recorded, and a
+    # view's node made after a node that points at it (``mark_made_late``). Others need no count.
+    _needs_count: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -588,6 +592,22 @@ class Node:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
+def mark_made_late(node: Node) -> None:
+    """Say that ``node`` may have been made after a node with an edge to it (a view's node made
+    while another op records its edges): an uncounted backward pass (engine.run_backward), which
+    relies on every other node being older than the nodes pointing at it, counts edges first."""
+    node._needs_count = True
+
+
+def mark_younger_targets(node: Node) -> None:
+    """``mark_made_late`` on each node ``node``'s edges point at that was made after it (a custom
+    Function's node is made before its forward runs, and the forward may record nodes)."""
+    seq = node._sequence_nr
+    for nxt, _ in node.next_functions:
+        if nxt is not None and seq < nxt._sequence_nr != LEAF_SEQUENCE_NR:
+            mark_made_late(nxt)
+
+
 # Nodes PyTorch implements in C++ outside its generated ops, whose ``name()`` is the C++ name
 # (AccumulateGrad and CopySlices say theirs in their own classes).
 _CPP_NODE_NAMES = {"NotImplemented": "torch::autograd::NotImplemented", "Error": "torch::autograd::Error"}
@@ -596,14 +616,18 @@ _CPP_NODE_NAMES = {"NotImplemented": "torch::autograd::NotImplemented", "Error":
 class AccumulateGrad(Node):
     """The sink of a leaf that requires grad: adds the incoming gradient into ``variable.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "_edges_made")
     _hooked = True  # the engine must look at the leaf's own hooks before accumulating
+    _needs_count = True  # unless a single edge was ever made to it (``_edges_made``)
 
     def __init__(self, variable: Tensor) -> None:
         self.next_functions = ()
         self._sequence_nr = LEAF_SEQUENCE_NR  # run as soon as ready, like PyTorch
         self._saved = ()
         self.variable = variable
+        # How many times ``engine.grad_accumulator`` handed this node out: at least the number of
+        # edges pointing at it. At 1, the gradient from that one edge is the whole of it.
+        self._edges_made = 0
 
     # The leaf's current shape and dtype (``.data`` may have been replaced since this was made).
     @property

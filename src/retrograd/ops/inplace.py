@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from .._dtype import _category, scalar_type_name
-from ..autograd.engine import gradient_edge
+from ..autograd.engine import gradient_edge, note_copied_edges
 from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import STATE
-from ..autograd.graph import FREED, Node
+from ..autograd.graph import FREED, Node, mark_made_late
 from ..tensor import Tensor
 from . import op as _op_module
 from .op import Op, apply, forward_arrays, record
@@ -277,6 +277,7 @@ def rebase_dirty_view(view: Tensor, node: Node, input_nr: int) -> None:
     edges = list(node.next_functions)
     edges[input_nr] = base_edge
     copy.next_functions = tuple(edges)
+    note_copied_edges(node.next_functions)  # (node too may be reached: a saved output unpacked under create_graph)
     copy._view_input = input_nr
     _set_base_history(base, copy)
     regenerate_view_grad_fn(view)
@@ -329,6 +330,7 @@ def regenerate_view_grad_fn(view: Tensor) -> Any:
     if base is None or not base._requires_grad or not STATE.grad_enabled and view._grad_fn is None:
         return view._grad_fn
     record(take_positions, (base,), (view_positions(view._data, base._data),), (view,))
+    mark_made_late(view._grad_fn)  # (made on a use after a write: maybe while that use's node records its edges)
     _move_retain(view, old)
     return view._grad_fn
 
@@ -349,6 +351,7 @@ class CopySlices(Node):
         self.positions = positions
         base_edge = gradient_edge(base) if base._requires_grad else None
         self.next_functions = ((base_edge or (None, 0)),) + fn.next_functions[1:]
+        note_copied_edges(fn.next_functions[1:])  # (fn may be reached too: a saved output unpacked under create_graph)
         self._shape, self._dtype = base._data.shape, base._data.dtype
         self._view_meta = (view._data.shape, view._data.dtype)
         self._saved = fn._saved  # what it keeps is what its fn keeps (released with it)
