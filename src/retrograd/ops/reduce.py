@@ -937,6 +937,7 @@ def _refuse_bool(kernel: str, x: np.ndarray) -> None:
 
 
 def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _check_nonempty_dim(x, dim, "kthvalue")  # (before the dtype and k, as PyTorch's)
     _refuse_bool("kthvalue_cpu", x)
     size = x.shape[dim] if x.ndim else 1
     if not 1 <= k <= size:
@@ -1409,8 +1410,10 @@ def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, 
     if boundaries.ndim == 1:
         out = np.searchsorted(boundaries.astype(common), values.astype(common), side=side)
     else:
-        rows_b = boundaries.reshape(-1, boundaries.shape[-1]).astype(common)
-        rows_v = values.reshape(-1, values.shape[-1]).astype(common)
+        # (rows counted from the leading dims: reshape(-1, 0) cannot infer them for an empty last dim)
+        rows = int(np.prod(values.shape[:-1]))
+        rows_b = boundaries.reshape(rows, boundaries.shape[-1]).astype(common)
+        rows_v = values.reshape(rows, values.shape[-1]).astype(common)
         out = np.stack([np.searchsorted(b, v, side=side) for b, v in zip(rows_b, rows_v, strict=True)]) \
             if rows_v.shape[0] else np.zeros(rows_v.shape, np.int64)
         out = out.reshape(values.shape)
