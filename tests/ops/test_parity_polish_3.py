@@ -121,3 +121,66 @@ def test_cat_of_legacy_empties_backward(torch: Any) -> None:
         return tuple(out.shape), type(out.grad_fn).__name__, tuple(a.grad.shape), tuple(b.grad.shape)
 
     assert grads(rg) == grads(torch)
+
+
+def _mixed_dtype_tangent_calls() -> list[tuple[str, Any]]:
+    """(name, primal dtype, tangent dtype, what to do with the dual tensor ``d`` and ``lib``)."""
+    return [
+        ("mul", "float32", "float64", lambda lib, d: d * 2),
+        ("exp", "float32", "float64", lambda lib, d: d.exp()),
+        ("sin exp chain", "float32", "float64", lambda lib, d: (d * 2).sin().exp()),
+        ("sum", "float32", "float64", lambda lib, d: d.sum()),
+        ("view", "float32", "float64", lambda lib, d: d.view(4)),
+        ("view float16 tangent", "float32", "float16", lambda lib, d: d.view(4)),
+        ("exp float16 tangent", "float32", "float16", lambda lib, d: d.exp()),
+        ("t", "float32", "float64", lambda lib, d: d.t()),
+        ("relu", "float32", "float64", lambda lib, d: d.relu()),
+        ("softmax", "float32", "float64", lambda lib, d: d.softmax(-1)),
+        ("log_softmax", "float32", "float64", lambda lib, d: d.log_softmax(-1)),
+        ("cat", "float32", "float64", lambda lib, d: lib.cat([d, lib.ones(2, 2)])),
+        ("stack", "float32", "float64", lambda lib, d: lib.stack([d, lib.ones(2, 2)])),
+        ("add float32", "float32", "float64", lambda lib, d: d + lib.ones(2, 2)),
+        ("max (transpose)", "float32", "float64", lambda lib, d: d.max()),
+        ("max dim", "float32", "float64", lambda lib, d: d.max(0)[0]),
+        ("where (transpose)", "float32", "float64", lambda lib, d: lib.where(d > 0, d, lib.ones(2, 2))),
+        ("sort", "float32", "float64", lambda lib, d: d.sort(0)[0]),
+        ("index", "float32", "float64", lambda lib, d: d[0]),
+        ("unbind", "float32", "float64", lambda lib, d: d.unbind(0)[0]),
+        ("to float16", "float32", "float64", lambda lib, d: d.half()),
+        ("times 1j", "float32", "float64", lambda lib, d: d * 1j),
+        ("norm", "float32", "float64", lambda lib, d: d.norm()),
+        ("in-place mul_", "float32", "float64", lambda lib, d: d.clone().mul_(2)),
+        ("in-place add_ into float32", "float32", "float64", lambda lib, d: lib.ones(2, 2).add_(d)),
+        ("float32 tangent of float64 exp", "float64", "float32", lambda lib, d: d.exp()),
+        ("mm refuses the mixed dtypes", "float32", "float64", lambda lib, d: d @ lib.ones(2, 2)),
+        ("mm of a float64 primal", "float64", "float32", lambda lib, d: d @ lib.ones(2, 2, dtype=lib.float64)),
+        ("linear refuses", "float32", "float64", lambda lib, d: lib.nn.functional.linear(d, lib.ones(2, 2))),
+        ("matmul vector refuses", "float32", "float64", lambda lib, d: d @ lib.ones(2)),
+    ]
+
+
+_MIXED = _mixed_dtype_tangent_calls()
+
+
+@pytest.mark.parametrize("call", _MIXED, ids=[c[0] for c in _MIXED])
+def test_tangent_of_another_dtype_carries_on_as_torch(torch: Any, call: Any) -> None:
+    """``make_dual`` of a float32 primal with a float64 tangent: each op's tangent keeps (or
+    promotes to) the tangent's dtype as PyTorch's formulas compute it, not cast back to the
+    primal's; where PyTorch's formula refuses the mixed dtypes (mm), retrograd refuses them too."""
+    _, primal_dtype, tangent_dtype, fn = call
+
+    def run(lib: Any) -> Any:
+        fw = lib.autograd.forward_ad
+        primal = lib.tensor([[0.5, -1.0], [2.0, 0.25]], dtype=getattr(lib, primal_dtype))
+        tangent = lib.tensor([[1.0, 0.5], [-2.0, 3.0]], dtype=getattr(lib, tangent_dtype))
+        with fw.dual_level():
+            kind, message = outcome(lambda: fn(lib, fw.make_dual(primal, tangent)))
+            if kind != "ok":
+                return kind, message
+            out = fw.unpack_dual(fn(lib, fw.make_dual(primal, tangent)))
+            return str(out.primal.dtype), str(out.tangent.dtype), out.tangent.to(lib.complex128).tolist()
+
+    ours, theirs = run(rg), run(torch)
+    assert ours[:2] == theirs[:2]
+    if ours[0] not in ("RuntimeError", "TypeError"):
+        np.testing.assert_allclose(np.array(ours[2]), np.array(theirs[2]), rtol=1e-6, atol=1e-7)
