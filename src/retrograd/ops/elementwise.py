@@ -344,19 +344,30 @@ def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
     return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
 
 
-@array_scalars
-def _maximum(a: Any, b: Any) -> Any:
-    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
-    if a.dtype.kind == "c":  # (promoted: a complex ``b`` made ``a`` complex too)
-        raise RuntimeError("maximum not implemented for complex tensors.")
-    return np.maximum(b, a)
+def _real_pairwise(fn: np.ufunc, refuse: Any, input_on_tie: bool = True) -> Any:
+    """The forward of a two-tensor op PyTorch has no complex kernel for (maximum/minimum,
+    fmax/fmin, clamp_min/clamp_max with a tensor bound): ``refuse(dtype)`` is its error (the
+    operands are promoted, so a complex ``b`` made ``a`` complex too). ``input_on_tie``: ``b``
+    goes first, since on a tie NumPy returns its second operand and PyTorch its first (-0.0 vs 0.0)."""
+    if input_on_tie:
+        def forward(a: Any, b: Any) -> Any:
+            if a.dtype.kind == "c":
+                raise refuse(a.dtype)
+            return fn(b, a)
+    else:
+        def forward(a: Any, b: Any) -> Any:
+            if a.dtype.kind == "c":
+                raise refuse(a.dtype)
+            return fn(a, b)
+    return array_scalars(forward)
 
 
-@array_scalars
-def _minimum(a: Any, b: Any) -> Any:
-    if a.dtype.kind == "c":
-        raise RuntimeError("minimum not implemented for complex tensors.")
-    return np.minimum(b, a)
+def _not_for_complex(name: str) -> Any:
+    return lambda dtype: RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+_maximum = _real_pairwise(np.maximum, _not_for_complex("maximum"))
+_minimum = _real_pairwise(np.minimum, _not_for_complex("minimum"))
 
 
 maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
@@ -1036,20 +1047,8 @@ clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackwar
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),),  # noqa: A006
                       variants=_ALL_FORMS, convert={"max": "scalar"}, jvp="elementwise")
-@array_scalars
-def _clamp_min_tensor(a: Any, b: Any) -> Any:
-    if a.dtype.kind == "c":  # (promoted, as in ``_maximum``)
-        raise _not_implemented_for("maximum_cpu", a.dtype)
-    return np.maximum(b, a)  # the input on a tie
-
-
-@array_scalars
-def _clamp_max_tensor(a: Any, b: Any) -> Any:
-    if a.dtype.kind == "c":
-        raise _not_implemented_for("minimum_cpu", a.dtype)
-    return np.minimum(b, a)
-
-
+_clamp_min_tensor = _real_pairwise(np.maximum, lambda dtype: _not_implemented_for("maximum_cpu", dtype))
+_clamp_max_tensor = _real_pairwise(np.minimum, lambda dtype: _not_implemented_for("minimum_cpu", dtype))
 clamp_min_tensor = Op("clamp_min", _clamp_min_tensor, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)),  # noqa: A006
@@ -1570,20 +1569,8 @@ def _fmin_self_grad(grad: Any, self: Any, other: Any) -> Any:
     return where((self <= other) | other.isnan(), grad, 0.0)
 
 
-@array_scalars
-def _fmax(a: Any, b: Any) -> Any:
-    if a.dtype.kind == "c":  # (promoted: either operand complex)
-        raise RuntimeError("fmax not implemented for complex tensors.")
-    return np.fmax(a, b)
-
-
-@array_scalars
-def _fmin(a: Any, b: Any) -> Any:
-    if a.dtype.kind == "c":
-        raise RuntimeError("fmin not implemented for complex tensors.")
-    return np.fmin(a, b)
-
-
+_fmax = _real_pairwise(np.fmax, _not_for_complex("fmax"), input_on_tie=False)
+_fmin = _real_pairwise(np.fmin, _not_for_complex("fmin"), input_on_tie=False)
 fmax = Op("fmax", _fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
           grads=(_fmax_self_grad, lambda grad, self, other: where((self >= other) | other.isnan(), 0.0, grad)),
           variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
