@@ -153,3 +153,57 @@ def check_fill(value: Any, np_dtype: np.dtype) -> Any:
         raise RuntimeError(f"value cannot be converted to type {_C_NAMES.get(np_dtype.name, np_dtype.name)} "
                            "without overflow")
     return value.real
+
+
+PIN_MEMORY_ERROR = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is "
+                    "available on this system.")
+
+
+def check_options(name: str, layout: Any, pin_memory: Any, requires_grad: Any, grad_may_be_none: bool = True) -> None:
+    """PyTorch's errors for the creation options a CPU tensor cannot take, in its parser's order: a
+    ``layout`` that is no ``torch.layout``, a flag that is no bool (``requires_grad=1``; ``None``
+    where the parser takes an optional bool), then ``pin_memory=True`` (no accelerator, so no
+    pinned memory). ``torch.strided`` is the one layout there is.
+
+    >>> import retrograd as rg
+    >>> check_options("zeros", rg.strided, False, None)
+    >>> check_options("zeros", None, False, 1)
+    Traceback (most recent call last):
+    ...
+    TypeError: zeros(): argument 'requires_grad' must be bool, not int
+    """
+    from ._porting import layout as layout_type
+
+    if layout is not None and not isinstance(layout, layout_type):
+        raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not {type_name(layout)}")
+    for arg, value, may_be_none in (("pin_memory", pin_memory, True), ("requires_grad", requires_grad,
+                                                                       grad_may_be_none)):
+        if not isinstance(value, bool) and not (value is None and may_be_none):
+            raise TypeError(f"{name}(): argument '{arg}' must be bool, not {type_name(value)}")
+    if pin_memory:
+        raise RuntimeError(PIN_MEMORY_ERROR)
+
+
+def sort_options(unknown: dict[str, Any], requires_grad: Any) -> None:
+    """For a factory whose parser lists its overloads on a bad call (``eye``, ``arange``, ``rand``...):
+    a ``layout=`` / ``pin_memory=`` that every overload takes leaves ``unknown`` (the keywords the
+    caller refuses), one of another type stays, and a ``requires_grad`` that is no bool joins it, so
+    the call is refused as PyTorch's "invalid combination of arguments"; a call left with no
+    unknown keyword and ``pin_memory=True`` gets PyTorch's error for that.
+
+    >>> unknown = {"layout": None, "pin_memory": False}
+    >>> sort_options(unknown, 1)
+    >>> unknown
+    {'requires_grad': 1}
+    """
+    from ._porting import layout as layout_type
+
+    pin_memory = False
+    if "layout" in unknown and (unknown["layout"] is None or isinstance(unknown["layout"], layout_type)):
+        del unknown["layout"]
+    if "pin_memory" in unknown and (unknown["pin_memory"] is None or isinstance(unknown["pin_memory"], bool)):
+        pin_memory = unknown.pop("pin_memory")
+    if not isinstance(requires_grad, bool) and requires_grad is not None:
+        unknown["requires_grad"] = requires_grad
+    if pin_memory and not unknown:
+        raise RuntimeError(PIN_MEMORY_ERROR)

@@ -235,6 +235,21 @@ def _check_nested(data: Any) -> None:
             raise RuntimeError(f"Could not infer dtype of {type(item).__name__}")
 
 
+def _check_options(name: str, layout: Any, pin_memory: Any, requires_grad: Any) -> None:
+    """PyTorch's errors for ``layout=``, ``pin_memory=`` and ``requires_grad=`` values a CPU tensor
+    cannot take (the caller tests for the defaults first: a bool flag, no layout, no pinning)."""
+    from ._factory_args import check_options
+
+    check_options(name, layout, pin_memory, requires_grad)
+
+
+def _sort_options(unknown: dict[str, Any], requires_grad: Any) -> None:
+    """``unknown`` keeps the keywords a factory with overloads refuses (see ``sort_options``)."""
+    from ._factory_args import sort_options
+
+    sort_options(unknown, requires_grad)
+
+
 def _check_device(dev: Any) -> None:
     if dev is not None:
         device(dev)
@@ -326,6 +341,10 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     >>> rg.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
+    if requires_grad.__class__ is not bool or pin_memory is not False:
+        from ._factory_args import check_options
+
+        check_options("tensor", None, pin_memory, requires_grad, grad_may_be_none=False)
     _check_device(device)
     if isinstance(data, Tensor):
         arr = np.array(data._data, copy=True)
@@ -425,10 +444,12 @@ def _filled(name: str, fill: Callable[..., np.ndarray], doc: str, fills_out: boo
     ``size=``; an ``out=`` is filled unless ``fills_out`` is False (``empty``)."""
 
     def factory(*sizes: Any, size: Any = _NO_SIZE, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-                out: Any = None, **unknown: Any) -> Tensor:
+                out: Any = None, layout: Any = None, pin_memory: bool = False, **unknown: Any) -> Tensor:
         shape = _size_args(name, _keyword_size(name, sizes, size))
         if unknown:  # (after the size: PyTorch's parser names a missing or bad size first)
             raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(unknown))}'")
+        if requires_grad.__class__ is not bool or layout is not None or pin_memory is not False:
+            _check_options(name, layout, pin_memory, requires_grad)
         _check_device(device)
         if out is not None:
             return _into_out(name, out, dtype, requires_grad, lambda np_dtype: _allocated(fill, shape, np_dtype),
@@ -476,13 +497,15 @@ def _scalar_np_dtype(value: Any) -> np.dtype:
 
 
 def full(size: Any, fill_value: Any, *, out: Any = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+         requires_grad: bool = False, layout: Any = None, pin_memory: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (its dtype inferred from the value, as in PyTorch).
 
     >>> import retrograd as rg
     >>> rg.full((2,), 7).tolist()
     [7, 7]
     """
+    if requires_grad.__class__ is not bool or layout is not None or pin_memory is not False:
+        _check_options("full", layout, pin_memory, requires_grad)
     _check_device(device)
     if isinstance(size, (tuple, list)):
         _check_int_items("full", size, 1)
@@ -520,8 +543,10 @@ def _filled_like(name: str, fill: Callable[..., np.ndarray], doc: str) -> Callab
     (unless ``dtype`` is given) dtype."""
 
     def like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,  # noqa: A002
-             memory_format: Any = None) -> Tensor:
+             memory_format: Any = None, layout: Any = None, pin_memory: bool = False) -> Tensor:
         _tensor_input(name, input)
+        if requires_grad.__class__ is not bool or layout is not None or pin_memory is not False:
+            _check_options(name, layout, pin_memory, requires_grad)
         return _finish(fill(input._data.shape, _like(input, dtype)), requires_grad)
 
     return _named(like, name, doc)
@@ -550,7 +575,8 @@ empty_like = _filled_like("empty_like", np.zeros,
 
 
 def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any = None,  # noqa: A002
-              requires_grad: bool = False, memory_format: Any = None) -> Tensor:
+              requires_grad: bool = False, memory_format: Any = None, layout: Any = None,
+              pin_memory: bool = False) -> Tensor:
     """``fill_value`` with ``input``'s shape and dtype.
 
     >>> import retrograd as rg
@@ -559,6 +585,8 @@ def full_like(input: Tensor, fill_value: Any, *, dtype: Any = None, device: Any 
     """
     _tensor_input("full_like", input)
     _check_number("full_like", fill_value)
+    if requires_grad.__class__ is not bool or layout is not None or pin_memory is not False:
+        _check_options("full_like", layout, pin_memory, requires_grad)
     if type(fill_value) is complex:
         from ._factory_args import check_fill
 
@@ -609,13 +637,15 @@ def _arange_bound(value: Any) -> Any:
 
 
 def arange(start: Any = _MISSING, end: Any = _MISSING, step: Any = 1, *extra: Any, dtype: Any = None,
-           device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
+           device: Any = None, requires_grad: bool = False, out: Any = None, **unknown: Any) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for ints, else the default float.
 
     >>> import retrograd as rg
     >>> rg.arange(4).tolist(), rg.arange(0, 1, 0.5).tolist()
     ([0, 1, 2, 3], [0.0, 0.5])
     """
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     if extra:
         raise _bad_call("arange", (start, end, step, *extra), unknown)
     start, end = _check_arange_call(start, end, step, dtype, unknown)
@@ -632,10 +662,14 @@ def arange(start: Any = _MISSING, end: Any = _MISSING, step: Any = 1, *extra: An
     if (values[1] - values[0]) * values[2] < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     is_int = all(isinstance(v, (int, np.integer)) for v in values)  # bools too (PyTorch: int64)
-    np_dtype = _factory_dtype(dtype, np.dtype(np.int64) if is_int else None)
     count = max(int(np.ceil((values[1] - values[0]) / values[2])), 0)
-    data = (values[0] + np.arange(count, dtype=np.float64 if not is_int else np.int64) * values[2]).astype(np_dtype)
-    return _finish(data, requires_grad)
+
+    def spaced(np_dtype: np.dtype) -> np.ndarray:
+        return (values[0] + np.arange(count, dtype=np.float64 if not is_int else np.int64) * values[2]).astype(np_dtype)
+
+    if out is not None:
+        return _into_out("arange", out, dtype, requires_grad, spaced)
+    return _finish(spaced(_factory_dtype(dtype, np.dtype(np.int64) if is_int else None)), requires_grad)
 
 
 def _linspace_array(start: float, end: float, steps: int, device: Any) -> np.ndarray:
@@ -665,27 +699,34 @@ def _check_linspace_call(name: str, start: Any, end: Any, steps: Any, unknown: d
 
 
 def linspace(start: float, end: float, steps: int = _MISSING, *, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False, **unknown: Any) -> Tensor:
+             requires_grad: bool = False, out: Any = None, **unknown: Any) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     >>> import retrograd as rg
     >>> rg.linspace(0, 1, 3).tolist()
     [0.0, 0.5, 1.0]
     """
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     start, end = _check_linspace_call("linspace", start, end, steps, unknown)
+    values = _linspace_array(start, end, int(steps), device)
+    if out is not None:
+        return _into_out("linspace", out, dtype, requires_grad, values.astype)
     if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
         dtype = default_complex()  # (a complex bound: a complex result, as PyTorch's)
-    return _finish(_linspace_array(start, end, int(steps), device).astype(_factory_dtype(dtype)), requires_grad)
+    return _finish(values.astype(_factory_dtype(dtype)), requires_grad)
 
 
 def eye(n: int = _MISSING, m: Any = _MISSING, *extra: Any, dtype: Any = None, device: Any = None,
-        requires_grad: bool = False, **unknown: Any) -> Tensor:
+        requires_grad: bool = False, out: Any = None, **unknown: Any) -> Tensor:
     """The identity matrix.
 
     >>> import retrograd as rg
     >>> rg.eye(2).tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     if m is _MISSING:
         m = None
         if n is _MISSING or unknown:
@@ -703,6 +744,8 @@ def eye(n: int = _MISSING, m: Any = _MISSING, *extra: Any, dtype: Any = None, de
             raise ValueError("Overflow when unpacking long long")
         if v is not None and v < 0:
             raise RuntimeError(f"{arg} must be greater or equal to 0, got {v}")
+    if out is not None:
+        return _into_out("eye", out, dtype, requires_grad, lambda np_dtype: np.eye(n, m, dtype=np_dtype))
     return _finish(np.eye(n, m, dtype=_factory_dtype(dtype)), requires_grad)
 
 
@@ -757,7 +800,9 @@ def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tenso
     ints, one sequence or ``size=``; PyTorch's ``kernel`` error for a dtype that is not floating."""
 
     def factory(*sizes: Any, size: Any = _NO_SIZE, generator: Generator | None = None, dtype: Any = None,
-                device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
+                device: Any = None, requires_grad: bool = False, out: Any = None, **unknown: Any) -> Tensor:
+        if unknown or requires_grad.__class__ is not bool:
+            _sort_options(unknown, requires_grad)
         if unknown or generator is not None and not isinstance(generator, Generator):
             given = {"size": size} if size is not _NO_SIZE else {}
             raise _bad_call(name, sizes, {**given, **({"generator": generator} if generator is not None else {}),
@@ -765,6 +810,12 @@ def _sampled(name: str, draw: str, kernel: str, doc: str) -> Callable[..., Tenso
         _check_device(device)
         _check_float_sampling(dtype, kernel)
         shape = _size_args(name, _keyword_size(name, sizes, size))
+        if out is not None:
+            def drawn(np_dtype: np.dtype) -> np.ndarray:
+                _check_float_sampling(np_dtype, kernel)
+                return _draw(generator, draw, shape, np_dtype)
+
+            return _into_out(name, out, dtype, requires_grad, drawn)
         np_dtype = _factory_dtype(dtype)
         return _finish(_draw(generator, draw, shape, np_dtype), requires_grad)
 
@@ -818,7 +869,8 @@ def _check_randint_call(low: Any, high: Any, size: Any, generator: Any, unknown:
 
 
 def randint(low: Any = None, high: int | None = None, size: Any = None, *, generator: Generator | None = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
+            dtype: Any = None, device: Any = None, requires_grad: bool = False, out: Any = None,
+            **unknown: Any) -> Tensor:
     """Integers uniformly from [low, high) (``randint(high, size)`` starts at 0), PyTorch's numbers.
 
     >>> import retrograd as rg
@@ -828,6 +880,8 @@ def randint(low: Any = None, high: int | None = None, size: Any = None, *, gener
     """
     from ._sampling import random_
 
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     _check_randint_call(low, high, size, generator, unknown)
     low, high = (int(v) if isinstance(v, Tensor) else v for v in (low, high))
     _check_device(device)
@@ -852,8 +906,13 @@ def randint(low: Any = None, high: int | None = None, size: Any = None, *, gener
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _nonnegative(_sizes((size,)), "randint")
-    out = random_(_empty(shape, _factory_dtype(dtype, np.dtype(np.int64))), low, high, generator=generator)
-    return _finish(out._data, requires_grad)
+
+    def drawn(np_dtype: np.dtype) -> np.ndarray:
+        return random_(_empty(shape, np_dtype), low, high, generator=generator)._data  # type: ignore[no-any-return]
+
+    if out is not None:
+        return _into_out("randint", out, dtype, requires_grad, drawn)
+    return _finish(drawn(_factory_dtype(dtype, np.dtype(np.int64))), requires_grad)
 
 
 def randperm(n: int = _MISSING, *extra: Any, generator: Generator | None = None, dtype: Any = None,
@@ -865,6 +924,8 @@ def randperm(n: int = _MISSING, *extra: Any, generator: Generator | None = None,
     >>> rg.randperm(5).tolist()
     [4, 0, 1, 3, 2]
     """
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     if n is _MISSING or extra or unknown:
         raise _bad_call("randperm", () if n is _MISSING else (n, *extra), unknown)
     n = _int_arg("randperm", "n", n, 1)
@@ -938,6 +999,8 @@ def _sampled_like(name: str, draw: str, kernel: str, doc: str) -> Callable[..., 
     def like(input: Tensor = _MISSING, *extra: Any, dtype: Any = None,  # noqa: A002
              generator: Generator | None = None, requires_grad: bool = False, device: Any = None,
              layout: Any = None, memory_format: Any = None, **unknown: Any) -> Tensor:
+        if unknown or requires_grad.__class__ is not bool:
+            _sort_options(unknown, requires_grad)
         if input is _MISSING or extra or unknown:
             raise _bad_call(name, () if input is _MISSING else (input, *extra), unknown, "rand_like")
         _tensor_input(name, input)
@@ -1085,21 +1148,26 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
 
 
 def logspace(start: float, end: float, steps: int = _MISSING, base: float = 10.0, *, dtype: Any = None,
-             device: Any = None, requires_grad: bool = False, **unknown: Any) -> Tensor:
+             device: Any = None, requires_grad: bool = False, out: Any = None, **unknown: Any) -> Tensor:
     """``steps`` values from ``base**start`` to ``base**end``, evenly spaced in the exponent.
 
     >>> import retrograd as rg
     >>> rg.logspace(0, 2, 3).tolist()
     [1.0, 10.0, 100.0]
     """
+    if unknown or requires_grad.__class__ is not bool:
+        _sort_options(unknown, requires_grad)
     start, end = _check_linspace_call("logspace", start, end, steps, unknown)
     exponents = _linspace_array(start, end, int(steps), device)
-    np_dtype = _factory_dtype(dtype)
     with np.errstate(over="ignore"):
         data = np.power(float(base), exponents)
-    if np_dtype.kind in "iub":
-        data = np.round(data)
-    return _finish(data.astype(np_dtype), requires_grad)
+
+    def powers(np_dtype: np.dtype) -> np.ndarray:
+        return (np.round(data) if np_dtype.kind in "iub" else data).astype(np_dtype)
+
+    if out is not None:
+        return _into_out("logspace", out, dtype, requires_grad, powers)
+    return _finish(powers(_factory_dtype(dtype)), requires_grad)
 
 
 RANGE_WARNING = ("torch.range is deprecated and will be removed in a future release because its behavior is "

@@ -25,7 +25,7 @@ from .ops.op import apply
 from .tensor import Tensor
 
 __all__ = [
-    "LinAlgError", "cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "multi_dot", "norm", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm",
 ]
 
@@ -111,6 +111,17 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
 def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Same as ``retrograd.matmul``."""
     return _L.matmul(input, other)  # type: ignore[no-any-return]
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
+    """Cross product of 3-vectors along ``dim`` (the last by default), which must have size 3 in both
+    inputs; the other dims broadcast (both inputs must have as many dims).
+
+    >>> import retrograd as torch
+    >>> torch.linalg.cross(torch.tensor([1.0, 0.0, 0.0]), torch.tensor([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    return _L.cross(input, other, dim, "linalg_cross")
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803

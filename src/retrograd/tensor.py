@@ -1538,13 +1538,15 @@ class Tensor:
 
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
         shift_list = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(int(s) for s in shifts)
-        if dims is None:
+        dim_list = () if dims is None else (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if not shift_list:
+            raise RuntimeError("`shifts` required")
+        if not dim_list:  # (``dims=()`` is no dims, as PyTorch's: one shift of the flattened tensor)
             if len(shift_list) != 1:
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:0")
             return _apply(_S.roll, (self, shift_list, None))
-        dim_list = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
-        if not shift_list:
-            raise RuntimeError("`shifts` required")
+        if not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim_list[0]} but tensor has no dimensions")
         if len(shift_list) != len(dim_list):
             raise RuntimeError(
                 f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:{len(dim_list)}"

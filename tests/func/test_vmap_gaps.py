@@ -261,12 +261,19 @@ def test_norms_flips_rolls_traces_batch_without_fallback(torch: Any, case: Any) 
 
 
 
-def test_roll_of_a_0d_sample() -> None:  # (PyTorch's rule raises here: against the per-sample loop)
+def test_roll_of_a_0d_sample() -> None:
+    """A dim of a 0-d sample is refused as the per-sample call refuses it (PyTorch's eager roll;
+    its vmap rule raises an IndexError of its own); with no dims each sample rolls to itself."""
     x = rg.arange(3.0)
+    message = "Dimension specified as 0 but tensor has no dimensions"
+    with pytest.raises(IndexError, match=message):
+        rg.roll(x[0], 1, 0)
+    with pytest.raises(IndexError, match=message):
+        rfunc.vmap(lambda t: rg.roll(t, 1, 0))(x)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        got = rfunc.vmap(lambda t: rg.roll(t, 1, 0))(x)
-    assert got.tolist() == [rg.roll(s, 1, 0).item() for s in x] and got.data_ptr() != x.data_ptr()
+        got = rfunc.vmap(lambda t: rg.roll(t, 1))(x)
+    assert got.tolist() == [rg.roll(s, 1).item() for s in x] and got.data_ptr() != x.data_ptr()
 
 
 _LINALG_AND_SHAPES: list[tuple[str, Callable[[Any, Any], Any]]] = [

@@ -11,6 +11,7 @@ Binary ops broadcast; the engine sums each gradient back to its input's shape.
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -343,15 +344,30 @@ def _minimum_grad(grad: Any, self: Any, other: Any) -> Any:
     return where(self == other, grad / 2, grad).masked_fill(self > other, 0.0)
 
 
-@array_scalars
-def _maximum(a: Any, b: Any) -> Any:
-    # ``b`` first: on a tie NumPy returns its second operand, PyTorch its first (-0.0 vs 0.0).
-    return np.maximum(b, a)
+def _real_pairwise(fn: np.ufunc, refuse: Any, input_on_tie: bool = True) -> Any:
+    """The forward of a two-tensor op PyTorch has no complex kernel for (maximum/minimum,
+    fmax/fmin, clamp_min/clamp_max with a tensor bound): ``refuse(dtype)`` is its error (the
+    operands are promoted, so a complex ``b`` made ``a`` complex too). ``input_on_tie``: ``b``
+    goes first, since on a tie NumPy returns its second operand and PyTorch its first (-0.0 vs 0.0)."""
+    if input_on_tie:
+        def forward(a: Any, b: Any) -> Any:
+            if a.dtype.kind == "c":
+                raise refuse(a.dtype)
+            return fn(b, a)
+    else:
+        def forward(a: Any, b: Any) -> Any:
+            if a.dtype.kind == "c":
+                raise refuse(a.dtype)
+            return fn(a, b)
+    return array_scalars(forward)
 
 
-@array_scalars
-def _minimum(a: Any, b: Any) -> Any:
-    return np.minimum(b, a)
+def _not_for_complex(name: str) -> Any:
+    return lambda dtype: RuntimeError(f"{name} not implemented for complex tensors.")
+
+
+_maximum = _real_pairwise(np.maximum, _not_for_complex("maximum"))
+_minimum = _real_pairwise(np.minimum, _not_for_complex("minimum"))
 
 
 maximum = Op("maximum", _maximum, node="MaximumBackward0", inputs=("self", "other"), dtype="promote",
@@ -655,9 +671,15 @@ relu = Op("relu", _relu, node="ReluBackward0",
           jvp="elementwise")
 
 
+CLAMP_COMPLEX = "clamp is not supported for complex types"
+
+
 def _clamp_promote(x: Any, *bounds: Any) -> Any:
-    """A scalar bound of a higher category promotes the tensor (int -> float, bool -> int64)."""
+    """A scalar bound of a higher category promotes the tensor (int -> float, bool -> int64);
+    PyTorch's error for a complex tensor."""
     kind = x.dtype.kind
+    if kind == "c":
+        raise NotImplementedError(CLAMP_COMPLEX)
     if kind in "biu" and any(type(b) is float for b in bounds):
         return x.astype(get_default_dtype().np)
     if kind == "b" and any(type(b) is int for b in bounds):
@@ -967,8 +989,11 @@ frac = Op("frac", _frac, node="FracBackward0", grads=(lambda grad: grad,),
 
 # -- clamp with tensor bounds, clamp_min / clamp_max, nan_to_num ------------------------------
 def _clamp_tensor(x: Any, lo: Any, hi: Any) -> Any:
-    if x.dtype.kind == "b":
+    kind = x.dtype.kind
+    if kind == "b":
         raise _not_implemented_for("clamp_cpu", x.dtype)
+    if kind == "c":  # (promoted: a real tensor with a complex bound is refused here too, not as "maximum_cpu")
+        raise NotImplementedError(CLAMP_COMPLEX)
     out = x
     if lo is not None:
         out = np.maximum(lo, out)  # the input on a tie (-0.0 stays), as PyTorch
@@ -1008,6 +1033,8 @@ clamp_tensor = Op("clamp", _clamp_tensor, node="ClampBackward0", inputs=("self",
 
 def _clamp_one(fn: Any) -> Any:
     def forward(x: np.ndarray, bound: Any) -> np.ndarray:
+        if type(bound) is complex:  # (as PyTorch's clamp_min/clamp_max; clamp's own error differs)
+            raise NotImplementedError(CLAMP_COMPLEX)
         x = _clamp_promote(x, bound)
         return np.asarray(fn(bound, x)).astype(x.dtype, copy=False)  # the input on a tie
 
@@ -1020,11 +1047,13 @@ clamp_min_scalar = Op("clamp_min", _clamp_one(np.maximum), node="ClampMinBackwar
 clamp_max_scalar = Op("clamp_max", _clamp_one(np.minimum), node="ClampMaxBackward0", params=("max",),
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),),  # noqa: A006
                       variants=_ALL_FORMS, convert={"max": "scalar"}, jvp="elementwise")
-clamp_min_tensor = Op("clamp_min", _maximum, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
+_clamp_min_tensor = _real_pairwise(np.maximum, lambda dtype: _not_implemented_for("maximum_cpu", dtype))
+_clamp_max_tensor = _real_pairwise(np.minimum, lambda dtype: _not_implemented_for("minimum_cpu", dtype))
+clamp_min_tensor = Op("clamp_min", _clamp_min_tensor, node="ClampMinBackward1", inputs=("self", "min"), dtype="promote",
                       grads=(lambda grad, self, min: where(self >= min, grad, 0.0),  # noqa: A006
                              lambda grad, self, min: where(self < min, grad, 0.0)),  # noqa: A006
                       variants=_ALL_FORMS, convert={"min": "scalar"}, jvp="elementwise")
-clamp_max_tensor = Op("clamp_max", _minimum, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
+clamp_max_tensor = Op("clamp_max", _clamp_max_tensor, node="ClampMaxBackward1", inputs=("self", "max"), dtype="promote",
                       grads=(lambda grad, self, max: where(self <= max, grad, 0.0),  # noqa: A006
                              lambda grad, self, max: where(self > max, grad, 0.0)),  # noqa: A006
                       variants=_ALL_FORMS, convert={"max": "scalar"}, jvp="elementwise")
@@ -1170,12 +1199,36 @@ ne = Op("ne", np.not_equal, inputs=_BINARY)
 # (``==``/``!=`` are hand-written in tensor.py: ``x == None`` is False, not an error.)
 _FORMS = ("function", "method")
 _SCALAR = {"other": "scalar"}
+
+
+# NumPy's complex dtype classes (NumPy >= 2 gives each dtype its own class): ``type(a.dtype) in``
+# this set is the cheapest test of a complex array (about half of ``a.dtype.kind == "c"``).
+_COMPLEX_DTYPES = frozenset(type(np.dtype(t)) for t in (np.complex64, np.complex128, np.clongdouble))
+
+
+def _ordering(kernel: str, fn: np.ufunc) -> Any:
+    """``lt``/``le``/``gt``/``ge``'s forward: NumPy orders complex numbers (lexicographically),
+    PyTorch refuses them, the promoted type of the two operands (a tensor, a number) named.
+    ``a`` is a tensor's array; ``b`` another's or a Python number (the forms convert NumPy ones)."""
+    def forward(a: Any, b: Any) -> Any:
+        tb = type(b)
+        if type(a.dtype) in _COMPLEX_DTYPES or (type(b.dtype) in _COMPLEX_DTYPES if tb is np.ndarray
+                                                 else tb is complex):
+            as_operand = [SimpleNamespace(_data=v) if isinstance(v, np.ndarray) else v for v in (a, b)]
+            raise _not_implemented_for(kernel, result_type(tuple(as_operand)))  # (PyTorch's promotion)
+        return fn(a, b)
+
+    return forward
+
+
+_lt, _le, _gt, _ge = (_ordering("lt_cpu", np.less), _ordering("le_cpu", np.less_equal),
+                      _ordering("gt_cpu", np.greater), _ordering("ge_cpu", np.greater_equal))
 # (no gradient, so no node is ever made: the names LtBackward0/1 are the in-place forms', below)
-lt = Op("lt", np.less, node="Lt", inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
-le = Op("le", np.less_equal, node="Le", inputs=_BINARY, variants=_FORMS, aliases=("less_equal",), convert=_SCALAR,
+lt = Op("lt", _lt, node="Lt", inputs=_BINARY, variants=_FORMS, aliases=("less",), convert=_SCALAR, operators=("__lt__",))
+le = Op("le", _le, node="Le", inputs=_BINARY, variants=_FORMS, aliases=("less_equal",), convert=_SCALAR,
         operators=("__le__",))
-gt = Op("gt", np.greater, node="Gt", inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
-ge = Op("ge", np.greater_equal, node="Ge", inputs=_BINARY, variants=_FORMS, aliases=("greater_equal",), convert=_SCALAR,
+gt = Op("gt", _gt, node="Gt", inputs=_BINARY, variants=_FORMS, aliases=("greater",), convert=_SCALAR, operators=("__gt__",))
+ge = Op("ge", _ge, node="Ge", inputs=_BINARY, variants=_FORMS, aliases=("greater_equal",), convert=_SCALAR,
         operators=("__ge__",))
 
 
@@ -1191,10 +1244,10 @@ def _comparison_inplace(name: str, fn: Any, node: str, alias: str) -> tuple[Op, 
                variants=("inplace",), aliases=(alias,), convert=_SCALAR, jvp="transpose"))
 
 
-lt_scalar_inplace, lt_inplace = _comparison_inplace("lt", np.less, "Lt", "less_")
-le_scalar_inplace, le_inplace = _comparison_inplace("le", np.less_equal, "Le", "less_equal_")
-gt_scalar_inplace, gt_inplace = _comparison_inplace("gt", np.greater, "Gt", "greater_")
-ge_scalar_inplace, ge_inplace = _comparison_inplace("ge", np.greater_equal, "Ge", "greater_equal_")
+lt_scalar_inplace, lt_inplace = _comparison_inplace("lt", _lt, "Lt", "less_")
+le_scalar_inplace, le_inplace = _comparison_inplace("le", _le, "Le", "less_equal_")
+gt_scalar_inplace, gt_inplace = _comparison_inplace("gt", _gt, "Gt", "greater_")
+ge_scalar_inplace, ge_inplace = _comparison_inplace("ge", _ge, "Ge", "greater_equal_")
 logical_not = Op("logical_not", np.logical_not, variants=_ALL_FORMS)
 logical_and = Op("logical_and", np.logical_and, inputs=("self", "other"), variants=_ALL_FORMS)
 logical_or = Op("logical_or", np.logical_or, inputs=("self", "other"), variants=_ALL_FORMS)
@@ -1516,10 +1569,12 @@ def _fmin_self_grad(grad: Any, self: Any, other: Any) -> Any:
     return where((self <= other) | other.isnan(), grad, 0.0)
 
 
-fmax = Op("fmax", np.fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
+_fmax = _real_pairwise(np.fmax, _not_for_complex("fmax"), input_on_tie=False)
+_fmin = _real_pairwise(np.fmin, _not_for_complex("fmin"), input_on_tie=False)
+fmax = Op("fmax", _fmax, node="FmaxBackward0", inputs=("self", "other"), dtype="promote",
           grads=(_fmax_self_grad, lambda grad, self, other: where((self >= other) | other.isnan(), 0.0, grad)),
           variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
-fmin = Op("fmin", np.fmin, node="FminBackward0", inputs=("self", "other"), dtype="promote",
+fmin = Op("fmin", _fmin, node="FminBackward0", inputs=("self", "other"), dtype="promote",
           grads=(_fmin_self_grad, lambda grad, self, other: where((self <= other) | other.isnan(), 0.0, grad)),
           variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dtype import FROM_NUMPY, _promote_pair
 from ..autograd.anomaly_mode import GENERATED_FILE_PREFIX
 from ..autograd.forward_ad import DUAL, UNTRACKED_TANGENTS, set_tangent, suspended, tangent_of
 from ..autograd.grad_mode import STATE, enable_grad
@@ -99,15 +100,17 @@ def propagate_general(op: Any, inputs: Sequence[Any], params: Sequence[Any], res
     diff = range(len(inputs)) if op.variadic or op.joint_rule is not None else op.diff_inputs
     tangents: list[Any] = [None] * len(inputs)
     found = False
+    other_dtype = None  # the promoted dtype of tangents of another dtype than their primals
     for i in diff:
         x = inputs[i]
         if isinstance(x, Tensor):
             fw = x._fw_grad  # (``tangent_of``, inline: this runs for every input of every op)
             if fw is not None and fw[0] is level:
-                t = fw[1]
-                if t._data.dtype != x._data.dtype:  # (make_dual keeps a tangent's own dtype, as PyTorch)
-                    t = t.to(x.dtype)
-                tangents[i] = t
+                # (a tangent of another dtype than its primal is kept: PyTorch's formulas compute
+                # with it, so ``f32 primal, f64 tangent`` gives f64 tangents from there on)
+                t = tangents[i] = fw[1]
+                if t._data.dtype != x._data.dtype:
+                    other_dtype = _promote_pair(other_dtype, t._data.dtype)
                 found = True
     if not found:
         return
@@ -146,6 +149,7 @@ def propagate_general(op: Any, inputs: Sequence[Any], params: Sequence[Any], res
             out_tangents = kind(tangents, inputs, params, outputs)
         else:
             out_tangents = _transpose(op, inputs, params, outputs, tangents, diff, wanted)
+            kind = "transpose"  # (for ``_mixed_dtype_tangent``: an elementwise op of complex tensors too)
     finally:
         DUAL[0] = level
         if grad_off:
@@ -158,8 +162,10 @@ def propagate_general(op: Any, inputs: Sequence[Any], params: Sequence[Any], res
         data = t._data
         if data.shape != out._data.shape:
             t = t.expand(out._data.shape)
-        if data.dtype != out._data.dtype:
-            t = t.real if data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
+        if other_dtype is not None:
+            t = _mixed_dtype_tangent(t, out, other_dtype, kind)
+        elif data.dtype != out._data.dtype:
+            t = _as_output_tangent(t, out)
         out._fw_grad = (level, t)
         if out._grad_fn is not None and _saves_output(op):
             _keep_saved_tangent(out, t, level)
@@ -182,6 +188,27 @@ def _saves_output(op: Any) -> bool:
 
 def _dtype(t: Tensor) -> Any:
     return t.dtype
+
+
+def _as_output_tangent(t: Tensor, out: Tensor) -> Tensor:
+    """A rule's tangent ``t`` in the dtype of the output ``out`` (the real part for a real one)."""
+    return t.real if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" else t.to(_dtype(out))
+
+
+def _mixed_dtype_tangent(t: Tensor, out: Tensor, other_dtype: Any, kind: Any) -> Tensor:
+    """A rule's tangent ``t`` for ``out`` where an input's tangent had another dtype than its
+    primal (``other_dtype``, their promotion). PyTorch's formulas compute with such a tangent, so
+    its dtype carries on (a float64 tangent of a float32 primal stays float64, a float16 one through
+    a view stays float16): the rule's own result is kept where it computed with the tangents
+    (the elementwise rules, the linear ops), and the transpose, which computes in the output's
+    dtype, is promoted with theirs. A complex tangent of a real output gives its real part."""
+    if t._data.dtype.kind == "c" and out._data.dtype.kind != "c" and other_dtype.kind != "c":
+        t = t.real
+    if kind == "transpose":
+        target = _promote_pair(t._data.dtype, other_dtype)
+        if target != t._data.dtype:
+            t = t.to(FROM_NUMPY[target])
+    return t
 
 
 def _all_real(inputs: Sequence[Any], outputs: Sequence[Any]) -> bool:
@@ -662,8 +689,8 @@ def apply_inplace_dual(op: Any, args: Sequence[Any], apply_inplace: Any) -> Any:
     if has:
         if tangent is None:
             tangent = _zeros_like(self)
-        elif tangent._data.dtype != self._data.dtype:
-            tangent = tangent.to(self.dtype)
+        elif tangent._data.dtype.kind == "c" and self._data.dtype.kind != "c":
+            tangent = tangent.real  # (else its own dtype, as the out-of-place op's: PyTorch's)
         target = _view_tangent(self, level) if self._base is not None else None
         if target is not None:  # a view: write into the base's tangent, as PyTorch does
             target._data[...] = tangent._data

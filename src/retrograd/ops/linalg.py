@@ -1108,17 +1108,22 @@ def inplace_product(op: Op, x: Tensor, args: tuple[Any, ...]) -> Tensor:
 
 
 def _cross(a: np.ndarray, b: np.ndarray, dim: int) -> np.ndarray:
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(a.dtype)} but found {scalar_type_name(b.dtype)}")
+    # PyTorch's order of checks: dims, the dim's size, broadcasting, then the dtypes.
     if a.ndim != b.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if not a.ndim:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = normalize_dim(dim, a.ndim)
     if a.shape[d] != 3 or b.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {a.shape[d]} and {b.shape[d]}")
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and {b.shape[d]}")
     try:
         shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise RuntimeError(broadcast_error([a.shape, b.shape])) from None
+    if a.dtype.kind == "b":
+        raise NotImplementedError('"cross" not implemented for \'Bool\'')
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(a.dtype)} but found {scalar_type_name(b.dtype)}")
     if 0 in shape:
         return np.zeros(shape, a.dtype)
     return np.asarray(np.cross(a, b, axisa=d, axisb=d, axisc=d), dtype=a.dtype)
@@ -1133,10 +1138,17 @@ CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecated
                  "that of linalg.cross in a future release.")
 
 
-def cross(a: Tensor, b: Tensor, dim: int | None) -> Tensor:
-    """``torch.cross``: without ``dim``, the first dim of size 3 (PyTorch's deprecated default, warned)."""
+def cross(a: Tensor, b: Tensor, dim: int | None, name: str = "cross") -> Tensor:
+    """``torch.cross``: without ``dim``, the first dim of size 3 (PyTorch's deprecated default, warned).
+    ``name`` is the function PyTorch's argument errors name (``linalg_cross`` for ``torch.linalg.cross``)."""
     from .op import apply
 
+    for position, (arg, value) in enumerate((("input", a), ("other", b)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+    if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
     if dim is None:
         import warnings
 

@@ -92,6 +92,23 @@ def _zeros(shape: tuple[int, ...], dtype: Any) -> Tensor:
     return _make(np.zeros(shape, dtype))
 
 
+def _refuse_complex(kernel: str, x: np.ndarray) -> None:
+    """PyTorch's error for a complex input to an op that orders values (NumPy orders complex
+    numbers lexicographically; PyTorch's kernels have no complex dtype)."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
+
+
+def _refuse_complex_input(name: str, x: np.ndarray) -> None:
+    """The same refusal where PyTorch checks it before dispatch (``max(): does not support complex input``)."""
+    if x.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+
+
+# What PyTorch's CPU sort and topk say for a complex input (its message starts with a space).
+SORT_COMPLEX = " Sort does not support complex dtypes on CPU"
+
+
 def _check_nonempty_dim(x: np.ndarray, dim: int, name: str) -> None:
     if x.ndim and x.shape[dim] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
@@ -393,11 +410,13 @@ def _check_nonempty(x: np.ndarray, name: str) -> None:
 
 def _max_all(x: np.ndarray) -> np.ndarray:
     _check_nonempty(x, "max")
+    _refuse_complex("max_all", x)
     return np.asarray(np.max(x))
 
 
 def _min_all(x: np.ndarray) -> np.ndarray:
     _check_nonempty(x, "min")
+    _refuse_complex("min_all", x)
     return np.asarray(np.min(x))
 
 
@@ -407,10 +426,11 @@ min_all = Op("min", _min_all, node="MinBackward1", grads=(_evenly_distribute,), 
 
 def _select_along(pick: Any) -> Any:
     def forward(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+        if x.ndim and x.shape[dim] == 0:
+            raise IndexError(f"{pick.__name__[3:]}(): Expected reduction dim {dim} to have non-zero size.")
+        _refuse_complex_input(pick.__name__[3:], x)  # (a 0-d one too)
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
-        if x.shape[dim] == 0:
-            raise IndexError(f"{pick.__name__[3:]}(): Expected reduction dim {dim} to have non-zero size.")
         idx = pick(x, axis=dim, keepdims=True)
         values = np.take_along_axis(x, idx, axis=dim)
         if not keepdim:
@@ -462,6 +482,7 @@ argmin = Op("argmin", lambda x, dim, keepdim: _arg_reduce(np.argmin, x, dim, kee
 
 
 def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.ndarray:
+    _refuse_complex_input(fn.__name__, x)
     if x.dtype == np.bool_:
         raise RuntimeError(f"{fn.__name__}(): does not support bool input")
     if x.size == 0:  # PyTorch's errors, not NumPy's ValueError
@@ -476,6 +497,8 @@ def _arg_reduce(fn: Any, x: np.ndarray, dim: int | None, keepdim: bool) -> np.nd
 
 
 def _extreme(fn: Any, name: str) -> Any:
+    kernel = f"{name[1:]}_values_cpu"  # (amax: "max_values_cpu")
+
     def forward(x: np.ndarray, dims: Any, keepdim: bool) -> np.ndarray:
         if dims is None and x.size == 0:
             raise RuntimeError(
@@ -485,6 +508,7 @@ def _extreme(fn: Any, name: str) -> Any:
         for d in dims if dims is not None else range(x.ndim):
             if x.shape[d] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        _refuse_complex(kernel, x)
         return np.asarray(fn(x, axis=dims, keepdims=keepdim))
 
     return forward
@@ -881,6 +905,8 @@ def sort_indices(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
 
 
 def _sort(x: np.ndarray, dim: int, descending: bool) -> tuple[np.ndarray, np.ndarray]:
+    if x.dtype.kind == "c":
+        raise RuntimeError(SORT_COMPLEX)
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
     idx = sort_indices(x, dim, descending)
@@ -899,6 +925,8 @@ sort_stable = Op("sort", lambda x, dim, descending, stable: _sort(x, dim, descen
 
 
 def _argsort(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    if x.dtype.kind == "c":
+        raise RuntimeError(SORT_COMPLEX)
     if x.ndim == 0:
         return np.zeros((), np.int64)
     return sort_indices(x, dim, descending).astype(np.int64, copy=False)
@@ -913,6 +941,8 @@ def _topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted: bool) -> tuple
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    if x.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     if x.ndim == 0:
         return (x.copy(), np.zeros((), np.int64)) if k else (x.reshape(0)[:0], np.zeros(0, np.int64))
     idx = np.take(sort_indices(x, dim, largest), np.arange(k), axis=dim)
@@ -937,12 +967,14 @@ def _refuse_bool(kernel: str, x: np.ndarray) -> None:
 
 
 def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
+    _check_nonempty_dim(x, dim, "kthvalue")  # (before the dtype and k, as PyTorch's)
     _refuse_bool("kthvalue_cpu", x)
     size = x.shape[dim] if x.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
+    _refuse_complex("kthvalue_cpu", x)
     idx = np.take(sort_indices(x, dim, False), [k - 1], axis=dim)
     return _pick(x, idx, dim, keepdim)
 
@@ -955,9 +987,10 @@ kthvalue = Op("kthvalue", _kthvalue, node="KthvalueBackward0", params=("k", "dim
 
 def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     _refuse_bool("median_out", x)
+    _check_nonempty_dim(x, dim, "median")
+    _refuse_complex("median_out", x)  # (a 0-d one too)
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
-    _check_nonempty_dim(x, dim, "median")
     n = x.shape[dim]
     order = sort_indices(x, dim, False)
     idx = np.take(order, [(n - 1) // 2], axis=dim)
@@ -972,7 +1005,8 @@ def _median_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.
 def _median_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
     if x.size == 0:
-        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fV" else np.zeros((), x.dtype)
+        return np.asarray(np.nan, x.dtype) if x.dtype.kind in "fcV" else np.zeros((), x.dtype)
+    _refuse_complex("median_cpu", x)
     flat = x.reshape(-1)
     if x.dtype.kind in "fV" and np.isnan(flat).any():
         return np.asarray(np.nan, x.dtype)
@@ -986,6 +1020,8 @@ median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "k
 
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
     _refuse_bool("median_cpu", x)
+    if x.size:
+        _refuse_complex("median_cpu", x)
     flat = x.reshape(-1)
     if x.dtype.kind in "fV":
         flat = flat[~np.isnan(flat)]
@@ -999,10 +1035,11 @@ nanmedian_all = Op("nanmedian", _nanmedian_all, node="NanmedianBackward0", grads
 
 def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
     """The lower median of each slice's non-NaN values (NaN only where a slice is all NaN)."""
+    _check_nonempty_dim(x, dim, "nanmedian")
+    _refuse_complex("median_out", x)  # (a 0-d one too)
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
     _refuse_bool("median_out", x)
-    _check_nonempty_dim(x, dim, "nanmedian")
     order = sort_indices(x, dim, False)  # NaN sorts last
     valid = (~np.isnan(x)).sum(axis=dim, keepdims=True) if x.dtype.kind in "fV" else x.shape[dim]
     position = np.maximum(valid - 1, 0) // 2
@@ -1020,6 +1057,7 @@ def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarra
     if x.ndim == 0:
         return x.copy(), np.zeros((), np.int64)
     _check_nonempty_dim(x, dim, "mode")
+    _refuse_complex("mode_cpu", x)
     moved = np.moveaxis(x, dim, -1)
     lead = moved.shape[:-1]
     n = moved.shape[-1]
@@ -1088,6 +1126,7 @@ def _aminmax(x: np.ndarray, dim: int | None, keepdim: bool) -> tuple[np.ndarray,
         if x.size == 0:
             raise RuntimeError(
                 "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+        _refuse_complex("aminmax_cpu", x)
         lo, hi = np.asarray(np.min(x)), np.asarray(np.max(x))
         if keepdim:
             lo, hi = lo.reshape((1,) * x.ndim), hi.reshape((1,) * x.ndim)
@@ -1096,6 +1135,7 @@ def _aminmax(x: np.ndarray, dim: int | None, keepdim: bool) -> tuple[np.ndarray,
         return x.copy(), x.copy()
     if x.shape[dim] == 0:
         raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
+    _refuse_complex("aminmax_cpu", x)
     return np.asarray(np.min(x, axis=dim, keepdims=keepdim)), np.asarray(np.max(x, axis=dim, keepdims=keepdim))
 
 
@@ -1120,7 +1160,7 @@ aminmax = Op("aminmax", _aminmax, node="AminmaxBackward0", params=("dim", "keepd
              grads=_aminmax_grad, jvp="transpose")
 
 
-def _cum_extreme(take: Any) -> Any:
+def _cum_extreme(take: Any, kernel: str) -> Any:
     """cummax/cummin along ``dim``: a value replaces the running one when ``take(value, running)``
     holds (``>=``/``<=``: a tie moves the index to the later element) or it is NaN (as PyTorch:
     NaN sticks, each later NaN taking the index)."""
@@ -1128,6 +1168,8 @@ def _cum_extreme(take: Any) -> Any:
     def forward(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
+        if x.size:  # (an empty complex one is returned as it is, as PyTorch's)
+            _refuse_complex(kernel, x)
         moved = np.moveaxis(x, dim, -1)
         values = np.empty(moved.shape, x.dtype)
         indices = np.zeros(moved.shape, np.int64)
@@ -1156,10 +1198,10 @@ def _cum_extreme_grad(grads: Any, self: Tensor, result1: Tensor, dim: int) -> tu
     return (_S.scatter_add(_zeros(x.shape, grad._data.dtype), grad, dim, result1._data),)
 
 
-cummax = Op("cummax", _cum_extreme(np.greater_equal), node="CummaxBackward0", params=("dim",), outputs=2,
+cummax = Op("cummax", _cum_extreme(np.greater_equal, "cummax_cpu"), node="CummaxBackward0", params=("dim",), outputs=2,
             saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
             grads=_cum_extreme_grad, jvp="transpose")
-cummin = Op("cummin", _cum_extreme(np.less_equal), node="CumminBackward0", params=("dim",), outputs=2,
+cummin = Op("cummin", _cum_extreme(np.less_equal, "cummin_cpu"), node="CumminBackward0", params=("dim",), outputs=2,
             saved={"dim": "dim", "indices": "result1", "self": "self"}, differentiable_outputs=(True, False),
             grads=_cum_extreme_grad, jvp="transpose")
 
@@ -1402,6 +1444,8 @@ def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, 
                        sorter: np.ndarray | None) -> np.ndarray:
     """Insertion positions of ``values`` in the (last dim of) ``boundaries``."""
     _check_boundaries(boundaries, values, sorter)
+    for x in (boundaries, values):
+        _refuse_complex("searchsorted_out_cpu", x)
     if sorter is not None:
         boundaries = np.take_along_axis(boundaries, sorter, axis=-1)
     common = np.result_type(boundaries, values)
@@ -1409,8 +1453,10 @@ def searchsorted_array(boundaries: np.ndarray, values: np.ndarray, right: bool, 
     if boundaries.ndim == 1:
         out = np.searchsorted(boundaries.astype(common), values.astype(common), side=side)
     else:
-        rows_b = boundaries.reshape(-1, boundaries.shape[-1]).astype(common)
-        rows_v = values.reshape(-1, values.shape[-1]).astype(common)
+        # (rows counted from the leading dims: reshape(-1, 0) cannot infer them for an empty last dim)
+        rows = int(np.prod(values.shape[:-1]))
+        rows_b = boundaries.reshape(rows, boundaries.shape[-1]).astype(common)
+        rows_v = values.reshape(rows, values.shape[-1]).astype(common)
         out = np.stack([np.searchsorted(b, v, side=side) for b, v in zip(rows_b, rows_v, strict=True)]) \
             if rows_v.shape[0] else np.zeros(rows_v.shape, np.int64)
         out = out.reshape(values.shape)
@@ -1430,12 +1476,14 @@ def searchsorted_side(right: bool, side: str | None) -> bool:
 
 
 def _unique_flat(x: np.ndarray, return_inverse: bool, return_counts: bool) -> tuple[np.ndarray, ...]:
+    _refuse_complex("unique", x)
     flat = x.reshape(-1)
     values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
     return (values, inverse.reshape(x.shape).astype(np.int64), counts.astype(np.int64))
 
 
 def _unique_dim(x: np.ndarray, dim: int, consecutive: bool) -> tuple[np.ndarray, ...]:
+    _refuse_complex("unique" if consecutive else "unique_dim", x)
     if x.ndim == 0:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 0)")
     if x.size == 0 and x.shape[dim] != 0 and any(s == 0 for i, s in enumerate(x.shape) if i != dim):
@@ -1463,6 +1511,7 @@ def _unique_dim(x: np.ndarray, dim: int, consecutive: bool) -> tuple[np.ndarray,
 
 
 def _unique_consecutive_flat(x: np.ndarray) -> tuple[np.ndarray, ...]:
+    _refuse_complex("unique", x)
     flat = x.reshape(-1)
     if flat.size == 0:
         return flat.copy(), np.zeros(x.shape, np.int64), np.zeros(0, np.int64)

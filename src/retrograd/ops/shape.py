@@ -846,8 +846,9 @@ def _cat(*arrays_and_dim: Any) -> np.ndarray:
     for i, a in enumerate(arrays):
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    ref = next((a for a in arrays if a.ndim), arrays[0])
-    ref = next((a for a in arrays if a.ndim and a.shape != (0,)), ref)  # legacy empty (0,) tensors are skipped
+    ref = next((a for a in arrays if a.ndim and a.shape != (0,)), None)  # legacy empty (0,) tensors are skipped
+    if ref is None:  # (only those: PyTorch checks no dim, the result is one of them)
+        return arrays[0].copy()
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     dim = normalize_dim(dim, ref.ndim)
@@ -868,6 +869,8 @@ def _cat(*arrays_and_dim: Any) -> np.ndarray:
 
 def _cat_grad(grad: Tensor, tensors_shapes: tuple[tuple[int, ...], ...], dim: int) -> tuple[Tensor | None, ...]:
     ndim = grad.dim()
+    if all(shape == (0,) for shape in tensors_shapes):  # (legacy empty tensors only: ``dim`` was never checked)
+        return tuple(grad for _ in tensors_shapes)
     d = normalize_dim(dim, ndim)
     out: list[Tensor | None] = []
     start = 0
