@@ -1398,8 +1398,10 @@ class Tensor:
         # (A contiguous array always takes a valid shape as a view; ``view`` checks the shape. A
         # NumPy scalar some paths leave as ``_data`` has no view to reshape: ``can_view`` says so.)
         data = self._data
-        if (data.flags.c_contiguous and type(data) is np.ndarray) or _S.can_view(data, target):
-            return _S.view.unary(self, target)  # type: ignore[no-any-return]
+        contiguous = data.flags.c_contiguous
+        if (contiguous and type(data) is np.ndarray) or _S.can_view(data, target):
+            # (a non-contiguous one: PyTorch's ``_reshape_alias``, a view op with a node of its own)
+            return (_S.view if contiguous else _S.reshape_alias).unary(self, target)  # type: ignore[no-any-return]
         return _apply(_S.unsafe_view, (_apply(_E.clone, (self,)), target))  # PyTorch: clone, then _unsafe_view
 
     def reshape_as(self, other: Tensor) -> Tensor:

@@ -38,6 +38,41 @@ _NO_EDGE = (None, 0)
 _EAGER = "eager"
 
 
+def _set_view_base(view: Tensor, of: Tensor) -> None:
+    """Make a compiled call's output ``view``, which shares memory with the input or output
+    ``of``, a view of ``of``'s root as eager's is (PyTorch's compiled views have their ``_base``
+    too): an in-place write through either then rewrites the base's history (``CopySlices``), as in
+    eager. Only when the call records its node: without one, PyTorch's outputs have no base.
+    ``of`` may itself be a view of a value the call does not return (two slices of one
+    intermediate): then ``view`` need not lie within it, and keeps no base (PyTorch's would have
+    that hidden intermediate)."""
+    root = of if of._base is None else of._base
+    if not _within(view._data, root._data):
+        return
+    view._base = root
+    view._view_version = view._counter().value
+
+
+def _within(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether every byte of ``a`` lies in the memory span of ``b``."""
+    a_lo, a_hi = _extent(a)
+    b_lo, b_hi = _extent(b)
+    return b_lo <= a_lo and a_hi <= b_hi
+
+
+def _extent(a: np.ndarray) -> tuple[int, int]:
+    """The first and one-past-last byte addresses ``a``'s elements occupy."""
+    lo = hi = a.__array_interface__["data"][0]
+    if a.size == 0:
+        return lo, lo
+    for n, stride in zip(a.shape, a.strides, strict=True):
+        if stride < 0:
+            lo += (n - 1) * stride
+        else:
+            hi += (n - 1) * stride
+    return lo, hi + a.itemsize
+
+
 class CompiledFunctionBackward(Node):
     """The one node a compiled call's outputs share: runs the generated backward."""
 
@@ -236,6 +271,8 @@ class Variant:
             saved += [save_input(everything[i]) if kind == "input" else SavedTensor(flat[i])
                       for _, kind, i, _, _ in self.alias_guards]
             node._saved = tuple(saved)
+            for k, kind, i in self.out_views:  # views of inputs and outputs keep their base
+                _set_view_base(flat[k], everything[i] if kind == "input" else flat[i])
         return _rebuild(self.out_spec, flat)
 
     def _straight_line_run(self) -> Callable[[list[Tensor]], Any]:
@@ -304,6 +341,9 @@ class Variant:
             saved += [f"_save_input({names[i]})" if kind == "input" else f"_SavedTensor({outs[i]})"
                       for _, kind, i, _, _ in self.alias_guards]
             lines.append(f"        node._saved = ({''.join(f'{v}, ' for v in saved)})")
+            for view, kind, i in self.out_views:
+                ns["_set_view_base"] = _set_view_base
+                lines.append(f"        _set_view_base(o{view}, {names[i] if kind == 'input' else outs[i]})")
         kind, value = self.out_spec
         if kind == "t":
             lines.append(f"    return {outs[value]}")

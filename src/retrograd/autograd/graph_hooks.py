@@ -19,8 +19,21 @@ from _thread import _local, allocate_lock  # (threading.local and threading.Lock
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .grad_mode import STATE
-from .graph import INFERENCE_SAVE_ERROR, Node, SavedTensor, _tensor_class, save_input, save_output
+from .graph import (
+    FREED_TYPE,
+    INFERENCE_SAVE_ERROR,
+    Node,
+    SavedTensor,
+    _tensor_class,
+    freed_message,
+    peek_saved,
+    save_input,
+    save_output,
+    unpack_saved,
+)
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -222,6 +235,97 @@ class PackedSaved:
             else:
                 out._accumulator = self.accumulator
         return out
+
+
+REGISTER_FREED_ERROR = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of the graph "
+    "are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved variables after calling backward."
+)
+REGISTER_NONE_ERROR = "Calling register_hooks on a saved tensor with value None is forbidden"
+REGISTER_TWICE_ERROR = (
+    "Calling register_hooks on a saved tensor whose hooks have already been set. Hint: only one pair of hooks "
+    "is allowed at a time."
+)
+
+
+class RawSavedTensor:
+    """One value a node saved, as PyTorch's ``node._raw_saved_<name>`` gives it (its
+    ``torch._C._autograd.SavedTensor``): ``register_hooks(pack, unpack)`` packs the value now and
+    has backward unpack it, as ``saved_tensors_hooks`` would have for this one value;
+    ``unpack()`` is the value as backward gets it (None if nothing was saved). A handle on the
+    node's slot, made when the attribute is read: nothing is kept per recorded node.
+
+    >>> import retrograd as rg
+    >>> x = rg.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x.exp()
+    >>> y.grad_fn._raw_saved_result.register_hooks(lambda t: t * 0 + 1, lambda p: p)  # backward sees ones
+    >>> y.sum().backward(); x.grad
+    tensor([1., 1.])
+    """
+
+    __slots__ = ("_node", "_slot", "_was_saved")
+
+    def __init__(self, node: Node, slot: int, was_saved: Callable[[], bool]) -> None:
+        self._node = node
+        self._slot = slot
+        self._was_saved = was_saved  # (whether recording saved this slot, for a released node)
+
+    def _value(self) -> Any:
+        saved = self._node._saved
+        if not saved and type(saved) is FREED_TYPE:
+            raise RuntimeError(REGISTER_FREED_ERROR if self._was_saved() else REGISTER_NONE_ERROR)
+        return saved[self._slot] if self._slot < len(saved) else None
+
+    def register_hooks(self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]) -> None:
+        """Pack the saved value with ``pack_hook`` now; backward unpacks it with ``unpack_hook``."""
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: collections.abc.Callable, "
+                            "arg1: collections.abc.Callable) -> None")
+        value = self._value()
+        if value is None:
+            raise RuntimeError(REGISTER_NONE_ERROR)
+        if type(value) is PackedSaved:
+            raise RuntimeError(REGISTER_TWICE_ERROR)
+        if type(value) is tuple:  # an input, kept with its version
+            packed = PackedSaved(value[0], (pack_hook, unpack_hook), False)
+        else:  # the node's own output: its data, off the graph (as PyTorch keeps a saved output)
+            out = _tensor_class()._make(value.data)
+            if value.counter is not None:
+                out._version_counter = value.counter
+            packed = PackedSaved(out, (pack_hook, unpack_hook), True)
+            packed.requires_grad = value.requires_grad  # (reconnected to the node when unpacked under create_graph)
+            packed.output_nr = value.output_nr
+        saved = self._node._saved
+        self._node._saved = saved[:self._slot] + (packed,) + saved[self._slot + 1:]
+
+    def unpack(self) -> Any:
+        """The saved value as ``_saved_<name>`` gives it (version-checked, or through the unpack
+        hook), or None if nothing was saved."""
+        saved = self._node._saved
+        if not saved and type(saved) is FREED_TYPE:
+            if self._was_saved():
+                raise RuntimeError(freed_message(saved))
+            return None
+        value = saved[self._slot] if self._slot < len(saved) else None
+        if value is None:
+            return None
+        value = unpack_saved(value, self._node)
+        if isinstance(value, (bool, int, float)):  # a Python number: PyTorch's wrapped scalar
+            return _tensor_class()._make(np.array(value))
+        return value
+
+    @property
+    def data(self) -> Any:
+        """The saved tensor, unchecked (what the pack hook returned, once hooks are set), or None."""
+        saved = self._node._saved
+        if not saved and type(saved) is FREED_TYPE:
+            return None
+        value = saved[self._slot] if self._slot < len(saved) else None
+        if type(value) is PackedSaved:
+            return value.packed
+        return None if value is None else peek_saved(value)
 
 
 def hooked_save_input(tensor: Tensor) -> Any:

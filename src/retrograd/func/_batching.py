@@ -566,6 +566,7 @@ RULES[_S.select_backward] = shape_then_dims(1)
 RULES[_S.slice_backward] = shape_then_dims(1)
 RULES[_S.diagonal_backward] = shape_then_dims(2, 3)
 RULES[_S.unsafe_view] = view
+RULES[_S.reshape_alias] = view
 RULES[_S.expand] = expand
 RULES[_R.sum_to_size] = sum_to_size
 RULES[_S.t] = transpose_2d

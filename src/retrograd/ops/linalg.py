@@ -489,7 +489,7 @@ def _inv(a: np.ndarray) -> np.ndarray:
         raise
 
 
-inv = Op("linalg_inv", _inv, node="LinalgInvExBackward0",
+inv = Op("linalg_inv", _inv, node="LinalgInvExBackward0", saved={"inverse": "result"},
          grads=(lambda grad, result: -matmul(matmul(result.mT, grad), result.mT),), jvp="transpose")
 
 
@@ -546,7 +546,8 @@ def _det_grad(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
     return out.reshape(self.shape)
 
 
-det = Op("linalg_det", _det, node="LinalgDetBackward0", grads=(_det_grad,), jvp="transpose")
+det = Op("linalg_det", _det, node="LinalgDetBackward0", saved={"A": "self", "result": "result"},
+          grads=(_det_grad,), jvp="transpose")
 
 
 def _slogdet(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -561,6 +562,7 @@ def _slogdet_grad(grads: tuple[Tensor, Tensor], self: Tensor) -> tuple[Tensor]:
 
 
 slogdet_op = Op("linalg_slogdet", _slogdet, node="LinalgSlogdetBackward0", outputs=2, grads=_slogdet_grad,
+                saved={"A": "self"},
                 jvp="transpose")
 
 
@@ -676,6 +678,7 @@ def _cholesky_grad(grad: Tensor, result: Tensor, upper: bool) -> Tensor:
 
 
 cholesky_op = Op("linalg_cholesky", _cholesky, node="LinalgCholeskyExBackward0", params=("upper",),
+                 saved={"L": "result", "upper": "upper"},
                  grads=(_cholesky_grad,), jvp="transpose")
 
 
@@ -753,7 +756,8 @@ def _qr_grad(grads: tuple[Tensor, Tensor], result0: Tensor, result1: Tensor, mod
     return (_cat(gx, matmul(q, gv), -1),)
 
 
-qr_op = Op("linalg_qr", _qr, node="LinalgQrBackward0", params=("mode",), outputs=2, grads=_qr_grad, jvp="transpose")
+qr_op = Op("linalg_qr", _qr, node="LinalgQrBackward0", params=("mode",), outputs=2, grads=_qr_grad,
+            saved={"Q": "result0", "R": "result1", "mode": "mode"}, jvp="transpose")
 
 
 def qr(a: Tensor, mode: str = "reduced") -> linalg_qr:
@@ -818,6 +822,7 @@ def _svd_grad(grads: tuple[Tensor, Tensor, Tensor], result0: Tensor, result1: Te
 
 
 svd = Op("linalg_svd", _svd, node="LinalgSvdBackward0", params=("full_matrices",), outputs=3, grads=_svd_grad,
+         saved={"U": "result0", "S": "result1", "Vh": "result2", "full_matrices": "full_matrices"},
          jvp="transpose")
 
 
@@ -858,6 +863,7 @@ def _eigh_grad(grads: tuple[Tensor, Tensor], result0: Tensor, result1: Tensor) -
 
 
 eigh_op = Op("linalg_eigh", _eigh, node="LinalgEighBackward0", params=("UPLO",), outputs=2, grads=_eigh_grad,
+             saved={"eigenvalues": "result0", "eigenvectors": "result1"},
              jvp="transpose")
 
 

@@ -285,7 +285,9 @@ def _triangular_solve_grads(grads: tuple[Tensor, Tensor], self: Tensor, A: Tenso
 
 triangular_solve_op = Op("triangular_solve", quiet_forward(_triangular_solve_forward), node="TriangularSolveBackward0",
                          inputs=("self", "A"), params=("upper", "transpose", "unitriangular"), outputs=2,
-                         dtype="promote", grads=_triangular_solve_grads, jvp="transpose")
+                         dtype="promote", grads=_triangular_solve_grads, jvp="transpose",
+                         saved={"A": "A", "self": "self", "solution": "result0", "transpose": "transpose",
+                                "unitriangular": "unitriangular", "upper": "upper"})
 
 
 _TRIANGULAR_SOLVE: Any = None

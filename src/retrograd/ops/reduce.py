@@ -917,10 +917,15 @@ def _scatter_back(grads: Any, result1: Tensor, self_shape: tuple[int, ...], dim:
     return (value_selecting_backward(grads[0], result1, self_shape, dim, True),)
 
 
+# PyTorch's saved attributes of the ops that return (values, indices): the second output is
+# ``_saved_indices``, not a derived ``_saved_result1``.
+_WITH_INDICES = {"dim": "dim", "indices": "result1", "self_sym_sizes": "self_sym_sizes"}
+_WITH_INDICES_KEEPDIM = {"dim": "dim", "keepdim": "keepdim", "indices": "result1", "self_sym_sizes": "self_sym_sizes"}
 sort = Op("sort", _sort, node="SortBackward0", params=("dim", "descending"), outputs=2,
-          differentiable_outputs=(True, False), grads=_scatter_back, jvp="transpose")
+          differentiable_outputs=(True, False), saved=_WITH_INDICES, grads=_scatter_back, jvp="transpose")
 sort_stable = Op("sort", lambda x, dim, descending, stable: _sort(x, dim, descending), node="SortBackward1",
                  params=("dim", "descending", "stable"), outputs=2, differentiable_outputs=(True, False),
+                 saved=_WITH_INDICES,
                  grads=_scatter_back, jvp="transpose")
 
 
@@ -950,7 +955,7 @@ def _topk(x: np.ndarray, k: int, dim: int, largest: bool, sorted: bool) -> tuple
 
 
 topk = Op("topk", _topk, node="TopkBackward0", params=("k", "dim", "largest", "sorted"), outputs=2,
-          differentiable_outputs=(True, False),
+          differentiable_outputs=(True, False), saved=_WITH_INDICES,
           grads=lambda grads, result1, self_shape, dim: _scatter_back(grads, result1, self_shape, dim), jvp="transpose")
 
 
@@ -980,7 +985,7 @@ def _kthvalue(x: np.ndarray, k: int, dim: int, keepdim: bool) -> tuple[np.ndarra
 
 
 kthvalue = Op("kthvalue", _kthvalue, node="KthvalueBackward0", params=("k", "dim", "keepdim"), outputs=2,
-              differentiable_outputs=(True, False),
+              differentiable_outputs=(True, False), saved=_WITH_INDICES_KEEPDIM,
               grads=lambda grads, result1, self_shape, dim, keepdim: _selecting_grad(grads, result1, self_shape,
                                                                                    dim, keepdim), jvp="transpose")
 
@@ -1015,7 +1020,8 @@ def _median_all(x: np.ndarray) -> np.ndarray:
 
 median_all = Op("median", _median_all, node="MedianBackward0", grads=(_evenly_distribute,), jvp="transpose")
 median_dim = Op("median", _median_dim, node="MedianBackward1", params=("dim", "keepdim"), outputs=2,
-                differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
+                differentiable_outputs=(True, False), saved=_WITH_INDICES_KEEPDIM,
+                grads=_selecting_grad, jvp="transpose")
 
 
 def _nanmedian_all(x: np.ndarray) -> np.ndarray:
@@ -1049,7 +1055,8 @@ def _nanmedian_dim(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, 
 
 
 nanmedian_dim = Op("nanmedian", _nanmedian_dim, node="NanmedianBackward1", params=("dim", "keepdim"), outputs=2,
-                   differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
+                   differentiable_outputs=(True, False), saved=_WITH_INDICES_KEEPDIM,
+                   grads=_selecting_grad, jvp="transpose")
 
 
 def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -1082,7 +1089,8 @@ def _mode(x: np.ndarray, dim: int, keepdim: bool) -> tuple[np.ndarray, np.ndarra
 
 
 mode = Op("mode", _mode, node="ModeBackward0", params=("dim", "keepdim"), outputs=2,
-          differentiable_outputs=(True, False), grads=_selecting_grad, jvp="transpose")
+          differentiable_outputs=(True, False), saved=_WITH_INDICES_KEEPDIM,
+          grads=_selecting_grad, jvp="transpose")
 
 
 # -- all, any, count_nonzero, nansum -----------------------------------------------------------

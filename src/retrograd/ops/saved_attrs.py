@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..autograd.graph import FREED_MESSAGE, FREED_TYPE, peek_saved, unpack_saved
+from ..autograd.graph_hooks import RawSavedTensor
 from ..tensor import Tensor
 
 if TYPE_CHECKING:
@@ -62,8 +63,35 @@ def saved_names(op: Op | Plan) -> dict[str, str]:
 
 
 def saved_properties(op: Op) -> dict[str, property]:
-    """``{"_saved_self": property, ...}`` to put in ``op``'s node class."""
-    return {f"_saved_{torch_name}": _property(op, torch_name, spec) for torch_name, spec in saved_names(op).items()}
+    """``{"_saved_self": property, "_raw_saved_self": property, ...}`` to put in ``op``'s node
+    class: one ``_saved_`` per attribute, and a ``_raw_saved_`` (a ``RawSavedTensor``) for each
+    that is a saved tensor, as PyTorch's nodes have."""
+    properties = {}
+    for torch_name, spec in saved_names(op).items():
+        properties[f"_saved_{torch_name}"] = _property(op, torch_name, spec)
+        slot = _saved_slot(op, spec)
+        if slot is not None:
+            properties[f"_raw_saved_{torch_name}"] = _raw_property(torch_name, slot)
+    return properties
+
+
+def _saved_slot(op: Op | Plan, spec: str) -> int | None:
+    """The ``_saved`` slot that ``spec`` reads (an input or an output), or None (a param, a shape)."""
+    if spec in op.inputs:
+        return op.inputs.index(spec)
+    if spec == "result":
+        return op.n_inputs
+    if spec.startswith("result") and spec[6:].isdigit():
+        return op.n_inputs + int(spec[6:])
+    return None
+
+
+def _raw_property(torch_name: str, slot: int) -> property:
+    def get(node: Any) -> RawSavedTensor:
+        return RawSavedTensor(node, slot, lambda: _was_saved(node, slot))
+
+    get.__name__ = f"_raw_saved_{torch_name}"
+    return property(get, doc=f"PyTorch's ``_raw_saved_{torch_name}``: the saved value, to register hooks on.")
 
 
 def check_saved_names(op: Op | Plan) -> None:
@@ -81,12 +109,9 @@ def _property(op: Op, torch_name: str, spec: str) -> property:
 
 
 def _getter(op: Op | Plan, spec: str) -> Callable[[Any], Any] | None:
-    if spec in op.inputs:
-        return _slot_getter(op.inputs.index(spec))
-    if spec == "result":
-        return _slot_getter(op.n_inputs)
-    if spec.startswith("result") and spec[6:].isdigit():
-        return _slot_getter(op.n_inputs + int(spec[6:]))
+    slot = _saved_slot(op, spec)
+    if slot is not None:
+        return _slot_getter(slot)
     if spec in op.params:
         index = op.params.index(spec)
         return lambda node: _param(node, index)

@@ -116,6 +116,11 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
           grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
 
+# reshape of a non-contiguous input whose elements a view can still reach: PyTorch records
+# ``_reshape_alias`` (``ReshapeAliasBackward0``, keeping only the input's sizes), not ``view``.
+reshape_alias = Op("_reshape_alias", _view, node="ReshapeAliasBackward0", params=("shape",), view=True,
+                   grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
+
 # reshape that has to copy: PyTorch records a clone, then ``_unsafe_view`` of it (which is not
 # tracked as a view: nobody else holds the clone).
 unsafe_view = Op("_unsafe_view", lambda x, shape: np.reshape(x, infer_size(shape, x.size)),

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd.anomaly_mode import ANOMALY, note_origin
+from .._grad_utils import zero_grads
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..factories import tensor, zeros_like
 from ..tensor import Tensor
@@ -201,24 +201,8 @@ class Optimizer:
     # -- gradients ------------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors: to ``None`` (default) or to zeros in place."""
-        if set_to_none:
-            # ``_zero_grad(p, True)`` inline, called before every step: no function import (a
-            # relative import statement costs about 2 µs a call), the note for
-            # debug.explain_grad made once (every parameter's is the same).
-            reset = None
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p._grad is not None:
-                        if reset is None:
-                            reset = (note_origin("zero_grad") if ANOMALY[0] else None, None)
-                        p._grad = None
-                        p._grad_reset = reset
-            return
-        from ..nn.modules.module import _zero_grad
-
         for group in self.param_groups:
-            for p in group["params"]:
-                _zero_grad(p, set_to_none)
+            zero_grads(group["params"], set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once (subclasses)."""
@@ -394,4 +378,3 @@ def _number(x: Any) -> bool:
 def _check(ok: bool, message: str) -> None:
     if not ok:
         raise ValueError(message)
-

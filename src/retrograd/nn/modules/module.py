@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...autograd.anomaly_mode import ANOMALY, note_origin
+from ..._grad_utils import zero_grads
 from ...autograd.grad_mode import no_grad
 from ...factories import as_tensor
 from ...tensor import Tensor, device
@@ -442,8 +442,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to ``None`` (default) or to zeros in place."""
-        for p in self.parameters():
-            _zero_grad(p, set_to_none)
+        zero_grads(self.parameters(), set_to_none)
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every submodule (children first), then on this module."""
@@ -864,19 +863,3 @@ def _new_args_kwargs(result: Any, hook_name: object) -> tuple[Any, Any]:
     if isinstance(result, tuple) and len(result) == 2:
         return result[0], result[1]
     raise RuntimeError(f"{hook_name} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
-
-
-def _zero_grad(p: Tensor, set_to_none: bool) -> None:
-    grad = p._grad
-    if grad is None:
-        return
-    if set_to_none:
-        p._grad = None
-        p._grad_reset = (note_origin("zero_grad") if ANOMALY[0] else None, None)  # for debug.explain_grad
-        return
-    if grad._grad_fn is not None:
-        grad.detach_()
-    else:
-        grad.requires_grad_(False)
-    grad.zero_()
-    p._grad_reset = (note_origin("zero_grad") if ANOMALY[0] else None, grad._counter().value)
