@@ -604,7 +604,10 @@ take: Op = Op("take", _take, node="TakeBackward0", params=("index",), variants=(
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
-    idx = indices._data
+    # A copy: PyTorch's gather keeps an index computed from ``indices`` (taken modulo the size),
+    # not the tensor, so writing ``indices`` in place afterwards neither raises nor changes the
+    # gradient; gather's node reads the array it is given.
+    idx = indices._data.copy()
     if dim is None:
         return apply(gather, (x.reshape(-1), 0, idx.reshape(-1)))  # type: ignore[no-any-return]
     ndim = x._data.ndim
