@@ -165,6 +165,60 @@ def _ctc_unbatched(m: Any) -> Any:
     return m.nn.functional.ctc_loss(x.log_softmax(1), t, [4], [2]), [x], lambda: t.fill_(1)
 
 
+def _gather(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x = _leaf(m, SCORES)
+    return x.gather(1, i), [x], lambda: i.fill_(1)
+
+
+def _scatter(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 3], [1, 0], [3, 4]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return x.scatter(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_value(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 3], [1, 0], [3, 4]])
+    x = _leaf(m, SCORES)
+    return x.scatter(1, i, 0.5), [x], lambda: i.fill_(1)
+
+
+def _scatter_add(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return x.scatter_add(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_add_inplace(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return (x * 1).scatter_add_(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _index_select(m: Any) -> Any:
+    i = m.tensor([3, 0, 0])
+    x = _leaf(m, SCORES)
+    return m.index_select(x, 0, i), [x], lambda: i.fill_(1)
+
+
+def _index_select_method(m: Any) -> Any:
+    i = m.tensor([4, 1])
+    x = _leaf(m, SCORES)
+    return x.index_select(1, i), [x], lambda: i.add_(-1)
+
+
+def _index_add(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:2].copy())
+    return x.index_add(0, i, s, alpha=2.0), [x, s], lambda: i.fill_(1)
+
+
+def _take(m: Any) -> Any:
+    i = m.tensor([[0, 19], [7, 7]])
+    x = _leaf(m, SCORES)
+    return m.take(x, i), [x], lambda: i.fill_(3)
+
+
 # PyTorch keeps none of these (its backward does not read the tensor): no error, the old gradient.
 def _l1_target(m: Any) -> Any:
     t = m.tensor(PROBS[0])
@@ -193,7 +247,8 @@ def _take_along_dim_index(m: Any) -> Any:
 CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
-    _soft_margin, _multi_margin_target, _multi_margin_weight, _multilabel_margin, _ctc_targets, _ctc_unbatched, _l1_target, _hinge_embedding_target,
+    _soft_margin, _multi_margin_target, _multi_margin_weight, _multilabel_margin, _ctc_targets, _ctc_unbatched, _gather, _scatter, _scatter_value, _scatter_add,
+    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _l1_target, _hinge_embedding_target,
     _margin_ranking_target, _take_along_dim_index)}
 
 
@@ -333,3 +388,28 @@ def test_versioned_names_a_param_of_the_entry() -> None:
     with pytest.raises(ValueError, match="versioned names 'tagret', which is not one of its params"):
         Declaration("loss", abs, params=("target", "reduction"), versioned=("tagret",))
     assert Declaration("loss", abs, params=("target", "reduction"), versioned="target").versioned == ("target",)
+
+
+def test_vmap_over_a_gather_with_a_shared_index_tensor(torch: Any) -> None:
+    """Under vmap a shared index tensor reaches the batching rule as the op's param: as an array."""
+    batch = RNG.standard_normal((3, 4, 5))
+    index = [[0, 4], [2, 2], [1, 0], [3, 3]]
+    outs = []
+    for m in (torch, rg):
+        i = m.tensor(index)
+        outs.append(m.func.vmap(lambda r, i=i: r.gather(1, i).sum(0))(m.tensor(batch)).numpy())
+        outs.append(m.func.vmap(lambda r, i=i: r.index_select(1, i[:, 0]))(m.tensor(batch)).numpy())
+    np.testing.assert_array_equal(outs[2], outs[0])
+    np.testing.assert_array_equal(outs[3], outs[1])
+
+
+def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
+    def pick(x: Any, i: Any) -> Any:
+        return (x * 2.0).gather(1, i) + x.index_select(1, i[0])
+
+    compiled = rg.compile(pick)
+    for index in ([[0, 4], [2, 2], [1, 0], [3, 3]], [[1, 1], [4, 0], [2, 3], [0, 0]]):
+        with rg.no_grad():
+            ours = compiled(rg.tensor(SCORES), rg.tensor(index))
+            eager = pick(rg.tensor(SCORES), rg.tensor(index))
+        np.testing.assert_array_equal(ours.numpy(), eager.numpy())

@@ -664,6 +664,8 @@ def _batched_index(index: Any, size: int) -> np.ndarray:
     from ._vmap import BatchedParam
     if type(index) is BatchedParam:
         return index.array
+    if isinstance(index, Tensor):  # (an op's ``versioned=`` param, given as a tensor)
+        index = index._data
     return np.broadcast_to(index, (size,) + np.shape(index))
 
 

@@ -43,6 +43,7 @@ CONVERSIONS = frozenset({
     "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
     "integer",  # must be an int (not a bool or float): PyTorch's TypeError (``mvlgamma(): argument 'p' ...``)
     "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
+    "versioned_index",  # the same, a Tensor kept as itself: for a ``versioned=`` param (``shape.versioned_index``)
     "mask",    # must be a Tensor (PyTorch's TypeError otherwise), as its NumPy array
     "str",     # must be a str: PyTorch's TypeError otherwise (``scatter_reduce(): argument 'reduce' ...``)
     "bool",    # must be a bool: PyTorch's TypeError otherwise (``put(): argument 'accumulate' ...``)

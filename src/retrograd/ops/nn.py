@@ -29,6 +29,7 @@ from . import shape as _S
 from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply
+from .op import versioned_array as _array
 from .shape import cat
 
 _make = Tensor._make
@@ -226,13 +227,6 @@ def _log_softmax_backward_full(grad: np.ndarray, out: np.ndarray, dim: int) -> n
 
 
 _log_softmax_backward = _in_float(_log_softmax_backward_full)
-
-
-def _array(value: Any) -> Any:
-    """A ``versioned=`` param as an array: callers give a Tensor (so that the node keeps its
-    version), internal ones (vmap's batching rule, a compiled graph's
-    replay) an array."""
-    return value._data if isinstance(value, Tensor) else value
 
 
 def _plain_arrays(*tensors: Tensor) -> bool:

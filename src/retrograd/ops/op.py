@@ -130,6 +130,13 @@ def versioned_param(value: Any, node: Node) -> Any:
     return value
 
 
+def versioned_array(value: Any) -> Any:
+    """A ``versioned=`` param as an array, for forwards and rules: callers give a Tensor (so that
+    the node keeps its version), internal ones (vmap's batching rules, a compiled graph's replay)
+    an array."""
+    return value._data if isinstance(value, Tensor) else value
+
+
 def saved_all(node: Node) -> tuple[Any, ...]:
     """A variadic op's saved inputs, all of them unpacked."""
     saved = node._saved
