@@ -219,6 +219,24 @@ def _take(m: Any) -> Any:
     return m.take(x, i), [x], lambda: i.fill_(3)
 
 
+def _masked_fill_mask(m: Any) -> Any:  # (a bool tensor: PyTorch names its type ``CPUBoolType``)
+    mask = m.tensor([True, False, True, False, True])
+    x = _leaf(m, SCORES)
+    return x.masked_fill(mask, 0.5), [x], lambda: mask.fill_(False)
+
+
+def _where_condition(m: Any) -> Any:
+    cond = m.tensor(SCORES > 0)
+    x, y = _leaf(m, SCORES), _leaf(m, PROBS)
+    return m.where(cond, x, y), [x, y], lambda: cond.logical_not_()
+
+
+def _complex_factor(m: Any) -> Any:  # (``CPUComplexDoubleType``)
+    c = m.tensor(SCORES[0] + 1j * SCORES[1])
+    x = _leaf(m, SCORES[2])
+    return (x * c).abs(), [x], lambda: c.mul_(2)
+
+
 # PyTorch keeps none of these (its backward does not read the tensor): no error, the old gradient.
 def _l1_target(m: Any) -> Any:
     t = m.tensor(PROBS[0])
@@ -248,7 +266,7 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
     _soft_margin, _multi_margin_target, _multi_margin_weight, _multilabel_margin, _ctc_targets, _ctc_unbatched, _gather, _scatter, _scatter_value, _scatter_add,
-    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _l1_target, _hinge_embedding_target,
+    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _masked_fill_mask, _where_condition, _complex_factor, _l1_target, _hinge_embedding_target,
     _margin_ranking_target, _take_along_dim_index)}
 
 
