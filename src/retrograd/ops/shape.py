@@ -865,11 +865,11 @@ def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduc
         import warnings
 
         warnings.warn(SCATTER_REDUCE_WARNING, UserWarning, stacklevel=3)
-        return scatter_reduce_legacy, (x, source, d, idx, reduce)
+        return scatter_reduce_legacy, (x, source, d, _array(idx), reduce)  # (no derivative: nothing kept)
     number = source.item() if isinstance(source, np.generic) else source
     if reduce is None:
         return scatter_value, (x, d, idx, number)
-    return scatter_value_reduce_legacy, (x, d, idx, number, reduce)
+    return scatter_value_reduce_legacy, (x, d, _array(idx), number, reduce)
 
 
 # -- joining and splitting: cat, stack, unbind, split / chunk (several views), tensor_split ---
