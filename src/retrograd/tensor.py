@@ -1507,7 +1507,7 @@ class Tensor:
         return tuple(_apply(_S.unbind, (self, _R.normalize_dim(dim, self._data.ndim))))
 
     def gather(self, dim: builtins.int, index: Any, *, sparse_grad: builtins.bool = False) -> Tensor:
-        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
+        return _apply(_S.gather, (self, _R.normalize_dim(dim, self._data.ndim), _S.versioned_index(index)))
 
     def scatter(self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Tensor:
         op, args = _S.scatter_args(self, dim, index, src, value, reduce)
@@ -1516,7 +1516,7 @@ class Tensor:
     def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
         if not isinstance(src, Tensor):
             raise TypeError(f"scatter_add(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
-        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S._index_array(index)))
+        return _apply(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), _S.versioned_index(index)))
 
     def __getitem__(self, key: Any) -> Tensor:
         return _ops.indexing.getitem(self, key)
@@ -1621,11 +1621,11 @@ class Tensor:
 
     def index_add(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
-        return _apply(_S.index_add, (self, source, d, _S._index_array(index), alpha))
+        return _apply(_S.index_add, (self, source, d, _S.versioned_index(index), alpha))
 
     def index_add_(self, dim: Any, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
         d = _R.normalize_dim(dim, self._data.ndim)
-        return _apply_inplace(_S.index_add, (self, source, d, _S._index_array(index), alpha))
+        return _apply_inplace(_S.index_add, (self, source, d, _S.versioned_index(index), alpha))
 
     def take_along_dim(self, indices: Tensor, dim: Any = None) -> Tensor:
         return _S.take_along_dim(self, indices, dim)
@@ -1676,7 +1676,8 @@ class Tensor:
     def scatter_add_(self, dim: Any, index: Tensor, src: Tensor) -> Tensor:
         if not isinstance(src, Tensor):
             raise TypeError(f"scatter_add_(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
-        return _apply_inplace(_S.scatter_add, (self, src, _R.normalize_dim(dim, self._data.ndim), index._data))
+        d = _R.normalize_dim(dim, self._data.ndim)
+        return _apply_inplace(_S.scatter_add, (self, src, d, _S.versioned_index(index)))
 
     def index_put(self, indices: Any, values: Tensor, accumulate: Any = False) -> Tensor:
         key = _ops.indexing.index_put_key(self, indices)

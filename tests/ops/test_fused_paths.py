@@ -482,10 +482,10 @@ def test_cross_entropy_saved_tensor_hooks_see_what_the_composition_saves() -> No
 
 def test_log_softmax_nll_refuses_what_the_general_path_must_handle() -> None:
     x = np.zeros((3, 4), np.float32)
-    assert nn_ops.log_softmax_nll(x, np.array([0, 4, 1]), "mean") is None  # out of range
-    assert nn_ops.log_softmax_nll(x, np.array([0, -1, 1]), "mean") is None  # negative
-    assert nn_ops.log_softmax_nll(x[:0], np.zeros(0, np.int64), "mean") is None  # no rows
-    logp, loss = nn_ops.log_softmax_nll(x, np.array([0, 3, 1]), "mean")  # type: ignore[misc]
+    assert nn_ops.log_softmax_nll(x, rg.tensor([0, 4, 1]), "mean") is None  # out of range
+    assert nn_ops.log_softmax_nll(x, rg.tensor([0, -1, 1]), "mean") is None  # negative
+    assert nn_ops.log_softmax_nll(x[:0], rg.zeros(0, dtype=rg.int64), "mean") is None  # no rows
+    logp, loss = nn_ops.log_softmax_nll(x, rg.tensor([0, 3, 1]), "mean")  # type: ignore[misc]
     np.testing.assert_allclose(logp, np.full((3, 4), -np.log(4.0), np.float32))
     assert loss.dtype == np.float32 and loss.shape == () and float(loss) == pytest.approx(np.log(4.0))
 

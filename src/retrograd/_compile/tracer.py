@@ -163,6 +163,9 @@ class Tracer:
         casts = self._casts(op, inputs, params, args)
         if casts is None:
             return
+        versioned = op.versioned_params
+        if versioned is not None:  # a tensor given there (a loss's target) is a value, never a constant
+            params = tuple(p._data if i in versioned and isinstance(p, Tensor) else p for i, p in enumerate(params))
         if any(isinstance(p, np.ndarray) for p in params):
             refs: list[Any] = []
             for p in params:

@@ -265,12 +265,18 @@ ANOMALY_ON_HINT = (
 )
 
 
+_LEGACY_TYPE_NAMES = frozenset({"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"})
+
+
 def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Tensor | None, output_nr: int) -> str:
     """PyTorch's message for a saved value modified in place, plus where the write happened."""
     from .._dtype import scalar_type_name
 
     shape = ", ".join(str(s) for s in data.shape)
-    what = f"[torch.{scalar_type_name(data.dtype)}Tensor [{shape}]]"
+    name = scalar_type_name(data.dtype)
+    # PyTorch names the type as its C++ ``toString`` does: the legacy class name for the eight
+    # original types, ``CPU<Scalar>Type`` for the others (``[CPUBoolType [3]]`` for a mask).
+    what = f"[torch.{name}Tensor [{shape}]]" if name in _LEGACY_TYPE_NAMES else f"[CPU{name}Type [{shape}]]"
     if tensor is None:  # the node's own output
         what += f", which is output {output_nr} of {_short_node_name(node)},"
     elif tensor._grad_fn is not None:

@@ -331,6 +331,10 @@ def nll_loss(op: Op, inputs: list[Any], batched: list[bool], params: tuple[Any, 
     """The samples' rows folded into one batch of rows, reduced per sample afterwards."""
     from ._vmap import BatchedParam
     target, weight, reduction, ignore_index = params
+    if isinstance(target, Tensor):  # (the op's ``versioned=`` params, given as tensors)
+        target = target._data
+    if isinstance(weight, Tensor):
+        weight = weight._data
     x = inputs[0] if batched[0] else _expand(inputs[0], size)
     if x.dim() > 3:
         return NotImplemented
@@ -661,6 +665,8 @@ def _batched_index(index: Any, size: int) -> np.ndarray:
     from ._vmap import BatchedParam
     if type(index) is BatchedParam:
         return index.array
+    if isinstance(index, Tensor):  # (an op's ``versioned=`` param, given as a tensor)
+        index = index._data
     return np.broadcast_to(index, (size,) + np.shape(index))
 
 

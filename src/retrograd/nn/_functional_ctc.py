@@ -41,8 +41,9 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     batched = log_probs.dim() == 3
     # (an unbatched (T, C) input runs as a batch of one, squeezed at the end: PyTorch's graph)
     x = log_probs if batched else log_probs.unsqueeze(1)
-    target_data = targets._data if batched else targets._data[None]
-    loss, _ = apply(_nn.ctc_loss, (x, target_data, input_t, target_t, blank, bool(zero_infinity)))
+    # (the targets as the op's ``versioned=`` param, as given: an unbatched (S,) one reads as the
+    # concatenated targets of a batch of one)
+    loss, _ = apply(_nn.ctc_loss, (x, targets, input_t, target_t, blank, bool(zero_infinity)))
     if zero_infinity:
         loss = where(loss == float("inf"), Tensor._make(np.zeros((), loss._data.dtype)), loss)
     if reduction == "mean":

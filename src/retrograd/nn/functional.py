@@ -1354,7 +1354,10 @@ def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction
                 f"expected scalar type {scalar_type_name(input._data.dtype)} but found "
                 f"{scalar_type_name(weight._data.dtype)}"
             )
-        wdata = weight._data
+        wdata = weight  # (versioned: the node keeps the tensor with its version)
+    # The target as the op's ``versioned=`` param: the tensor, whose version the node keeps
+    # (under vmap, a batched one's logical array, for the batching rule).
+    tkeep: Any = target if type(tdata) is np.ndarray else tdata
     if ndim <= 2:
         _no_grad_arg(weight, "weight", "nll_loss_forward")
         if tdata.ndim > 1:
@@ -1362,8 +1365,9 @@ def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction
         if ndim == 1 and tdata.ndim == 1:
             if tdata.shape[0] != 1:
                 raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {tdata.shape[0]}")
-            tdata = tdata.reshape(())
-        return apply(_nn.nll_loss, (input, tdata, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
+            if tkeep is not target:  # (a tensor target is kept as given, as PyTorch's; the forward views it)
+                tkeep = tdata.reshape(())
+        return apply(_nn.nll_loss, (input, tkeep, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
     _no_grad_arg(weight, "weight", "nll_loss2d_forward")
     n = input.shape[0]
     if input.dim() == 4:
@@ -1375,14 +1379,15 @@ def _nll_loss_nd(input: Tensor, target: Tensor, weight: Tensor | None, reduction
             raise RuntimeError(
                 f"size mismatch (got input: {_shape_list(input.shape)} , target: {_shape_list(target.shape)}"
             )
-        return apply(_nn.nll_loss2d, (input, tdata, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
+        return apply(_nn.nll_loss2d, (input, tkeep, wdata, reduction, ignore_index))  # type: ignore[no-any-return]
     out_size = (n,) + tuple(input.shape[2:])
     if tuple(target.shape[1:]) != tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {_shape_list(out_size)}, got {_shape_list(target.shape)}")
     # As PyTorch: view (N, C, d1, d2...) as (N, C, 1, d1*d2*...) and use the 2-D loss.
     x = input.contiguous()
     x = x.view(n, classes, 1, -1) if x.numel() else x.view(n, classes, 0, 0)
-    t = np.ascontiguousarray(tdata).reshape((n, 1, -1) if tdata.size else (n, 0, 0))
+    t_shape = (n, 1, -1) if tdata.size else (n, 0, 0)
+    t = target.contiguous().reshape(t_shape) if tkeep is target else np.ascontiguousarray(tdata).reshape(t_shape)
     out = apply(_nn.nll_loss2d, (x, t, wdata, reduction, ignore_index))
     return out.view(out_size) if reduction == "none" else out  # type: ignore[no-any-return]
 
@@ -1448,14 +1453,14 @@ def _cross_entropy_fused(input: Tensor, target: Tensor, reduction: str, ignore_i
     if not (x.ndim == 2 and tdata.ndim == 1 and tdata.dtype == np.int64 and x.dtype in _FUSED_CE_DTYPES
             and x.shape[0] == tdata.shape[0] and not 0 <= ignore_index < x.shape[1]):
         return None
-    fused = _nn.log_softmax_nll(x, tdata, reduction)
+    fused = _nn.log_softmax_nll(x, target, reduction)
     if fused is None:
         return None
     if not _CE_PATHS:
         _CE_PATHS[:] = (prerun(_nn.log_softmax), prerun(_nn.nll_loss))
     record_log_softmax, record_nll_loss = _CE_PATHS
     logp = record_log_softmax(input, fused[0], 1)
-    return record_nll_loss(logp, fused[1], tdata, None, reduction, ignore_index)  # type: ignore[no-any-return]
+    return record_nll_loss(logp, fused[1], target, None, reduction, ignore_index)  # type: ignore[no-any-return]
 
 
 def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,  # noqa: A002
@@ -1724,7 +1729,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
     """
     reduction = _reduction(size_average, reduce, reduction)
     _no_grad_arg(target, "target", "soft_margin_loss")
-    t = np.broadcast_to(target._data, tuple(input.shape))
+    t = target.expand(tuple(input.shape)) if tuple(target.shape) != tuple(input.shape) else target  # (a view: its version)
     return apply(_nn.soft_margin_loss, (input, t, reduction))  # type: ignore[no-any-return]
 
 
@@ -1780,9 +1785,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     classes = input.shape[-1]
     if tdata.size and (tdata.min() < 0 or tdata.max() >= classes):
         raise RuntimeError("target out of range")
-    wdata = None if weight is None else weight._data
-    return apply(_nn.multi_margin_loss,  # type: ignore[no-any-return]
-                 (input, tdata, p, margin, wdata, reduction))
+    return apply(_nn.multi_margin_loss,  # type: ignore[no-any-return]  # (versioned: the tensors)
+                 (input, target, p, margin, weight, reduction))
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any = None,  # noqa: A002
@@ -1802,7 +1806,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: Any = No
                            f"{_shape_list(input.shape)}")
     if tdata.size and (tdata.min() < -1 or tdata.max() >= input.shape[-1]):
         raise RuntimeError("argument #2 'target' is out of range")
-    return apply(_nn.multilabel_margin_loss, (input, tdata, reduction))  # type: ignore[no-any-return]
+    return apply(_nn.multilabel_margin_loss, (input, target, reduction))  # (versioned: the tensor)  # type: ignore[no-any-return]
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: Any = None,  # noqa: A002

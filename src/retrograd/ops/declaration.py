@@ -43,6 +43,7 @@ CONVERSIONS = frozenset({
     "tensor",  # must be a Tensor: PyTorch's TypeError for a number (``atan2(): argument 'other' ...``)
     "integer",  # must be an int (not a bool or float): PyTorch's TypeError (``mvlgamma(): argument 'p' ...``)
     "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
+    "versioned_index",  # the same, a Tensor kept as itself: for a ``versioned=`` param (``shape.versioned_index``)
     "mask",    # must be a Tensor (PyTorch's TypeError otherwise), as its NumPy array
     "str",     # must be a str: PyTorch's TypeError otherwise (``scatter_reduce(): argument 'reduce' ...``)
     "bool",    # must be a bool: PyTorch's TypeError otherwise (``put(): argument 'accumulate' ...``)
@@ -105,6 +106,10 @@ class Declaration:
     # The JVP (forward AD): a kind in JVP_DERIVATIONS or a rule function; every differentiable
     # entry declares one (tests/ops/test_jvp_declared.py), a non-differentiable one none.
     jvp: str | Callable[..., Any] | None = None
+    # Params that a caller may give as a Tensor whose data the backward reads (a loss's target,
+    # an index): the node keeps such a tensor with its version, and a rule reading it gets it back
+    # only if it was not written in place since (PyTorch's version error otherwise), as an input.
+    versioned: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -127,13 +132,14 @@ class Declaration:
         hot: bool = False,
         inplace_ufunc: Any = None,
         jvp: str | Callable[..., Any] | None = None,
+        versioned: tuple[str, ...] = (),
     ) -> None:
         # (one dict update, not a frozen dataclass's object.__setattr__ per field)
         self.__dict__.update(
             name=name, forward=forward, node=node, inputs=inputs, params=params, grads=grads, dtype=dtype,
             view=view, outputs=outputs, differentiable_outputs=differentiable_outputs, saved=saved,
             variants=variants, aliases=aliases, signature=signature, convert=convert, operators=operators,
-            hot=hot, inplace_ufunc=inplace_ufunc, jvp=jvp)
+            hot=hot, inplace_ufunc=inplace_ufunc, jvp=jvp, versioned=versioned)
         self.__post_init__()
 
     def _values(self) -> tuple[Any, ...]:
@@ -166,7 +172,7 @@ class Declaration:
         if self.dtype not in DTYPE_RULES:
             raise ValueError(f"{where}: dtype={self.dtype!r} is not one of {_choices(DTYPE_RULES)}")
         # Sequences given as lists or a bare string are normalised (a bare string is one name).
-        for field in ("inputs", "params", "variants", "aliases", "operators"):
+        for field in ("inputs", "params", "variants", "aliases", "operators", "versioned"):
             value = getattr(self, field)
             object.__setattr__(self, field, (value,) if isinstance(value, str) else tuple(value))
         for variant in self.variants:
@@ -185,6 +191,9 @@ class Declaration:
                 raise ValueError(f"{where}: {n!r} means something else to a backward rule; rename the input")
         if len(set(names)) != len(names):
             raise ValueError(f"{where}: input and param names must be distinct, got {tuple(names)}")
+        for n in self.versioned:
+            if n not in self.params:
+                raise ValueError(f"{where}: versioned names {n!r}, which is not one of its params {self.params}")
         if self.node is not None and (not isinstance(self.node, str) or not self.node.isidentifier()):
             raise ValueError(f"{where}: node must be a class name, got {self.node!r}")
         if type(self.view) is not bool:
@@ -252,7 +261,8 @@ class Declaration:
 
 
 _FIELDS = ("name", "forward", "node", "inputs", "params", "grads", "dtype", "view", "outputs", "differentiable_outputs",
-           "saved", "variants", "aliases", "signature", "convert", "operators", "hot", "inplace_ufunc", "jvp")
+           "saved", "variants", "aliases", "signature", "convert", "operators", "hot", "inplace_ufunc", "jvp",
+           "versioned")
 
 
 def signature_names(signature: str, where: str = "signature") -> list[str]:

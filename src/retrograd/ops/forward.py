@@ -45,7 +45,7 @@ from ..autograd.grad_mode import STATE, enable_grad
 from ..autograd.graph import SavedTensor
 from ..tensor import Tensor
 from .op import _compile, _where, apply, forward_arrays, quiet  # (this module loads on first use, after ops/op.py)
-from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES
+from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, VERSIONED
 
 NOT_IMPLEMENTED = (
     "Trying to use forward AD with {} that does not support it because it has not been implemented yet."
@@ -230,7 +230,7 @@ def _rule_args(op: Any, specs: Sequence[tuple[int, int]], inputs: Sequence[Any],
     for kind, i in specs:
         if kind == SAVED:
             args.append(inputs[i] if i < n else outputs[i - n])
-        elif kind == PARAM:
+        elif kind == PARAM or kind == VERSIONED:  # (a versioned param is read as given: no write since)
             args.append(params[i])
         elif kind == SHAPE or kind == DTYPE:
             x = inputs[diff[i]]
@@ -501,7 +501,7 @@ def _rule_call_args(op: Any, specs: Sequence[tuple[int, int]], diff: Sequence[in
     for kind, i in specs:
         if kind == SAVED:
             args.append(f"x{i}" if i < n else "result")
-        elif kind == PARAM:
+        elif kind == PARAM or kind == VERSIONED:
             args.append(f"params[{i}]")
         elif kind == SHAPE:
             args.append(f"_array_of(x{diff[i]}).shape")

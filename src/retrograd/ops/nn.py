@@ -29,6 +29,7 @@ from . import shape as _S
 from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply
+from .op import versioned_array as _array
 from .shape import cat
 
 _make = Tensor._make
@@ -1220,7 +1221,7 @@ def _binary_cross_entropy(x: np.ndarray, t: np.ndarray, weight: Any, reduction: 
         # PyTorch clamps each log at -100 so a confident wrong prediction gives a finite loss.
         loss = (t - 1) * np.maximum(np.log1p(-x), -100.0) - t * np.maximum(np.log(x), -100.0)
     if weight is not None:
-        loss = loss * weight._data
+        loss = loss * _array(weight)
     return reduce_array(loss, reduction, x.dtype)
 
 
@@ -1240,16 +1241,16 @@ def _bce_target_grad(grad: Tensor, self: Tensor, weight: Any, reduction: str) ->
 
 binary_cross_entropy = Op(
     "binary_cross_entropy", _binary_cross_entropy, node="BinaryCrossEntropyBackward0", inputs=("self", "target"),
-    params=("weight", "reduction"), grads=(_bce_self_grad, _bce_target_grad), jvp="transpose")
+    params=("weight", "reduction"), grads=(_bce_self_grad, _bce_target_grad), jvp="transpose", versioned=("weight",))
 
 
 def _bce_with_logits(x: np.ndarray, t: np.ndarray, weight: Any, pos_weight: Any, reduction: str) -> np.ndarray:
     log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))  # stable for any |x|
     if pos_weight is not None:
-        log_sig = log_sig * ((pos_weight._data - 1) * t + 1)
+        log_sig = log_sig * ((_array(pos_weight) - 1) * t + 1)
     loss = (1 - t) * x - log_sig
     if weight is not None:
-        loss = loss * weight._data
+        loss = loss * _array(weight)
     return reduce_array(loss, reduction, np.result_type(x, t))
 
 
@@ -1274,7 +1275,7 @@ def _bcel_target_grad(grad: Tensor, self: Tensor, weight: Any, pos_weight: Any, 
 binary_cross_entropy_with_logits = Op(
     "binary_cross_entropy_with_logits", _bce_with_logits, node="BinaryCrossEntropyWithLogitsBackward0",
     inputs=("self", "target"), params=("weight", "pos_weight", "reduction"), dtype="promote",
-    grads=(_bcel_self_grad, _bcel_target_grad), jvp="transpose")
+    grads=(_bcel_self_grad, _bcel_target_grad), jvp="transpose", versioned=("weight", "pos_weight"))
 
 
 def _rows(n: int) -> np.ndarray:
@@ -1328,19 +1329,29 @@ def _nll_targets(target: np.ndarray, classes: int, weight: Any, ignore_index: in
     return safe, (w * valid).astype(dtype, copy=False)
 
 
-# The last (N,) targets a forward found all in [0, C) and none ignored (by ``_nll_targets`` or
-# the fused forward), with C: the backward of that forward scatters by them without
-# checking them again. Held strongly, so ``is`` cannot match a new array at a reused address;
-# a pair replaced at once, so threads read a consistent one. (As before this record, targets
-# changed in place between forward and backward go unnoticed; PyTorch raises a version error.)
-CHECKED_TARGETS: list[tuple[Any, int]] = [(None, 0)]
+# The last (N,) target tensor's array a forward found all in [0, C) and none ignored (by
+# ``_nll_targets`` or the fused forward), with C and the tensor's version then: a backward given
+# that array at that version scatters by it without checking it again. The version is what
+# makes this safe: a write in place bumps it, and the node's own check (``versioned=``) refuses
+# such a target anyway, but another forward may have been recorded with it since (with an
+# ``ignore_index`` that lets it past). Held strongly, so ``is`` cannot match a new array at a
+# reused address; replaced at once, so threads read a consistent record.
+CHECKED_TARGETS: list[tuple[Any, int, int]] = [(None, 0, 0)]
 
 
-def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
+def _version(tensor: Tensor) -> int:
+    counter = tensor._version_counter  # (made on first need: none yet is version 0)
+    return 0 if counter is None else counter.value  # type: ignore[no-any-return]
+
+
+def _nll_loss(x: np.ndarray, target: Any, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
+    tensor, target, weight = target, _array(target), _array(weight)
+    if x.ndim == 1 and target.ndim == 1:  # a (C,) input's target of one: one 0-d target
+        target = target.reshape(())
     scores = _nll_scores(x)
     safe, w = _nll_targets(target, scores.shape[1], weight, ignore_index, x.dtype)
-    if w is None and x.ndim == 2 and target.ndim == 1:  # (w None: no weights, all in range, none ignored)
-        CHECKED_TARGETS[0] = (target, scores.shape[1])
+    if w is None and x.ndim == 2 and target.ndim == 1 and tensor is not target:
+        CHECKED_TARGETS[0] = (target, scores.shape[1], _version(tensor))  # (w None: no weights, all valid)
     picked = scores[_rows(len(safe)), safe]
     losses = -picked if w is None else -picked * w
     if reduction == "none":
@@ -1354,7 +1365,7 @@ def _nll_loss(x: np.ndarray, target: np.ndarray, weight: Any, reduction: str, ig
         return np.asarray(losses.sum() / total, dtype=x.dtype)
 
 
-def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: np.ndarray, weight: Any,
+def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: Any, weight: Any,
                    reduction: str, ignore_index: int) -> Tensor:
     # Linear in the input: grad times constant coefficients (-weight at the target class), so
     # the rule is differentiable again.
@@ -1362,6 +1373,7 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
         fast = _nll_loss_grad_plain(grad, self_shape, self_dtype, target, reduction)
         if fast is not None:
             return fast
+    target, weight = _array(target), _array(weight)
     classes = self_shape[0] if len(self_shape) == 1 else self_shape[1]
     safe, w = _nll_targets(target, classes, weight, ignore_index, self_dtype)
     if w is None:
@@ -1383,18 +1395,19 @@ def _nll_loss_grad(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, t
     return grad * _make(coeff_full)
 
 
-def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: np.ndarray,
+def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: Any, target: Any,
                          reduction: str) -> Tensor | None:
     """The gradient of a mean or sum ``nll_loss`` of (N, C) scores without class weights, as one
     array, when no graph is wanted: ``-grad`` (over N for the mean) at each row's target class,
-    zeros elsewhere, as PyTorch's kernel fills it. Only for the targets its forward found valid
-    (``CHECKED_TARGETS``: not checked again); ``None`` for others, and where the product must be
-    recorded (create_graph, forward AD) or dtypes differ: the general rule."""
-    checked, classes = CHECKED_TARGETS[0]
+    zeros elsewhere, as PyTorch's kernel fills it. Only for the target tensor its forward found
+    valid, unwritten since (``CHECKED_TARGETS``: not checked again); ``None`` for others, and
+    where the product must be recorded (create_graph, forward AD) or dtypes differ: the general rule."""
+    checked, classes, version = CHECKED_TARGETS[0]
     g = grad._data
-    if checked is not target or classes != self_shape[1] or not _plain_arrays(grad) or g.dtype != self_dtype \
-            or g.ndim:
+    if type(target) is not Tensor or checked is not target._data or version != _version(target) \
+            or classes != self_shape[1] or not _plain_arrays(grad) or g.dtype != self_dtype or g.ndim:
         return None
+    target = checked
     n = self_shape[0]
     # The general rule's coefficient times grad, the same rounding: grad * dtype(-1/n or -1).
     value = g * np.asarray(-1.0 / n if reduction == "mean" else -1.0, self_dtype)
@@ -1403,23 +1416,27 @@ def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: 
     return _make(coeff)
 
 
+# The target and class weights are read again by backward: the node keeps them with their
+# versions, and refuses them changed in place (``versioned=``), as PyTorch does.
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
-nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,), jvp="linear")
+nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,), jvp="linear",
+              versioned=("target", "weight"))
 nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,),
-                jvp="linear")
+                jvp="linear", versioned=("target", "weight"))
 
 
-def _log_softmax_nll(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple[np.ndarray, np.ndarray] | None:
+def _log_softmax_nll(x: np.ndarray, target_tensor: Tensor, reduction: str) -> tuple[np.ndarray, np.ndarray] | None:
     """``log_softmax(x, 1)`` and the ``nll_loss`` of it in one pass, for ``cross_entropy``'s common
     case: (N, C) float32/float64 scores, N int64 class indices, no class weights. The same values
     as the two forwards (``_log_softmax``, ``_nll_loss``) with half the NumPy calls: one check of
     the targets (which the backward then trusts, ``CHECKED_TARGETS``), no copies of them.
     ``None`` where the general path must run (no rows, a target out of range: its error)."""
     n, classes = x.shape
+    target = target_tensor._data
     # One reduction checks 0 <= target < C: a negative int64 seen as uint64 is beyond any C.
     if not n or np.maximum.reduce(target.view(_UINT64)) >= classes:
         return None
-    CHECKED_TARGETS[0] = (target, classes)
+    CHECKED_TARGETS[0] = (target, classes, _version(target_tensor))
     logp = x - np.maximum.reduce(x, axis=1, keepdims=True)
     logp -= np.log(np.add.reduce(np.exp(logp), axis=1, keepdims=True))
     picked = logp[_rows(n), target]
@@ -1432,41 +1449,43 @@ def _log_softmax_nll(x: np.ndarray, target: np.ndarray, reduction: str) -> tuple
 log_softmax_nll = quiet_forward(_log_softmax_nll)
 
 
-def _soft_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
-    z = -target * x
+def _soft_margin_loss(x: np.ndarray, target: Any, reduction: str) -> np.ndarray:
+    z = -_array(target) * x
     loss = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))  # log(1 + exp(z)), stable
     return reduce_array(loss, reduction, x.dtype)
 
 
-def _soft_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
-    t = _make(target.astype(self._data.dtype, copy=False))
+def _soft_margin_grad(grad: Tensor, self: Tensor, target: Any, reduction: str) -> Tensor:
+    t = _make(_array(target).astype(self._data.dtype, copy=False))
     return _reduced(grad, reduction, self.numel()) * (-t * (-t * self).sigmoid())
 
 
 soft_margin_loss = Op("soft_margin_loss", _soft_margin_loss, node="SoftMarginLossBackward0",
-                      params=("target", "reduction"), grads=(_soft_margin_grad,), jvp="transpose")
+                      params=("target", "reduction"), grads=(_soft_margin_grad,), jvp="transpose",
+                      versioned=("target",))
 
 
-def _multi_margin_parts(shape: tuple[int, ...], target: np.ndarray, weight: Any) -> tuple[np.ndarray, ...]:
+def _multi_margin_parts(shape: tuple[int, ...], target: Any, weight: Any) -> tuple[np.ndarray, ...]:
     n, c = (1, shape[0]) if len(shape) == 1 else shape
+    target, weight = _array(target), _array(weight)
     t = target.reshape(n, 1).astype(np.int64, copy=False)
     others = np.arange(c)[None, :] != t
     w = np.ones((n, 1)) if weight is None else weight[t]
     return t, others, w
 
 
-def _multi_margin_loss(x: np.ndarray, target: np.ndarray, p: int, margin: float, weight: Any,
+def _multi_margin_loss(x: np.ndarray, target: Any, p: int, margin: float, weight: Any,
                        reduction: str) -> np.ndarray:
     x2 = x.reshape(-1, x.shape[-1])
     t, others, w = _multi_margin_parts(x.shape, target, weight)
     z = np.maximum(margin - np.take_along_axis(x2, t, 1) + x2, 0) * others
     losses = ((z if p == 1 else z * z) * w).sum(1) / x2.shape[1]
     if reduction == "none" and x.ndim == 1:
-        return losses.reshape(target.shape).astype(x.dtype, copy=False)
+        return losses.reshape(_array(target).shape).astype(x.dtype, copy=False)
     return reduce_array(losses, reduction, x.dtype)
 
 
-def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, margin: float, weight: Any,
+def _multi_margin_grad(grad: Tensor, self: Tensor, target: Any, p: int, margin: float, weight: Any,
                        reduction: str) -> Tensor:
     x2 = self.reshape(-1, self.shape[-1])
     n, c = x2.shape
@@ -1483,12 +1502,12 @@ def _multi_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, p: int, m
 
 multi_margin_loss = Op("multi_margin_loss", _multi_margin_loss, node="MultiMarginLossBackward0",
                        params=("target", "p", "margin", "weight", "reduction"), grads=(_multi_margin_grad,),
-                       jvp="transpose")
+                       jvp="transpose", versioned=("target", "weight"))
 
 
-def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _multilabel_parts(x: np.ndarray, target: Any) -> tuple[np.ndarray, np.ndarray]:
     """Per (sample, class): how often it is listed as a target (before the first -1), and target-ness."""
-    t = target.reshape(-1, x.shape[-1])
+    t = _array(target).reshape(-1, x.shape[-1])
     listed = np.cumprod(t != -1, axis=1).astype(bool)
     counts = np.zeros(t.shape, dtype=np.int64)
     rows = np.broadcast_to(np.arange(t.shape[0])[:, None], t.shape)
@@ -1496,7 +1515,7 @@ def _multilabel_parts(x: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np
     return counts, counts > 0
 
 
-def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -> np.ndarray:
+def _multilabel_margin_loss(x: np.ndarray, target: Any, reduction: str) -> np.ndarray:
     x2 = x.reshape(-1, x.shape[-1])
     counts, is_target = _multilabel_parts(x, target)
     # margins[n, j, i] = 1 - (x[j] - x[i]) for listed targets j and non-targets i
@@ -1507,7 +1526,7 @@ def _multilabel_margin_loss(x: np.ndarray, target: np.ndarray, reduction: str) -
     return reduce_array(losses, reduction, x.dtype)
 
 
-def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, reduction: str) -> Tensor:
+def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: Any, reduction: str) -> Tensor:
     # Piecewise linear: constant coefficients times the incoming gradient.
     x2 = self._data.reshape(-1, self.shape[-1])
     counts, is_target = _multilabel_parts(self._data, target)
@@ -1518,7 +1537,8 @@ def _multilabel_margin_grad(grad: Tensor, self: Tensor, target: np.ndarray, redu
 
 
 multilabel_margin_loss = Op("multilabel_margin_loss", _multilabel_margin_loss, node="MultilabelMarginLossBackward0",
-                            params=("target", "reduction"), grads=(_multilabel_margin_grad,), jvp="transpose")
+                            params=("target", "reduction"), grads=(_multilabel_margin_grad,), jvp="transpose",
+                            versioned=("target",))
 
 
 # ``at::norm(x, p)`` over every element (``torch.norm_except_dim(v, p, -1)``): the Scalar overload's node.
@@ -1596,10 +1616,11 @@ def _ctc_targets(targets: np.ndarray, target_lengths: Any) -> list[np.ndarray]:
     return [targets[offsets[b]:offsets[b + 1]] for b in range(len(target_lengths))]
 
 
-def _ctc_forward(lp: np.ndarray, targets: np.ndarray, input_lengths: tuple[int, ...],
+def _ctc_forward(lp: np.ndarray, targets: Any, input_lengths: tuple[int, ...],
                  target_lengths: tuple[int, ...], blank: int, zero_infinity: bool) -> tuple[np.ndarray, np.ndarray]:
     batched = lp.ndim == 3
     x = lp if batched else lp[:, None]
+    targets = _array(targets)
     work = x.astype(np.float64)
     losses = np.empty(x.shape[1], np.float64)
     grads = np.zeros(x.shape, np.float64)
@@ -1622,5 +1643,7 @@ def _ctc_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...]) -> Tensor
 ctc_loss = Op("_ctc_loss", _ctc_forward, node="CtcLossBackward0", inputs=("log_probs",),
               params=("targets", "input_lengths", "target_lengths", "blank", "zero_infinity"), outputs=2,
               differentiable_outputs=(True, False),
-              grads=(lambda grad, result1, log_probs_shape: _ctc_grad(grad, result1, log_probs_shape),),
-              jvp="transpose")
+              # (the gradient was computed by the forward; ``targets`` is read only for its version
+              # check: PyTorch's node keeps them, and refuses them written in place)
+              grads=(lambda grad, result1, log_probs_shape, targets: _ctc_grad(grad, result1, log_probs_shape),),
+              jvp="transpose", versioned=("targets",))

@@ -60,7 +60,7 @@ from ..autograd.graph_hooks import (
 )
 from ..tensor import Tensor
 from .declaration import Declaration
-from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, Plan
+from .plan import DTYPE, NEEDS, PARAM, SAVED, SAVED_ALL, SHAPE, SHAPES, VERSIONED, Plan
 from .saved_attrs import saved_properties
 
 _make = Tensor._make
@@ -89,9 +89,11 @@ NO_EDGE = (None, 0)  # shared by every untracked input: one tuple fewer per op f
 # the generic loop (``OpNode.apply``) runs them compiled into one getter per rule (``_arg_getter``). The only other
 # reading of a saved input is its inlined unpack in ``_generate_apply`` (``self.saved(i)``
 # without the call).
+_READ_PARAM = "self._params[{i}]"
 ARG_EXPRESSIONS = {
     SAVED: "self.saved({i})",
-    PARAM: "self._params[{i}]",
+    PARAM: _READ_PARAM,
+    VERSIONED: "versioned_param(" + _READ_PARAM + ", self)",  # (version-checked: ``versioned=``)
     SHAPE: "self._input_meta[{i}][0]",
     DTYPE: "self._input_meta[{i}][1]",
     NEEDS: "tuple(nxt is not None for nxt, _ in self.next_functions)",
@@ -103,6 +105,36 @@ ARG_EXPRESSIONS = {
 # loop below instead of its generated ``apply``, to tell a fault of the generator from one of a
 # rule. Results are the same either way (tests/ops/test_op_core.py runs opdb entries under it).
 GENERIC_BACKWARD = os.environ.get("RETROGRAD_GENERIC_BACKWARD", "") not in ("", "0")
+
+
+def keep_versioned(params: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[Any, ...]:
+    """``params`` as a node keeps them: a Tensor at a ``versioned=`` position saved with its
+    version, as an input is (``save_input``; packed under saved-tensor hooks); the rest as given."""
+    kept = list(params)
+    for i in positions:
+        if isinstance(kept[i], Tensor):
+            kept[i] = _save(kept[i])
+    return tuple(kept)
+
+
+def versioned_param(value: Any, node: Node) -> Any:
+    """A ``versioned=`` param as its rule reads it: the tensor, if it was not written in place
+    since the forward (PyTorch's version error, the one of a saved input, if it was)."""
+    kind = type(value)
+    if kind is tuple:
+        if value[0]._version_counter.value != value[1]:
+            unpack_input(value, node)  # raises
+        return value[0]
+    if kind is PackedSaved:
+        return value.unpack(node)
+    return value
+
+
+def versioned_array(value: Any) -> Any:
+    """A ``versioned=`` param as an array, for forwards and rules: callers give a Tensor (so that
+    the node keeps its version), internal ones (vmap's batching rules, a compiled graph's replay)
+    an array."""
+    return value._data if isinstance(value, Tensor) else value
 
 
 def saved_all(node: Node) -> tuple[Any, ...]:
@@ -199,7 +231,7 @@ def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Calla
     items = "".join(ARG_EXPRESSIONS[kind].format(i=index) + ", " for kind, index in specs)
     source = f"def args(self):  # arguments of {label} of op {op.name!r}\n    return ({items})\n"
     filename = f"{GENERATED_FILE_PREFIX}{op.node_name} arguments of {label}>"
-    return _compile(source, filename, {"saved_all": saved_all}, "args")  # type: ignore[no-any-return]
+    return _compile(source, filename, {"saved_all": saved_all, "versioned_param": versioned_param}, "args")  # type: ignore[no-any-return]
 
 
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
@@ -218,7 +250,8 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     ``op.backward_source`` shows the whole source.
     """
     namespace: dict[str, Any] = {"FREED_TYPE": FREED_TYPE, "freed_message": freed_message, "unpack_input": unpack_input,
-                                 "PackedSaved": PackedSaved, "saved_all": saved_all}
+                                 "PackedSaved": PackedSaved, "saved_all": saved_all,
+                                 "versioned_param": versioned_param}
     n_inputs = op.n_inputs
     edge_rules = op.edge_rules
     n_edges = len(edge_rules)
@@ -320,6 +353,7 @@ class Op:
         hot: bool = False,
         inplace_ufunc: Any = None,
         jvp: str | Callable[..., Any] | None = None,
+        versioned: Sequence[str] = (),
     ) -> None:
         # The entry as written, validated (``ops/declaration.py``), and the run plan derived
         # from it (``ops/plan.py``).
@@ -329,7 +363,7 @@ class Op:
             differentiable_outputs=None if differentiable_outputs is None else tuple(differentiable_outputs),
             saved=saved, variants=variants, aliases=aliases, signature=signature,  # type: ignore[arg-type]
             convert=convert, operators=operators, hot=hot, inplace_ufunc=inplace_ufunc,  # type: ignore[arg-type]
-            jvp=jvp)
+            jvp=jvp, versioned=versioned)  # type: ignore[arg-type]
         # The plan is made on the op's first use (``__getattr__``, ``_make_plan``): building
         # every entry's at import cost ``import retrograd`` milliseconds. The name is the plan's too.
         self.name = name
@@ -778,7 +812,7 @@ node._sequence_nr = seq = next_sequence_nr()
 if not seq & GUARD_MASK:
     large_graph_guard(node)
 if params:  # (unset otherwise: only rules that read a param look)
-    node._params = params
+    node._params = params if versioned is None else keep_versioned(params, versioned)
 if ANOMALY[0]:
     remember_creation(node)
 """
@@ -848,6 +882,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
     keep_input, keep_result = op.unary_saves
     uses_meta = op.uses_meta
     is_view = op.view
+    versioned = op.versioned_params
 
     def unary(x: Tensor, *params: Any) -> Tensor:
         if _BATCHING and type(x) is _BatchedTensor:
@@ -916,6 +951,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
     numbers_as_arrays = isinstance(forward, np.ufunc) or getattr(forward, "array_scalars", False)
     cached_scalar = _SCALAR_ARRAYS.get
     to_float = op.dtype_rule == "float"
+    versioned = op.versioned_params
 
     def binary(a: Tensor, b: Any, *params: Any) -> Any:
         if defaults and not params:
@@ -985,6 +1021,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     """Attach a new node of ``op`` to ``outputs``: edges, input metadata, saved values."""
     node_cls = op.node_cls
     params = tuple(params)
+    versioned = op.versioned_params
     @NEW_NODE
     edges: list[tuple[Any, int]] = []
     wanted: frozenset[int] | set[int] = frozenset()
@@ -1100,6 +1137,7 @@ def ternary_path(op: Op) -> Callable[..., Any]:
             if tracked >> i & 1:
                 wanted |= saves_for[i]
         save_plans.append((0 in wanted, 1 in wanted, 2 in wanted, 3 in wanted))
+    versioned = op.versioned_params
 
     def ternary(a: Any, b: Any, c: Any, *params: Any) -> Any:
         if _BATCHING or not (isinstance(a, Tensor) and isinstance(b, Tensor) and isinstance(c, Tensor)):
@@ -1154,6 +1192,7 @@ def prerun_path(op: Op) -> Callable[..., Tensor]:
     node_cls: Any = op.node_cls
     keep_input, keep_result = op.unary_saves
     uses_meta = op.uses_meta
+    versioned = op.versioned_params
 
     def prerun(x: Tensor, out: Any, *params: Any) -> Tensor:
         @WRAP_RESULT

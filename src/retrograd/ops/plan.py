@@ -27,7 +27,8 @@ from .saved_attrs import check_saved_names
 
 # How a rule parameter is resolved at backward time (codes precomputed per rule at registration;
 # ``ARG_EXPRESSIONS`` in ops/op.py says what each reads from the node).
-SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL = range(7)
+# VERSIONED is a param declared ``versioned=``: a tensor kept with its version, checked when read.
+SAVED, PARAM, SHAPE, DTYPE, NEEDS, SHAPES, SAVED_ALL, VERSIONED = range(8)
 
 
 class Plan:
@@ -44,6 +45,9 @@ class Plan:
         self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
         self.inputs = (inputs[0][1:],) if self.variadic else tuple(inputs)
         self.params = tuple(params)
+        # Positions of the params a node keeps with their version (``Declaration.versioned``);
+        # None for the ops without, so a recording path tests one constant.
+        self.versioned_params = tuple(self.params.index(n) for n in declaration.versioned) or None
         self.n_inputs = len(self.inputs)
         self.n_outputs = outputs  # -1: the forward returns a tuple of any length
         self.dtype_rule = dtype
@@ -146,7 +150,8 @@ class Plan:
             elif arg.endswith("_dtype") and arg[:-6] in self.inputs:
                 specs.append((DTYPE, self._edge_index(arg[:-6])))
             elif arg in self.params:
-                specs.append((PARAM, self.params.index(arg)))
+                index = self.params.index(arg)
+                specs.append((VERSIONED if index in (self.versioned_params or ()) else PARAM, index))
             elif arg == "needs":
                 specs.append((NEEDS, 0))
             else:

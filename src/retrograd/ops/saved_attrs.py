@@ -41,7 +41,7 @@ def saved_names(op: Op | Plan) -> dict[str, str]:
         if isinstance(declared, Mapping):
             return dict(declared)
         return {name: name for name in declared}
-    from .op import PARAM, SAVED, SHAPE
+    from .op import PARAM, SAVED, SHAPE, VERSIONED
 
     names: dict[str, str] = {}
     for specs in (*op.rule_args, op.joint_args):
@@ -52,7 +52,7 @@ def saved_names(op: Op | Plan) -> dict[str, str]:
                 else:
                     k = index - op.n_inputs
                     name = "result" if op.n_outputs == 1 else f"result{k}"
-            elif kind == PARAM:
+            elif kind == PARAM or kind == VERSIONED:
                 name = op.params[index]
             elif kind == SHAPE:
                 name = f"{op.inputs[op.diff_inputs[index]]}_sym_sizes"  # (index: the input's edge)
@@ -114,6 +114,10 @@ def _getter(op: Op | Plan, spec: str) -> Callable[[Any], Any] | None:
         return _slot_getter(slot)
     if spec in op.params:
         index = op.params.index(spec)
+        if index in (op.versioned_params or ()):  # kept as (tensor, version): checked, as PyTorch's unpacking
+            from .op import versioned_param
+
+            return lambda node: versioned_param(_param(node, index), node)
         return lambda node: _param(node, index)
     reductions: tuple[tuple[str, Callable[[tuple[int, ...]], Any]], ...] = (
         ("_sym_sizes", tuple), ("_sym_numel", prod), ("_dim", len))

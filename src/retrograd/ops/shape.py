@@ -22,6 +22,7 @@ import numpy as np
 from .._dtype import scalar_type_name
 from ..tensor import Tensor, element_strides
 from .op import Op, apply, broadcast_error
+from .op import versioned_array as _array
 from .reduce import normalize_dim
 
 _make = Tensor._make
@@ -82,6 +83,15 @@ def normalize_dim_list(dims: Sequence[int], ndim: int) -> tuple[int, ...]:
 
 def _index_array(index: Any) -> np.ndarray:
     return index._data if isinstance(index, Tensor) else np.asarray(index)
+
+
+def versioned_index(index: Any) -> Any:
+    """An index for an op that declares it ``versioned=``: a tensor as itself (its node keeps it
+    with its version: written in place before backward, PyTorch's error), anything else as an
+    array (a batched tensor's logical array, for vmap's batching rule)."""
+    if isinstance(index, Tensor) and type(index._data) is np.ndarray:
+        return index
+    return _index_array(index)
 
 
 # -- views ------------------------------------------------------------------------------------
@@ -472,7 +482,8 @@ def _check_index_vector(index: np.ndarray, name: str) -> None:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
 
 
-def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+def _index_select(x: np.ndarray, dim: int, index: Any) -> np.ndarray:
+    index = _array(index)
     _check_index_vector(index, "index_select")
     size = x.shape[dim] if x.ndim else 1
     if index.size:
@@ -491,8 +502,9 @@ def _index_select(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     return np.take(x, index.reshape(-1), axis=dim)
 
 
-def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, alpha: Any) -> np.ndarray:
+def _index_add(x: np.ndarray, src: np.ndarray, dim: int, index: Any, alpha: Any) -> np.ndarray:
     # (PyTorch's index_add_ kernel words these unlike index_select's)
+    index = _array(index)
     if index.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {scalar_type_name(index.dtype)}")
     if index.ndim > 1:
@@ -530,7 +542,7 @@ index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("s
                params=("dim", "index", "alpha"), saved=("alpha", "dim", "index", "source_dim"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
-                          grad, source_shape, dim, index, alpha)), jvp="linear")
+                          grad, source_shape, dim, _array(index), alpha)), jvp="linear", versioned=("index",))
 
 
 def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray,
@@ -540,10 +552,14 @@ def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int
 
 
 index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
-                  variants=("function", "method"), convert={"dim": "dim", "index": "index"},
-                  grads=(lambda grad, self_shape, dim, index: index_add(
-                      _make(np.zeros(self_shape, grad._data.dtype)), grad.reshape(
-                          _index_select_shape(self_shape, dim, index)), dim, index, 1),), jvp="linear")
+                  variants=("function", "method"), convert={"dim": "dim", "index": "versioned_index"},
+                  grads=(lambda grad, self_shape, dim, index: _index_select_grad(grad, self_shape, dim, _array(index)),),
+                  jvp="linear", versioned=("index",))
+
+
+def _index_select_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
+    return index_add(_make(np.zeros(self_shape, grad._data.dtype)),  # type: ignore[no-any-return]
+                     grad.reshape(_index_select_shape(self_shape, dim, index)), dim, index, 1)
 
 
 def _index_select_shape(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[int, ...]:
@@ -582,7 +598,8 @@ masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackwa
                        grad, _mask_shape(self_shape, mask), mask),), jvp="linear")
 
 
-def _take(x: np.ndarray, index: np.ndarray) -> np.ndarray:
+def _take(x: np.ndarray, index: Any) -> np.ndarray:
+    index = _array(index)
     if index.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {scalar_type_name(index.dtype)}")
     n = x.size
@@ -604,12 +621,16 @@ def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) 
 take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
                    grads=(lambda grad, index: take(grad, index),), jvp="transpose")
 take: Op = Op("take", _take, node="TakeBackward0", params=("index",), variants=("function", "method"),
-          convert={"index": "index"},
-          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),), jvp="linear")
+          convert={"index": "versioned_index"},
+          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, _array(index)),), jvp="linear",
+          versioned=("index",))
 
 
 def take_along_dim(x: Tensor, indices: Tensor, dim: int | None) -> Tensor:
-    idx = indices._data
+    # A copy: PyTorch's gather keeps an index computed from ``indices`` (taken modulo the size),
+    # not the tensor, so writing ``indices`` in place afterwards neither raises nor changes the
+    # gradient; gather's node reads the array it is given.
+    idx = indices._data.copy()
     if dim is None:
         return apply(gather, (x.reshape(-1), 0, idx.reshape(-1)))  # type: ignore[no-any-return]
     ndim = x._data.ndim
@@ -689,7 +710,8 @@ def _check_along(index: np.ndarray, x: np.ndarray, dim: int, src: np.ndarray | N
             )
 
 
-def _gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+def _gather(x: np.ndarray, dim: int, index: Any) -> np.ndarray:
+    index = _array(index)
     _check_index(index, "gather")
     _check_along(index, x, dim)
     if x.ndim == 0:
@@ -700,7 +722,8 @@ def _gather(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     return np.take_along_axis(x[region], index, axis=dim)
 
 
-def _scatter_add_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+def _scatter_add_forward(x: np.ndarray, src: np.ndarray, dim: int, index: Any) -> np.ndarray:
+    index = _array(index)
     _check_scatter(x, src, dim, index, "scatter")
     out = x.copy()
     if index.size:
@@ -726,7 +749,8 @@ def _along_axis_key(index: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
     return tuple(grids)
 
 
-def _scatter_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+def _scatter_forward(x: np.ndarray, src: np.ndarray, dim: int, index: Any) -> np.ndarray:
+    index = _array(index)
     _check_scatter(x, src, dim, index, "scatter")
     out = x.copy()
     if index.size:
@@ -762,27 +786,36 @@ def check_src_grad_shape(node: str, got: tuple[int, ...], src_shape: tuple[int, 
                            f"shape compatible with {list(src_shape)}")
 
 
+# The index is read again by backward: the node keeps a tensor given there with its version
+# (``versioned=``), as PyTorch's, and the rules read it as an array.
 gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"), saved=("dim", "index"),
             grads=(lambda grad, self_shape, dim, index: scatter_add(
-                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),), jvp="linear")
+                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, _array(index)),), jvp="linear",
+            versioned=("index",))
 
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
              saved=("dim", "index"),
-             grads=(lambda grad, dim, index: scatter(grad, _make(np.zeros(tuple(index.shape), grad._data.dtype)),
-                                                     dim, index),
-                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index, "ScatterBackward0")),
-             jvp="transpose")
+             grads=(lambda grad, dim, index: _scatter_self_grad(grad, dim, _array(index)),
+                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, _array(index),
+                                                                  "ScatterBackward0")),
+             jvp="transpose", versioned=("index",))
+
+
+def _scatter_self_grad(grad: Tensor, dim: int, index: np.ndarray) -> Tensor:
+    return scatter(grad, _make(np.zeros(index.shape, grad._data.dtype)), dim, index)  # type: ignore[no-any-return]
 
 
 
-def _scatter_value(x: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
+def _scatter_value(x: np.ndarray, dim: int, index: Any, value: Any) -> np.ndarray:
+    index = _array(index)
     _check_index(index, "scatter")
     _check_along(index, x, dim, scatter=True)  # (first: its message names no src)
     return _scatter_forward(x, np.full(index.shape, value, x.dtype), dim, index)
 
 
 scatter_value: Op = Op("scatter", _scatter_value, node="ScatterBackward1", params=("dim", "index", "value"),
-                   grads=(lambda grad, dim, index: scatter_value(grad, dim, index, 0),), jvp="transpose")
+                   grads=(lambda grad, dim, index: scatter_value(grad, dim, _array(index), 0),), jvp="transpose",
+                   versioned=("index",))
 
 
 def _scatter_reduce_forward(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, reduce: str) -> np.ndarray:
@@ -813,8 +846,9 @@ scatter_value_reduce_legacy = Op(
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
                  params=("dim", "index"), saved=("dim", "index"),
                  grads=(lambda grad: grad,
-                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index,
-                                                                      "ScatterAddBackward0")), jvp="linear")
+                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, _array(index),
+                                                                      "ScatterAddBackward0")), jvp="linear",
+                 versioned=("index",))
 
 
 SCATTER_REDUCE_WARNING = (
@@ -826,7 +860,7 @@ SCATTER_REDUCE_WARNING = (
 def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduce: Any) -> tuple[Op, tuple[Any, ...]]:
     """Which scatter op and arguments ``x.scatter(dim, index, src | value, reduce=)`` runs."""
     d = normalize_dim(dim, x._data.ndim)
-    idx = _index_array(index)
+    idx = versioned_index(index)
     source = src if src is not None else value
     if isinstance(source, Tensor):
         if reduce is None:
@@ -836,11 +870,11 @@ def scatter_args(x: Tensor, dim: int, index: Tensor, src: Any, value: Any, reduc
         import warnings
 
         warnings.warn(SCATTER_REDUCE_WARNING, UserWarning, stacklevel=3)
-        return scatter_reduce_legacy, (x, source, d, idx, reduce)
+        return scatter_reduce_legacy, (x, source, d, _array(idx), reduce)  # (no derivative: nothing kept)
     number = source.item() if isinstance(source, np.generic) else source
     if reduce is None:
         return scatter_value, (x, d, idx, number)
-    return scatter_value_reduce_legacy, (x, d, idx, number, reduce)
+    return scatter_value_reduce_legacy, (x, d, _array(idx), number, reduce)
 
 
 # -- joining and splitting: cat, stack, unbind, split / chunk (several views), tensor_split ---

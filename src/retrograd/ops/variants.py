@@ -172,6 +172,7 @@ CONVERSIONS = {
     "tensor": "require_tensor({name!r}, {0}, {position}, {0!r})",
     "integer": "require_int({name!r}, {0}, {position}, {0!r})",
     "index": "index_array({0})",
+    "versioned_index": "versioned_index({0})",
     "mask": "require_tensor({name!r}, {0}, {position}, {0!r})._data",
     "str": "require_type({name!r}, {0}, {0!r}, str)",
     "bool": "require_type({name!r}, {0}, {0!r}, bool)",
@@ -345,12 +346,12 @@ def _helpers(namespace: dict[str, Any]) -> None:
     from .elementwise import require_int, require_tensor
     from .inplace import apply_inplace  # ops.inplace imports the Tensor this binds to
     from .reduce import normalize_dim, normalize_dims
-    from .shape import _index_array
+    from .shape import _index_array, versioned_index
 
     namespace.update({"apply": apply, "apply_inplace": apply_inplace, "Tensor": Tensor,
                       "normalize_dim": normalize_dim, "normalize_dims": normalize_dims,
                       "require_tensor": require_tensor, "require_int": require_int, "index_array": _index_array,
-                      "require_type": require_type})
+                      "versioned_index": versioned_index, "require_type": require_type})
 
 
 class _Method:

@@ -1,0 +1,433 @@
+"""Tensors an op takes as params and reads again in backward (a loss's target, class weights) are
+kept with their version (``Op(..., versioned=...)``): written in place between forward and
+backward, they give PyTorch's version error instead of a gradient for the new values.
+
+Each case runs the same code on PyTorch and on retrograd: both raise PyTorch's message, or
+neither does and the gradients agree. The cases where PyTorch does not keep the tensor (it
+copies it, or its backward does not read it) are here too: retrograd must not raise there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import retrograd as rg
+
+Case = Callable[[Any], tuple[Any, list[Any], Callable[[], Any]]]
+RNG = np.random.default_rng(7)
+SCORES = RNG.standard_normal((4, 5))
+SCORES_4D = RNG.standard_normal((2, 3, 2, 2))
+SCORES_3D = RNG.standard_normal((2, 3, 4))
+PROBS = RNG.uniform(0.1, 0.9, (4, 5))
+WEIGHTS = RNG.uniform(0.5, 1.5, 5)
+LABELS = np.array([0, 3, 1, 4])
+
+
+def _leaf(m: Any, array: np.ndarray) -> Any:
+    return m.tensor(array, requires_grad=True)
+
+
+def _nll_target(m: Any) -> Any:
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.nll_loss(x.log_softmax(1), t), [x], lambda: t.add_(1)
+
+
+def _nll_target_setitem(m: Any) -> Any:
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+
+    def write() -> None:
+        t[0] = 2
+
+    return m.nn.functional.nll_loss(x, t, reduction="sum"), [x], write
+
+
+def _nll_weight(m: Any) -> Any:
+    t, w = m.tensor(LABELS), m.tensor(WEIGHTS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.nll_loss(x, t, weight=w), [x], lambda: w.mul_(2)
+
+
+def _nll_one_sample(m: Any) -> Any:  # a (C,) input, a (1,) target (viewed as 0-d)
+    t = m.tensor([3])
+    x = _leaf(m, SCORES[0])
+    return m.nn.functional.nll_loss(x, t), [x], lambda: t.sub_(1)
+
+
+def _nll_2d(m: Any) -> Any:
+    t = m.tensor(LABELS[:3].repeat(3)[:8].reshape(2, 2, 2) % 3)
+    x = _leaf(m, SCORES_4D)
+    return m.nn.functional.nll_loss(x, t), [x], lambda: t.copy_(m.zeros_like(t))
+
+
+def _nll_nd(m: Any) -> Any:  # (N, C, d): viewed as the 2-d loss, the target through a view
+    t = m.tensor([[0, 1, 2, 0], [2, 2, 1, 0]])
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.nll_loss(x, t), [x], lambda: t.fill_(1)
+
+
+def _ce_fused(m: Any) -> Any:  # the fused forward and the backward that trusts its checked targets
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.cross_entropy(x, t), [x], lambda: t.add_(1)
+
+
+def _ce_negative_write(m: Any) -> Any:  # a target written to -1 after the check: no wrap-around
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+
+    def write() -> None:
+        t[1] = -1
+
+    return m.nn.functional.cross_entropy(x, t, reduction="sum"), [x], write
+
+
+def _ce_copy(m: Any) -> Any:
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.cross_entropy(x, t), [x], lambda: t.copy_(m.tensor([1, 1, 1, 1]))
+
+
+def _ce_ignore_index(m: Any) -> Any:  # an ignore_index among the classes: the general path
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.cross_entropy(x, t, ignore_index=1), [x], lambda: t.add_(1)
+
+
+def _ce_smoothing(m: Any) -> Any:
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.cross_entropy(x, t, label_smoothing=0.2), [x], lambda: t.add_(1)
+
+
+def _ce_weight(m: Any) -> Any:
+    t, w = m.tensor(LABELS), m.tensor(WEIGHTS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.cross_entropy(x, t, weight=w), [x], lambda: w.add_(1)
+
+
+def _bce_weight(m: Any) -> Any:
+    t, w = m.tensor(PROBS[0]), m.tensor(WEIGHTS)
+    x = _leaf(m, PROBS[1])
+    return m.nn.functional.binary_cross_entropy(x, t, weight=w), [x], lambda: w.add_(1)
+
+
+def _bce_logits_weight(m: Any) -> Any:
+    t, w = m.tensor(PROBS[0]), m.tensor(WEIGHTS)
+    x = _leaf(m, SCORES[0])
+    return m.nn.functional.binary_cross_entropy_with_logits(x, t, weight=w), [x], lambda: w.add_(1)
+
+
+def _bce_logits_pos_weight(m: Any) -> Any:
+    t, p = m.tensor(PROBS[0]), m.tensor(WEIGHTS)
+    x = _leaf(m, SCORES[0])
+    return m.nn.functional.binary_cross_entropy_with_logits(x, t, pos_weight=p), [x], lambda: p.add_(1)
+
+
+def _soft_margin(m: Any) -> Any:
+    t = m.tensor(np.sign(SCORES[1]))
+    x = _leaf(m, SCORES[0])
+    return m.nn.functional.soft_margin_loss(x, t), [x], lambda: t.neg_()
+
+
+def _multi_margin_target(m: Any) -> Any:
+    t = m.tensor(LABELS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.multi_margin_loss(x, t), [x], lambda: t.fill_(0)
+
+
+def _multi_margin_weight(m: Any) -> Any:
+    t, w = m.tensor(LABELS), m.tensor(WEIGHTS)
+    x = _leaf(m, SCORES)
+    return m.nn.functional.multi_margin_loss(x, t, p=2, weight=w), [x], lambda: w.mul_(3)
+
+
+def _multilabel_margin(m: Any) -> Any:
+    t = m.tensor([[3, 0, -1, 1, 2], [1, 2, 3, -1, 0], [0, -1, 2, 2, 2], [4, 3, 2, 1, 0]])
+    x = _leaf(m, SCORES)
+    return m.nn.functional.multilabel_margin_loss(x, t), [x], lambda: t.fill_(-1)
+
+
+def _ctc_targets(m: Any) -> Any:
+    t = m.tensor([[1, 2], [2, 2]])
+    x = _leaf(m, SCORES_3D.transpose(2, 0, 1)[:, :, :3].copy())  # (T=4, N=2, C=3) scores
+    lp = x.log_softmax(2)
+    return m.nn.functional.ctc_loss(lp, t, [4, 4], [2, 1]), [x], lambda: t.fill_(1)
+
+
+def _ctc_unbatched(m: Any) -> Any:
+    t = m.tensor([1, 2])
+    x = _leaf(m, SCORES_3D[0].T.copy())  # (T=4, C=3)
+    return m.nn.functional.ctc_loss(x.log_softmax(1), t, [4], [2]), [x], lambda: t.fill_(1)
+
+
+def _gather(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x = _leaf(m, SCORES)
+    return x.gather(1, i), [x], lambda: i.fill_(1)
+
+
+def _scatter(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 3], [1, 0], [3, 4]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return x.scatter(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_value(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 3], [1, 0], [3, 4]])
+    x = _leaf(m, SCORES)
+    return x.scatter(1, i, 0.5), [x], lambda: i.fill_(1)
+
+
+def _scatter_add(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return x.scatter_add(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_add_inplace(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:, :2].copy())
+    return (x * 1).scatter_add_(1, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _index_select(m: Any) -> Any:
+    i = m.tensor([3, 0, 0])
+    x = _leaf(m, SCORES)
+    return m.index_select(x, 0, i), [x], lambda: i.fill_(1)
+
+
+def _index_select_method(m: Any) -> Any:
+    i = m.tensor([4, 1])
+    x = _leaf(m, SCORES)
+    return x.index_select(1, i), [x], lambda: i.add_(-1)
+
+
+def _index_add(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, SCORES[:2].copy())
+    return x.index_add(0, i, s, alpha=2.0), [x, s], lambda: i.fill_(1)
+
+
+def _take(m: Any) -> Any:
+    i = m.tensor([[0, 19], [7, 7]])
+    x = _leaf(m, SCORES)
+    return m.take(x, i), [x], lambda: i.fill_(3)
+
+
+def _masked_fill_mask(m: Any) -> Any:  # (a bool tensor: PyTorch names its type ``CPUBoolType``)
+    mask = m.tensor([True, False, True, False, True])
+    x = _leaf(m, SCORES)
+    return x.masked_fill(mask, 0.5), [x], lambda: mask.fill_(False)
+
+
+def _where_condition(m: Any) -> Any:
+    cond = m.tensor(SCORES > 0)
+    x, y = _leaf(m, SCORES), _leaf(m, PROBS)
+    return m.where(cond, x, y), [x, y], lambda: cond.logical_not_()
+
+
+def _complex_factor(m: Any) -> Any:  # (``CPUComplexDoubleType``)
+    c = m.tensor(SCORES[0] + 1j * SCORES[1])
+    x = _leaf(m, SCORES[2])
+    return (x * c).abs(), [x], lambda: c.mul_(2)
+
+
+# PyTorch keeps none of these (its backward does not read the tensor): no error, the old gradient.
+def _l1_target(m: Any) -> Any:
+    t = m.tensor(PROBS[0])
+    x = _leaf(m, PROBS[1])
+    return m.nn.functional.l1_loss(x, t), [x], lambda: t.add_(5)
+
+
+def _hinge_embedding_target(m: Any) -> Any:
+    t = m.tensor(np.sign(SCORES[1]))
+    x = _leaf(m, SCORES[0])
+    return m.nn.functional.hinge_embedding_loss(x, t), [x], lambda: t.neg_()
+
+
+def _margin_ranking_target(m: Any) -> Any:
+    t = m.tensor(np.sign(SCORES[2]))
+    x, y = _leaf(m, SCORES[0]), _leaf(m, SCORES[1])
+    return m.nn.functional.margin_ranking_loss(x, y, t), [x, y], lambda: t.neg_()
+
+
+def _take_along_dim_index(m: Any) -> Any:
+    i = m.tensor([[0], [2], [1], [4]])
+    x = _leaf(m, SCORES)
+    return m.take_along_dim(x, i, 1), [x], lambda: i.fill_(3)
+
+
+CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
+    _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
+    _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
+    _soft_margin, _multi_margin_target, _multi_margin_weight, _multilabel_margin, _ctc_targets, _ctc_unbatched, _gather, _scatter, _scatter_value, _scatter_add,
+    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _masked_fill_mask, _where_condition, _complex_factor, _l1_target, _hinge_embedding_target,
+    _margin_ranking_target, _take_along_dim_index)}
+
+
+def _run(m: Any, case: Case) -> tuple[str | None, list[np.ndarray]]:
+    """(the version error's message or None, the leaves' gradients) of ``case`` on module ``m``."""
+    out, leaves, write = case(m)
+    write()
+    try:
+        out.backward(m.ones_like(out))
+    except RuntimeError as err:
+        return str(err), []
+    return None, [leaf.grad.numpy() for leaf in leaves]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_in_place_write_before_backward_as_pytorch(name: str, torch: Any) -> None:
+    theirs, their_grads = _run(torch, CASES[name])
+    ours, our_grads = _run(rg, CASES[name])
+    if theirs is None:
+        assert ours is None, ours
+        for a, b in zip(our_grads, their_grads, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    else:
+        assert "modified by an inplace operation" in theirs
+        assert ours is not None, "retrograd computed a gradient for the written values"
+        # (retrograd may add where the write happened, after PyTorch's whole message)
+        assert ours.startswith(theirs), (ours, theirs)
+
+
+def test_the_version_error_names_the_target_as_pytorch(torch: Any) -> None:
+    ours, _ = _run(rg, _ce_fused)
+    theirs, _ = _run(torch, _ce_fused)
+    assert ours is not None and theirs is not None
+    head = "[torch.LongTensor [4]] is at version 1; expected version 0 instead."
+    assert head in theirs and head in ours
+
+
+def test_unwritten_targets_give_pytorchs_gradients(torch: Any) -> None:
+    for name, case in CASES.items():
+        if name == "nll_one_sample":  # (PyTorch's own backward refuses a (1,) target of a (C,) input)
+            continue
+        out_t, leaves_t, _ = case(torch)
+        out_r, leaves_r, _ = case(rg)
+        out_t.backward(torch.ones_like(out_t))
+        out_r.backward(rg.ones_like(out_r))
+        for a, b in zip(leaves_r, leaves_t, strict=True):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_a_target_checked_by_one_forward_is_not_trusted_after_a_write(torch: Any) -> None:
+    """The fused cross_entropy forward records its checked targets for the backward's fast path;
+    written in place and used again by a forward that lets -1 past (``ignore_index=-1``), they
+    must not be trusted: PyTorch's gradient ignores that row, it does not wrap to the last class."""
+    grads = []
+    for m in (torch, rg):
+        t = m.tensor(LABELS)
+        x = _leaf(m, SCORES)
+        m.nn.functional.cross_entropy(x, t)  # (its graph is dropped: only its record of t remains)
+        t[0] = -1
+        loss = m.nn.functional.nll_loss(x.log_softmax(1), t, ignore_index=-1)
+        loss.backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)
+
+
+def test_saved_target_attribute_is_checked_as_pytorchs(torch: Any) -> None:
+    messages = []
+    for m in (torch, rg):
+        t = m.tensor(LABELS)
+        loss = m.nn.functional.nll_loss(_leaf(m, SCORES), t)
+        np.testing.assert_array_equal(loss.grad_fn._saved_target.numpy(), LABELS)
+        t.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+            loss.grad_fn._saved_target  # noqa: B018
+        messages.append(str(info.value))
+    assert messages[1].startswith(messages[0])
+
+
+def test_saved_tensor_hooks_see_the_target_as_pytorchs(torch: Any) -> None:
+    packed = []
+    for m in (torch, rg):
+        seen: list[tuple[int, ...]] = []
+
+        def pack(t: Any, seen: list[tuple[int, ...]] = seen) -> Any:
+            seen.append(tuple(t.shape))
+            return t
+
+        with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            loss = m.nn.functional.cross_entropy(_leaf(m, SCORES), m.tensor(LABELS))
+        loss.backward()
+        packed.append(seen)
+    assert (4,) in packed[0] and (4,) in packed[1]  # the target, packed as PyTorch packs it
+
+
+def test_compiled_function_takes_the_target_as_an_input_not_a_constant() -> None:
+    """``retrograd.compile`` of a loss whose target is an argument: each call uses its own
+    target (the tensor given as the op's param is traced as a value, not kept as a constant)."""
+
+    def loss(x: Any, t: Any) -> Any:
+        return rg.nn.functional.cross_entropy(x * 2.0, t, reduction="none")
+
+    compiled = rg.compile(loss)
+    for labels in ([0, 3, 1, 4], [4, 4, 0, 2], [1, 0, 2, 3]):
+        with rg.no_grad():
+            ours = compiled(rg.tensor(SCORES), rg.tensor(labels))
+            eager = loss(rg.tensor(SCORES), rg.tensor(labels))
+        np.testing.assert_array_equal(ours.numpy(), eager.numpy())
+        x = rg.tensor(SCORES, requires_grad=True)
+        t = rg.tensor(labels)
+        out = compiled(x, t).sum()
+        t.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            out.backward()
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "nll_loss_weight", "bce_with_logits_pos_weight"])
+def test_an_inference_target_cannot_be_kept_for_backward_as_pytorchs(loss: str, torch: Any) -> None:
+    messages = []
+    for m in (torch, rg):
+        with m.inference_mode():
+            t, w = m.tensor(LABELS), m.tensor(WEIGHTS)
+        x = _leaf(m, SCORES)
+        with pytest.raises(RuntimeError) as info:
+            if loss == "cross_entropy":
+                m.nn.functional.cross_entropy(x, t)
+            elif loss == "nll_loss_weight":
+                m.nn.functional.nll_loss(x, m.tensor(LABELS), weight=w)
+            else:
+                m.nn.functional.binary_cross_entropy_with_logits(x, m.ones(4, 5, dtype=m.float64), pos_weight=w)
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+
+
+def test_versioned_names_a_param_of_the_entry() -> None:
+    from retrograd.ops.declaration import Declaration
+
+    with pytest.raises(ValueError, match="versioned names 'tagret', which is not one of its params"):
+        Declaration("loss", abs, params=("target", "reduction"), versioned=("tagret",))
+    assert Declaration("loss", abs, params=("target", "reduction"), versioned="target").versioned == ("target",)
+
+
+def test_vmap_over_a_gather_with_a_shared_index_tensor(torch: Any) -> None:
+    """Under vmap a shared index tensor reaches the batching rule as the op's param: as an array."""
+    batch = RNG.standard_normal((3, 4, 5))
+    index = [[0, 4], [2, 2], [1, 0], [3, 3]]
+    outs = []
+    for m in (torch, rg):
+        i = m.tensor(index)
+        outs.append(m.func.vmap(lambda r, i=i: r.gather(1, i).sum(0))(m.tensor(batch)).numpy())
+        outs.append(m.func.vmap(lambda r, i=i: r.index_select(1, i[:, 0]))(m.tensor(batch)).numpy())
+    np.testing.assert_array_equal(outs[2], outs[0])
+    np.testing.assert_array_equal(outs[3], outs[1])
+
+
+def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
+    def pick(x: Any, i: Any) -> Any:
+        return (x * 2.0).gather(1, i) + x.index_select(1, i[0])
+
+    compiled = rg.compile(pick)
+    for index in ([[0, 4], [2, 2], [1, 0], [3, 3]], [[1, 1], [4, 0], [2, 3], [0, 0]]):
+        with rg.no_grad():
+            ours = compiled(rg.tensor(SCORES), rg.tensor(index))
+            eager = pick(rg.tensor(SCORES), rg.tensor(index))
+        np.testing.assert_array_equal(ours.numpy(), eager.numpy())
