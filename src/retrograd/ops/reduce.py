@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import elementwise as _E
 from . import shape as _S
 from .elementwise import _cj
-from .op import Op
+from .op import Op, with_array_rule
 
 _make = Tensor._make
 
@@ -66,6 +66,14 @@ def expand_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] |
     if not keepdim and shape:
         grad = grad.reshape(_keepdim_shape(shape, dims))
     return grad.expand(shape)
+
+
+def _expand_reduced_array(grad: np.ndarray, self_shape: tuple[int, ...], dim: tuple[int, ...] | None,
+                          keepdim: bool) -> np.ndarray:
+    """``expand_reduced`` on arrays: the rule of a sum over dims when there is no graph to record."""
+    if not keepdim and self_shape:
+        grad = grad.reshape(_keepdim_shape(self_shape, dim))
+    return _S._expand(grad, self_shape)  # type: ignore[no-any-return]
 
 
 def _expand_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -130,10 +138,12 @@ def _sum_all(x: np.ndarray, dtype: Any) -> Any:
 
 
 sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
-             grads=(lambda grad, self_shape: _expand_to(grad, self_shape),), jvp="linear")
+             grads=(with_array_rule(lambda grad, self_shape: _expand_to(grad, self_shape),
+                                    lambda grad, self_shape: _S._expand(grad, self_shape)),), jvp="linear")
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
-             grads=(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),),
+             grads=(with_array_rule(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),
+                                    _expand_reduced_array),),
              jvp="linear")
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._dtype import scalar_type_name
 from ..tensor import Tensor, element_strides
-from .op import Op, apply, broadcast_error
+from .op import Op, apply, broadcast_error, with_array_rule
 from .reduce import normalize_dim
 
 _make = Tensor._make
@@ -114,7 +114,8 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 
 
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
-          grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
+          grads=(with_array_rule(lambda grad, self_shape: grad.reshape(self_shape),
+                                 lambda grad, self_shape: grad.reshape(self_shape)),), jvp="linear")
 
 # reshape that has to copy: PyTorch records a clone, then ``_unsafe_view`` of it (which is not
 # tracked as a view: nobody else holds the clone).
@@ -139,7 +140,8 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T
 
 
-t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),), variants=("function", "method"),
+t = Op("t", _t, node="TBackward0", view=True, grads=(with_array_rule(lambda grad: grad.t(), lambda grad: _t(grad)),),
+       variants=("function", "method"),
        jvp="linear")
 
 
