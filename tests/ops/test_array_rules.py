@@ -7,6 +7,8 @@ array path as with its tensor rules; and the second backward of the MLP Hessian-
 
 from __future__ import annotations
 
+import linecache
+import warnings
 import zlib
 from typing import Any
 
@@ -206,6 +208,30 @@ def test_relu_rules_on_arrays_keep_nonfinite_and_signed_zero_bits(dtype: str) ->
             assert taken >= 1 and open_path == shut_path, type(node).__name__
             open_path, shut_path, taken = _apply_both(node, _gradient(node, rng))
             assert taken >= 1 and open_path == shut_path, type(node).__name__
+
+
+def test_a_warning_made_an_error_sends_the_rule_back_to_its_ops() -> None:
+    # Outside the engine's quiet error state, with warnings raised as errors, an overflow in an
+    # array rule falls back to the tensor rule, whose op path computes it quietly (inf, as PyTorch).
+    x = rg.tensor([1e38, 2.0], dtype=rg.float32, requires_grad=True)
+    node = (x * rg.tensor([10.0, 3.0], dtype=rg.float32)).grad_fn
+    with warnings.catch_warnings(), np.errstate(all="warn"), rg.no_grad():
+        warnings.simplefilter("error")
+        (g, _) = node.apply([rg.tensor([1e38, 1.0], dtype=rg.float32)])
+    assert g.dtype == rg.float32 and g.tolist() == [float("inf"), 3.0]
+
+
+def test_two_entries_of_one_name_keep_their_own_generated_source() -> None:
+    # ops/linalg.py's addmm (beta, alpha) and ops/nn.py's (linear's): both AddmmBackward0 of op
+    # 'addmm', with different rules; a traceback through either shows its own lines.
+    from retrograd.ops import linalg, nn
+
+    files = []
+    for op in (linalg.addmm, nn.addmm):
+        code = op.node_cls.apply.__code__
+        files.append(code.co_filename)
+        assert "".join(linecache.getlines(code.co_filename)) == op.backward_source
+    assert files[0] != files[1]
 
 
 def test_an_array_rule_must_take_the_rules_parameters() -> None:

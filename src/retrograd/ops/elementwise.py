@@ -207,7 +207,7 @@ div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "ot
                 lambda grad, self, other: -grad * _cj(self / (other * other))),
          operators=("__truediv__",), jvp="elementwise")
 
-neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
+neg = Op("neg", np.negative, node="NegBackward0", grads=(with_array_rule(lambda grad: -grad, lambda grad: np.negative(grad)),),
          variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True, jvp="elementwise")
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
@@ -481,7 +481,8 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(lambda grad, result: grad * _cj(result),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
+         grads=(with_array_rule(lambda grad, result: grad * _cj(result), lambda grad, result: np.multiply(grad, result)),),
+         variants=_ALL_FORMS, hot=True, jvp="elementwise")
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
@@ -518,7 +519,8 @@ sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - o
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: tanh_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True,
+          grads=(with_array_rule(lambda grad, result: tanh_backward(grad, _cj(result)),
+                                 lambda grad, result: _tanh_backward(grad, result)),), variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 
 

@@ -308,8 +308,12 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         calls.append((call, where, [
             *unpacks,
             f"if array is not None{same}:  # no graph, no tangent: the rule on the arrays",
-            f"    g{e} = array_rule{e}({array_args})  # at {_where(array_rule)}",
-            f"    g{e} = _wrap(g{e} if type(g{e}) is _ndarray else _asarray(g{e}))",
+            "    try:",
+            f"        g{e} = array_rule{e}({array_args})  # at {_where(array_rule)}",
+            "    except RuntimeWarning:  # (a filter that raises NumPy's warnings: the ops compute quietly)",
+            f"        g{e} = {call}",
+            "    else:",
+            f"        g{e} = _wrap(g{e} if type(g{e}) is _ndarray else _asarray(g{e}))",
             "else:",
             f"    g{e} = {call}{where}"]))
     lines = ["def apply(self, grad_outputs):",
@@ -360,7 +364,15 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
                 lines += ["        " + line for line in array_lines]
         lines.append(f"    return ({', '.join(f'g{e}' for e in range(n_edges))})")
     source = "\n".join(lines) + "\n"
-    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{op.node_name}.apply for op {op.name!r}>", namespace, "apply")
+    label = f"{op.node_name}.apply for op {op.name!r}"
+    if _APPLY_LABELS.setdefault(label, op) is not op:  # (two entries of one name: ops/linalg.py's and ops/nn.py's addmm)
+        label += f" of {getattr(op.forward, '__module__', None)}"
+    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{label}>", namespace, "apply")
+
+
+# The op each generated ``apply``'s file name was first given to: linecache keeps one source per
+# file name, so another op of the same node and op name gets its module added to its own.
+_APPLY_LABELS: dict[str, Op] = {}
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
@@ -497,8 +509,8 @@ class Op:
         """The source of the generated ``apply``, to read what backward does for this op
         (``None`` for ops that run the generic loop: joint rules, several outputs).
 
-        >>> from retrograd.ops.elementwise import tanh
-        >>> print(tanh.backward_source.splitlines()[-1].strip())  # doctest: +ELLIPSIS
+        >>> from retrograd.ops.elementwise import sigmoid
+        >>> print(sigmoid.backward_source.splitlines()[-1].strip())  # doctest: +ELLIPSIS
         return (rule0(grad, saved[1].unpack(self)),)  # rule for 'self' at retrograd/ops/elementwise.py:...
         """
         if self.differentiable:

@@ -213,6 +213,8 @@ def _sum_to_dims(x_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int,
     """The dims summed to reduce ``x_shape`` to ``shape`` (the leading ones, and those that become
     1), or PyTorch's error when ``shape`` does not expand to ``x_shape``."""
     lead = len(x_shape) - len(shape)
+    if lead > 0 and x_shape[lead:] == shape:  # the common case: leading dims only (a bias's gradient)
+        return tuple(range(lead))
     if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x_shape[lead:], strict=False)):
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(x_shape)}}}.")
     return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1)
@@ -237,9 +239,9 @@ def sum_to_recorded(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         _sum_to_dims(x._data.shape, shape)
         return x.sum()
     dims = _sum_to_dims(x._data.shape, shape)
-    if dims:
-        x = x.sum(dims, keepdim=True)
-    return x.view(shape) if x._data.ndim > len(shape) else x
+    if dims:  # (the ops' own paths: ``dims`` is sorted and in range, ``shape`` a tuple of ints)
+        x = sum_dim.unary(x, dims, True, None)
+    return _S.view.unary(x, shape) if x._data.ndim > len(shape) else x  # type: ignore[no-any-return]
 
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),
