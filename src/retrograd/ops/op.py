@@ -25,6 +25,7 @@ import marshal
 import os
 import sys
 import warnings
+import weakref
 import zlib
 from _thread import RLock
 from collections.abc import Callable, Mapping, Sequence
@@ -370,9 +371,9 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     return source, _compile(source, f"{GENERATED_FILE_PREFIX}{label}>", namespace, "apply")
 
 
-# The op each generated ``apply``'s file name was first given to: linecache keeps one source per
-# file name, so another op of the same node and op name gets its module added to its own.
-_APPLY_LABELS: dict[str, Op] = {}
+# The op each generated ``apply``'s file name was first given to (while it lives): linecache keeps
+# one source per file name, so another op of the same node and op name gets its module added.
+_APPLY_LABELS: weakref.WeakValueDictionary[str, Op] = weakref.WeakValueDictionary()
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
