@@ -19,7 +19,7 @@ import numpy as np
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
-from .op import INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, check_int_scalar, wrap_int
+from .op import INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, check_int_scalar, with_array_rule, wrap_int
 
 _make_tensor = Tensor._make  # (a function-level import would cost µs in each backward rule using it)
 
@@ -198,8 +198,8 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
 rsub.check_operands = _check_bool_sub
 
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
-         grads=(lambda grad, other: grad * _cj(other),
-                lambda grad, self: grad * _cj(self)),
+         grads=(with_array_rule(lambda grad, other: grad * _cj(other), lambda grad, other: np.multiply(grad, other)),
+                with_array_rule(lambda grad, self: grad * _cj(self), lambda grad, self: np.multiply(grad, self))),
          variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply, jvp="elementwise")
 
@@ -208,7 +208,7 @@ div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "ot
                 lambda grad, self, other: -grad * _cj(self / (other * other))),
          operators=("__truediv__",), jvp="elementwise")
 
-neg = Op("neg", np.negative, node="NegBackward0", grads=(lambda grad: -grad,),
+neg = Op("neg", np.negative, node="NegBackward0", grads=(with_array_rule(lambda grad: -grad, lambda grad: np.negative(grad)),),
          variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True, jvp="elementwise")
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
@@ -497,7 +497,8 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(lambda grad, result: grad * _cj(result),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
+         grads=(with_array_rule(lambda grad, result: grad * _cj(result), lambda grad, result: np.multiply(grad, result)),),
+         variants=_ALL_FORMS, hot=True, jvp="elementwise")
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
 sqrt = Op("sqrt", _quiet(np.sqrt), node="SqrtBackward0", dtype="float_unary",
@@ -534,7 +535,8 @@ sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - o
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
-          grads=(lambda grad, result: tanh_backward(grad, _cj(result)),), variants=_ALL_FORMS, hot=True,
+          grads=(with_array_rule(lambda grad, result: tanh_backward(grad, _cj(result)),
+                                 lambda grad, result: _tanh_backward(grad, result)),), variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 
 
@@ -651,7 +653,8 @@ def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: An
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
     dtype="promote",  # (as PyTorch's: an int grad and a float self give a float result)
-    grads=(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _zeros_like(gg)),
+    grads=(with_array_rule(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _threshold_backward(gg, self)),
+           with_array_rule(lambda gg, self: _zeros_like(gg), lambda gg, self: np.zeros(gg.shape, gg.dtype))),
     jvp=_threshold_backward_jvp)
 
 def _relu(x: Any) -> Any:
@@ -667,7 +670,8 @@ def _relu(x: Any) -> Any:
 
 
 relu = Op("relu", _relu, node="ReluBackward0",
-          grads=(lambda grad, result: threshold_backward(grad, result),), variants=_ALL_FORMS, hot=True,
+          grads=(with_array_rule(lambda grad, result: threshold_backward(grad, result),
+                                 lambda grad, result: _threshold_backward(grad, result)),), variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 
 

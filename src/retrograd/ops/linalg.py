@@ -15,7 +15,7 @@ import numpy as np
 from .._dtype import REDUCED_FLOATS, scalar_type_name
 from ..tensor import Tensor
 from .elementwise import _cj
-from .op import Op, broadcast_error
+from .op import Op, broadcast_error, with_array_rule
 from .reduce import normalize_dim
 from .return_types import linalg_eigh, linalg_qr, linalg_slogdet, linalg_svd  # noqa: F401 - re-exported
 from .return_types import slogdet as slogdet_result
@@ -182,8 +182,9 @@ def _in_opmath(fn: Any, *arrays: np.ndarray) -> Any:
 
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
         saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
-        grads=(lambda grad, mat2: grad.mm(_cj(mat2).t()),
-               lambda grad, self: _cj(self).t().mm(grad)), jvp="multilinear")
+        grads=(with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: _mm(grad, mat2.T)),
+               with_array_rule(lambda grad, self: _cj(self).t().mm(grad), lambda grad, self: _mm(self.T, grad))),
+        jvp="multilinear")
 
 mv = Op("mv", _mv, node="MvBackward0", inputs=("self", "vec"),
         grads=(lambda grad, vec: grad.unsqueeze(-1) * _cj(vec),

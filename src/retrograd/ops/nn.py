@@ -28,7 +28,7 @@ from . import reduce as _R
 from . import shape as _S
 from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
-from .op import Op, apply
+from .op import Op, apply, with_array_rule
 from .op import versioned_array as _array
 from .shape import cat
 
@@ -366,10 +366,11 @@ def _checked_mm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # ``addmm(bias, input, weight.t())``: how ``linear`` runs on a matrix with a bias.
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"),
            grads=(lambda grad: grad,
-                  lambda grad, mat2: grad.mm(_cj(mat2).t()),
+                  with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: np.matmul(grad, mat2.T)),
                   # (grad.T @ mat1).T: laid out as ``weight.t()`` is, so the weight's gradient comes
                   # out row-major like the weight (the gradient layout contract), with no copy.
-                  lambda grad, mat1: grad.t().mm(_cj(mat1)).t()), jvp="affine_multilinear")
+                  with_array_rule(lambda grad, mat1: grad.t().mm(_cj(mat1)).t(),
+                                  lambda grad, mat1: np.matmul(grad.T, mat1).T)), jvp="affine_multilinear")
 
 
 def _trilinear(a: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import marshal
 import os
 import sys
 import warnings
+import weakref
 import zlib
 from _thread import RLock
 from collections.abc import Callable, Mapping, Sequence
@@ -234,6 +235,53 @@ def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Calla
     return _compile(source, filename, {"saved_all": saved_all, "versioned_param": versioned_param}, "args")  # type: ignore[no-any-return]
 
 
+# -- Rules on arrays ----------------------------------------------------------------------------
+# A backward rule is written in retrograd's ops so that ``create_graph=True`` records it. When
+# nothing is recorded (grad mode off, as in a plain backward or the second backward of a
+# Hessian-vector product; no forward-AD level; no inference mode), those op calls only wrap and
+# unwrap arrays: through the call paths, ``grad.mm(mat2.t())`` costs a quarter more than its
+# NumPy product. A rule may carry the same computation written on arrays (``with_array_rule``);
+# the generated ``apply`` then runs that on the gradient's and saved tensors' arrays whenever
+# they are plain float32/float64 arrays of one dtype, and the tensor rule otherwise
+# (tests/ops/test_array_rules.py holds the two to the same bits on every op-database sample).
+
+ARRAY_RULE_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
+def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any]) -> Callable[..., Any]:
+    """``rule`` (a backward rule written in ops), carrying ``array_rule``: the same computation on
+    NumPy arrays, with the same parameters, for the generated ``apply`` to run when no graph or
+    tangent is wanted. It must give the very same array as ``rule``'s result on arrays of one
+    float32/float64 dtype (the other arguments, shapes and params, as they are).
+
+    >>> import numpy as np, retrograd as rg
+    >>> from retrograd.ops.linalg import mm
+    >>> rule = mm.edge_rules[0][0]
+    >>> rule.on_arrays(np.ones((1, 2)), np.ones((3, 2))).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    names = rule.__code__.co_varnames[:rule.__code__.co_argcount]
+    array_names = array_rule.__code__.co_varnames[:array_rule.__code__.co_argcount]
+    if names != array_names:
+        raise TypeError(f"array rule parameters {array_names} differ from the rule's {names}")
+    rule.on_arrays = array_rule  # type: ignore[attr-defined]
+    return rule
+
+
+# What the generated ``apply`` of an op with array rules tests first: ``array``, the gradient's
+# array when the rules may run on arrays, else None.
+_ARRAY_PATH_TEST = [
+    "    array = None",
+    "    if not STATE.grad_enabled and DUAL[0] is None and not INFERENCE_CONTEXTS[0] and type(grad) is Tensor:",
+    "        array = grad._data",
+    "        if type(array) is not _ndarray or array.dtype not in ARRAY_RULE_DTYPES:",
+    "            array = None",
+]
+_ARRAY_PATH_NAMES = {"STATE": STATE, "DUAL": DUAL, "INFERENCE_CONTEXTS": INFERENCE_CONTEXTS, "Tensor": Tensor,
+                     "_ndarray": np.ndarray, "_asarray": np.asarray, "_wrap": Tensor._make,
+                     "ARRAY_RULE_DTYPES": ARRAY_RULE_DTYPES}
+
+
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     """Write ``apply`` for a one-output op with a rule per input, as straight-line code.
 
@@ -251,29 +299,57 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
     """
     namespace: dict[str, Any] = {"FREED_TYPE": FREED_TYPE, "freed_message": freed_message, "unpack_input": unpack_input,
                                  "PackedSaved": PackedSaved, "saved_all": saved_all,
-                                 "versioned_param": versioned_param}
+                                 "versioned_param": versioned_param, **_ARRAY_PATH_NAMES}
     n_inputs = op.n_inputs
     edge_rules = op.edge_rules
     n_edges = len(edge_rules)
     readers: dict[int, list[int]] = {}  # saved input slot -> the edges whose rules read it
-    calls = []
+    # Per edge: the rule's call, where the rule is, and for a rule with an array form, the lines
+    # that compute its gradient ``g<edge>`` (on the arrays, or by the rule).
+    calls: list[tuple[str, str, list[str] | None]] = []
     for e, (rule, specs) in enumerate(edge_rules):
         namespace[f"rule{e}"] = rule
         args = ["grad"]
+        tensors = []  # the rule's tensor arguments (on the array path, their arrays are passed)
         for kind, index in specs:
             if kind == SAVED and index < n_inputs:
                 readers.setdefault(index, [])
                 if e not in readers[index]:
                     readers[index].append(e)
                 args.append(f"saved{index}")
+                tensors.append(f"saved{index}")
             elif kind in (SHAPES, SAVED_ALL):  # variadic ops have a joint rule
                 raise AssertionError(f"{op.name}: unexpected rule argument kind {kind}")
             elif kind == SAVED:  # an output: always a SavedTensor (or PackedSaved)
                 args.append(f"saved[{index}].unpack(self)")
+                tensors.append(f"saved[{index}].unpack(self)")
             else:
                 args.append(ARG_EXPRESSIONS[kind].format(i=index).replace("self.next_functions", "edges"))
         where = f"  # rule for {op.inputs[op.diff_inputs[e]]!r} at {_where(rule)}"
-        calls.append((f"rule{e}({', '.join(args)})", where))
+        array_rule = getattr(rule, "on_arrays", None)
+        if array_rule is None:
+            calls.append((f"rule{e}({', '.join(args)})", where, None))
+            continue
+        # An output is unpacked once, into a name, for both the test and the call.
+        unpacks = [f"output{k} = {t}" for k, t in enumerate(tensors) if t.startswith("saved[")]
+        names = {t: f"output{k}" for k, t in enumerate(tensors) if t.startswith("saved[")}
+        args = [names.get(a, a) for a in args]
+        tensors = [names.get(t, t) for t in tensors]
+        namespace[f"array_rule{e}"] = array_rule
+        call = f"rule{e}({', '.join(args)})"
+        array_args = ", ".join("array" if a == "grad" else f"{a}._data" if a in tensors else a for a in args)
+        same = "".join(f" and type({t}) is Tensor and {t}._data.dtype is array.dtype" for t in tensors)
+        calls.append((call, where, [
+            *unpacks,
+            f"if array is not None{same}:  # no graph, no tangent: the rule on the arrays",
+            "    try:",
+            f"        g{e} = array_rule{e}({array_args})  # at {_where(array_rule)}",
+            "    except RuntimeWarning:  # (a filter that raises NumPy's warnings: the ops compute quietly)",
+            f"        g{e} = {call}",
+            "    else:",
+            f"        g{e} = _wrap(g{e} if type(g{e}) is _ndarray else _asarray(g{e}))",
+            "else:",
+            f"    g{e} = {call}{where}"]))
     lines = ["def apply(self, grad_outputs):",
              f"    # {op.node_name}.apply, generated from the backward rules of op {op.name!r}"
              " (ops/op.py, _generate_apply)",
@@ -300,20 +376,37 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         elif len(readers[k]) > 1:
             lines.append("    if " + " or ".join(f"edges[{e}][0] is not None" for e in readers[k]) + ":")
             lines += unpack(k, "        ")
+    if any(hasattr(rule, "on_arrays") for rule, _ in edge_rules):
+        lines += _ARRAY_PATH_TEST
     if n_edges == 1:
-        call, where = calls[0]
-        lines.append(f"    return ({call},){where}")
+        call, where, array_lines = calls[0]
+        if array_lines is None:
+            lines.append(f"    return ({call},){where}")
+        else:
+            lines += ["    " + line for line in array_lines]
+            lines.append("    return (g0,)")
     else:
         lines.append("    " + " = ".join(f"g{e}" for e in range(n_edges)) + " = None")
-        for e, (call, where) in enumerate(calls):
+        for e, (call, where, array_lines) in enumerate(calls):
             lines.append(f"    if edges[{e}][0] is not None:")
             for k in sorted(readers):
                 if readers[k] == [e] and n_edges > 1:
                     lines += unpack(k, "        ")
-            lines.append(f"        g{e} = {call}{where}")
+            if array_lines is None:
+                lines.append(f"        g{e} = {call}{where}")
+            else:
+                lines += ["        " + line for line in array_lines]
         lines.append(f"    return ({', '.join(f'g{e}' for e in range(n_edges))})")
     source = "\n".join(lines) + "\n"
-    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{op.node_name}.apply for op {op.name!r}>", namespace, "apply")
+    label = f"{op.node_name}.apply for op {op.name!r}"
+    if _APPLY_LABELS.setdefault(label, op) is not op:  # (two entries of one name: ops/linalg.py's and ops/nn.py's addmm)
+        label += f" of {getattr(op.forward, '__module__', None)}"
+    return source, _compile(source, f"{GENERATED_FILE_PREFIX}{label}>", namespace, "apply")
+
+
+# The op each generated ``apply``'s file name was first given to (while it lives): linecache keeps
+# one source per file name, so another op of the same node and op name gets its module added.
+_APPLY_LABELS: weakref.WeakValueDictionary[str, Op] = weakref.WeakValueDictionary()
 
 
 def _zeros_for_output(node: OpNode, k: int) -> Tensor:
@@ -451,8 +544,8 @@ class Op:
         """The source of the generated ``apply``, to read what backward does for this op
         (``None`` for ops that run the generic loop: joint rules, several outputs).
 
-        >>> from retrograd.ops.elementwise import tanh
-        >>> print(tanh.backward_source.splitlines()[-1].strip())  # doctest: +ELLIPSIS
+        >>> from retrograd.ops.elementwise import sigmoid
+        >>> print(sigmoid.backward_source.splitlines()[-1].strip())  # doctest: +ELLIPSIS
         return (rule0(grad, saved[1].unpack(self)),)  # rule for 'self' at retrograd/ops/elementwise.py:...
         """
         if self.differentiable:

@@ -22,7 +22,7 @@ from ..tensor import Tensor
 from . import elementwise as _E
 from . import shape as _S
 from .elementwise import _cj
-from .op import Op
+from .op import Op, with_array_rule
 
 _make = Tensor._make
 
@@ -66,6 +66,14 @@ def expand_reduced(grad: Tensor, shape: tuple[int, ...], dims: tuple[int, ...] |
     if not keepdim and shape:
         grad = grad.reshape(_keepdim_shape(shape, dims))
     return grad.expand(shape)
+
+
+def _expand_reduced_array(grad: np.ndarray, self_shape: tuple[int, ...], dim: tuple[int, ...] | None,
+                          keepdim: bool) -> np.ndarray:
+    """``expand_reduced`` on arrays: the rule of a sum over dims when there is no graph to record."""
+    if not keepdim and self_shape:
+        grad = grad.reshape(_keepdim_shape(self_shape, dim))
+    return _S._expand(grad, self_shape)  # type: ignore[no-any-return]
 
 
 def _expand_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -147,10 +155,12 @@ def _sum_all(x: np.ndarray, dtype: Any) -> Any:
 
 
 sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
-             grads=(lambda grad, self_shape: _expand_to(grad, self_shape),), jvp="linear")
+             grads=(with_array_rule(lambda grad, self_shape: _expand_to(grad, self_shape),
+                                    lambda grad, self_shape: _S._expand(grad, self_shape)),), jvp="linear")
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
-             grads=(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),),
+             grads=(with_array_rule(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),
+                                    _expand_reduced_array),),
              jvp="linear")
 
 
@@ -220,6 +230,8 @@ def _sum_to_dims(x_shape: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int,
     """The dims summed to reduce ``x_shape`` to ``shape`` (the leading ones, and those that become
     1), or PyTorch's error when ``shape`` does not expand to ``x_shape``."""
     lead = len(x_shape) - len(shape)
+    if lead > 0 and x_shape[lead:] == shape:  # the common case: leading dims only (a bias's gradient)
+        return tuple(range(lead))
     if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x_shape[lead:], strict=False)):
         raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(x_shape)}}}.")
     return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and x_shape[lead + i] != 1)
@@ -244,9 +256,9 @@ def sum_to_recorded(x: Tensor, shape: tuple[int, ...]) -> Tensor:
         _sum_to_dims(x._data.shape, shape)
         return x.sum()
     dims = _sum_to_dims(x._data.shape, shape)
-    if dims:
-        x = x.sum(dims, keepdim=True)
-    return x.view(shape) if x._data.ndim > len(shape) else x
+    if dims:  # (the ops' own paths: ``dims`` is sorted and in range, ``shape`` a tuple of ints)
+        x = sum_dim.unary(x, dims, True, None)
+    return _S.view.unary(x, shape) if x._data.ndim > len(shape) else x  # type: ignore[no-any-return]
 
 
 sum_to_size = Op("sum_to_size", _sum_to, node="SumBackward1", params=("size",),

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._dtype import scalar_type_name
 from ..tensor import Tensor, element_strides
-from .op import Op, apply, broadcast_error
+from .op import Op, apply, broadcast_error, with_array_rule
 from .op import versioned_array as _array
 from .reduce import normalize_dim
 
@@ -124,7 +124,8 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 
 
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
-          grads=(lambda grad, self_shape: grad.reshape(self_shape),), jvp="linear")
+          grads=(with_array_rule(lambda grad, self_shape: grad.reshape(self_shape),
+                                 lambda grad, self_shape: grad.reshape(self_shape)),), jvp="linear")
 
 # reshape of a non-contiguous input whose elements a view can still reach: PyTorch records
 # ``_reshape_alias`` (``ReshapeAliasBackward0``, keeping only the input's sizes), not ``view``.
@@ -154,7 +155,8 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T
 
 
-t = Op("t", _t, node="TBackward0", view=True, grads=(lambda grad: grad.t(),), variants=("function", "method"),
+t = Op("t", _t, node="TBackward0", view=True, grads=(with_array_rule(lambda grad: grad.t(), lambda grad: _t(grad)),),
+       variants=("function", "method"),
        jvp="linear")
 
 
