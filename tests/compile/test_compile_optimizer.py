@@ -111,6 +111,38 @@ def test_first_step_is_eager_then_compiled_and_versions_bump_as_eager() -> None:
     assert len(step._cache) == 1 and opt._opt_called
 
 
+def _version_error_after_steps(lib: Any, compiled: bool, steps: int) -> str:
+    """The error of a backward through a graph that saved the parameter, after ``steps`` SGD
+    steps with momentum (the compiled one's fast path from its third call)."""
+    p = lib.nn.Parameter(lib.tensor([1.0, -2.0, 3.0]))
+    opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+    step = rg.compile(opt.step) if compiled else opt.step
+    x = lib.tensor([0.5, 1.5, -1.0], requires_grad=True)
+    for _ in range(steps - 1):
+        p.grad = lib.tensor([1.0, 1.0, 1.0])
+        step()
+    loss = (x * p).sum()  # saves p, for x's gradient
+    p.grad = lib.tensor([1.0, 1.0, 1.0])
+    step()
+    with pytest.raises(RuntimeError) as error:
+        loss.backward()
+    return str(error.value)
+
+
+def test_the_fast_compiled_step_bumps_versions_and_notes_the_write_for_a_live_saved_parameter(torch: Any) -> None:
+    # The fast path writes the version bumps inline: a parameter saved by a live graph must still
+    # make the backward raise PyTorch's version error, and name the update's write as eager does.
+    for steps in (1, 3, 4):
+        compiled = _version_error_after_steps(rg, True, steps)
+        eager = _version_error_after_steps(rg, False, steps)
+        reference = _version_error_after_steps(torch, False, steps)
+        assert compiled == eager
+        prefix = "one of the variables needed for gradient computation has been modified by an inplace operation"
+        assert compiled.startswith(prefix) and reference.startswith(prefix)
+        assert f"is at version {steps}; expected version {steps - 1} instead" in compiled
+        assert f"is at version {steps}; expected version {steps - 1} instead" in reference
+
+
 def test_a_parameter_that_gets_a_gradient_later_is_updated() -> None:
     a, b, c, d = _one_param(), _one_param((4.0, 5.0, 6.0)), _one_param(), _one_param((4.0, 5.0, 6.0))
     opt, eager_opt = rg.optim.SGD([a, b], lr=0.1, momentum=0.9), rg.optim.SGD([c, d], lr=0.1, momentum=0.9)
