@@ -24,7 +24,7 @@ from . import autograd as _autograd  # (backward read at each call, as PyTorch's
 from ._dtype import FROM_NUMPY, dtype, get_default_dtype, to_dtype
 from .autograd.anomaly_mode import ANOMALY, note_origin, note_round_trip
 from .autograd.grad_mode import STATE
-from .autograd.graph import RemovableHandle, VersionCounter, new_counter
+from .autograd.graph import RemovableHandle, VersionCounter, _is_dense, new_counter
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't "
@@ -590,11 +590,21 @@ class Tensor:
 
         Without ``create_graph`` the first gradient is kept as is when nothing else can see it
         (PyTorch's rule; else a private copy), and later ones are added in place; with it,
-        accumulation is out of place so the result stays differentiable.
+        accumulation is out of place so the result stays differentiable, and the first gradient
+        is stored through a recorded copy, as PyTorch's (never a view another node shares).
         """
         current = self._grad
         if STATE.grad_enabled:  # create_graph=True
-            self._grad = grad if current is None else current + grad
+            if current is not None:
+                self._grad = current + grad
+            elif retained or not _is_dense(self._data):
+                # As PyTorch: a retained gradient, and a leaf's whose memory has gaps, are cloned
+                # (``CloneBackward0``), so ``.grad`` is never a view another node's output shares.
+                self._grad = grad.clone()
+            else:
+                # A leaf's first gradient is copied into memory laid out as the leaf's (PyTorch's
+                # layout contract; ``CopyBackwards``), still differentiable through the copy.
+                self._grad = Tensor._make(np.empty_like(self._data, dtype=grad._data.dtype)).copy_(grad)
             return
         if current is None:
             data = grad._data

@@ -616,7 +616,8 @@ def mark_younger_targets(node: Node) -> None:
 
 # Nodes PyTorch implements in C++ outside its generated ops, whose ``name()`` is the C++ name
 # (AccumulateGrad and CopySlices say theirs in their own classes).
-_CPP_NODE_NAMES = {"NotImplemented": "torch::autograd::NotImplemented", "Error": "torch::autograd::Error"}
+_CPP_NODE_NAMES = {"NotImplemented": "torch::autograd::NotImplemented", "Error": "torch::autograd::Error",
+                   "CopyBackwards": "torch::autograd::CopyBackwards"}
 
 
 class AccumulateGrad(Node):
