@@ -1035,7 +1035,36 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                     return NotImplemented
             return apply_generic(op, (a, b, *(params or defaults)))
 
-        return generic
+        if op.differentiable or op.n_outputs != 1 or op.view or op.variadic or op.params or defaults:
+            return generic
+        gradless_forward = op.forward
+
+        def gradless(a: Any, b: Any) -> Any:
+            # ``x < y``, ``x > 0.5``: an op that never records a node, on two tensors of one dtype
+            # or a float tensor and a Python number, outside vmap and inference mode, needs only
+            # its forward and the wrapping: what ``apply_generic`` would do, at half the cost.
+            if _BATCHING or INFERENCE_CONTEXTS[0] or type(a) is not Tensor:
+                return generic(a, b)
+            ad = a._data
+            if isinstance(b, Tensor):
+                bd = b._data
+                if bd.dtype is not ad.dtype and bd.dtype != ad.dtype:
+                    return generic(a, b)
+            elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
+                bd = b
+            else:
+                return generic(a, b)
+            try:
+                out = gradless_forward(ad, bd)
+            except (ValueError, RuntimeWarning):  # (PyTorch's error, or NumPy's warnings kept quiet: the general path)
+                return generic(a, b)
+            result = _new(Tensor)
+            result._data = out if type(out) is _ndarray else np.asarray(out)
+            result._requires_grad = False
+            result._grad_fn = None
+            return result
+
+        return gradless
     forward = op.forward
     node_cls: Any = op.node_cls  # fast ops are differentiable: every input has a rule
     uses_meta = op.uses_meta
