@@ -101,6 +101,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     out = x
     dim = 0
     advanced: list[tuple[int, np.ndarray]] = []  # applied last, in one index op, as PyTorch does
+    index_tensor = None  # the last tensor in the key: a lone one is given to the op as itself (below)
     for position, item in enumerate(items):
         if item is None:
             out = out.unsqueeze(dim)
@@ -110,6 +111,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         elif _is_advanced(item):
             array = _as_index_array(item)
             advanced.append((dim, array))
+            index_tensor = item
             dim += array.ndim if array.dtype == np.bool_ else 1
         elif isinstance(item, int):
             size = out._data.shape[dim]
@@ -139,7 +141,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             np_key += [slice(None)] * (d - covered)
             np_key.append(array)
             covered = d + (array.ndim if array.dtype == np.bool_ else 1)
-        return apply(_S.index, (out, tuple(np_key) if len(np_key) > 1 else np_key[0]))  # type: ignore[no-any-return]
+        if len(np_key) > 1:
+            return apply(_S.index, (out, tuple(np_key)))  # type: ignore[no-any-return]
+        return apply(_S.index, (out, _lone_index(np_key[0], index_tensor)))  # type: ignore[no-any-return]
     if out is x:
         out = apply(_S.alias, (x,))
     return out
@@ -155,7 +159,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if len(np_key) == 1:  # a lone mask: PyTorch's message when its shape does not fit
             _check_mask_shape(np_key[0], x._data.shape, 0)
         values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
-        apply_inplace(_S.index_put, (x, values, np_key if len(np_key) > 1 else np_key[0], False))
+        lone = _lone_index(np_key[0], items[0]) if len(np_key) == 1 else np_key
+        apply_inplace(_S.index_put, (x, values, lone, False))
         return
     target = getitem(x, key)
     if isinstance(value, Tensor):
@@ -164,6 +169,15 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         target.fill_(value)
     else:
         target.copy_(_as_tensor_like(value, x))
+
+
+def _lone_index(array: Any, item: Any) -> Any:
+    """A key of one index: the tensor it was read from, if ``array`` is that tensor's own data (so
+    that the node keeps it with its version: written in place before backward, PyTorch's error),
+    else the array (a list, a uint8 mask read as bool)."""
+    if isinstance(item, Tensor) and item._data is array and type(array) is np.ndarray:
+        return item
+    return array
 
 
 def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
@@ -622,7 +636,7 @@ def index_put_key(x: Tensor, indices: Any) -> Any:
             if bad.any():
                 raise IndexError(f"index {int(item[bad].flat[0])} is out of bounds for dimension {dim} with size {size}")
         dim += item.ndim if isinstance(item, np.ndarray) and item.dtype == np.bool_ else 1
-    return key if len(key) != 1 else key[0]
+    return key if len(key) != 1 else _lone_index(key[0], items[0])
 
 
 def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
@@ -631,7 +645,7 @@ def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(x._data.dtype)} for the destination and "
                            f"{scalar_type_name(values._data.dtype)} for the source.")
-    target = np.empty(x._data.shape, np.bool_)[key].shape
+    target = np.empty(x._data.shape, np.bool_)[_S._array(key)].shape
     shape = values._data.shape
     try:
         fits = np.broadcast_shapes(shape, target) == target
