@@ -8,6 +8,7 @@ copies it, or its backward does not read it) are here too: retrograd must not ra
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -323,6 +324,69 @@ def _embedding_module(m: Any) -> Any:
     return layer(i), [layer.weight], lambda: i.add_(1)
 
 
+def _index_copy(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:2].copy())
+    return x.index_copy(0, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _index_fill(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x = _leaf(m, SCORES)
+    return x.index_fill(0, i, 0.5), [x], lambda: i.fill_(1)
+
+
+def _index_fill_tensor_value(m: Any) -> Any:
+    i = m.tensor([4, 1])
+    x, v = _leaf(m, SCORES), _leaf(m, np.array(2.0))
+    return x.index_fill(1, i, v), [x, v], lambda: i.fill_(0)
+
+
+def _put(m: Any) -> Any:
+    i = m.tensor([3, 0, 19])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[0, :3].copy())
+    return x.put(i, s), [x, s], lambda: i.fill_(1)
+
+
+def _put_accumulate(m: Any) -> Any:
+    i = m.tensor([3, 0, 3])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[0, :3].copy())
+    return x.put(i, s, accumulate=True), [x, s], lambda: i.fill_(1)
+
+
+def _masked_scatter(m: Any) -> Any:
+    mask = m.tensor(SCORES > 0)
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS)
+    return x.masked_scatter(mask, s), [x, s], lambda: mask.fill_(True)
+
+
+def _masked_scatter_inplace(m: Any) -> Any:
+    mask = m.tensor([True, False, True, False, True])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS)
+    return (x * 1).masked_scatter_(mask, s), [x, s], lambda: mask.logical_not_()
+
+
+def _scatter_reduce_sum(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:, :2].copy())
+    return x.scatter_reduce(1, i, s, "sum"), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_reduce_amax(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:, :2].copy())
+    return x.scatter_reduce(1, i, s, "amax", include_self=False), [x, s], lambda: i.fill_(3)
+
+
+def _index_reduce_prod(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:2].copy())
+    with warnings.catch_warnings():  # (its beta warning: PyTorch gives it once a process)
+        warnings.simplefilter("ignore", UserWarning)
+        out = x.index_reduce(0, i, s, "prod")
+    return out, [x, s], lambda: i.fill_(1)
+
+
 def _complex_factor(m: Any) -> Any:  # (``CPUComplexDoubleType``)
     c = m.tensor(SCORES[0] + 1j * SCORES[1])
     x = _leaf(m, SCORES[2])
@@ -361,7 +425,8 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _masked_fill_mask, _where_condition,
     _getitem_index, _getitem_index_2d, _getitem_index_after_slice, _getitem_mask, _getitem_full_mask, _setitem_index,
     _setitem_mask, _index_put_accumulate, _masked_select, _masked_select_broadcast, _embedding, _embedding_padding,
-    _embedding_module, _complex_factor, _l1_target, _hinge_embedding_target,
+    _embedding_module, _index_copy, _index_fill, _index_fill_tensor_value, _put, _put_accumulate, _masked_scatter,
+    _masked_scatter_inplace, _scatter_reduce_sum, _scatter_reduce_amax, _index_reduce_prod, _complex_factor, _l1_target, _hinge_embedding_target,
     _margin_ranking_target, _take_along_dim_index)}
 
 
