@@ -25,6 +25,7 @@ SCORES_3D = RNG.standard_normal((2, 3, 4))
 PROBS = RNG.uniform(0.1, 0.9, (4, 5))
 WEIGHTS = RNG.uniform(0.5, 1.5, 5)
 LABELS = np.array([0, 3, 1, 4])
+RNG_UNPOOL = RNG.permutation(128).astype(np.float64)  # (distinct values: one maximum per window)
 
 
 def _leaf(m: Any, array: np.ndarray) -> Any:
@@ -387,6 +388,27 @@ def _index_reduce_prod(m: Any) -> Any:
     return out, [x, s], lambda: i.fill_(1)
 
 
+def _max_unpool(m: Any, nd: int) -> Any:
+    """``max_unpool{nd}d`` of pooled values; the pool's indices written before backward."""
+    shape = (1, 2) + (4,) * nd
+    pooled, indices = getattr(m.nn.functional, f"max_pool{nd}d")(m.tensor(RNG_UNPOOL.reshape(-1)[:np.prod(shape)]
+                                                                           .reshape(shape)), 2, return_indices=True)
+    y = _leaf(m, pooled.numpy())
+    return getattr(m.nn.functional, f"max_unpool{nd}d")(y, indices, 2), [y], lambda: indices.fill_(0)
+
+
+def _max_unpool1d(m: Any) -> Any:  # (a 2-d unpool of a view of the indices: the write reaches it)
+    return _max_unpool(m, 1)
+
+
+def _max_unpool2d(m: Any) -> Any:
+    return _max_unpool(m, 2)
+
+
+def _max_unpool3d(m: Any) -> Any:
+    return _max_unpool(m, 3)
+
+
 def _complex_factor(m: Any) -> Any:  # (``CPUComplexDoubleType``)
     c = m.tensor(SCORES[0] + 1j * SCORES[1])
     x = _leaf(m, SCORES[2])
@@ -426,7 +448,8 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _getitem_index, _getitem_index_2d, _getitem_index_after_slice, _getitem_mask, _getitem_full_mask, _setitem_index,
     _setitem_mask, _index_put_accumulate, _masked_select, _masked_select_broadcast, _embedding, _embedding_padding,
     _embedding_module, _index_copy, _index_fill, _index_fill_tensor_value, _put, _put_accumulate, _masked_scatter,
-    _masked_scatter_inplace, _scatter_reduce_sum, _scatter_reduce_amax, _index_reduce_prod, _complex_factor, _l1_target, _hinge_embedding_target,
+    _masked_scatter_inplace, _scatter_reduce_sum, _scatter_reduce_amax, _index_reduce_prod, _max_unpool1d, _max_unpool2d,
+    _max_unpool3d, _complex_factor, _l1_target, _hinge_embedding_target,
     _margin_ranking_target, _take_along_dim_index)}
 
 
