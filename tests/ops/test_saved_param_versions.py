@@ -8,6 +8,7 @@ copies it, or its backward does not read it) are here too: retrograd must not ra
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ SCORES_3D = RNG.standard_normal((2, 3, 4))
 PROBS = RNG.uniform(0.1, 0.9, (4, 5))
 WEIGHTS = RNG.uniform(0.5, 1.5, 5)
 LABELS = np.array([0, 3, 1, 4])
+RNG_UNPOOL = RNG.permutation(128).astype(np.float64)  # (distinct values: one maximum per window)
 
 
 def _leaf(m: Any, array: np.ndarray) -> Any:
@@ -231,6 +233,182 @@ def _where_condition(m: Any) -> Any:
     return m.where(cond, x, y), [x, y], lambda: cond.logical_not_()
 
 
+def _getitem_index(m: Any) -> Any:  # ``x[i]``: the index tensor, kept by IndexBackward0
+    i = m.tensor([3, 0, 0])
+    x = _leaf(m, SCORES)
+    return x[i], [x], lambda: i.fill_(1)
+
+
+def _getitem_index_2d(m: Any) -> Any:
+    i = m.tensor([[3, 0], [1, 1]])
+    x = _leaf(m, SCORES)
+    return x[i], [x], lambda: i.fill_(2)
+
+
+def _getitem_index_after_slice(m: Any) -> Any:  # (the slice first, then the lone index)
+    i = m.tensor([3, 0])
+    x = _leaf(m, SCORES)
+    return x[i, 1:], [x], lambda: i.fill_(1)
+
+
+def _getitem_mask(m: Any) -> Any:  # (retrograd crashed in NumPy: the backward read the new mask)
+    mask = m.tensor([True, False, True, False])
+    x = _leaf(m, SCORES)
+    return x[mask], [x], lambda: mask.fill_(False)
+
+
+def _getitem_full_mask(m: Any) -> Any:
+    mask = m.tensor(SCORES > 0)
+    x = _leaf(m, SCORES)
+    return x[mask], [x], lambda: mask.fill_(True)
+
+
+def _setitem_index(m: Any) -> Any:  # ``y[i] = v``: index_put_ keeps the index
+    i = m.tensor([3, 0])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[:2].copy())
+
+    def forward() -> Any:
+        y = x * 1
+        y[i] = v
+        return y
+
+    return forward(), [x, v], lambda: i.fill_(1)
+
+
+def _setitem_mask(m: Any) -> Any:
+    mask = m.tensor(SCORES > 0)
+    x = _leaf(m, SCORES)
+
+    def forward() -> Any:
+        y = x * 1
+        y[mask] = 0.5
+        return y
+
+    return forward(), [x], lambda: mask.fill_(True)
+
+
+def _index_put_accumulate(m: Any) -> Any:
+    i = m.tensor([3, 0, 3])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[:3].copy())
+    return x.index_put((i,), v, accumulate=True), [x, v], lambda: i.fill_(1)
+
+
+def _masked_select(m: Any) -> Any:  # (retrograd crashed in NumPy)
+    mask = m.tensor(SCORES > 0)
+    x = _leaf(m, SCORES)
+    return m.masked_select(x, mask), [x], lambda: mask.fill_(True)
+
+
+def _masked_select_broadcast(m: Any) -> Any:
+    mask = m.tensor([True, False, True, False, True])
+    x = _leaf(m, SCORES)
+    return x.masked_select(mask), [x], lambda: mask.logical_not_()
+
+
+def _embedding(m: Any) -> Any:
+    i = m.tensor([[3, 0, 0], [1, 2, 3]])
+    w = _leaf(m, SCORES)
+    return m.nn.functional.embedding(i, w), [w], lambda: i.fill_(1)
+
+
+def _embedding_padding(m: Any) -> Any:
+    i = m.tensor([3, 0, 1])
+    w = _leaf(m, SCORES)
+    return m.nn.functional.embedding(i, w, padding_idx=0), [w], lambda: i.fill_(1)
+
+
+def _embedding_module(m: Any) -> Any:
+    layer = m.nn.Embedding(4, 5, dtype=m.float64)
+    with m.no_grad():
+        layer.weight.copy_(m.tensor(SCORES))
+    i = m.tensor([2, 2, 0])
+    return layer(i), [layer.weight], lambda: i.add_(1)
+
+
+def _index_copy(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:2].copy())
+    return x.index_copy(0, i, s), [x, s], lambda: i.fill_(1)
+
+
+def _index_fill(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x = _leaf(m, SCORES)
+    return x.index_fill(0, i, 0.5), [x], lambda: i.fill_(1)
+
+
+def _index_fill_tensor_value(m: Any) -> Any:
+    i = m.tensor([4, 1])
+    x, v = _leaf(m, SCORES), _leaf(m, np.array(2.0))
+    return x.index_fill(1, i, v), [x, v], lambda: i.fill_(0)
+
+
+def _put(m: Any) -> Any:
+    i = m.tensor([3, 0, 19])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[0, :3].copy())
+    return x.put(i, s), [x, s], lambda: i.fill_(1)
+
+
+def _put_accumulate(m: Any) -> Any:
+    i = m.tensor([3, 0, 3])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[0, :3].copy())
+    return x.put(i, s, accumulate=True), [x, s], lambda: i.fill_(1)
+
+
+def _masked_scatter(m: Any) -> Any:
+    mask = m.tensor(SCORES > 0)
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS)
+    return x.masked_scatter(mask, s), [x, s], lambda: mask.fill_(True)
+
+
+def _masked_scatter_inplace(m: Any) -> Any:
+    mask = m.tensor([True, False, True, False, True])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS)
+    return (x * 1).masked_scatter_(mask, s), [x, s], lambda: mask.logical_not_()
+
+
+def _scatter_reduce_sum(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:, :2].copy())
+    return x.scatter_reduce(1, i, s, "sum"), [x, s], lambda: i.fill_(1)
+
+
+def _scatter_reduce_amax(m: Any) -> Any:
+    i = m.tensor([[0, 4], [2, 2], [1, 0], [3, 3]])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:, :2].copy())
+    return x.scatter_reduce(1, i, s, "amax", include_self=False), [x, s], lambda: i.fill_(3)
+
+
+def _index_reduce_prod(m: Any) -> Any:
+    i = m.tensor([3, 0])
+    x, s = _leaf(m, SCORES), _leaf(m, PROBS[:2].copy())
+    with warnings.catch_warnings():  # (its beta warning: PyTorch gives it once a process)
+        warnings.simplefilter("ignore", UserWarning)
+        out = x.index_reduce(0, i, s, "prod")
+    return out, [x, s], lambda: i.fill_(1)
+
+
+def _max_unpool(m: Any, nd: int) -> Any:
+    """``max_unpool{nd}d`` of pooled values; the pool's indices written before backward."""
+    shape = (1, 2) + (4,) * nd
+    pooled, indices = getattr(m.nn.functional, f"max_pool{nd}d")(m.tensor(RNG_UNPOOL.reshape(-1)[:np.prod(shape)]
+                                                                           .reshape(shape)), 2, return_indices=True)
+    y = _leaf(m, pooled.numpy())
+    return getattr(m.nn.functional, f"max_unpool{nd}d")(y, indices, 2), [y], lambda: indices.fill_(0)
+
+
+def _max_unpool1d(m: Any) -> Any:  # (a 2-d unpool of a view of the indices: the write reaches it)
+    return _max_unpool(m, 1)
+
+
+def _max_unpool2d(m: Any) -> Any:
+    return _max_unpool(m, 2)
+
+
+def _max_unpool3d(m: Any) -> Any:
+    return _max_unpool(m, 3)
+
+
 def _complex_factor(m: Any) -> Any:  # (``CPUComplexDoubleType``)
     c = m.tensor(SCORES[0] + 1j * SCORES[1])
     x = _leaf(m, SCORES[2])
@@ -266,7 +444,12 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
     _soft_margin, _multi_margin_target, _multi_margin_weight, _multilabel_margin, _ctc_targets, _ctc_unbatched, _gather, _scatter, _scatter_value, _scatter_add,
-    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _masked_fill_mask, _where_condition, _complex_factor, _l1_target, _hinge_embedding_target,
+    _scatter_add_inplace, _index_select, _index_select_method, _index_add, _take, _masked_fill_mask, _where_condition,
+    _getitem_index, _getitem_index_2d, _getitem_index_after_slice, _getitem_mask, _getitem_full_mask, _setitem_index,
+    _setitem_mask, _index_put_accumulate, _masked_select, _masked_select_broadcast, _embedding, _embedding_padding,
+    _embedding_module, _index_copy, _index_fill, _index_fill_tensor_value, _put, _put_accumulate, _masked_scatter,
+    _masked_scatter_inplace, _scatter_reduce_sum, _scatter_reduce_amax, _index_reduce_prod, _max_unpool1d, _max_unpool2d,
+    _max_unpool3d, _complex_factor, _l1_target, _hinge_embedding_target,
     _margin_ranking_target, _take_along_dim_index)}
 
 
@@ -431,3 +614,49 @@ def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
             ours = compiled(rg.tensor(SCORES), rg.tensor(index))
             eager = pick(rg.tensor(SCORES), rg.tensor(index))
         np.testing.assert_array_equal(ours.numpy(), eager.numpy())
+
+
+SECOND_BACKWARD_CASES = ("getitem_index", "getitem_mask", "setitem_index", "masked_select", "embedding", "gather",
+                         "nll_target", "where_condition", "masked_fill_mask")
+
+
+@pytest.mark.parametrize("name", SECOND_BACKWARD_CASES)
+def test_a_second_backward_through_a_kept_param_raises_as_pytorchs(name: str, torch: Any) -> None:
+    """A kept param is released with the saved tensors: a second backward without
+    ``retain_graph`` is PyTorch's error, not a second gradient computed from the param."""
+    messages = []
+    for m in (torch, rg):
+        out, _, _ = CASES[name](m)
+        out.sum().backward()
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages.append(str(info.value))
+    assert messages[0].startswith("Trying to backward through the graph a second time")
+    assert messages[1].startswith(messages[0])
+
+
+@pytest.mark.parametrize("name", ["getitem_index", "embedding", "nll_target"])
+def test_retain_graph_keeps_the_param_for_a_second_backward_as_pytorchs(name: str, torch: Any) -> None:
+    grads = []
+    for m in (torch, rg):
+        out, leaves, _ = CASES[name](m)
+        out.sum().backward(retain_graph=True)
+        out.sum().backward()
+        grads.append([leaf.grad.numpy() for leaf in leaves])
+    for a, b in zip(grads[1], grads[0], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gather", "nll_target", "getitem_index", "embedding"])
+def test_backward_releases_the_kept_tensor(name: str) -> None:
+    """After a backward without ``retain_graph`` the node no longer holds the kept tensor (the
+    index or target, the one the case writes), as PyTorch frees its saved variables."""
+    import gc
+    import weakref
+
+    out, _, write = CASES[name](rg)
+    kept = weakref.ref(write.__closure__[0].cell_contents)  # type: ignore[attr-defined]
+    del write
+    out.sum().backward()
+    gc.collect()
+    assert kept() is None, "the kept tensor outlived the backward that released its node"

@@ -353,14 +353,17 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _kept_values(node: Any) -> list[tuple[str, Any]]:
-    """Arrays and tensors a node keeps besides its saved values, which backward does not free:
-    an op's array arguments (an index, a mask) and a custom Function's ``ctx`` attributes."""
+    """Arrays and tensors a node keeps besides its saved values: an op's array arguments (an
+    index, a mask; one declared ``versioned=``, kept with its version, is freed by backward) and
+    a custom Function's ``ctx`` attributes."""
     out = []
     op = getattr(node, "_op", None)
     if op is not None:
         params = getattr(node, "_params", None)
         if params:
             for name, value in zip(op.params, params, strict=False):
+                if type(value) is tuple and value and isinstance(value[0], Tensor):  # (tensor, version)
+                    value = value[0]
                 if array_of(value) is not None:
                     out.append((str(name), value))
     elif getattr(node, "_n_forward_args", None) is not None:  # a custom Function's ctx

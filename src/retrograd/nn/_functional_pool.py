@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import conv as _C
+from ..ops import shape as _S
 from ..ops.op import apply
 from ..tensor import Tensor
 from ._functional_conv import (
@@ -244,7 +245,7 @@ def _max_unpool(nd: int, input: Tensor, indices: Tensor, kernel_size: Any, strid
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({_dims_str(input.shape)}) "
                            f"but got indices tensor with shape: {_dims_str(indices.shape)}")
     op = _C.max_unpool2d if nd == 2 else _C.max_unpool3d
-    return apply(op, (input, indices._data, size))  # type: ignore[no-any-return]
+    return apply(op, (input, _S.versioned_index(indices), size))  # type: ignore[no-any-return]
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002

@@ -864,7 +864,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     coeff = None
     if weight.requires_grad and STATE.grad_enabled:
         coeff = _nn.embedding_coefficients(indices, num, padding_idx, scale_grad_by_freq)
-    return apply(_nn.embedding, (weight, indices, coeff))  # type: ignore[no-any-return]
+    return apply(_nn.embedding, (weight, _S.versioned_index(input), coeff))  # type: ignore[no-any-return]
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,  # noqa: A002

@@ -30,6 +30,7 @@ from numpy.lib.stride_tricks import as_strided
 from .._dtype import REDUCED_FLOATS
 from ..tensor import Tensor
 from .op import Op, apply
+from .op import versioned_array as _array
 
 _make = Tensor._make
 
@@ -873,7 +874,8 @@ adaptive_max_pool3d = Op("adaptive_max_pool3d", _adaptive_max_pool3d, node="Adap
 # last ``spatial`` dims; its adjoint (the backward) gathers there.
 
 
-def _unpool(x: np.ndarray, indices: np.ndarray, size: tuple[int, ...]) -> np.ndarray:
+def _unpool(x: np.ndarray, indices: Any, size: tuple[int, ...]) -> np.ndarray:
+    indices = _array(indices)
     lead = x.shape[:x.ndim - len(size)]
     volume = prod(size)
     rows = prod(lead)
@@ -903,9 +905,12 @@ _unpool_scatter_ops: dict[int, Op] = {}
 unpool_gather = Op("max_unpool_gather", _unpool_gather, node="GatherBackward0", params=("indices", "size"),
                    grads=(lambda grad, indices, size: apply(_unpool_scatter_ops[len(size)], (grad, indices, size)),),
                    jvp="transpose")
+# The indices are read again by backward: a tensor given there is kept with its version
+# (``versioned=``), as PyTorch's.
 _unpool_scatter_ops.update({
     nd: Op(f"max_unpool{nd}d", _unpool, node=f"MaxUnpool{nd}DBackward0", params=("indices", "size"),
-           grads=(lambda grad, indices, size: unpool_backward(grad, indices, size),), jvp="linear")
+           grads=(lambda grad, indices, size: unpool_backward(grad, _array(indices), size),), jvp="linear",
+           versioned=("indices",))
     for nd in (2, 3)
 })
 max_unpool2d = _unpool_scatter_ops[2]

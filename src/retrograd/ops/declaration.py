@@ -45,6 +45,7 @@ CONVERSIONS = frozenset({
     "index",   # an index or mask, a Tensor or array-like, as a NumPy array (``shape._index_array``)
     "versioned_index",  # the same, a Tensor kept as itself: for a ``versioned=`` param (``shape.versioned_index``)
     "mask",    # must be a Tensor (PyTorch's TypeError otherwise), as its NumPy array
+    "versioned_mask",  # the same, the Tensor kept as itself: for a ``versioned=`` param (``shape.versioned_index``)
     "str",     # must be a str: PyTorch's TypeError otherwise (``scatter_reduce(): argument 'reduce' ...``)
     "bool",    # must be a bool: PyTorch's TypeError otherwise (``put(): argument 'accumulate' ...``)
 })

@@ -101,6 +101,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
     out = x
     dim = 0
     advanced: list[tuple[int, np.ndarray]] = []  # applied last, in one index op, as PyTorch does
+    index_tensor = None  # the last tensor in the key: a lone one is given to the op as itself (below)
     for position, item in enumerate(items):
         if item is None:
             out = out.unsqueeze(dim)
@@ -110,6 +111,7 @@ def getitem(x: Tensor, key: Any) -> Tensor:
         elif _is_advanced(item):
             array = _as_index_array(item)
             advanced.append((dim, array))
+            index_tensor = item
             dim += array.ndim if array.dtype == np.bool_ else 1
         elif isinstance(item, int):
             size = out._data.shape[dim]
@@ -139,7 +141,9 @@ def getitem(x: Tensor, key: Any) -> Tensor:
             np_key += [slice(None)] * (d - covered)
             np_key.append(array)
             covered = d + (array.ndim if array.dtype == np.bool_ else 1)
-        return apply(_S.index, (out, tuple(np_key) if len(np_key) > 1 else np_key[0]))  # type: ignore[no-any-return]
+        if len(np_key) > 1:
+            return apply(_S.index, (out, tuple(np_key)))  # type: ignore[no-any-return]
+        return apply(_S.index, (out, _lone_index(np_key[0], index_tensor)))  # type: ignore[no-any-return]
     if out is x:
         out = apply(_S.alias, (x,))
     return out
@@ -155,7 +159,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         if len(np_key) == 1:  # a lone mask: PyTorch's message when its shape does not fit
             _check_mask_shape(np_key[0], x._data.shape, 0)
         values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
-        apply_inplace(_S.index_put, (x, values, np_key if len(np_key) > 1 else np_key[0], False))
+        lone = _lone_index(np_key[0], items[0]) if len(np_key) == 1 else np_key
+        apply_inplace(_S.index_put, (x, values, lone, False))
         return
     target = getitem(x, key)
     if isinstance(value, Tensor):
@@ -164,6 +169,15 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         target.fill_(value)
     else:
         target.copy_(_as_tensor_like(value, x))
+
+
+def _lone_index(array: Any, item: Any) -> Any:
+    """A key of one index: the tensor it was read from, if ``array`` is that tensor's own data (so
+    that the node keeps it with its version: written in place before backward, PyTorch's error),
+    else the array (a list, a uint8 mask read as bool)."""
+    if isinstance(item, Tensor) and item._data is array and type(array) is np.ndarray:
+        return item
+    return array
 
 
 def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
@@ -253,6 +267,7 @@ def _reduce_into(out: np.ndarray, key: Any, values: np.ndarray, reduce: str, inc
 
 def _scatter_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, reduce: str,
                     include_self: bool) -> np.ndarray:
+    index = _S._array(index)
     if reduce not in _SCATTER_REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     _S._check_scatter(x, src, dim, index, "scatter")
@@ -282,8 +297,9 @@ def _gather(t: Tensor, dim: int, index: np.ndarray) -> Tensor:
     return _S.gather(t, dim, index)  # type: ignore[no-any-return]
 
 
-def _scatter_reduce_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: np.ndarray,
+def _scatter_reduce_grad(grad: Tensor, self: Tensor, src: Tensor, result: Tensor, dim: int, index: Any,
                          reduce: str, include_self: bool, needs: tuple[bool, ...]) -> tuple[Tensor, Tensor]:
+    index = _S._array(index)
     x = self._data
     dtype = x.dtype
     key = _scatter_key(x.shape, index, dim)
@@ -351,7 +367,7 @@ scatter_reduce: Op = Op(
     "scatter_reduce", _scatter_reduce, node="ScatterReduceBackward0", inputs=("self", "src"),
     params=("dim", "index", "reduce", "include_self"), grads=_scatter_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, src, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index", "reduce": "str"}, jvp="transpose")
+    convert={"dim": "dim", "index": "versioned_index", "reduce": "str"}, jvp="transpose", versioned=("index",))
 
 
 _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
@@ -391,9 +407,9 @@ def _check_index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndar
     return idx
 
 
-def _index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, reduce: str,
+def _index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: Any, reduce: str,
                   include_self: bool) -> np.ndarray:
-    idx = _check_index_reduce(x, src, dim, index, reduce)
+    idx = _check_index_reduce(x, src, dim, _S._array(index), reduce)
     out = x.copy()
     view = out.reshape(x.shape or (1,))
     key: Any = (slice(None),) * dim + (idx,)
@@ -401,8 +417,9 @@ def _index_reduce(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray, r
     return out
 
 
-def _index_reduce_grad(grad: Tensor, self: Tensor, source: Tensor, result: Tensor, dim: int, index: np.ndarray,
+def _index_reduce_grad(grad: Tensor, self: Tensor, source: Tensor, result: Tensor, dim: int, index: Any,
                        reduce: str, include_self: bool) -> tuple[Tensor, Tensor]:
+    index = _S._array(index)
     x = self._data
     dtype = x.dtype
     idx = index.reshape(-1)
@@ -451,7 +468,7 @@ index_reduce: Op = Op(
     "index_reduce", _index_reduce, node="IndexReduceBackward0", inputs=("self", "source"),
     params=("dim", "index", "reduce", "include_self"), grads=_index_reduce_grad,
     variants=("function", "method", "inplace"), signature="dim, index, source, reduce, *, include_self=True",
-    convert={"dim": "dim", "index": "index", "reduce": "str"}, jvp="transpose")
+    convert={"dim": "dim", "index": "versioned_index", "reduce": "str"}, jvp="transpose", versioned=("index",))
 
 
 def _fill_index(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
@@ -467,8 +484,8 @@ def _fill_index(x: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
     return np.where(idx < 0, idx + size, idx)
 
 
-def _index_fill(x: np.ndarray, dim: int, index: np.ndarray, value: Any) -> np.ndarray:
-    idx = _fill_index(x, dim, index)
+def _index_fill(x: np.ndarray, dim: int, index: Any, value: Any) -> np.ndarray:
+    idx = _fill_index(x, dim, _S._array(index))
     out = x.copy()
     out.reshape(x.shape or (1,))[(slice(None),) * dim + (idx,)] = value
     return out
@@ -481,21 +498,21 @@ def _index_fill_tensor(x: np.ndarray, value: np.ndarray, dim: int, index: np.nda
     return _index_fill(x, dim, index, value.astype(x.dtype))
 
 
-def _index_fill_value_grad(grad: Tensor, dim: int, index: np.ndarray) -> Tensor:
-    unique = np.unique(index.reshape(-1))  # a repeated index fills once: its gradient counts once
+def _index_fill_value_grad(grad: Tensor, dim: int, index: Any) -> Tensor:
+    unique = np.unique(_S._array(index).reshape(-1))  # a repeated index fills once: its gradient counts once
     return _S.index_select(grad, dim, unique).sum()  # type: ignore[no-any-return]
 
 
 index_fill: Op = Op("index_fill", _index_fill, node="IndexFillBackward0", params=("dim", "index", "value"),
                     saved=("dim", "index"), grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),),
                     variants=("function", "method", "inplace"), signature="dim, index, value",
-                    convert={"dim": "dim", "index": "index"}, jvp="transpose")
+                    convert={"dim": "dim", "index": "versioned_index"}, jvp="transpose", versioned=("index",))
 index_fill_tensor: Op = Op(
     "index_fill", _index_fill_tensor, node="IndexFillBackward1", inputs=("self", "value"), params=("dim", "index"),
     saved=("dim", "index"),
     grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0), _index_fill_value_grad),
-    variants=("function", "method", "inplace"), signature="dim, index, value", convert={"dim": "dim", "index": "index"},
-    jvp="transpose")
+    variants=("function", "method", "inplace"), signature="dim, index, value",
+    convert={"dim": "dim", "index": "versioned_index"}, jvp="transpose", versioned=("index",))
 
 
 def _check_masked_scatter_dtypes(x: np.ndarray, source: np.ndarray) -> None:
@@ -553,16 +570,16 @@ masked_scatter_backward: Op = Op(
                                                          mask),), jvp="transpose")
 
 
-def _masked_scatter_source_grad(grad: Tensor, source_shape: tuple[int, ...], mask: np.ndarray) -> Tensor:
-    return masked_scatter_backward(grad, mask, tuple(source_shape))  # type: ignore[no-any-return]
+def _masked_scatter_source_grad(grad: Tensor, source_shape: tuple[int, ...], mask: Any) -> Tensor:
+    return masked_scatter_backward(grad, _S._array(mask), tuple(source_shape))  # type: ignore[no-any-return]
 
 
 def _masked_scatter_entry(forward: Any, variants: tuple[str, ...]) -> Op:
-    return Op("masked_scatter", lambda x, source, mask: forward(x, mask, source), node="MaskedScatterBackward0",
+    return Op("masked_scatter", lambda x, source, mask: forward(x, _S._array(mask), source), node="MaskedScatterBackward0",
               inputs=("self", "source"), params=("mask",), saved=("mask", "source_sym_sizes"),
-              grads=(lambda grad, mask: grad.masked_fill(_const(mask), 0.0), _masked_scatter_source_grad),
-              variants=variants, signature="mask, source", convert={"mask": "mask", "source": "tensor"},
-              jvp="transpose")
+              grads=(lambda grad, mask: grad.masked_fill(_const(_S._array(mask)), 0.0), _masked_scatter_source_grad),
+              variants=variants, signature="mask, source", convert={"mask": "versioned_mask", "source": "tensor"},
+              jvp="transpose", versioned=("mask",))
 
 
 masked_scatter: Op = _masked_scatter_entry(_masked_scatter, ("function", "method"))
@@ -586,8 +603,8 @@ def _put_positions(x: np.ndarray, index: np.ndarray, source: np.ndarray) -> np.n
     return np.where(flat < 0, flat + x.size, flat)  # type: ignore[no-any-return]
 
 
-def _put(x: np.ndarray, source: np.ndarray, index: np.ndarray, accumulate: bool) -> np.ndarray:
-    positions = _put_positions(x, index, source)
+def _put(x: np.ndarray, source: np.ndarray, index: Any, accumulate: bool) -> np.ndarray:
+    positions = _put_positions(x, _S._array(index), source)
     out = x.copy()
     flat = out.reshape(-1)
     if accumulate:
@@ -604,7 +621,7 @@ put: Op = Op(
            grad if accumulate else put(grad, _const(np.zeros(source._data.shape, grad._data.dtype)), index, False),
            lambda grad, source, index: _S.take(grad, index).reshape(source._data.shape)),
     variants=("function", "method", "inplace"), signature="index, source, accumulate=False",
-    convert={"index": "index", "accumulate": "bool"}, jvp="linear")
+    convert={"index": "versioned_index", "accumulate": "bool"}, jvp="linear", versioned=("index",))
 
 
 def index_put_key(x: Tensor, indices: Any) -> Any:
@@ -622,7 +639,7 @@ def index_put_key(x: Tensor, indices: Any) -> Any:
             if bad.any():
                 raise IndexError(f"index {int(item[bad].flat[0])} is out of bounds for dimension {dim} with size {size}")
         dim += item.ndim if isinstance(item, np.ndarray) and item.dtype == np.bool_ else 1
-    return key if len(key) != 1 else key[0]
+    return key if len(key) != 1 else _lone_index(key[0], items[0])
 
 
 def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
@@ -631,7 +648,7 @@ def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(x._data.dtype)} for the destination and "
                            f"{scalar_type_name(values._data.dtype)} for the source.")
-    target = np.empty(x._data.shape, np.bool_)[key].shape
+    target = np.empty(x._data.shape, np.bool_)[_S._array(key)].shape
     shape = values._data.shape
     try:
         fits = np.broadcast_shapes(shape, target) == target
@@ -729,8 +746,8 @@ def _check_index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarra
     return idx
 
 
-def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
-    idx = _check_index_copy(x, src, dim, index)
+def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: Any) -> np.ndarray:
+    idx = _check_index_copy(x, src, dim, _S._array(index))
     out = x.copy()
     if not src.size:  # (nothing to copy: PyTorch checks no index either)
         return out
@@ -739,8 +756,8 @@ def _index_copy(x: np.ndarray, src: np.ndarray, dim: int, index: np.ndarray) -> 
     return out
 
 
-def _index_copy_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
-    picked = _S.index_select(grad, dim, index.reshape(-1))
+def _index_copy_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: Any) -> Tensor:
+    picked = _S.index_select(grad, dim, _S._array(index).reshape(-1))
     # PyTorch's formula expands to the source's shape (its ExpandBackward0 in double backward).
     return picked.expand(source_shape) if source_shape else picked.reshape(())  # type: ignore[no-any-return]
 
@@ -754,4 +771,4 @@ index_copy: Op = Op(
     grads=(lambda grad, dim, index: index_fill(grad, dim, index, 0),
            lambda grad, source, source_shape, dim, index: _index_copy_source_grad(grad, source_shape, dim, index)),
     variants=("function", "method", "inplace"), signature="dim, index, source",
-    convert={"dim": "dim", "index": "index", "source": "tensor"}, jvp="linear")
+    convert={"dim": "dim", "index": "versioned_index", "source": "tensor"}, jvp="linear", versioned=("index",))

@@ -843,7 +843,8 @@ pdist = Op("pdist", _pdist, node="PdistBackward0", params=("p",), grads=(_pdist_
 # -- embedding --------------------------------------------------------------------------------
 
 
-def _embedding(weight: np.ndarray, indices: np.ndarray, coeff: Any) -> np.ndarray:
+def _embedding(weight: np.ndarray, indices: Any, coeff: Any) -> np.ndarray:
+    indices = _array(indices)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
@@ -868,15 +869,17 @@ def _embedding_lookup(weight: Tensor, indices: np.ndarray) -> Tensor:
     return apply(embedding, (weight, indices, None))  # type: ignore[no-any-return]
 
 
-def _embedding_grad(grad: Tensor, weight_shape: tuple[int, ...], indices: np.ndarray, coeff: Any) -> Tensor:
+def _embedding_grad(grad: Tensor, weight_shape: tuple[int, ...], indices: Any, coeff: Any) -> Tensor:
     # ``coeff`` (per looked-up row) zeroes padding_idx and divides by the frequency when asked.
     if coeff is not None:
         grad = grad * _make(coeff.astype(grad._data.dtype, copy=False))
-    return apply(embedding_dense_backward, (grad, indices, weight_shape[0]))  # type: ignore[no-any-return]
+    return apply(embedding_dense_backward, (grad, _array(indices), weight_shape[0]))  # type: ignore[no-any-return]
 
 
+# The indices are read again by backward: a tensor given there is kept with its version
+# (``versioned=``), as PyTorch's.
 embedding = Op("embedding", _embedding, node="EmbeddingBackward0", inputs=("weight",), params=("indices", "coeff"),
-               grads=(_embedding_grad,), jvp="transpose")
+               grads=(_embedding_grad,), jvp="transpose", versioned=("indices",))
 
 
 def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: int,

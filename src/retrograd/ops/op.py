@@ -39,6 +39,7 @@ from ..autograd.engine import gradient_edge
 from ..autograd.forward_ad import DUAL
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..autograd.graph import (
+    FREED,
     FREED_TYPE,
     GUARD_EVERY,
     Node,
@@ -122,13 +123,35 @@ def versioned_param(value: Any, node: Node) -> Any:
     """A ``versioned=`` param as its rule reads it: the tensor, if it was not written in place
     since the forward (PyTorch's version error, the one of a saved input, if it was)."""
     kind = type(value)
-    if kind is tuple:
-        if value[0]._version_counter.value != value[1]:
+    if kind is tuple and isinstance(value[0], Tensor):  # (not an index's key of several arrays)
+        if value[0]._version_counter.value != value[1]:  # type: ignore[union-attr]  # (saving made its counter)
             unpack_input(value, node)  # raises
         return value[0]
     if kind is PackedSaved:
         return value.unpack(node)
+    if kind is FREED_TYPE:  # released by a backward (``release_versioned``)
+        raise RuntimeError(freed_message(value))
     return value
+
+
+# The ``_saved`` of a node that saves no tensor but keeps ``versioned=`` params: not empty, so that
+# the engine, which releases only a node with something saved, releases it (``release_versioned``).
+KEPT_PARAMS_ONLY: tuple[Any, ...] = (None,)
+
+
+def release_versioned(node: OpNode, freed: tuple[Any, ...] = FREED) -> None:
+    """``Node.release`` for the node of an op with ``versioned=`` params: they go with its saved
+    tensors (a second backward through it raises PyTorch's error, as for a saved input)."""
+    if node._saved:
+        node._saved = freed
+    try:
+        params = node._params
+    except AttributeError:  # (none given)
+        return
+    kept = list(params)
+    for i in node._op.versioned_params:
+        kept[i] = freed
+    node._params = tuple(kept)
 
 
 def versioned_array(value: Any) -> Any:
@@ -525,6 +548,8 @@ class Op:
         ``RETROGRAD_GENERIC_BACKWARD=1``) ``OpNode.apply``, the generic loop, whose argument
         getters are made here too."""
         body: dict[str, Any] = {"__slots__": (), "_op": self, **saved_properties(self)}
+        if self.versioned_params:
+            body["release"] = release_versioned
         if self.joint_rule is None and self.n_outputs == 1:
             self._backward_source, generated = _generate_apply(self)
             if not GENERIC_BACKWARD:
@@ -956,7 +981,7 @@ if uses_meta:
 if keep_input or keep_result:
     node._saved = (_save(x) if keep_input else None, _save_output(result) if keep_result else None)
 else:
-    node._saved = ()
+    node._saved = nothing_saved
 """
 
 _RECORDING_PATHS = '''\
@@ -976,6 +1001,7 @@ def unary_path(op: Op) -> Callable[..., Tensor]:
     uses_meta = op.uses_meta
     is_view = op.view
     versioned = op.versioned_params
+    nothing_saved = () if versioned is None else KEPT_PARAMS_ONLY
 
     def unary(x: Tensor, *params: Any) -> Tensor:
         if _BATCHING and type(x) is _BatchedTensor:
@@ -1074,6 +1100,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
     cached_scalar = _SCALAR_ARRAYS.get
     to_float = op.dtype_rule == "float"
     versioned = op.versioned_params
+    nothing_saved = () if versioned is None else KEPT_PARAMS_ONLY
 
     def binary(a: Tensor, b: Any, *params: Any) -> Any:
         if defaults and not params:
@@ -1131,7 +1158,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                     _save_output(result) if save_result else None,
                 )
             else:
-                node._saved = ()
+                node._saved = nothing_saved
         if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
             propagate_tangents(op, (a, b), params, result)
         return result
@@ -1144,6 +1171,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
     node_cls = op.node_cls
     params = tuple(params)
     versioned = op.versioned_params
+    nothing_saved = () if versioned is None else KEPT_PARAMS_ONLY
     @NEW_NODE
     edges: list[tuple[Any, int]] = []
     wanted: frozenset[int] | set[int] = frozenset()
@@ -1192,7 +1220,7 @@ def record(op: Op, inputs: Sequence[Any], params: Sequence[Any], outputs: Sequen
                 saved[i] = _save_any_output(outputs[i - n_inputs])
         node._saved = tuple(saved)
     else:
-        node._saved = ()
+        node._saved = nothing_saved
     return node
 '''
 
@@ -1216,7 +1244,7 @@ _SNIPPETS["RECORD_ONE_INPUT"] = _splice(_RECORD_ONE_INPUT, _SNIPPETS)
 # Names the recording source reads from this module's globals (the save helpers are read there
 # at each call, so that ``_use_saved_tensors_hooks`` can swap them).
 _READ_BY_RECORDING_PATHS = (ANOMALY, remember_creation, large_graph_guard, next_sequence_nr, GUARD_MASK, NO_EDGE,
-                            new_counter)
+                            new_counter, KEPT_PARAMS_ONLY)
 
 if TYPE_CHECKING:
     def unary_path(op: Op) -> Callable[..., Tensor]: ...
@@ -1260,6 +1288,7 @@ def ternary_path(op: Op) -> Callable[..., Any]:
                 wanted |= saves_for[i]
         save_plans.append((0 in wanted, 1 in wanted, 2 in wanted, 3 in wanted))
     versioned = op.versioned_params
+    nothing_saved = () if versioned is None else KEPT_PARAMS_ONLY
 
     def ternary(a: Any, b: Any, c: Any, *params: Any) -> Any:
         if _BATCHING or not (isinstance(a, Tensor) and isinstance(b, Tensor) and isinstance(c, Tensor)):
@@ -1297,7 +1326,7 @@ def ternary_path(op: Op) -> Callable[..., Any]:
                     _save_output(result) if save_result else None,
                 )
             else:
-                node._saved = ()
+                node._saved = nothing_saved
         if DUAL[0] is not None:  # forward AD: the one check while no dual level is active
             propagate_tangents(op, (a, b, c), params, result)
         return result
@@ -1315,6 +1344,7 @@ def prerun_path(op: Op) -> Callable[..., Tensor]:
     keep_input, keep_result = op.unary_saves
     uses_meta = op.uses_meta
     versioned = op.versioned_params
+    nothing_saved = () if versioned is None else KEPT_PARAMS_ONLY
 
     def prerun(x: Tensor, out: Any, *params: Any) -> Tensor:
         @WRAP_RESULT

@@ -416,25 +416,29 @@ slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "s
 # -- advanced indexing, index_select / index_add, masked_select, take, take_along_dim ---------
 def _index(x: np.ndarray, key: Any) -> np.ndarray:
     try:
-        return np.asarray(x[key])
+        return np.asarray(x[_array(key)])
     except IndexError as err:
         raise IndexError(str(err).replace("axis", "dimension")) from None
 
 
 def _index_backward_forward(grad: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    np.add.at(out, key, grad)  # repeated indices accumulate
+    np.add.at(out, _array(key), grad)  # repeated indices accumulate
     return out
 
 
 index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBackward0",
                     params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear")
 
+# A key that is one index tensor (``x[i]``, ``x[mask]``) is given as the tensor: the node keeps it
+# with its version (``versioned=``), as PyTorch's keeps its indices; a key of several is arrays.
 index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
-           grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear")
+           grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear",
+           versioned=("key",))
 
 
 def _index_put(x: np.ndarray, values: np.ndarray, key: Any, accumulate: bool) -> np.ndarray:
+    key = _array(key)
     out = x.copy()
     if accumulate:
         np.add.at(out, key, values)
@@ -450,7 +454,7 @@ def _index_put_values_grad(grad: Tensor, values_shape: tuple[int, ...], key: Any
 index_put = Op("index_put", _index_put, node="IndexPutBackward0", inputs=("self", "values"),
                params=("key", "accumulate"), dtype="promote",
                grads=(lambda grad, key, accumulate: grad if accumulate else index_put(grad, 0.0, key, False),
-                      _index_put_values_grad), jvp="linear")
+                      _index_put_values_grad), jvp="linear", versioned=("key",))
 
 # Positions of a view's elements in its base (see inplace.py): gather and scatter by them.
 take_positions = Op("take_positions", lambda x, positions: x.reshape(-1)[positions], node="AsStridedBackward0",
@@ -577,7 +581,8 @@ def _mask_shape(shape: tuple[int, ...], mask: np.ndarray) -> tuple[int, ...]:
         raise RuntimeError(broadcast_error([mask.shape, shape])) from None
 
 
-def _masked_select(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _masked_select(x: np.ndarray, mask: Any) -> np.ndarray:
+    mask = _array(mask)
     if mask.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = _mask_shape(x.shape, mask)
@@ -594,10 +599,12 @@ masked_select_backward: Op = Op("masked_select_backward", _masked_select_backwar
                             params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),),
                                 jvp="transpose")
 
+# The mask is read again by backward: kept with its version (``versioned=``), as PyTorch's.
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
-                   variants=("function", "method"), convert={"mask": "mask"},
+                   variants=("function", "method"), convert={"mask": "versioned_mask"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
-                       grad, _mask_shape(self_shape, mask), mask),), jvp="linear")
+                       grad, _mask_shape(self_shape, _array(mask)), _array(mask)),), jvp="linear",
+                   versioned=("mask",))
 
 
 def _take(x: np.ndarray, index: Any) -> np.ndarray:

@@ -174,6 +174,7 @@ CONVERSIONS = {
     "index": "index_array({0})",
     "versioned_index": "versioned_index({0})",
     "mask": "require_tensor({name!r}, {0}, {position}, {0!r})._data",
+    "versioned_mask": "versioned_index(require_tensor({name!r}, {0}, {position}, {0!r}))",
     "str": "require_type({name!r}, {0}, {0!r}, str)",
     "bool": "require_type({name!r}, {0}, {0!r}, bool)",
 }
