@@ -1083,7 +1083,7 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
             try:
                 out = gradless_forward(ad, bd)
             except (ValueError, RuntimeWarning):  # (PyTorch's error, or NumPy's warnings kept quiet: the general path)
-                return generic(a, b)
+                return apply_generic(op, (a, b))  # (``op`` a local too: ``debug.record_sites`` reads it off the frame)
             result = _new(Tensor)
             result._data = out if type(out) is _ndarray else np.asarray(out)
             result._requires_grad = False
