@@ -40,7 +40,8 @@ def _both(torch: Any, fn: Any) -> None:
 
 @pytest.mark.parametrize("name", list(_OPS))
 @pytest.mark.parametrize("dtype", list(_VALUES))
-@pytest.mark.parametrize("other", ["same", "scalar_float", "scalar_int", "broadcast", "promoted", "bad_shape"])
+@pytest.mark.parametrize("other", ["same", "scalar_float", "scalar_int", "int_beyond_int64", "broadcast", "promoted",
+                                   "bad_shape"])
 def test_gradless_binary_ops_match_torch(torch: Any, name: str, dtype: str, other: str) -> None:
     op = _OPS[name]
     values = _VALUES[dtype]
@@ -51,7 +52,7 @@ def test_gradless_binary_ops_match_torch(torch: Any, name: str, dtype: str, othe
     def run(lib: Any) -> Any:
         x = lib.tensor(values, dtype=getattr(lib, dtype))
         y = {"same": lambda: lib.tensor(values[::-1], dtype=getattr(lib, dtype)),
-             "scalar_float": lambda: 0.1, "scalar_int": lambda: 2,
+             "scalar_float": lambda: 0.1, "scalar_int": lambda: 2, "int_beyond_int64": lambda: 2**64,
              "broadcast": lambda: lib.tensor([values[0]], dtype=getattr(lib, dtype)),
              "promoted": lambda: lib.tensor([1.5, 0.0, -1.0, 2.0], dtype=lib.float64),
              "bad_shape": lambda: lib.tensor(values[:3], dtype=getattr(lib, dtype))}[other]()

@@ -1076,7 +1076,8 @@ def binary_path(op: Op, coerce: Callable[[Any], Any] | None = None, defaults: tu
                 bd = b._data
                 if bd.dtype is not ad.dtype and bd.dtype != ad.dtype:
                     return generic(a, b)
-            elif (type(b) is float or type(b) is int) and ad.dtype.kind == "f":
+            elif (type(b) is float or type(b) is int and -0x8000000000000000 <= b <= 0x7FFFFFFFFFFFFFFF) \
+                    and ad.dtype.kind == "f":  # (an int beyond int64: PyTorch's OverflowError, from the general path)
                 bd = b
             else:
                 return generic(a, b)
