@@ -38,11 +38,16 @@ def outcome(fn: Any) -> tuple[str, str]:
     """(exception type, message) or ('ok', ''): what a call does, to compare between libraries.
     What retrograd adds after PyTorch's message (" [retrograd] ...", e.g. where the backward that
     freed a graph ran) is left out: PyTorch's part must match exactly."""
+    return outcome_and_value(fn)[0]
+
+
+def outcome_and_value(fn: Any) -> tuple[tuple[str, str], Any]:
+    """``outcome(fn)`` and what the call returned (None if it raised), from one call."""
     try:
-        fn()
+        value = fn()
     except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e).split(" [retrograd]")[0]
-    return "ok", ""
+        return (type(e).__name__, str(e).split(" [retrograd]")[0]), None
+    return ("ok", ""), value
 
 
 @pytest.fixture

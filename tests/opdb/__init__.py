@@ -133,6 +133,21 @@ def all_ops() -> list[OpInfo]:
     return entries
 
 
+def gradcheck_cases() -> list[Any]:
+    """``pytest.param(op, sample)`` for every sample of every op the database gradchecks, each op's
+    samples drawn from a generator seeded by its name (the same samples in every test file)."""
+    import zlib
+
+    import pytest
+
+    return [
+        pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
+        for op in all_ops()
+        if op.gradcheck
+        for i, sample in enumerate(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))
+    ]
+
+
 def cases() -> list[Any]:
     """Every op's samples as pytest params (``op-sample`` ids), each op's draws seeded by its name:
     the one list the op-database tests parametrise over."""

@@ -17,18 +17,12 @@ import pytest
 
 import retrograd as rg
 import retrograd.autograd.forward_ad as fwAD
-from opdb import OpInfo, Sample, all_ops, to_lib
+from opdb import OpInfo, Sample, gradcheck_cases, to_lib
 from retrograd.autograd.graph import Node
 from retrograd.ops import op as op_module
 from retrograd.ops.op import OpNode, with_array_rule
 
-OPS = all_ops()
-CASES = [
-    pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
-    for op in OPS
-    if op.gradcheck
-    for i, sample in enumerate(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))
-]
+CASES = gradcheck_cases()
 BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128}
 
 

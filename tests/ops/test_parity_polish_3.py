@@ -12,16 +12,15 @@ import numpy as np
 import pytest
 
 import retrograd as rg
-from conftest import outcome
+from conftest import outcome, outcome_and_value
 
 
 def _result(fn: Any, lib: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kind, message = outcome(lambda: fn(lib))
-        if kind != "ok":
-            return kind, message
-        out = fn(lib)
+        seen, out = outcome_and_value(lambda: fn(lib))
+    if seen[0] != "ok":
+        return seen
     outs = out if isinstance(out, tuple) else (out,)
     return [(t.tolist(), tuple(t.shape), str(t.dtype)) for t in outs]
 

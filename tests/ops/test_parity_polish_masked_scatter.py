@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import retrograd as rg
-from conftest import outcome
+from conftest import outcome, outcome_and_value
 
 
 def _bool(lib: Any, *shape: int) -> Any:
@@ -64,10 +64,9 @@ _CALLS: list[tuple[str, Any]] = [
 def _result(fn: Any, lib: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kind, message = outcome(lambda: fn(lib))
-        if kind != "ok":
-            return kind, message
-        out = fn(lib)
+        seen, out = outcome_and_value(lambda: fn(lib))
+    if seen[0] != "ok":
+        return seen
     return out.tolist(), str(out.dtype)
 
 

@@ -18,17 +18,11 @@ import pytest
 
 import retrograd as rg
 import retrograd.autograd.forward_ad as fwAD
-from opdb import OpInfo, Sample, all_ops, to_lib
+from opdb import OpInfo, Sample, gradcheck_cases, to_lib
 from retrograd.ops import forward as fw
 from retrograd.ops import op as op_module
 
-OPS = all_ops()
-CASES = [
-    pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
-    for op in OPS
-    if op.gradcheck
-    for i, sample in enumerate(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))
-]
+CASES = gradcheck_cases()
 MODES = ("grad", "tracked", "no_grad")
 
 
