@@ -23,8 +23,9 @@ import retrograd.distributed as dist
 
 
 def _is_spec(spec: Any, arr: np.ndarray) -> bool:
-    """``spec`` is mpi4py's ``[arr, count, datatype]`` for exactly ``arr``'s memory and type."""
-    return (isinstance(spec, list) and spec[0] is arr and spec[1] == arr.size
+    """``spec`` is mpi4py's ``[buffer, count, datatype]`` for exactly ``arr``'s memory and type."""
+    return (isinstance(spec, list) and isinstance(spec[0], MPI.buffer) and spec[0].address == MPI.buffer(arr).address
+            and spec[0].nbytes == arr.nbytes and spec[1] == arr.size
             and spec[2].Get_size() == arr.itemsize and spec[2] == MPI.Datatype.fromcode(arr.dtype.char))
 
 
@@ -133,11 +134,64 @@ def checked(r: int, n: int) -> None:
                 if small:
                     plan = pg._plan
                     assert plan is not None and plan[0] is x._data
-                    assert _is_spec(plan[3], plan[3][0]) and plan[3][0].dtype == x._data.dtype
+                    slot = pg._scratch[:plan[3][0].nbytes].view(x._data.dtype)  # (the slot: the scratch's start)
+                    assert _is_spec(plan[3], slot)
                 else:
                     big = pg._big_plan
                     assert big is not None and big[0] is x._data
                     assert _is_spec(big[7], big[3]) and _is_spec(big[8], x._data)
+
+
+def _prepared(shape: tuple[int, ...], dtype: Any, r: int, op: Any = dist.ReduceOp.SUM) -> Any:
+    """A tensor whose checked call is prepared on this rank (two calls: the second folds)."""
+    x = rg.from_numpy(rank_data(shape, dtype, r))
+    for _ in range(2):
+        dist.all_reduce(x, op=op)
+    return x
+
+
+def prepared_checked(r: int, n: int) -> None:
+    """A repeated checked call (the prepared one ``all_reduce`` runs first, on the same tensor,
+    memory and op): results against NumPy (SUM, AVG, MAX; async_op), whatever changed since is
+    seen (the tensor's memory), and a rank whose repeated call meets another rank's other call
+    (another shape of the same size, more elements, another dtype of the same size, another op)
+    raises the error naming every rank on every rank, its tensor unchanged, the ranks in step."""
+    from _mpi_worker_extra import raises
+
+    pg = dist.group.WORLD
+    for dtype, op in ((np.float32, dist.ReduceOp.SUM), (np.float64, dist.ReduceOp.AVG),
+                      (np.int32, dist.ReduceOp.MAX), (np.complex64, dist.ReduceOp.SUM)):
+        x = _prepared((3, 5), dtype, r, op)
+        for i in range(3):
+            _fresh(x, (3, 5), dtype, r)
+            before = x._version
+            work = dist.all_reduce(x, op=op, async_op=i == 2)
+            assert (work is None) if i < 2 else (work is not None and work.is_completed())
+            assert x._version == before + 1 and pg._plan is not None and pg._plan[11] is x
+            np.testing.assert_allclose(x.numpy(), expected((3, 5), dtype, op, n), rtol=1e-6, err_msg=f"{dtype} {op}")
+    # new memory of the same shape (x.data = ...): the new memory is reduced, the old one untouched
+    x = _prepared((6,), np.float32, r)
+    old, kept = x._data, x._data.copy()
+    x.data = rg.from_numpy(rank_data((6,), np.float32, r))
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((6,), np.float32, dist.ReduceOp.SUM, n))
+    np.testing.assert_array_equal(old, kept)
+    # rank 0 repeats its prepared call; the others call with another tensor or op
+    f32 = np.float32
+    cases = [((2, 3), f32, (3, 2), f32), ((6,), f32, (7,), f32), ((4,), f32, (4,), np.int32),
+             ((4,), np.float64, (8,), f32)]
+    for shape, dtype, other_shape, other_dtype in cases:
+        x = _prepared(shape, dtype, r)
+        mine = x if r == 0 else rg.from_numpy(np.full(other_shape, 2, dtype=other_dtype))
+        before = mine.numpy().copy()
+        raises(lambda: dist.all_reduce(mine), "all_reduce: tensor shapes or dtypes differ across ranks (",
+               f"rank 0: {list(shape)} {x.dtype}", f"rank {n - 1}: {list(other_shape)} {rg.from_numpy(np.zeros(1, other_dtype)).dtype}")
+        np.testing.assert_array_equal(mine.numpy(), before)
+        in_step(n)
+    x = _prepared((4,), np.float32, r)
+    op = dist.ReduceOp.SUM if r == 0 else dist.ReduceOp.MAX
+    raises(lambda: dist.all_reduce(x, op=op), "all_reduce: the ops differ across ranks (rank 0: SUM; rank 1: MAX")
+    in_step(n)
 
 
 if __name__ == "__main__":
