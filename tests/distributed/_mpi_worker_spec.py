@@ -194,5 +194,50 @@ def prepared_checked(r: int, n: int) -> None:
     in_step(n)
 
 
+def mixed_async_large(r: int, n: int) -> None:
+    """A checked call past the slot (a fingerprint round, then the data): whether the data goes
+    by MPI's blocking Allreduce (every rank blocks) or by Iallreduce (some rank is async) is
+    decided by the fingerprint round, alike on every rank, so a rank's own ``async_op`` never
+    leaves the ranks in collectives that do not match. Each pattern is repeated (the prepared
+    call's path too); results against NumPy."""
+    pg = dist.group.WORLD
+    shape = (pg._small // 4 + 100,)
+    x = rg.from_numpy(rank_data(shape, np.float32, r))
+    want = expected(shape, np.float32, dist.ReduceOp.SUM, n)
+    patterns = [[False] * n, [q % 2 == 0 for q in range(n)], [q == n - 1 for q in range(n)], [True] * n,
+                [False] * n]
+    calls: list[str] = []
+
+    class Counting:
+        """The group's communicator, noting which reductions each call starts."""
+
+        def __init__(self, comm: Any) -> None:
+            self.comm = comm
+
+        def __getattr__(self, name: str) -> Any:
+            if name in ("Allreduce", "Iallreduce"):
+                calls.append(name)
+            return getattr(self.comm, name)
+
+    comm, pg._comm = pg._comm, Counting(pg._comm)
+    try:
+        for pattern in patterns:
+            for i in range(3):
+                _fresh(x, shape, np.float32, r)
+                calls.clear()
+                work = dist.all_reduce(x, async_op=pattern[r])
+                if pattern[r]:
+                    assert isinstance(work, dist.Work)
+                    work.wait()
+                else:
+                    assert work is None
+                    assert pg._big_plan is not None and pg._big_plan[0] is x._data
+                np.testing.assert_array_equal(x.numpy(), want, err_msg=f"{pattern} call {i}")
+                # the fingerprint round, then the data: blocking only when every rank blocks
+                assert calls == ["Allreduce", "Iallreduce" if any(pattern) else "Allreduce"], (pattern, i, calls)
+    finally:
+        pg._comm = comm
+
+
 if __name__ == "__main__":
     main(globals())

@@ -12,7 +12,7 @@ import pytest
 from test_distributed_mpi import assert_all_ok, launch
 
 WORKER = Path(__file__).resolve().parent / "_mpi_worker_spec.py"
-SCENARIOS = "unchecked,check_back_on,checked,prepared_checked"
+SCENARIOS = "unchecked,check_back_on,checked,prepared_checked,mixed_async_large"
 pytestmark = pytest.mark.mpi
 
 

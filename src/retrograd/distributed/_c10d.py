@@ -887,10 +887,11 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
                         op is ReduceOp.AVG, tensor, comm.Allreduce)
         return _DoneWork(pg, name, [tensor]) if async_op else None
     words = scratch[:_slot_bytes(pg, cap)].view(np.int64)
-    words[0], words[1] = key, -key
+    words[0], words[1], words[2] = key, -key, async_op  # (words[2]: under MAX, whether any rank is async)
     _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, words, op=MPI.MAX))
     if words[0] != key or words[1] != -key:
         _fold_failed(pg, tensor, op)
+    every_rank_blocks = not words[2]
     pg._cap = -(-nbytes // 16) * 16 if foldable and nbytes <= pg._small else 0
     if refused is not None:
         raise refused
@@ -905,16 +906,23 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
             np.divide(buf, pg._size, out=buf)
         _store(tensor, buf, name)
 
+    if every_rank_blocks:  # (the check round said so: MPI's blocking Allreduce matches on every rank)
+        _timed(pg, name, lambda: comm.Allreduce(MPI.IN_PLACE, buf, op=mpi_op))
+        finish()
+        return None
     return _finish(pg, name, [comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], finish, [tensor], async_op)
 
 
 def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -> None:
     """A blocking two-round ``all_reduce`` of the same tensor and op as the last one: the
-    fingerprint round, then MPI's reduction in the tensor's memory, with nothing recomputed."""
+    fingerprint round, then MPI's reduction in the tensor's memory, with nothing recomputed.
+    The fingerprint round also says whether every rank's call blocks (``words[2]``, under MAX,
+    is 1 if any rank's is ``async_op``): then the data goes by MPI's blocking ``Allreduce``,
+    else by ``Iallreduce``, which is what an async rank starts (the two do not match)."""
     name = "all_reduce"
     data, op, _, words, key, mpi_op, avg, words_spec, data_spec = plan
     comm = pg._comm
-    words[0], words[1] = key, -key
+    words[0], words[1], words[2] = key, -key, 0
     dog = _State.watchdog
     if dog is not None:  # (_timed's work, inline)
         dog.op = (name, pg)
@@ -922,7 +930,10 @@ def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -
         comm.Allreduce(_MPI.IN_PLACE, words_spec, _MPI.MAX)
         agreed = words[0] == key and words[1] == -key
         if agreed:
-            comm.Iallreduce(_MPI.IN_PLACE, data_spec, mpi_op).Wait()  # (matches another rank's async call)
+            if words[2]:
+                comm.Iallreduce(_MPI.IN_PLACE, data_spec, mpi_op).Wait()  # (matches another rank's async call)
+            else:
+                comm.Allreduce(_MPI.IN_PLACE, data_spec, mpi_op)
     except _MPI.Exception as e:
         raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
     finally:
