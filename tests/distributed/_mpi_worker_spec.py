@@ -169,6 +169,16 @@ def prepared_checked(r: int, n: int) -> None:
             assert (work is None) if i < 2 else (work is not None and work.is_completed())
             assert x._version == before + 1 and pg._plan is not None and pg._plan[11] is x
             np.testing.assert_allclose(x.numpy(), expected((3, 5), dtype, op, n), rtol=1e-6, err_msg=f"{dtype} {op}")
+    # another tensor object over the same memory (x.detach() each step): the prepared views serve it
+    x = _prepared((2, 5), np.float64, r, dist.ReduceOp.MAX)
+    for _ in range(2):
+        _fresh(x, (2, 5), np.float64, r)
+        view = x.detach()
+        before = x._version
+        dist.all_reduce(view, op=dist.ReduceOp.MAX)
+        assert pg._plan is not None and pg._plan[0] is x._data and pg._plan[11] is view
+        assert x._version == before + 1  # (one storage, one version counter)
+        np.testing.assert_array_equal(x.numpy(), expected((2, 5), np.float64, dist.ReduceOp.MAX, n))
     # new memory of the same shape (x.data = ...): the new memory is reduced, the old one untouched
     x = _prepared((6,), np.float32, r)
     old, kept = x._data, x._data.copy()

@@ -730,6 +730,13 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
                     dog.op = None
             (tensor._version_counter or tensor._counter()).bump("all_reduce")
             return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
+        plan = pg._big_plan
+        if plan is not None and plan[9] is tensor and plan[0] is tensor._data and plan[1] is op and (
+                plan[2] == pg._cap) and pg._check and not async_op:
+            # The same tensor, memory and op as the last two-round call: its fingerprint words and
+            # buffer specs are ready (see _all_reduce_checked).
+            _all_reduce_again(pg, tensor, plan)
+            return None
     if pg is None:
         if _State.world is None:
             raise ValueError(_NOT_INITIALIZED)
@@ -825,28 +832,10 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     data = tensor._data
     plan = pg._plan
     if plan is not None and plan[0] is data and plan[1] is op and plan[2] == pg._cap:
-        # The same tensor and op as the last call (a training loop's): every view is ready, and
-        # the less Python runs between two collectives, the less a loaded machine's ranks drift.
-        _, _, _, slot, head, header, want, payload, source, mpi_op, avg, _, reduce = plan
-        head[:] = header  # (memoryviews: plain memcpys)
-        payload[:] = source
-        dog = _State.watchdog
-        if dog is not None:  # (_timed's work, inline)
-            dog.op = (name, pg)
-        try:
-            reduce(_IN_PLACE, slot, mpi_op)  # (slot: its buffer spec)
-        except _MPI.Exception as e:
-            raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
-        finally:
-            if dog is not None:
-                dog.op = None
-        if head != want:
-            _fold_failed(pg, tensor, op)
-        source[:] = payload
-        if avg:
-            np.divide(data, pg._size, out=data)
-        tensor._counter().bump(name)
-        return _DoneWork(pg, name, [tensor]) if async_op else None
+        # The same memory and op as the last folded call, through another tensor object (a view
+        # made afresh each step): the prepared views serve it, by all_reduce's prepared path.
+        pg._plan = (*plan[:11], tensor, plan[12])
+        return all_reduce(tensor, op, pg, async_op)
     big = pg._big_plan
     if big is not None and big[0] is data and big[1] is op and big[2] == pg._cap and not async_op:
         _all_reduce_again(pg, tensor, big)
@@ -899,7 +888,8 @@ def _all_reduce_checked(pg: ProcessGroup, tensor: Tensor, op: Any, async_op: boo
     if buf is data and not async_op and not pg._cap and nbytes:
         # (the next call with this tensor and op runs two rounds again: it skips the preparation)
         words = scratch[:_slot_bytes(pg, pg._cap)].view(np.int64)
-        pg._big_plan = (data, op, pg._cap, words, key, mpi_op, op is ReduceOp.AVG, _spec(words), _spec(data))
+        pg._big_plan = (data, op, pg._cap, words, key, mpi_op, op is ReduceOp.AVG, _spec(words), _spec(data),
+                        tensor)
 
     def finish() -> None:
         if op is ReduceOp.AVG:
@@ -920,7 +910,7 @@ def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -
     is 1 if any rank's is ``async_op``): then the data goes by MPI's blocking ``Allreduce``,
     else by ``Iallreduce``, which is what an async rank starts (the two do not match)."""
     name = "all_reduce"
-    data, op, _, words, key, mpi_op, avg, words_spec, data_spec = plan
+    data, op, _, words, key, mpi_op, avg, words_spec, data_spec, _ = plan
     comm = pg._comm
     words[0], words[1], words[2] = key, -key, 0
     dog = _State.watchdog
@@ -943,7 +933,7 @@ def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -
         _fold_failed(pg, tensor, op)
     if avg:
         np.divide(data, pg._size, out=data)
-    tensor._counter().bump(name)
+    (tensor._version_counter or tensor._counter()).bump(name)
 
 
 def _fold_failed(pg: ProcessGroup, tensor: Tensor, op: Any) -> NoReturn:
