@@ -249,5 +249,42 @@ def mixed_async_large(r: int, n: int) -> None:
         pg._comm = comm
 
 
+def watchdog_quiet(r: int, n: int) -> None:
+    """Run with a 1 s timeout: short calls one after another for longer than the timeout (every
+    prepared path, and a group with a shorter timeout of its own), and idle time longer than the
+    timeout between two calls, never trip the watchdog (it times each call, not a run of them)."""
+    import datetime
+    import time
+
+    pg = dist.group.WORLD
+    small = rg.from_numpy(rank_data((6,), np.float32, r))
+    big = rg.from_numpy(rank_data((pg._small // 4 + 10,), np.float32, r))
+    sub = dist.new_group(list(range(n)), timeout=datetime.timedelta(seconds=0.5))
+    ends = time.monotonic() + 2.5
+    calls = 0
+    while time.monotonic() < ends or calls < 50:
+        dist.all_reduce(small)
+        dist.all_reduce(big)
+        dist.all_reduce(small, group=sub)
+        dist.broadcast(small, src=0)
+        calls += 1
+    time.sleep(1.5)  # (no collective running: nothing to time)
+    x = rg.from_numpy(rank_data((6,), np.float32, r))
+    dist.all_reduce(x)
+    np.testing.assert_array_equal(x.numpy(), expected((6,), np.float32, dist.ReduceOp.SUM, n))
+
+
+def watchdog_group_stuck(r: int, n: int) -> None:
+    """Run with a 60 s timeout: a group whose timeout is 1 s, and rank 1 never reaches its
+    collective: rank 0 aborts the job after the group's timeout."""
+    import datetime
+    import time
+
+    sub = dist.new_group(list(range(n)), timeout=datetime.timedelta(seconds=1))
+    if r == 1:
+        time.sleep(60)
+    dist.all_reduce(rg.ones(2), group=sub)
+
+
 if __name__ == "__main__":
     main(globals())

@@ -44,3 +44,17 @@ def test_benchmark_python_per_call_part_runs_and_reports_both_sizes() -> None:
     for row in rows:
         mpi4py, unchecked, stand_in, checked = map(float, row[2:])
         assert mpi4py > 0 and stand_in > 0, row
+
+
+def test_watchdog_times_each_call_not_a_run_of_calls_nor_idle_time() -> None:
+    """The watchdog sees a new (name, group) tuple per call: calls for longer than the timeout,
+    and idle time longer than it, end normally; a call that never completes in a group with a
+    shorter timeout than the world's is aborted after the group's timeout, not the world's."""
+    import time
+
+    assert_all_ok(launch(2, "watchdog_quiet", "1", timeout=120, worker=WORKER), "watchdog_quiet", 2)
+    started = time.monotonic()
+    result = launch(2, "watchdog_group_stuck", "60", timeout=60, worker=WORKER)
+    assert result.returncode != 0
+    assert "retrograd.distributed: rank 0: all_reduce timed out after 1 s" in result.stderr, result.stderr
+    assert time.monotonic() - started < 30  # (the world's 60 s would not have fired)
