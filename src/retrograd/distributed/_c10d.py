@@ -201,17 +201,21 @@ class _State:
     watchdog: _Watchdog | None = None
 
 
+# The collective running now, for the watchdog: a new (name, group) tuple per call, None between
+# calls. A list item, not an attribute: the cheapest store a call can make (two per collective).
+_RUNNING: list[tuple[str, ProcessGroup] | None] = [None]
+
+
 class _Watchdog(threading.Thread):
     """Aborts every rank when one collective runs past the timeout (another rank failed, or never
-    reached it). A collective only stores a new ``(name, group)`` tuple in ``op`` (and None when
-    it returns): no per-call thread, timer or clock read. The thread wakes every
+    reached it). A collective only stores a new ``(name, group)`` tuple in ``_RUNNING[0]`` (and
+    None when it returns): no per-call thread, timer or clock read. The thread wakes every
     ``min(1 s, timeout / 20)``; the same tuple seen on two wakes is the same call (the thread
     holds the tuple, so no later call can have its identity), timed from the wake that first saw
     it: a call is aborted after its group's timeout and at most two wakes more, never before."""
 
     def __init__(self) -> None:
         super().__init__(name="retrograd.distributed watchdog", daemon=True)
-        self.op: tuple[str, ProcessGroup] | None = None
         self.timeout = DEFAULT_TIMEOUT.total_seconds()  # (the wake interval's, between calls)
         self.stop = threading.Event()
 
@@ -220,7 +224,7 @@ class _Watchdog(threading.Thread):
         since = 0.0
         timeout = self.timeout
         while not self.stop.wait(min(1.0, max(timeout / 20, 0.05))):
-            op = self.op
+            op = _RUNNING[0]
             if op is None or op is not seen:
                 seen, since = op, time.monotonic()
                 timeout = self.timeout if op is None else op[1]._timeout
@@ -464,16 +468,13 @@ def new_group(ranks: Sequence[int] | None = None, timeout: datetime.timedelta | 
 
 def _timed(pg: ProcessGroup, name: str, call: Callable[[], Any]) -> Any:
     """Run one blocking MPI call under the watchdog; MPI's own errors become RuntimeError."""
-    dog = _State.watchdog
-    if dog is not None:
-        dog.op = (name, pg)
+    _RUNNING[0] = (name, pg)
     try:
         return call()
     except _mpi().Exception as e:
         raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
     finally:
-        if dog is not None:
-            dog.op = None
+        _RUNNING[0] = None
 
 
 class Work:
@@ -693,16 +694,13 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             _, _, _, slot, head, header, want, payload, source, mpi_op, avg, _, reduce = plan
             head[:] = header  # (memoryviews: plain memcpys)
             payload[:] = source
-            dog = _State.watchdog
-            if dog is not None:  # (_timed's work, inline)
-                dog.op = ("all_reduce", pg)
+            _RUNNING[0] = ("all_reduce", pg)  # (_timed's work, inline)
             try:
                 reduce(_IN_PLACE, slot, mpi_op)  # (slot: its buffer spec)
             except _MPI.Exception as e:
                 raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
             finally:
-                if dog is not None:
-                    dog.op = None
+                _RUNNING[0] = None
             if head != want:
                 _fold_failed(pg, tensor, op)
             source[:] = payload
@@ -715,9 +713,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
                 plan[3] is pg._check) and (plan[4] or not async_op):
             # The same tensor (and memory) and op as the last unchecked call: every check passed
             # then and holds now, and the buffer spec is built, so mpi4py parses nothing either.
-            dog = _State.watchdog
-            if dog is not None:  # (_timed's work, inline)
-                dog.op = ("all_reduce", pg)
+            _RUNNING[0] = ("all_reduce", pg)  # (_timed's work, inline)
             try:
                 if plan[4]:
                     plan[6](_IN_PLACE, plan[5], plan[7])
@@ -726,8 +722,7 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
             except _MPI.Exception as e:
                 raise RuntimeError(f"all_reduce: MPI error: {e.Get_error_string()}") from None
             finally:
-                if dog is not None:
-                    dog.op = None
+                _RUNNING[0] = None
             (tensor._version_counter or tensor._counter()).bump("all_reduce")
             return _DoneWork(pg, "all_reduce", [tensor]) if async_op else None
         plan = pg._big_plan
@@ -913,9 +908,7 @@ def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -
     data, op, _, words, key, mpi_op, avg, words_spec, data_spec, _ = plan
     comm = pg._comm
     words[0], words[1], words[2] = key, -key, 0
-    dog = _State.watchdog
-    if dog is not None:  # (_timed's work, inline)
-        dog.op = (name, pg)
+    _RUNNING[0] = (name, pg)  # (_timed's work, inline)
     try:
         comm.Allreduce(_MPI.IN_PLACE, words_spec, _MPI.MAX)
         agreed = words[0] == key and words[1] == -key
@@ -927,8 +920,7 @@ def _all_reduce_again(pg: ProcessGroup, tensor: Tensor, plan: tuple[Any, ...]) -
     except _MPI.Exception as e:
         raise RuntimeError(f"{name}: MPI error: {e.Get_error_string()}") from None
     finally:
-        if dog is not None:
-            dog.op = None
+        _RUNNING[0] = None
     if not agreed:
         _fold_failed(pg, tensor, op)
     if avg:
