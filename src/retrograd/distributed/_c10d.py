@@ -683,7 +683,8 @@ def all_reduce(tensor: Tensor, op: Any = ReduceOp.SUM, group: ProcessGroup | Non
     tensor([1., 2.])
     >>> dist.destroy_process_group()
     """
-    pg = _State.world if group is None else _resolve(group)
+    pg = _State.world if group is None else group if (
+        type(group) is ProcessGroup and group._comm is not None and _State.world is not None) else _resolve(group)
     if pg is not None:
         plan = pg._plan
         if plan is not None and plan[11] is tensor and plan[0] is tensor._data and plan[1] is op and (
