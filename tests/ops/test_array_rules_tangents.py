@@ -85,10 +85,11 @@ def _describe(grads: tuple[Any, ...]) -> list[Any]:
 
 @contextmanager
 def _counting_array_forms(node: Node) -> Iterator[list[int]]:
-    """Counts the calls of the node's array forms made through ``rule_with_tangents``."""
+    """Counts the calls of the node's array forms (the rule's, or its pair form's) made through
+    ``rule_with_tangents``."""
     taken = [0]
-    rules = _tangent_rules(node)
-    originals = [rule.on_arrays for rule in rules]
+    forms = [(rule, name, getattr(rule, name)) for rule in _tangent_rules(node)
+             for name in ("on_arrays", "pair_on_arrays") if hasattr(rule, name)]
 
     def counting(array_rule: Any) -> Any:
         def run(*args: Any) -> Any:
@@ -96,13 +97,13 @@ def _counting_array_forms(node: Node) -> Iterator[list[int]]:
             return array_rule(*args)
         return run
 
-    for rule, array_rule in zip(rules, originals):
-        rule.on_arrays = counting(array_rule)
+    for rule, name, form in forms:
+        setattr(rule, name, counting(form))
     try:
         yield taken
     finally:
-        for rule, array_rule in zip(rules, originals):
-            rule.on_arrays = array_rule
+        for rule, name, form in forms:
+            setattr(rule, name, form)
 
 
 def _apply_both(node: Node, grad: rg.Tensor) -> tuple[list[Any], list[Any], int]:

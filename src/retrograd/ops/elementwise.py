@@ -615,11 +615,20 @@ def _threshold_backward(grad: Any, out: Any) -> Any:
         return _threshold_backward_blocks(grad, out, bits)
     # The 0 and the 1 as 0-d arrays of the operands' dtypes (cached): a Python number costs NumPy
     # a scalar conversion per call, more than the whole comparison of a small activation.
+    return _select_bits(grad, _kept_bits(out, bits), bits)
+
+
+def _kept_bits(out: np.ndarray, bits: Any) -> np.ndarray:
+    """``_threshold_backward``'s mask: all ones where ``out <= 0`` is false, zeros elsewhere."""
     zero = _ZERO_OF.get(out.dtype)
     if zero is None:
         zero = _ZERO_OF[out.dtype] = _readonly(np.zeros((), out.dtype))
     mask = np.less_equal(out, zero).astype(bits)
     np.subtract(mask, _ONE_OF[bits], out=mask)  # 1 (zeroed) -> 0, 0 (kept) -> all ones
+    return mask
+
+
+def _select_bits(grad: np.ndarray, mask: np.ndarray, bits: Any) -> np.ndarray:
     result = np.empty(grad.shape, grad.dtype)
     np.bitwise_and(grad.view(bits), mask, out=result.view(bits))
     return result
@@ -694,11 +703,22 @@ def _threshold_rule_tangent(tangents: Any, grad: Any, self: Any) -> Any:
     return _threshold_backward(tg, self)
 
 
+def _threshold_rule_pair(tangents: Any, grad: Any, self: Any) -> tuple[Any, Any]:
+    # The rule's result and its tangent with the mask made once: the same two selects.
+    tg = tangents[0]
+    bits = _SAME_SIZE_UINT.get(grad.dtype.itemsize)
+    if (tg is None or bits is None or not grad.ndim or grad.shape != self.shape or tg.shape != grad.shape
+            or tg.dtype is not grad.dtype or grad.size > _BLOCK):
+        return _threshold_backward(grad, self), _threshold_rule_tangent(tangents, grad, self)
+    mask = _kept_bits(self, bits)
+    return _select_bits(grad, mask, bits), _select_bits(tg, mask, bits)
+
+
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
     dtype="promote",  # (as PyTorch's: an int grad and a float self give a float result)
     grads=(with_array_rule(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _threshold_backward(gg, self),
-                           _threshold_rule_tangent),
+                           _threshold_rule_tangent, _threshold_rule_pair),
            with_array_rule(lambda gg, self: _zeros_like(gg), lambda gg, self: np.zeros(gg.shape, gg.dtype),
                            lambda tangents, gg, self: None)),  # (a fresh zeros tensor: no tangent)
     jvp=_threshold_backward_jvp)
@@ -717,7 +737,8 @@ def _relu(x: Any) -> Any:
 
 relu = Op("relu", _relu, node="ReluBackward0",
           grads=(with_array_rule(lambda grad, result: threshold_backward(grad, result),
-                                 lambda grad, result: _threshold_backward(grad, result), _threshold_rule_tangent),),
+                                 lambda grad, result: _threshold_backward(grad, result), _threshold_rule_tangent,
+                                 _threshold_rule_pair),),
           variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 

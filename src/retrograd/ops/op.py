@@ -272,7 +272,8 @@ ARRAY_RULE_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any],
-                    tangent: str | Callable[..., Any] | None = None) -> Callable[..., Any]:
+                    tangent: str | Callable[..., Any] | None = None,
+                    pair: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """``rule`` (a backward rule written in ops), carrying ``array_rule``: the same computation on
     NumPy arrays, with the same parameters, for the generated ``apply`` to run when no graph or
     tangent is wanted. It must give the very same array as ``rule``'s result on arrays of one
@@ -288,7 +289,9 @@ def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any],
     Either must give the very bits the rule's ops give as the tangent of its result
     (tests/ops/test_array_rules_tangents.py holds them to it): the same terms, summed in the same
     order with the same operand order, since a sum or product of two NaNs keeps the first one's
-    bits; where the ops' order is not the parameter order, write the function.
+    bits; where the ops' order is not the parameter order, write the function. ``pair``, where
+    the two share work (relu's mask): ``pair(tangents, *args)`` gives both arrays at once, for
+    calls where some tangent is there.
 
     >>> import numpy as np, retrograd as rg
     >>> from retrograd.ops.linalg import mm
@@ -309,6 +312,8 @@ def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any],
         rule.tangent_on_arrays = tangent  # type: ignore[attr-defined]
     elif tangent is not None:
         raise ValueError(f"tangent must be 'multilinear' or a function, not {tangent!r}")
+    if pair is not None:
+        rule.pair_on_arrays = pair  # type: ignore[attr-defined]
     return rule
 
 
@@ -361,8 +366,12 @@ def rule_with_tangents(rule: Callable[..., Any], level: Any, args: tuple[Any, ..
             tangents[i] = data
             found = True
     try:
-        out = rule.on_arrays(*arrays)  # type: ignore[attr-defined]
-        tangent = rule.tangent_on_arrays(tangents, *arrays) if found else None  # type: ignore[attr-defined]
+        pair = getattr(rule, "pair_on_arrays", None) if found else None
+        if pair is not None:
+            out, tangent = pair(tangents, *arrays)
+        else:
+            out = rule.on_arrays(*arrays)  # type: ignore[attr-defined]
+            tangent = rule.tangent_on_arrays(tangents, *arrays) if found else None  # type: ignore[attr-defined]
     except RuntimeWarning:  # (a filter that raises NumPy's warnings: the ops compute quietly)
         return rule(*args)
     if type(out) is not np.ndarray:
