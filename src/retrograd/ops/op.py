@@ -329,6 +329,15 @@ def _multilinear_tangent(array_rule: Callable[..., Any]) -> Callable[..., Any]:
     return tangent
 
 
+def _array_of(x: Any, dtype: Any) -> Any:
+    """The array of ``x`` if it is a plain Tensor over a NumPy array of ``dtype``, else None."""
+    if type(x) is Tensor:
+        data = x._data
+        if type(data) is np.ndarray and data.dtype is dtype:
+            return data
+    return None
+
+
 def rule_with_tangents(rule: Callable[..., Any], level: Any, args: tuple[Any, ...],
                        tensors: tuple[int, ...]) -> Any:
     """``rule(*args)`` inside a forward-AD level with nothing recorded, by its array forms: the
@@ -339,8 +348,8 @@ def rule_with_tangents(rule: Callable[..., Any], level: Any, args: tuple[Any, ..
     rule runs in ops, as it would without array forms.
 
     The backward pass of forward over reverse runs every rule this way: in ops, each op of a
-    rule would compute its tangent with ops of its own (tests/ops/test_array_rules.py holds the
-    two to the same bits)."""
+    rule would compute its tangent with ops of its own (tests/ops/test_array_rules_tangents.py
+    holds the two to the same bits)."""
     dtype = args[0]._data.dtype
     if dtype not in ARRAY_RULE_DTYPES:
         return rule(*args)
@@ -349,19 +358,14 @@ def rule_with_tangents(rule: Callable[..., Any], level: Any, args: tuple[Any, ..
     found = False
     for i in tensors:
         x = args[i]
-        if type(x) is not Tensor:
-            return rule(*args)
-        data = x._data
-        if type(data) is not np.ndarray or data.dtype is not dtype:
+        data = _array_of(x, dtype)
+        if data is None:
             return rule(*args)
         arrays[i] = data
         fw = x._fw_grad
         if fw is not None and fw[0] is level:
-            t = fw[1]
-            if type(t) is not Tensor:
-                return rule(*args)
-            data = t._data
-            if type(data) is not np.ndarray or data.dtype is not dtype:
+            data = _array_of(fw[1], dtype)
+            if data is None:
                 return rule(*args)
             tangents[i] = data
             found = True
