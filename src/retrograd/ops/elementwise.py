@@ -19,7 +19,16 @@ import numpy as np
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
-from .op import INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, check_int_scalar, with_array_rule, wrap_int
+from .op import (
+    INT_SCALAR_END,
+    INT_SCALAR_MIN,
+    Op,
+    array_scalars,
+    check_int_scalar,
+    scalar_array,
+    with_array_rule,
+    wrap_int,
+)
 
 _make_tensor = Tensor._make  # (a function-level import would cost µs in each backward rule using it)
 
@@ -197,9 +206,22 @@ rsub = Op("rsub", _rsub_scalar, node="RsubBackward1", params=("other", "alpha"),
           grads=(lambda grad, alpha: -_scaled(grad, alpha),), jvp="elementwise")
 rsub.check_operands = _check_bool_sub
 
+def _product_rule_tangent(tangents: Any, grad: Any, other: Any) -> Any:
+    # The tangent of a rule ``grad * other`` as mul's elementwise JVP computes it, operands in its
+    # order (which NaN a product or sum of two NaNs keeps): d grad * other + d other * grad.
+    tangent_grad, tangent_other = tangents
+    total = None if tangent_grad is None else np.multiply(tangent_grad, other)
+    if tangent_other is not None:
+        part = np.multiply(tangent_other, grad)
+        total = part if total is None else np.add(total, part)
+    return total
+
+
 mul = Op("mul", np.multiply, node="MulBackward0", inputs=("self", "other"), dtype="promote",
-         grads=(with_array_rule(lambda grad, other: grad * _cj(other), lambda grad, other: np.multiply(grad, other)),
-                with_array_rule(lambda grad, self: grad * _cj(self), lambda grad, self: np.multiply(grad, self))),
+         grads=(with_array_rule(lambda grad, other: grad * _cj(other), lambda grad, other: np.multiply(grad, other),
+                                _product_rule_tangent),
+                with_array_rule(lambda grad, self: grad * _cj(self), lambda grad, self: np.multiply(grad, self),
+                                _product_rule_tangent)),
          variants=_ALL_FORMS, aliases=("multiply", "multiply_"), convert={"other": "scalar"}, operators=("__mul__", "__rmul__"),
          inplace_ufunc=np.multiply, jvp="elementwise")
 
@@ -208,7 +230,7 @@ div = Op("div", _quiet(np.true_divide), node="DivBackward0", inputs=("self", "ot
                 lambda grad, self, other: -grad * _cj(self / (other * other))),
          operators=("__truediv__",), jvp="elementwise")
 
-neg = Op("neg", np.negative, node="NegBackward0", grads=(with_array_rule(lambda grad: -grad, lambda grad: np.negative(grad)),),
+neg = Op("neg", np.negative, node="NegBackward0", grads=(with_array_rule(lambda grad: -grad, lambda grad: np.negative(grad), "multilinear"),),
          variants=_ALL_FORMS, aliases=("negative", "negative_"), operators=("__neg__",), hot=True, jvp="elementwise")
 
 reciprocal = Op("reciprocal", _quiet(np.reciprocal), node="ReciprocalBackward0", dtype="float_unary",
@@ -497,7 +519,8 @@ remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImpleme
 # The hot ones first (exp, log, sqrt, sin, cos, tanh, sigmoid, sign, abs, relu, clamp), then the rest
 # (float results: exp/log family, trig, hyperbolic), atan2, hypot, logaddexp.
 exp = Op("exp", _quiet(np.exp), node="ExpBackward0", dtype="float_unary",
-         grads=(with_array_rule(lambda grad, result: grad * _cj(result), lambda grad, result: np.multiply(grad, result)),),
+         grads=(with_array_rule(lambda grad, result: grad * _cj(result), lambda grad, result: np.multiply(grad, result),
+                                _product_rule_tangent),),
          variants=_ALL_FORMS, hot=True, jvp="elementwise")
 log = Op("log", _quiet(np.log), node="LogBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad / _cj(self),), variants=_ALL_FORMS, hot=True, jvp="elementwise")
@@ -534,9 +557,21 @@ sigmoid_backward = Op("sigmoid_backward", lambda grad, out: grad * (out * (1 - o
                       grads=(lambda gg, result: sigmoid_backward(gg, result),
                              lambda gg, grad, result: gg * grad * (1 - 2 * result)), jvp="elementwise")
 
+def _tanh_rule_tangent(tangents: Any, grad: Any, result: Any) -> Any:
+    # TanhBackward0's rule is ``tanh_backward(grad, result)``; its tangent as that op's elementwise
+    # JVP computes it in ops: tanh_backward(d grad, result) + d result * grad * -2 * result.
+    tg, tr = tangents
+    out = None if tg is None else _tanh_backward(tg, result)
+    if tr is not None:
+        part = np.multiply(np.multiply(np.multiply(tr, grad), scalar_array(-2, tr.dtype)), result)
+        out = part if out is None else np.add(out, part)
+    return out
+
+
 tanh = Op("tanh", np.tanh, node="TanhBackward0", dtype="float_unary",
           grads=(with_array_rule(lambda grad, result: tanh_backward(grad, _cj(result)),
-                                 lambda grad, result: _tanh_backward(grad, result)),), variants=_ALL_FORMS, hot=True,
+                                 lambda grad, result: _tanh_backward(grad, result), _tanh_rule_tangent),),
+          variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 
 
@@ -580,11 +615,20 @@ def _threshold_backward(grad: Any, out: Any) -> Any:
         return _threshold_backward_blocks(grad, out, bits)
     # The 0 and the 1 as 0-d arrays of the operands' dtypes (cached): a Python number costs NumPy
     # a scalar conversion per call, more than the whole comparison of a small activation.
+    return _select_bits(grad, _kept_bits(out, bits), bits)
+
+
+def _kept_bits(out: np.ndarray, bits: Any) -> np.ndarray:
+    """``_threshold_backward``'s mask: all ones where ``out <= 0`` is false, zeros elsewhere."""
     zero = _ZERO_OF.get(out.dtype)
     if zero is None:
         zero = _ZERO_OF[out.dtype] = _readonly(np.zeros((), out.dtype))
     mask = np.less_equal(out, zero).astype(bits)
     np.subtract(mask, _ONE_OF[bits], out=mask)  # 1 (zeroed) -> 0, 0 (kept) -> all ones
+    return mask
+
+
+def _select_bits(grad: np.ndarray, mask: np.ndarray, bits: Any) -> np.ndarray:
     result = np.empty(grad.shape, grad.dtype)
     np.bitwise_and(grad.view(bits), mask, out=result.view(bits))
     return result
@@ -650,11 +694,33 @@ def _threshold_backward_jvp(tangents: Any, inputs: Any, params: Any, outputs: An
     return [threshold_backward(tg, inputs[1]) if tg is not None else _zeros_like(outputs[0])]
 
 
+def _threshold_rule_tangent(tangents: Any, grad: Any, self: Any) -> Any:
+    # The tangent of ``threshold_backward(grad, self)`` as its JVP gives it (``_threshold_backward_jvp``):
+    # the mask does not move, so zeros where only ``self`` has a tangent.
+    tg = tangents[0]
+    if tg is None:
+        return np.zeros(np.broadcast_shapes(grad.shape, self.shape), grad.dtype)
+    return _threshold_backward(tg, self)
+
+
+def _threshold_rule_pair(tangents: Any, grad: Any, self: Any) -> tuple[Any, Any]:
+    # The rule's result and its tangent with the mask made once: the same two selects.
+    tg = tangents[0]
+    bits = _SAME_SIZE_UINT.get(grad.dtype.itemsize)
+    if (tg is None or bits is None or not grad.ndim or grad.shape != self.shape or tg.shape != grad.shape
+            or tg.dtype is not grad.dtype or grad.size > _BLOCK):
+        return _threshold_backward(grad, self), _threshold_rule_tangent(tangents, grad, self)
+    mask = _kept_bits(self, bits)
+    return _select_bits(grad, mask, bits), _select_bits(tg, mask, bits)
+
+
 threshold_backward: Op = Op(
     "threshold_backward", _threshold_backward, node="ThresholdBackwardBackward0", inputs=("grad", "self"),
     dtype="promote",  # (as PyTorch's: an int grad and a float self give a float result)
-    grads=(with_array_rule(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _threshold_backward(gg, self)),
-           with_array_rule(lambda gg, self: _zeros_like(gg), lambda gg, self: np.zeros(gg.shape, gg.dtype))),
+    grads=(with_array_rule(lambda gg, self: threshold_backward(gg, self), lambda gg, self: _threshold_backward(gg, self),
+                           _threshold_rule_tangent, _threshold_rule_pair),
+           with_array_rule(lambda gg, self: _zeros_like(gg), lambda gg, self: np.zeros(gg.shape, gg.dtype),
+                           lambda tangents, gg, self: None)),  # (a fresh zeros tensor: no tangent)
     jvp=_threshold_backward_jvp)
 
 def _relu(x: Any) -> Any:
@@ -671,7 +737,9 @@ def _relu(x: Any) -> Any:
 
 relu = Op("relu", _relu, node="ReluBackward0",
           grads=(with_array_rule(lambda grad, result: threshold_backward(grad, result),
-                                 lambda grad, result: _threshold_backward(grad, result)),), variants=_ALL_FORMS, hot=True,
+                                 lambda grad, result: _threshold_backward(grad, result), _threshold_rule_tangent,
+                                 _threshold_rule_pair),),
+          variants=_ALL_FORMS, hot=True,
           jvp="elementwise")
 
 

@@ -180,10 +180,23 @@ def _in_opmath(fn: Any, *arrays: np.ndarray) -> Any:
     return np.asarray(fn(*(a.astype(np.float32) for a in arrays))).astype(dtype)
 
 
+def _mm_mat2_rule_tangent(tangents: Any, grad: np.ndarray, self: np.ndarray) -> Any:
+    # The tangent of ``self.t().mm(grad)`` as mm's multilinear JVP sums it: its first operand's
+    # term first (the order of the sum decides which NaN a NaN + NaN keeps).
+    tangent_grad, tangent_self = tangents
+    total = None if tangent_self is None else _mm(tangent_self.T, grad)
+    if tangent_grad is not None:
+        part = _mm(self.T, tangent_grad)
+        total = part if total is None else np.add(total, part)
+    return total
+
+
 mm = Op("mm", _mm, node="MmBackward0", inputs=("self", "mat2"),
         saved=("self", "mat2", "self_sym_sizes", "mat2_sym_sizes"),  # (not the strides: NumPy's are not PyTorch's)
-        grads=(with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: _mm(grad, mat2.T)),
-               with_array_rule(lambda grad, self: _cj(self).t().mm(grad), lambda grad, self: _mm(self.T, grad))),
+        grads=(with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: _mm(grad, mat2.T),
+                               "multilinear"),
+               with_array_rule(lambda grad, self: _cj(self).t().mm(grad), lambda grad, self: _mm(self.T, grad),
+                               _mm_mat2_rule_tangent)),
         jvp="multilinear")
 
 mv = Op("mv", _mv, node="MvBackward0", inputs=("self", "vec"),

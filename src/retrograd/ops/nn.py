@@ -232,15 +232,22 @@ _log_softmax_backward = _in_float(_log_softmax_backward_full)
 def _plain_arrays(*tensors: Tensor) -> bool:
     """Whether a rule may compute on these tensors' arrays and wrap the result: plain float32/
     float64 arrays of one dtype, and nothing the op call path would add (a node under
-    create_graph, tangents under forward AD, the inference flag)."""
+    create_graph, a tangent under forward AD, the inference flag). Inside a forward-AD level,
+    tensors without a tangent at it give the ops' outputs none either (the root gradient of
+    forward over reverse, which reaches the loss's rules)."""
     dtype = tensors[0]._data.dtype
-    if DUAL[0] is not None or (INFERENCE_CONTEXTS[0] and STATE.inference) or dtype not in _FULL_FLOATS:
+    if (INFERENCE_CONTEXTS[0] and STATE.inference) or dtype not in _FULL_FLOATS:
         return False
     tracked = STATE.grad_enabled
+    level = DUAL[0]
     for t in tensors:
         data = t._data
         if type(data) is not np.ndarray or data.dtype != dtype or (tracked and t._requires_grad):
             return False
+        if level is not None:
+            fw = t._fw_grad
+            if fw is not None and fw[0] is level:
+                return False
     return True
 
 
@@ -278,8 +285,15 @@ def _log_softmax_backward_result_grad(gg: Tensor, grad: Tensor, result: Tensor, 
             pass
     return -gg * result.exp() * grad.sum(dim, keepdim=True)  # type: ignore[no-any-return]
 
+def _log_softmax_grad_tangent(tangents: Any, grad: np.ndarray, result: np.ndarray, dim: int) -> Any:
+    # What ``log_softmax_backward``'s JVP computes for the rule's result, the same function.
+    return _log_softmax_backward_tangent(grad, result, tangents[0], tangents[1], dim)
+
+
 log_softmax = Op("log_softmax", quiet_forward(_log_softmax), node="LogSoftmaxBackward0", params=("dim",),
-                 grads=(_log_softmax_grad,), jvp=_log_softmax_jvp)
+                 grads=(with_array_rule(_log_softmax_grad, lambda grad, result, dim: _log_softmax_backward_full(grad, result, dim),
+                                        _log_softmax_grad_tangent),),
+                 jvp=_log_softmax_jvp)
 
 
 # -- private elementwise helpers with PyTorch's node names ------------------------------------
@@ -366,11 +380,13 @@ def _checked_mm(bias: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 # ``addmm(bias, input, weight.t())``: how ``linear`` runs on a matrix with a bias.
 addmm = Op("addmm", _addmm, node="AddmmBackward0", inputs=("self", "mat1", "mat2"),
            grads=(lambda grad: grad,
-                  with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: np.matmul(grad, mat2.T)),
+                  with_array_rule(lambda grad, mat2: grad.mm(_cj(mat2).t()), lambda grad, mat2: np.matmul(grad, mat2.T),
+                                  "multilinear"),
                   # (grad.T @ mat1).T: laid out as ``weight.t()`` is, so the weight's gradient comes
                   # out row-major like the weight (the gradient layout contract), with no copy.
                   with_array_rule(lambda grad, mat1: grad.t().mm(_cj(mat1)).t(),
-                                  lambda grad, mat1: np.matmul(grad.T, mat1).T)), jvp="affine_multilinear")
+                                  lambda grad, mat1: np.matmul(grad.T, mat1).T, "multilinear")),
+           jvp="affine_multilinear")
 
 
 def _trilinear(a: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:

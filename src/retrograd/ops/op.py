@@ -271,16 +271,34 @@ def _arg_getter(op: Op, specs: tuple[tuple[int, int], ...], label: str) -> Calla
 ARRAY_RULE_DTYPES = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
-def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any]) -> Callable[..., Any]:
+def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any],
+                    tangent: str | Callable[..., Any] | None = None,
+                    pair: Callable[..., Any] | None = None) -> Callable[..., Any]:
     """``rule`` (a backward rule written in ops), carrying ``array_rule``: the same computation on
     NumPy arrays, with the same parameters, for the generated ``apply`` to run when no graph or
     tangent is wanted. It must give the very same array as ``rule``'s result on arrays of one
     float32/float64 dtype (the other arguments, shapes and params, as they are).
 
+    ``tangent`` lets the array form run inside a forward-AD level too, when nothing is recorded
+    (the backward pass of forward over reverse): how the rule's result moves with its tensor
+    arguments, on arrays. ``"multilinear"``: the rule is linear in each tensor argument
+    separately (``grad @ mat2.T``, a view of ``grad``), so the tangent is the sum, in parameter
+    order, of ``array_rule`` with one argument replaced by its tangent (the product rule). Or a
+    function ``tangent(tangents, *args)`` of the tangents (one per parameter, None where there is
+    none) and the array rule's arguments, returning the tangent array, or None for no tangent.
+    Either must give the very bits the rule's ops give as the tangent of its result
+    (tests/ops/test_array_rules_tangents.py holds them to it): the same terms, summed in the same
+    order with the same operand order, since a sum or product of two NaNs keeps the first one's
+    bits; where the ops' order is not the parameter order, write the function. ``pair``, where
+    the two share work (relu's mask): ``pair(tangents, *args)`` gives both arrays at once, for
+    calls where some tangent is there.
+
     >>> import numpy as np, retrograd as rg
     >>> from retrograd.ops.linalg import mm
     >>> rule = mm.edge_rules[0][0]
     >>> rule.on_arrays(np.ones((1, 2)), np.ones((3, 2))).tolist()
+    [[2.0, 2.0, 2.0]]
+    >>> rule.tangent_on_arrays((np.ones((1, 2)), None), np.ones((1, 2)), np.ones((3, 2))).tolist()
     [[2.0, 2.0, 2.0]]
     """
     names = rule.__code__.co_varnames[:rule.__code__.co_argcount]
@@ -288,7 +306,88 @@ def with_array_rule(rule: Callable[..., Any], array_rule: Callable[..., Any]) ->
     if names != array_names:
         raise TypeError(f"array rule parameters {array_names} differ from the rule's {names}")
     rule.on_arrays = array_rule  # type: ignore[attr-defined]
+    if tangent == "multilinear":
+        rule.tangent_on_arrays = _multilinear_tangent(array_rule)  # type: ignore[attr-defined]
+    elif callable(tangent):
+        rule.tangent_on_arrays = tangent  # type: ignore[attr-defined]
+    elif tangent is not None:
+        raise ValueError(f"tangent must be 'multilinear' or a function, not {tangent!r}")
+    if pair is not None:
+        rule.pair_on_arrays = pair  # type: ignore[attr-defined]
     return rule
+
+
+def _multilinear_tangent(array_rule: Callable[..., Any]) -> Callable[..., Any]:
+    """The tangent of a rule linear in each tensor argument: the product rule on arrays."""
+    def tangent(tangents: Sequence[Any], *args: Any) -> Any:
+        total = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                part = array_rule(*args[:i], t, *args[i + 1:])
+                total = part if total is None else np.add(total, part)
+        return total
+    return tangent
+
+
+def _array_of(x: Any, dtype: Any) -> Any:
+    """The array of ``x`` if it is a plain Tensor over a NumPy array of ``dtype``, else None."""
+    if type(x) is Tensor:
+        data = x._data
+        if type(data) is np.ndarray and data.dtype is dtype:
+            return data
+    return None
+
+
+def rule_with_tangents(rule: Callable[..., Any], level: Any, args: tuple[Any, ...],
+                       tensors: tuple[int, ...]) -> Any:
+    """``rule(*args)`` inside a forward-AD level with nothing recorded, by its array forms: the
+    result from ``rule.on_arrays``, its tangent from ``rule.tangent_on_arrays``, both on the
+    arrays of the tensor arguments (positions ``tensors``, the gradient first) and of their
+    tangents at ``level``. Where those are not plain float32/float64 arrays of the gradient's
+    dtype (a tangent of another dtype included), or NumPy raises a warning made an error, the
+    rule runs in ops, as it would without array forms.
+
+    The backward pass of forward over reverse runs every rule this way: in ops, each op of a
+    rule would compute its tangent with ops of its own (tests/ops/test_array_rules_tangents.py
+    holds the two to the same bits)."""
+    dtype = args[0]._data.dtype
+    if dtype not in ARRAY_RULE_DTYPES:
+        return rule(*args)
+    arrays = list(args)
+    tangents: list[Any] = [None] * len(args)
+    found = False
+    for i in tensors:
+        x = args[i]
+        data = _array_of(x, dtype)
+        if data is None:
+            return rule(*args)
+        arrays[i] = data
+        fw = x._fw_grad
+        if fw is not None and fw[0] is level:
+            data = _array_of(fw[1], dtype)
+            if data is None:
+                return rule(*args)
+            tangents[i] = data
+            found = True
+    try:
+        pair = getattr(rule, "pair_on_arrays", None) if found else None
+        if pair is not None:
+            out, tangent = pair(tangents, *arrays)
+        else:
+            out = rule.on_arrays(*arrays)  # type: ignore[attr-defined]
+            tangent = rule.tangent_on_arrays(tangents, *arrays) if found else None  # type: ignore[attr-defined]
+    except RuntimeWarning:  # (a filter that raises NumPy's warnings: the ops compute quietly)
+        return rule(*args)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    result = _make(out)
+    if tangent is not None:
+        if type(tangent) is not np.ndarray:
+            tangent = np.asarray(tangent)
+        if tangent.shape != out.shape:  # (as the op's tangent path: a broadcast operand's tangent)
+            tangent = np.broadcast_to(tangent, out.shape)
+        result._fw_grad = (level, _make(tangent))
+    return result
 
 
 # What the generated ``apply`` of an op with array rules tests first: ``array``, the gradient's
@@ -300,9 +399,22 @@ _ARRAY_PATH_TEST = [
     "        if type(array) is not _ndarray or array.dtype not in ARRAY_RULE_DTYPES:",
     "            array = None",
 ]
+# The same for an op some of whose rules have a tangent form (``with_array_rule(..., tangent=)``):
+# inside a forward-AD level with nothing recorded, ``dual`` is the level, and those rules run
+# through ``rule_with_tangents``.
+_DUAL_ARRAY_PATH_TEST = [
+    "    array = dual = None",
+    "    if not STATE.grad_enabled and not INFERENCE_CONTEXTS[0] and type(grad) is Tensor:",
+    "        if DUAL[0] is None:",
+    "            array = grad._data",
+    "            if type(array) is not _ndarray or array.dtype not in ARRAY_RULE_DTYPES:",
+    "                array = None",
+    "        else:  # forward AD, nothing recorded: the backward pass of forward over reverse",
+    "            dual = DUAL[0]",
+]
 _ARRAY_PATH_NAMES = {"STATE": STATE, "DUAL": DUAL, "INFERENCE_CONTEXTS": INFERENCE_CONTEXTS, "Tensor": Tensor,
                      "_ndarray": np.ndarray, "_asarray": np.asarray, "_wrap": Tensor._make,
-                     "ARRAY_RULE_DTYPES": ARRAY_RULE_DTYPES}
+                     "ARRAY_RULE_DTYPES": ARRAY_RULE_DTYPES, "rule_with_tangents": rule_with_tangents}
 
 
 def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
@@ -362,6 +474,12 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         call = f"rule{e}({', '.join(args)})"
         array_args = ", ".join("array" if a == "grad" else f"{a}._data" if a in tensors else a for a in args)
         same = "".join(f" and type({t}) is Tensor and {t}._data.dtype is array.dtype" for t in tensors)
+        dual_lines = []
+        if hasattr(rule, "tangent_on_arrays"):
+            positions = tuple(k for k, a in enumerate(args) if a == "grad" or a in tensors)
+            dual_lines = ["elif dual is not None:  # nothing recorded, tangents: the rule's array forms",
+                          f"    g{e} = rule_with_tangents(rule{e}, dual, ({', '.join(args)}{',' * (len(args) == 1)}), "
+                          f"{positions!r})"]
         calls.append((call, where, [
             *unpacks,
             f"if array is not None{same}:  # no graph, no tangent: the rule on the arrays",
@@ -371,6 +489,7 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
             f"        g{e} = {call}",
             "    else:",
             f"        g{e} = _wrap(g{e} if type(g{e}) is _ndarray else _asarray(g{e}))",
+            *dual_lines,
             "else:",
             f"    g{e} = {call}{where}"]))
     lines = ["def apply(self, grad_outputs):",
@@ -399,7 +518,9 @@ def _generate_apply(op: Op) -> tuple[str, Callable[..., Any]]:
         elif len(readers[k]) > 1:
             lines.append("    if " + " or ".join(f"edges[{e}][0] is not None" for e in readers[k]) + ":")
             lines += unpack(k, "        ")
-    if any(hasattr(rule, "on_arrays") for rule, _ in edge_rules):
+    if any(hasattr(rule, "tangent_on_arrays") for rule, _ in edge_rules):
+        lines += _DUAL_ARRAY_PATH_TEST
+    elif any(hasattr(rule, "on_arrays") for rule, _ in edge_rules):
         lines += _ARRAY_PATH_TEST
     if n_edges == 1:
         call, where, array_lines = calls[0]

@@ -156,11 +156,11 @@ def _sum_all(x: np.ndarray, dtype: Any) -> Any:
 
 sum_all = Op("sum", _sum_all, node="SumBackward0", params=("dtype",),
              grads=(with_array_rule(lambda grad, self_shape: _expand_to(grad, self_shape),
-                                    lambda grad, self_shape: _S._expand(grad, self_shape)),), jvp="linear")
+                                    lambda grad, self_shape: _S._expand(grad, self_shape), "multilinear"),), jvp="linear")
 
 sum_dim = Op("sum", _sum, node="SumBackward1", params=("dim", "keepdim", "dtype"),
              grads=(with_array_rule(lambda grad, self_shape, dim, keepdim: expand_reduced(grad, self_shape, dim, keepdim),
-                                    _expand_reduced_array),),
+                                    _expand_reduced_array, "multilinear"),),
              jvp="linear")
 
 

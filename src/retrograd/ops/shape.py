@@ -125,7 +125,7 @@ def can_view(x: np.ndarray, shape: tuple[int, ...]) -> bool:
 
 view = Op("view", _view, node="ViewBackward0", params=("shape",), view=True,
           grads=(with_array_rule(lambda grad, self_shape: grad.reshape(self_shape),
-                                 lambda grad, self_shape: grad.reshape(self_shape)),), jvp="linear")
+                                 lambda grad, self_shape: grad.reshape(self_shape), "multilinear"),), jvp="linear")
 
 # reshape of a non-contiguous input whose elements a view can still reach: PyTorch records
 # ``_reshape_alias`` (``ReshapeAliasBackward0``, keeping only the input's sizes), not ``view``.
@@ -155,7 +155,7 @@ def _t(x: np.ndarray) -> np.ndarray:
     return x.T
 
 
-t = Op("t", _t, node="TBackward0", view=True, grads=(with_array_rule(lambda grad: grad.t(), lambda grad: _t(grad)),),
+t = Op("t", _t, node="TBackward0", view=True, grads=(with_array_rule(lambda grad: grad.t(), lambda grad: _t(grad), "multilinear"),),
        variants=("function", "method"),
        jvp="linear")
 
