@@ -284,14 +284,20 @@ def _pow_scalar_base(exponent: Any, base: Any) -> Any:
 def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
     if exponent == 0:
         return _zeros_like(grad)  # PyTorch's zeros_like: no NaN from an inf or NaN gradient
-    # PyTorch's pow kernel computes x ** ±0.5 as rsqrt/sqrt, which keep the sign of -0.0.
-    power = self.rsqrt() if exponent == 0.5 else self.sqrt() if exponent == 1.5 else self ** (exponent - 1)
-    return grad * _cj(exponent * power)
+    # PyTorch's ``exponent * self.pow(exponent - 1)``, the exponent a C++ Scalar: its graph under
+    # create_graph is PowBackward0 then MulBackward1 (no edge for the number). ``pow`` computes
+    # x ** -0.5 and x ** 0.5 by roots, so they keep the sign of -0.0 as PyTorch's kernel does.
+    from .nn import mul_scalar  # (ops/nn loads on first use; a backward only)
+
+    return grad * _cj(mul_scalar(pow_scalar(self, exponent - 1), exponent))
 
 
 def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
-    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN).
-    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** (exponent - 1)))
+    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN);
+    # ``exponent - 1`` is its Scalar overload (SubBackward1).
+    from .nn import sub_scalar
+
+    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** sub_scalar(exponent, 1)))
 
 
 def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
