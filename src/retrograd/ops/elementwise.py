@@ -19,12 +19,21 @@ import numpy as np
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
 from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
-from .op import (INT_SCALAR_END, INT_SCALAR_MIN, Op, array_scalars, broadcast_error, check_int_scalar, with_array_rule,
-                 wrap_int)
+from .op import (
+    INT_SCALAR_END,
+    INT_SCALAR_MIN,
+    Op,
+    array_scalars,
+    broadcast_error,
+    check_int_scalar,
+    with_array_rule,
+    wrap_int,
+)
 
 _make_tensor = Tensor._make  # (a function-level import would cost µs in each backward rule using it)
 
 where: Op  # defined below; rules refer to it
+erfinv: Op  # (its rule computes it again)
 tanh_backward: Op
 sigmoid_backward: Op
 
@@ -1010,8 +1019,13 @@ erf = Op("erf", _real_only(_kernel("erf_vml_cpu"), _in_float64(erf_array)), node
 erfc = Op("erfc", _real_only(_kernel("erfc_vml_cpu"), _in_float64(erfc_array)), node="ErfcBackward0", dtype="float_unary",
           grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS,
           jvp="elementwise")
+def _erfinv_grad(grad: Any, self: Any) -> Any:
+    return grad * (erfinv(self) ** 2).exp() * (_SQRT_PI / 2)
+
+
 erfinv = Op("erfinv", _real_only(_kernel("erfinv_vml_cpu"), _in_float64(erfinv_array)), node="ErfinvBackward0", dtype="float_unary",
-            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS,
+            # PyTorch's rule reads the input and computes erfinv again (its node keeps ``self``)
+            grads=(_erfinv_grad,), variants=_ALL_FORMS,
             jvp="elementwise")
 
 
