@@ -1168,8 +1168,8 @@ def check_out(name: str, out: Any, inputs: tuple[Tensor, ...], dtype: np.dtype) 
 
 
 def write_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
-    """``result`` written into ``out`` (one in-place write, a version bump), which is resized to the
-    result's shape first when it differs (warned, as PyTorch, unless ``out`` was empty)."""
+    """``result`` written into ``out`` (one version bump), which is resized to the result's shape
+    first when it differs (warned, as PyTorch, unless ``out`` was empty), as a factory's ``out=``."""
     import warnings
 
     from ..autograd.grad_mode import no_grad
@@ -1179,7 +1179,11 @@ def write_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
         if out._data.size:
             warnings.warn(OUT_RESIZED_WARNING.format(old=list(out._data.shape), new=list(shape)), UserWarning,
                           stacklevel=3)
-        out._data = np.empty(shape, out._data.dtype)  # (a new storage, as PyTorch's resize of a too small one)
+        from .strided import resize_
+
+        resize_(out, shape)  # (bumps the version once, the write included, as PyTorch's)
+        out._data[...] = result._data
+        return out
     with no_grad():
         out.copy_(result)
     return out
