@@ -113,15 +113,16 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return _L.matmul(input, other)  # type: ignore[no-any-return]
 
 
-def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # noqa: A002
+def cross(input: Tensor, other: Tensor, *, dim: int = -1, out: Tensor | None = None) -> Tensor:  # noqa: A002
     """Cross product of 3-vectors along ``dim`` (the last by default), which must have size 3 in both
-    inputs; the other dims broadcast (both inputs must have as many dims).
+    inputs; the other dims broadcast (both inputs must have as many dims). ``out``: a tensor of the
+    result's dtype to write it into (resized if its shape differs), under no autograd.
 
     >>> import retrograd as torch
     >>> torch.linalg.cross(torch.tensor([1.0, 0.0, 0.0]), torch.tensor([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
-    return _L.cross(input, other, dim, "linalg_cross")
+    return _L.cross(input, other, dim, "linalg_cross", out)
 
 
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: N803

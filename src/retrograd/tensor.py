@@ -449,6 +449,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: builtins.bool) -> None:
+        if type(flag) is not builtins.bool:
+            raise RuntimeError("requires_grad must be a bool")
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
@@ -458,7 +460,11 @@ class Tensor:
         >>> rg.ones(2).requires_grad_().requires_grad
         True
         """
-        requires_grad = bool(requires_grad)
+        if type(requires_grad) is not builtins.bool:  # (PyTorch's parser takes no int, no NumPy bool)
+            from ._factory_args import type_name
+
+            raise TypeError("requires_grad_(): argument 'requires_grad' (position 1) must be bool, "
+                            f"not {type_name(requires_grad)}")
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(NON_LEAF_FLAG_ERROR)

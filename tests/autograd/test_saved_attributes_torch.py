@@ -15,18 +15,14 @@ import retrograd as rg
 from opdb import cases, to_lib
 from retrograd.ops.saved_attrs import saved_names
 
-# Saved tensors ours expose under their own names where PyTorch's nodes save other values: our
-# rules read the result where PyTorch's read the input (``erfinv``, ``hardtanh``, ``threshold_``),
-# the norms and convolution keep ``self`` (PyTorch: ``input``, with statistics), ``bilinear``'s
-# core keeps its operands (PyTorch: their expanded forms), ``embedding_bag`` its whole result.
+# Saved tensors ours expose under their own names where PyTorch's nodes save other values, with
+# the reason for each: ``hardtanh`` and ``threshold_`` read their result where PyTorch's read the
+# input (in place too, where PyTorch keeps a copy of it); ``bilinear``'s core keeps its operands
+# (PyTorch: their expanded forms and the sum's dims); ``embedding_bag`` keeps its whole result
+# (PyTorch: offsets, bag sizes and maximum indices, results 1-3).
 _OWN_NAMES: dict[str, set[str]] = {
-    "ConvolutionBackward0": {"self"},
     "EmbeddingBagBackward0": {"result"},
-    "ErfinvBackward0": {"result"},
     "HardtanhBackward0": {"result"},
-    "NativeBatchNormBackward0": {"self"},
-    "NativeGroupNormBackward0": {"self"},
-    "NativeLayerNormBackward0": {"self"},
     "ThresholdBackward1": {"result"},
     "TrilinearBackward0": {"input1", "input2", "weight"},
 }
@@ -175,3 +171,89 @@ def _errors(lib: Any) -> list[str]:
 
 def test_register_hooks_errors_are_pytorchs(torch: Any) -> None:
     assert _errors(rg) == _errors(torch)
+
+
+# The nodes of pools, pads, interpolation, convolution, the norms, embedding and ctc_loss: every
+# ``_saved_`` attribute PyTorch's node has, by name and value, but those listed here, which ours
+# does not keep (or keeps as something else), with the reason.
+_NOT_KEPT: dict[str, set[str]] = {
+    # folded into the output size the forward computed
+    "MaxPool2DWithIndicesBackward0": {"ceil_mode"}, "MaxPool3DWithIndicesBackward0": {"ceil_mode"},
+    # the statistics (mean, 1/std) are computed again in backward; layer_norm's rule needs no bias
+    "NativeBatchNormBackward0": {"result1", "result2"}, "NativeGroupNormBackward0": {"result1", "result2"},
+    "NativeLayerNormBackward0": {"bias", "result1", "result2"},
+    # folded into one per-row gradient factor
+    "EmbeddingBackward0": {"padding_idx", "scale_grad_by_freq", "sparse"},
+    # the forward computes the gradient itself: ours keeps it as result1 (PyTorch: alpha, and the loss)
+    "CtcLossBackward0": {"log_probs", "result0", "result1"},
+}
+
+
+def _saved_node_cases(lib: Any) -> dict[str, Any]:
+    f64 = lib.float64
+    F = lib.nn.functional
+
+    def leaf(*shape: int) -> Any:
+        return lib.linspace(-1.5, 2.0, int(np.prod(shape)), dtype=f64).reshape(shape).requires_grad_()
+
+    x1, x2, x3 = leaf(1, 2, 7), leaf(1, 2, 5, 6), leaf(1, 2, 4, 5, 6)
+    return {
+        "avg_pool2d": lambda: F.avg_pool2d(x2, 2, 1, 1, True, False, 3),
+        "avg_pool1d": lambda: F.avg_pool1d(x1, 2, 2),
+        "avg_pool3d": lambda: F.avg_pool3d(x3, 2, (1, 2, 1), 1, count_include_pad=False),
+        "max_pool2d": lambda: F.max_pool2d(x2, 2, 1, 1, 1, True),
+        "max_pool3d": lambda: F.max_pool3d(x3, 2, 2, dilation=(1, 2, 1)),
+        "adaptive_avg_pool2d": lambda: F.adaptive_avg_pool2d(x2, (2, 3)),
+        "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(x3, 2),
+        "adaptive_max_pool1d": lambda: F.adaptive_max_pool1d(x1, 2),
+        "adaptive_max_pool3d": lambda: F.adaptive_max_pool3d(x3, 2),
+        "reflection_pad1d": lambda: F.pad(x1, (1, 2), mode="reflect"),
+        "replication_pad2d": lambda: F.pad(x2, (1, 2, 1, 1), mode="replicate"),
+        "reflection_pad3d": lambda: F.pad(x3, (1, 2, 1, 1, 0, 1), mode="reflect"),
+        "nearest1d": lambda: F.interpolate(x1, scale_factor=2, mode="nearest"),
+        "nearest2d_size": lambda: F.interpolate(x2, size=(7, 9), mode="nearest"),
+        "nearest_exact3d": lambda: F.interpolate(x3, scale_factor=(2, 1.5, 1), mode="nearest-exact"),
+        "linear": lambda: F.interpolate(x1, scale_factor=2, mode="linear", align_corners=True),
+        "bilinear": lambda: F.interpolate(x2, scale_factor=(1.5, 2), mode="bilinear"),
+        "bilinear_recomputed": lambda: F.interpolate(x2, scale_factor=1.5, mode="bilinear",
+                                                     recompute_scale_factor=True),
+        "bicubic": lambda: F.interpolate(x2, size=(6, 4), mode="bicubic", align_corners=False),
+        "trilinear": lambda: F.interpolate(x3, scale_factor=2, mode="trilinear"),
+        "conv2d": lambda: F.conv2d(x2, leaf(3, 2, 2, 2), leaf(3), stride=2, padding=1),
+        "conv1d": lambda: F.conv1d(x1, leaf(4, 1, 3), groups=2, dilation=2),
+        "conv_transpose2d": lambda: F.conv_transpose2d(x2, leaf(2, 3, 2, 2), stride=2, output_padding=1),
+        "unfold": lambda: F.unfold(x2, 2, padding=1, stride=(1, 2)),
+        "fold": lambda: F.fold(leaf(1, 8, 12), (4, 5), 2),
+        "batch_norm": lambda: F.batch_norm(x2, lib.zeros(2, dtype=f64), lib.ones(2, dtype=f64), leaf(2), leaf(2),
+                                           training=True),
+        "layer_norm": lambda: F.layer_norm(x2, (5, 6), leaf(5, 6), leaf(5, 6)),
+        "group_norm": lambda: F.group_norm(x2, 2, leaf(2), leaf(2)),
+        "embedding": lambda: F.embedding(lib.tensor([[0, 2], [1, 0]]), leaf(4, 3), padding_idx=1),
+        "ctc_loss": lambda: F.ctc_loss(leaf(5, 2, 4).log_softmax(2), lib.tensor([[1, 2], [3, 1]]), (5, 5), (2, 1)),
+        "erfinv": lambda: (x1 / 3).erfinv(),
+    }
+
+
+def _saved_values(lib: Any, name: str) -> dict[str, Any]:
+    out = _saved_node_cases(lib)[name]()
+    found = {}
+    for node_name, node in _nodes(out).items():
+        if getattr(type(node), "_op", None) is None and lib is rg:
+            continue
+        for attr in dir(node):
+            if attr.startswith("_saved_") and attr[7:] not in _NOT_KEPT.get(node_name, ()):
+                value = getattr(node, attr)
+                found[f"{node_name}.{attr}"] = (value.detach().numpy().round(10).tolist()
+                                                if isinstance(value, lib.Tensor) else value)
+    return found
+
+
+@pytest.mark.parametrize("name", list(_saved_node_cases(rg)))
+def test_saved_attributes_of_pools_pads_convolution_norms(torch: Any, name: str) -> None:
+    ours, theirs = _saved_values(rg, name), _saved_values(torch, name)
+    # Only our op nodes' attributes are compared (ours has no such attribute on AccumulateGrad),
+    # and PyTorch's negative ints are unsigned (``_saved_dim`` of -1 is 2**64 - 1): the nodes of
+    # the view ops around a 1-d pool (unsqueeze/squeeze) are left out.
+    theirs = {k: v for k, v in theirs.items() if not k.startswith(("Unsqueeze", "Squeeze", "LogSoftmax"))}
+    ours = {k: v for k, v in ours.items() if not k.startswith(("Unsqueeze", "Squeeze", "LogSoftmax"))}
+    assert ours == theirs

@@ -45,9 +45,6 @@ def _both(torch: Any, fn: Any) -> None:
 def test_gradless_binary_ops_match_torch(torch: Any, name: str, dtype: str, other: str) -> None:
     op = _OPS[name]
     values = _VALUES[dtype]
-    if name in ("and", "xor") and dtype.startswith("float") and other == "bad_shape":
-        pytest.xfail("known difference (general path too): PyTorch checks shapes before refusing a float "
-                     "bitwise op; retrograd refuses the dtype first")
 
     def run(lib: Any) -> Any:
         x = lib.tensor(values, dtype=getattr(lib, dtype))

@@ -797,6 +797,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None, mode:
                                  mode == "bicubic")
                     for i, (n, o) in enumerate(zip(spatial, output_size, strict=False)))
     op, _ = _C.interpolation[f"Upsample{name}{dim}DBackward0"]
+    cfg = _C.interp_config(cfg, scales, align_corners if mode not in ("nearest", "nearest-exact") else None)
     return apply(op, (input, cfg))  # type: ignore[no-any-return]
 
 

@@ -31,6 +31,7 @@ from .._dtype import REDUCED_FLOATS
 from ..tensor import Tensor
 from .op import Op, apply
 from .op import versioned_array as _array
+from .saved_attrs import derived
 
 _make = Tensor._make
 
@@ -310,6 +311,11 @@ def _conv_weight_grad(grad: Tensor, self: Tensor, weight_shape: tuple[int, ...],
 convolution = Op(
     "convolution", _convolution, node="ConvolutionBackward0", inputs=("self", "weight", "bias"),
     params=("stride", "padding", "dilation", "transposed", "output_padding", "groups"),
+    # PyTorch's names; the bias's shape is known from its edge (a bias that requires no grad reads
+    # (0,), as no bias does: the node keeps nothing of it).
+    saved={"input": "self", "weight": "weight", "stride": "stride", "padding": "padding", "dilation": "dilation",
+           "transposed": "transposed", "output_padding": "output_padding", "groups": "groups",
+           "bias_sym_sizes_opt": derived("bias_sym_sizes", lambda shape: (0,) if shape is None else shape)},
     grads=(_conv_input_grad, _conv_weight_grad,
            lambda grad: grad.sum([0] + list(range(2, grad.dim())))),
     jvp="transpose",
@@ -352,15 +358,24 @@ constant_pad = Op("constant_pad_nd", _constant_pad, node="ConstantPadNdBackward0
 
 
 def linear_pair(name: str, forward: Callable[..., np.ndarray], adjoint: Callable[..., np.ndarray], node: str,
-                adjoint_node: str) -> tuple[Op, Op]:
+                adjoint_node: str, keeps_input: bool = False, saved: dict[str, Any] | None = None,
+                adjoint_saved: dict[str, Any] | None = None) -> tuple[Op, Op]:
     """A linear op ``forward(x, cfg)`` and its adjoint ``adjoint(g, cfg, input_shape)``: each one's
-    backward rule is the other, so derivatives of any order stay in the pair."""
+    backward rule is the other, so derivatives of any order stay in the pair. ``keeps_input``: the
+    node saves its input, as PyTorch's (whose backward kernel reads it; ours, only its shape);
+    ``saved``/``adjoint_saved``: the nodes' PyTorch attribute names (``Op``'s ``saved=``)."""
     op: Op
     adj: Op
-    op = Op(name, forward, node=node, params=("cfg",),
-            grads=(lambda grad, self_shape, cfg: apply(adj, (grad, cfg, tuple(self_shape))),), jvp="linear")
+    def keeping_input(grad: Tensor, self: Tensor, cfg: Any) -> Tensor:
+        return apply(adj, (grad, cfg, tuple(self.shape)))  # type: ignore[no-any-return]
+
+    def keeping_shape(grad: Tensor, self_shape: Any, cfg: Any) -> Tensor:
+        return apply(adj, (grad, cfg, tuple(self_shape)))  # type: ignore[no-any-return]
+
+    op = Op(name, forward, node=node, params=("cfg",), grads=(keeping_input if keeps_input else keeping_shape,),
+            jvp="linear", saved=saved)
     adj = Op(name + "_backward", adjoint, node=adjoint_node, params=("cfg", "shape"),
-             grads=(lambda grad, cfg: apply(op, (grad, cfg)),), jvp="linear")
+             grads=(lambda grad, cfg: apply(op, (grad, cfg)),), jvp="linear", saved=adjoint_saved)
     return op, adj
 
 
@@ -401,8 +416,18 @@ def _col2im(cols: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.ndarray:
     return col2im(blocks, size, kernel, stride, _sym(padding), dilation)
 
 
-im2col, col2im_op = linear_pair("im2col", _batched(_im2col, 2), _batched_adjoint(_col2im, 2),
-                                "Im2ColBackward0", "Col2ImBackward0")
+def _cfg_item(index: int) -> Any:
+    """A saved attribute that is item ``index`` of the node's ``cfg``."""
+    return derived("cfg", lambda cfg: cfg[index])
+
+
+# PyTorch's names for unfold's and fold's nodes (``self_sym_argsize_minus_1``: the input's last size)
+_WINDOW_NAMES = {"kernel_size": _cfg_item(0), "dilation": _cfg_item(1), "padding": _cfg_item(2), "stride": _cfg_item(3)}
+im2col, col2im_op = linear_pair(
+    "im2col", _batched(_im2col, 2), _batched_adjoint(_col2im, 2), "Im2ColBackward0", "Col2ImBackward0",
+    saved={**_WINDOW_NAMES, "self_sym_argsize_minus_1": derived("self_sym_sizes", lambda shape: shape[-1]),
+           "self_sym_argsize_minus_2": derived("self_sym_sizes", lambda shape: shape[-2])},
+    adjoint_saved=_WINDOW_NAMES)
 
 
 # avg_pool2d: cfg = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, out).
@@ -449,9 +474,14 @@ def _avg_pool_adjoint(g: np.ndarray, cfg: Any, shape: tuple[int, ...]) -> np.nda
     return col2im(cols, shape[2:], kernel, stride, _sym(padding), (1,) * nd)
 
 
+# PyTorch's names for the average pools' nodes (its ``stride`` is the argument as given, ``()`` when
+# omitted; ours, the stride used)
+_AVG_POOL_NAMES = {"self": "self", "kernel_size": _cfg_item(0), "stride": _cfg_item(1), "padding": _cfg_item(2),
+                   "ceil_mode": _cfg_item(3), "count_include_pad": _cfg_item(4), "divisor_override": _cfg_item(5)}
 avg_pool2d, avg_pool2d_backward = linear_pair("avg_pool2d", _batched(_avg_pool, 2),
                                               _batched_adjoint(_avg_pool_adjoint, 2),
-                                              "AvgPool2DBackward0", "AvgPool2DBackwardBackward0")
+                                              "AvgPool2DBackward0", "AvgPool2DBackwardBackward0", keeps_input=True,
+                                              saved=_AVG_POOL_NAMES)
 
 
 # adaptive_avg_pool2d: cfg = out; separable, so two small averaging matrices.
@@ -484,7 +514,7 @@ def _adaptive_avg_pool2d_adjoint(g: np.ndarray, out: tuple[int, int], shape: tup
 
 adaptive_avg_pool2d, adaptive_avg_pool2d_backward = linear_pair(
     "adaptive_avg_pool2d", _adaptive_avg_pool2d, _adaptive_avg_pool2d_adjoint,
-    "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0")
+    "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool2DBackwardBackward0", keeps_input=True, saved={"self": "self"})
 
 
 # -- max pools (values and indices) -------------------------------------------------------------
@@ -650,20 +680,23 @@ _, plane_put = linear_pair("plane_gather", _plane_gather, _plane_put, "GatherBac
                            "MaxPool2DWithIndicesBackwardBackward0")
 
 
-def _max_pool2d_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...], kernel: tuple[int, int],
+def _max_pool2d_grad(grad: Any, result1: Tensor, self: Tensor, kernel: tuple[int, int],
                      stride: tuple[int, int], dilation: tuple[int, int]) -> Tensor:
     # Each maximum's index lies in its own window: windows that do not overlap (max_pool2d(x, k)'s
     # default) give distinct indices.
     apart = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation, strict=True))
     return apply(plane_put if apart else plane_scatter,  # type: ignore[no-any-return]
-                 (grad[0], result1._data, tuple(self_shape)))
+                 (grad[0], result1._data, tuple(self.shape)))
 
 
+# PyTorch's names for the max pools' nodes; the input is saved, as PyTorch's (ours reads its
+# shape). Not kept: ``ceil_mode`` (ours is folded into ``out``).
+_MAX_POOL_NAMES = {"self": "self", "result1": "result1", "kernel_size": "kernel", "stride": "stride",
+                   "padding": "padding", "dilation": "dilation"}
 max_pool2d = Op("max_pool2d_with_indices", _max_pool2d, node="MaxPool2DWithIndicesBackward0",
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
-                grads=(_max_pool2d_grad,), saved=("result1", "self_sym_sizes"),  # (the rule's params: not saved)
-                jvp="transpose")
+                grads=(_max_pool2d_grad,), saved=_MAX_POOL_NAMES, jvp="transpose")
 
 
 def adaptive_gather(n: int, o: int) -> np.ndarray:
@@ -690,7 +723,7 @@ def _adaptive_max_pool2d(x: np.ndarray, out: tuple[int, int]) -> tuple[np.ndarra
 
 adaptive_max_pool2d = Op("adaptive_max_pool2d", _adaptive_max_pool2d, node="AdaptiveMaxPool2DBackward0",
                          params=("out",), outputs=2, differentiable_outputs=(True, False),
-                         grads=(lambda grad, result1, self_shape: scatter_to_plane(grad[0], result1, self_shape),),
+                         grads=(lambda grad, result1, self: scatter_to_plane(grad[0], result1, tuple(self.shape)),),
                          jvp="transpose")
 
 
@@ -755,9 +788,50 @@ INTERP_NODES = tuple(
     for d in dims
 )
 
+class InterpConfig(tuple):  # type: ignore[type-arg]
+    """An interpolation's ``cfg`` (the taps of each spatial axis) with the arguments it was made
+    from, which PyTorch's node keeps: ``scales`` (one per axis, or None for a given size) and
+    ``align_corners`` (None for the nearest modes)."""
+
+    scales: tuple[float | None, ...]
+    align_corners: bool | None
+
+
+def interp_config(taps: tuple[Any, ...], scales: Sequence[float] | None, align_corners: bool | None) -> InterpConfig:
+    """``taps`` as an interpolation's cfg, with the ``scales`` and ``align_corners`` it was made from."""
+    cfg = InterpConfig(taps)
+    cfg.scales = tuple(scales) if scales is not None else (None,) * len(taps)
+    cfg.align_corners = align_corners
+    return cfg
+
+
+def _scale_reader(axis: int) -> Callable[[Any], float | None]:
+    """The scale of spatial ``axis`` that an interpolation's cfg was made with (None: a given size)."""
+    def read(cfg: Any) -> float | None:
+        scales = getattr(cfg, "scales", None)
+        return None if scales is None else scales[axis]  # type: ignore[no-any-return]
+
+    return read
+
+
+def _interp_names(node: str) -> dict[str, Any]:
+    """PyTorch's saved attributes of an interpolation node, read from its cfg (a plain tuple of
+    taps, made without ``interp_config``, keeps no scales: they read None)."""
+    dims = int(node.split("D")[0][-1])
+    axes = ("",) if dims == 1 else ("_d", "_h", "_w")[3 - dims:]
+    names: dict[str, Any] = {
+        "self_sym_sizes": "self_sym_sizes",
+        "output_size": derived("cfg", lambda cfg: tuple(len(taps[0][0]) for taps in cfg))}
+    for i, axis in enumerate(axes):
+        names[f"scales{axis}"] = derived("cfg", _scale_reader(i))
+    if "Nearest" not in node:
+        names["align_corners"] = derived("cfg", lambda cfg: getattr(cfg, "align_corners", None))
+    return names
+
+
 interpolation: dict[str, tuple[Op, Op]] = {
     node: linear_pair("upsample", _interp_forward, _interp_adjoint, node,
-                      node.replace("Backward0", "BackwardBackward0"))
+                      node.replace("Backward0", "BackwardBackward0"), saved=_interp_names(node))
     for node in INTERP_NODES
 }
 
@@ -767,7 +841,8 @@ interpolation: dict[str, tuple[Op, Op]] = {
 
 avg_pool3d, avg_pool3d_backward = linear_pair("avg_pool3d", _batched(_avg_pool, 3),
                                               _batched_adjoint(_avg_pool_adjoint, 3),
-                                              "AvgPool3DBackward0", "AvgPool3DBackwardBackward0")
+                                              "AvgPool3DBackward0", "AvgPool3DBackwardBackward0", keeps_input=True,
+                                              saved=_AVG_POOL_NAMES)
 
 
 def _adaptive_avg_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> np.ndarray:
@@ -782,7 +857,7 @@ def _adaptive_avg_pool3d_adjoint(g: np.ndarray, out: tuple[int, int, int], shape
 
 adaptive_avg_pool3d, adaptive_avg_pool3d_backward = linear_pair(
     "adaptive_avg_pool3d", _adaptive_avg_pool3d, _adaptive_avg_pool3d_adjoint,
-    "AdaptiveAvgPool3DBackward0", "AdaptiveAvgPool3DBackwardBackward0")
+    "AdaptiveAvgPool3DBackward0", "AdaptiveAvgPool3DBackwardBackward0", keeps_input=True, saved={"self": "self"})
 
 
 def _flat_strides(size: Sequence[int]) -> list[int]:
@@ -840,9 +915,8 @@ adaptive_volume_gather, adaptive_volume_scatter = linear_pair(
 max_pool3d = Op("max_pool3d_with_indices", _max_pool_nd, node="MaxPool3DWithIndicesBackward0",
                 params=("kernel", "stride", "padding", "dilation", "out"), outputs=2,
                 differentiable_outputs=(True, False),
-                grads=(lambda grad, result1, self_shape: apply(volume_scatter,
-                                                               (grad[0], result1._data, tuple(self_shape))),),
-                jvp="transpose")
+                grads=(lambda grad, result1, self: apply(volume_scatter, (grad[0], result1._data, tuple(self.shape))),),
+                saved=_MAX_POOL_NAMES, jvp="transpose")
 
 
 def _adaptive_max_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -866,8 +940,8 @@ def _adaptive_max_pool3d(x: np.ndarray, out: tuple[int, int, int]) -> tuple[np.n
 
 adaptive_max_pool3d = Op("adaptive_max_pool3d", _adaptive_max_pool3d, node="AdaptiveMaxPool3DBackward0",
                          params=("out",), outputs=2, differentiable_outputs=(True, False),
-                         grads=(lambda grad, result1, self_shape: apply(
-                             adaptive_volume_scatter, (grad[0], result1._data, tuple(self_shape))),), jvp="transpose")
+                         grads=(lambda grad, result1, self: apply(
+                             adaptive_volume_scatter, (grad[0], result1._data, tuple(self.shape))),), jvp="transpose")
 
 
 # max_unpool{2,3}d: zeros of the output size with each value written at its flat index over the

@@ -93,7 +93,7 @@ class Declaration:
     view: bool = False
     outputs: int = 1
     differentiable_outputs: tuple[bool, ...] | None = None
-    saved: Sequence[str] | Mapping[str, str] | None = None
+    saved: Sequence[str] | Mapping[str, Any] | None = None
     variants: tuple[str, ...] = ()
     # How the public forms look (ops/variants.py makes them from these; see docs/adding_an_op.md):
     aliases: tuple[str, ...] = ()         # more public names (``arcsin``; ``arcsin_`` in place)
@@ -124,7 +124,7 @@ class Declaration:
         view: bool = False,
         outputs: int = 1,
         differentiable_outputs: tuple[bool, ...] | None = None,
-        saved: Sequence[str] | Mapping[str, str] | None = None,
+        saved: Sequence[str] | Mapping[str, Any] | None = None,
         variants: tuple[str, ...] = (),
         aliases: tuple[str, ...] = (),
         signature: str | None = None,

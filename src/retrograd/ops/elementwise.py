@@ -24,6 +24,7 @@ from .op import (
     INT_SCALAR_MIN,
     Op,
     array_scalars,
+    broadcast_error,
     check_int_scalar,
     scalar_array,
     with_array_rule,
@@ -33,6 +34,7 @@ from .op import (
 _make_tensor = Tensor._make  # (a function-level import would cost µs in each backward rule using it)
 
 where: Op  # defined below; rules refer to it
+erfinv: Op  # (its rule computes it again)
 tanh_backward: Op
 sigmoid_backward: Op
 
@@ -96,11 +98,64 @@ def _not_implemented_for(kernel: str, dtype: Any) -> NotImplementedError:
     return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype)}\'')
 
 
+# -- ops PyTorch has no complex kernel for -----------------------------------------------------
+# NumPy refuses most of them with its own TypeError (floor, fmod, atan2...) or computes a complex
+# result (sign, round, lgamma, xlogy...); PyTorch raises its own error, named here per op: a
+# missing kernel's NotImplementedError (``"fmod_cpu" not implemented for 'ComplexFloat'``) or a
+# message of the op's own.
+def _kernel(kernel: str) -> Any:
+    return lambda dtype: _not_implemented_for(kernel, dtype)
+
+
+def _message(error: type[Exception], message: str) -> Any:
+    return lambda dtype: error(message)
+
+
+def _complex_operand(values: tuple[Any, ...]) -> Any:
+    """The dtype of the first complex array among ``values`` (the forward's operands), or None."""
+    for value in values:
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and dtype.kind == "c":
+            return dtype
+    return None
+
+
+def _real_only(error: Any, forward: Any, operands: int = 1) -> Any:
+    """``forward``, refusing complex operands (the first ``operands`` arguments) with ``error(dtype)``,
+    PyTorch's error; they are already promoted, so a complex number or tensor among them shows."""
+    if operands == 1:
+        def checked_unary(x: Any, *params: Any) -> Any:
+            if x.dtype.kind == "c":
+                raise error(x.dtype)
+            return forward(x, *params)
+
+        return checked_unary
+
+    def checked(*args: Any) -> Any:
+        dtype = _complex_operand(args[:operands])
+        if dtype is not None:
+            raise error(dtype)
+        return forward(*args)
+
+    return checked
+
+
+def _dtype_refused(kernel: str, dtype: Any, a: Any, b: Any) -> Exception:
+    """PyTorch's error for operands ``a``, ``b`` of a dtype ``kernel`` lacks: shapes that do not
+    broadcast are reported first, as PyTorch checks them before the dtype."""
+    shapes = [np.shape(a), np.shape(b)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return RuntimeError(broadcast_error(shapes))
+    return _not_implemented_for(kernel, dtype)
+
+
 def _integer_kernel(kernel: str, fn: Any, bools: bool = False) -> Any:
     def forward(a: Any, b: Any) -> Any:
         dtype = np.result_type(a, b)
         if dtype.kind not in ("iub" if bools else "iu"):
-            raise _not_implemented_for(kernel, dtype)
+            raise _dtype_refused(kernel, dtype, a, b)
         return fn(a, b)
 
     return forward
@@ -306,14 +361,20 @@ def _pow_scalar_base(exponent: Any, base: Any) -> Any:
 def _pow_scalar_grad(grad: Any, self: Any, exponent: Any) -> Any:
     if exponent == 0:
         return _zeros_like(grad)  # PyTorch's zeros_like: no NaN from an inf or NaN gradient
-    # PyTorch's pow kernel computes x ** ±0.5 as rsqrt/sqrt, which keep the sign of -0.0.
-    power = self.rsqrt() if exponent == 0.5 else self.sqrt() if exponent == 1.5 else self ** (exponent - 1)
-    return grad * _cj(exponent * power)
+    # PyTorch's ``exponent * self.pow(exponent - 1)``, the exponent a C++ Scalar: its graph under
+    # create_graph is PowBackward0 then MulBackward1 (no edge for the number). ``pow`` computes
+    # x ** -0.5 and x ** 0.5 by roots, so they keep the sign of -0.0 as PyTorch's kernel does.
+    from .nn import mul_scalar  # (ops/nn loads on first use; a backward only)
+
+    return grad * _cj(mul_scalar(pow_scalar(self, exponent - 1), exponent))
 
 
 def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
-    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN).
-    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** (exponent - 1)))
+    # PyTorch: 0 where the exponent is 0 (even at x = 0, where e * x**(e-1) would be NaN);
+    # ``exponent - 1`` is its Scalar overload (SubBackward1).
+    from .nn import sub_scalar
+
+    return where(exponent == 0, 0.0, grad * _cj(exponent * self ** sub_scalar(exponent, 1)))
 
 
 def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
@@ -402,6 +463,9 @@ minimum = Op("minimum", _minimum, node="MinimumBackward0", inputs=("self", "othe
 
 # -- division with rounding, remainder, fmod --------------------------------------------------
 def _div_rounding(a: Any, b: Any, rounding_mode: str) -> Any:
+    complex_dtype = _complex_operand((a, b))
+    if complex_dtype is not None and rounding_mode in ("floor", "trunc"):
+        raise _not_implemented_for(f"div_{rounding_mode}_cpu", complex_dtype)
     if rounding_mode == "floor":
         if np.asarray(a).dtype.kind in "iu" and np.asarray(b).dtype.kind in "iu":
             if np.any(np.asarray(b) == 0):
@@ -465,7 +529,7 @@ def _remainder(a: Any, b: Any) -> Any:
         return np.mod(a, b)
 
 
-remainder = Op("remainder", _remainder, node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
+remainder = Op("remainder", _real_only(_kernel("remainder_cpu"), _remainder, 2), node="RemainderBackward1", inputs=("self", "other"), dtype="promote",
                grads=(lambda grad: grad,
                       lambda grad, self, other: -grad * (self / other).floor()),
                variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
@@ -480,10 +544,10 @@ def _fmod(a: Any, b: Any) -> Any:
 
 
 # The Scalar and Tensor overloads of one public fmod (ops/variants.py tells them apart).
-fmod_scalar = Op("fmod", lambda x, other: _fmod(x, other), node="FmodBackward0", params=("other",),
+fmod_scalar = Op("fmod", _real_only(_kernel("fmod_cpu"), lambda x, other: _fmod(x, other)), node="FmodBackward0", params=("other",),
                  dtype="promote+params", grads=(lambda grad: grad,), variants=_ALL_FORMS, convert={"other": "scalar"},
                  jvp="elementwise")
-fmod = Op("fmod", _fmod, node="FmodBackward1", inputs=("self", "other"), dtype="promote",
+fmod = Op("fmod", _real_only(_kernel("fmod_cpu"), _fmod, 2), node="FmodBackward1", inputs=("self", "other"), dtype="promote",
           grads=(lambda grad: grad,
                  lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc")),
           variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
@@ -494,7 +558,7 @@ def _remainder_scalar(x: Any, other: Any) -> Any:
 
 
 # (``retrograd.remainder`` takes a number first too: written in _functions.py)
-remainder_scalar = Op("remainder", _remainder_scalar, node="RemainderBackward0",
+remainder_scalar = Op("remainder", _real_only(_kernel("remainder_cpu"), _remainder_scalar), node="RemainderBackward0",
                       params=("other",), dtype="promote+params", grads=(lambda grad: grad,),
                       variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
 
@@ -510,7 +574,8 @@ def _remainder_scalar_self(x: Any, base: Any) -> Any:
     return _remainder(base, x)
 
 
-remainder_scalar_self = Op("remainder", _remainder_scalar_self, node="NotImplemented",
+remainder_scalar_self = Op("remainder", _real_only(_kernel("remainder_cpu"), _remainder_scalar_self),
+                           node="NotImplemented",
                            params=("base",), dtype="promote+params", grads=(_remainder_not_implemented,),
                            jvp="elementwise")
 
@@ -588,11 +653,18 @@ sigmoid = Op("sigmoid", _sigmoid, node="SigmoidBackward0", dtype="float_unary",
              jvp="elementwise")
 
 
+SIGN_COMPLEX = ("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                "Please use torch.sgn instead.")
+
+
 def _sign(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "b":
+    kind = x.dtype.kind
+    if kind == "b":
         return x.copy()
+    if kind == "c":
+        raise NotImplementedError(SIGN_COMPLEX)
     out = np.asarray(np.sign(x))
-    if x.dtype.kind in "fV":
+    if kind in "fV":
         out[np.isnan(out)] = 0  # PyTorch: sign(nan) == 0
     return out
 
@@ -728,10 +800,14 @@ def _relu(x: Any) -> Any:
     # (np.zeros is calloc'd), with the same results (NaN stays NaN).
     # Zeros first: on a tie NumPy returns its second operand, so -0.0 stays -0.0 (as PyTorch).
     # NumPy's float16 loop breaks the tie the other way: there x goes first (else relu(-0.0) is +0.0).
-    if x.size > _BLOCK and x.flags.c_contiguous:
+    # A complex input is refused as PyTorch's relu (a clamp) refuses it; NumPy would compare.
+    char = x.dtype.char
+    if x.size > _BLOCK and x.flags.c_contiguous and char not in "FDG":
         return _relu_blocks(x)
-    if x.dtype.char == "e":
+    if char == "e":
         return np.maximum(x, np.zeros(x.shape, x.dtype))
+    if char in "FDG":
+        raise NotImplementedError("clamp is not supported for complex types")
     return np.maximum(np.zeros(x.shape, x.dtype), x)
 
 
@@ -847,7 +923,7 @@ def _atan2_grads(grad: Any, self: Any, other: Any) -> tuple[Any, Any]:
     return grad * other * recip, grad * -self * recip
 
 
-atan2 = Op("atan2", _quiet(np.arctan2), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
+atan2 = Op("atan2", _quiet(_real_only(_kernel("atan2_cpu"), np.arctan2, 2)), node="Atan2Backward0", inputs=("self", "other"), dtype="float",
            grads=_atan2_grads, variants=_ALL_FORMS, aliases=("arctan2", "arctan2_"), convert={"other": "tensor"},
            jvp="elementwise")
 
@@ -857,7 +933,7 @@ def _hypot(a: Any, b: Any) -> Any:
     return np.hypot(a, b)
 
 
-hypot = Op("hypot", _hypot, node="HypotBackward0", inputs=("self", "other"), dtype="promote",
+hypot = Op("hypot", _real_only(_kernel("hypot_cpu"), _hypot, 2), node="HypotBackward0", inputs=("self", "other"), dtype="promote",
            grads=(lambda grad, self, result: grad * self / result,
                   lambda grad, other, result: grad * other / result),
            variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="elementwise")
@@ -881,7 +957,7 @@ logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self
                grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
                       lambda grad, self, other: grad * (other - self).sigmoid()),
                variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
-logaddexp2 = Op("logaddexp2", _logaddexp2, node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
+logaddexp2 = Op("logaddexp2", _real_only(_kernel("logaddexp2_cpu"), _logaddexp2, 2), node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
                        lambda grad, self, other: grad / (exp2(self - other) + 1)),
                 variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
@@ -997,14 +1073,19 @@ def _in_float64(fn: Any) -> Any:
     return forward
 
 
-erf = Op("erf", _in_float64(erf_array), node="ErfBackward0", dtype="float_unary",
+erf = Op("erf", _real_only(_kernel("erf_vml_cpu"), _in_float64(erf_array)), node="ErfBackward0", dtype="float_unary",
          grads=(lambda grad, self: grad * (-self * self).exp() * _TWO_OVER_SQRT_PI,), variants=_ALL_FORMS,
          jvp="elementwise")
-erfc = Op("erfc", _in_float64(erfc_array), node="ErfcBackward0", dtype="float_unary",
+erfc = Op("erfc", _real_only(_kernel("erfc_vml_cpu"), _in_float64(erfc_array)), node="ErfcBackward0", dtype="float_unary",
           grads=(lambda grad, self: grad * (-self * self).exp() * -_TWO_OVER_SQRT_PI,), variants=_ALL_FORMS,
           jvp="elementwise")
-erfinv = Op("erfinv", _in_float64(erfinv_array), node="ErfinvBackward0", dtype="float_unary",
-            grads=(lambda grad, result: grad * (result * result).exp() * (_SQRT_PI / 2),), variants=_ALL_FORMS,
+def _erfinv_grad(grad: Any, self: Any) -> Any:
+    return grad * (erfinv(self) ** 2).exp() * (_SQRT_PI / 2)
+
+
+erfinv = Op("erfinv", _real_only(_kernel("erfinv_vml_cpu"), _in_float64(erfinv_array)), node="ErfinvBackward0", dtype="float_unary",
+            # PyTorch's rule reads the input and computes erfinv again (its node keeps ``self``)
+            grads=(_erfinv_grad,), variants=_ALL_FORMS,
             jvp="elementwise")
 
 
@@ -1018,6 +1099,10 @@ def _rounding(kernel: str, fn: Any) -> Any:
             raise _not_implemented_for(kernel, x.dtype)
         if kind in "iu":
             return x.copy()
+        if kind == "c":  # (round: its kernel's name; floor, ceil, trunc: a message of their own)
+            if kernel == "round_vml_cpu":
+                raise _not_implemented_for(kernel, x.dtype)
+            raise NotImplementedError(f"{kernel.split('_')[0]} is not supported for complex inputs")
         return fn(x)
 
     return forward
@@ -1333,7 +1418,7 @@ bitwise_xor = Op("bitwise_xor", _integer_kernel("bitwise_xor_cpu", np.bitwise_xo
 
 
 def _bitwise_not(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind in "fV":
+    if x.dtype.kind in "fcV":
         raise _not_implemented_for("bitwise_not_cpu", x.dtype)
     return np.invert(x)
 
@@ -1427,9 +1512,9 @@ def _check_float_kernel(kernel: str, x: np.ndarray) -> None:
         raise _not_implemented_for(kernel, x.dtype)
 
 
-lgamma = Op("lgamma", _in_float64(_special.lgamma), node="LgammaBackward0", dtype="float_unary",
+lgamma = Op("lgamma", _real_only(_kernel("lgamma_vml_cpu"), _in_float64(_special.lgamma)), node="LgammaBackward0", dtype="float_unary",
             grads=(lambda grad, self: grad * digamma(self),), variants=_ALL_FORMS, jvp="elementwise")
-digamma = Op("digamma", _in_float64(_special.digamma), node="DigammaBackward0", dtype="float_unary",
+digamma = Op("digamma", _real_only(_kernel("digamma"), _in_float64(_special.digamma)), node="DigammaBackward0", dtype="float_unary",
              grads=(lambda grad, self: grad * polygamma(self, 1),), variants=_ALL_FORMS, jvp="elementwise")
 
 
@@ -1438,6 +1523,8 @@ def _polygamma(x: np.ndarray, n: Any) -> np.ndarray:
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if x.dtype.kind == "c":  # (PyTorch's kernels: digamma for n = 0, trigamma for 1)
+        raise _not_implemented_for(("digamma", "trigamma")[n] if n < 2 else "polygamma", x.dtype)
     out = _special.polygamma(n, x)
     return out.astype(x.dtype, copy=False) if x.dtype != np.float64 else out
 
@@ -1466,7 +1553,8 @@ def _mvlgamma_grad(grad: Any, self: Any, p: Any) -> Any:
     return grad * total
 
 
-mvlgamma = Op("mvlgamma", _mvlgamma, node="MvlgammaBackward0", params=("p",), dtype="float_unary",
+# (PyTorch's mvlgamma starts with an arange of the input's dtype: a complex one names that kernel)
+mvlgamma = Op("mvlgamma", _real_only(_kernel("arange_cpu"), _mvlgamma), node="MvlgammaBackward0", params=("p",), dtype="float_unary",
               grads=(_mvlgamma_grad,), variants=_ALL_FORMS, convert={"p": "integer"}, jvp="transpose")
 
 
@@ -1478,10 +1566,10 @@ def _i1_grad(grad: Any, self: Any, result: Any) -> Any:
     return grad * where(tiny, 0.5, i0(safe) - result / safe)
 
 
-i0 = Op("i0", _in_float64(_special.i0), node="I0Backward0", dtype="float_unary",
+i0 = Op("i0", _real_only(_kernel("i0_vml_cpu"), _in_float64(_special.i0)), node="I0Backward0", dtype="float_unary",
         grads=(lambda grad, self: grad * special_i1(self),), variants=_ALL_FORMS, jvp="elementwise")
 # (PyTorch's torch.special.i1: i0's derivative, differentiable again)
-special_i1 = Op("special_i1", _in_float64(_special.i1), node="SpecialI1Backward0", dtype="float_unary",
+special_i1 = Op("special_i1", _real_only(_kernel("i1_cpu"), _in_float64(_special.i1)), node="SpecialI1Backward0", dtype="float_unary",
                 grads=(_i1_grad,), jvp="elementwise")
 
 
@@ -1532,13 +1620,14 @@ def _xlogy_self_grad(grad: Any, self: Any, other: Any) -> Any:
 
 # The Tensor/Tensor entry and the two Scalar overloads (a number as ``other``: XlogyBackward2; as
 # ``self``: XlogyBackward1, written in _functions.py).
-xlogy = Op("xlogy", _xlogy, node="XlogyBackward0", inputs=("self", "other"), dtype="float",
+xlogy = Op("xlogy", _real_only(_kernel("xlogy_cpu"), _xlogy, 2), node="XlogyBackward0", inputs=("self", "other"), dtype="float",
            grads=(_xlogy_self_grad, lambda grad, self, other: grad * self / other),
            variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
-xlogy_scalar_other = Op("xlogy", lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False), node="XlogyBackward2", params=("other",),
+xlogy_scalar_other = Op("xlogy", _real_only(_kernel("xlogy_cpu"), lambda x, other: _xlogy(x, other).astype(x.dtype, copy=False)),
+                        node="XlogyBackward2", params=("other",),
                         dtype="float", grads=(_xlogy_self_grad,),
                         variants=("method", "inplace"), convert={"other": "scalar"}, jvp="elementwise")
-xlogy_scalar_self = Op("xlogy", lambda y, self: _xlogy(self, y), node="XlogyBackward1", inputs=("other",),
+xlogy_scalar_self = Op("xlogy", _real_only(_kernel("xlogy_cpu"), lambda y, self: _xlogy(self, y)), node="XlogyBackward1", inputs=("other",),
                        params=("self",), dtype="promote+params",
                        grads=(lambda grad, self, other: grad * self / other,), jvp="elementwise")
 
@@ -1573,10 +1662,15 @@ def _logit_grad(grad: Any, self: Any, eps: Any) -> Any:
     return where((self < eps) | (self > 1 - eps), 0.0, slope)
 
 
-logit = Op("logit", _logit, node="LogitBackward0", params=("eps",), dtype="float_unary", grads=(_logit_grad,),
+logit = Op("logit", _real_only(_kernel("logit_cpu"), _logit), node="LogitBackward0", params=("eps",), dtype="float_unary", grads=(_logit_grad,),
            variants=_ALL_FORMS, signature="eps=None", jvp="elementwise")
 
-sgn = Op("sgn", _sign, node="SgnBackward0", grads=(lambda grad, self, result: _zeros_like(grad),),
+def _sgn_forward(x: np.ndarray) -> np.ndarray:
+    """``z / |z|`` (0 at 0) for a complex ``x`` (NumPy's ``sign``), else ``sign``."""
+    return np.asarray(np.sign(x)) if x.dtype.kind == "c" else _sign(x)
+
+
+sgn = Op("sgn", _sgn_forward, node="SgnBackward0", grads=(lambda grad, self, result: _zeros_like(grad),),
          variants=_ALL_FORMS, jvp="transpose")
 
 
@@ -1589,9 +1683,11 @@ def _angle(x: np.ndarray) -> np.ndarray:
 angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
            grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"), jvp="transpose")
 _DEG = float(np.pi / 180.0)
-deg2rad = Op("deg2rad", lambda x: np.multiply(x, np.asarray(_DEG, x.dtype)), node="Deg2RadBackward0",
+deg2rad = Op("deg2rad", _real_only(_message(RuntimeError, "deg2rad is not supported for complex tensors."),
+                                     lambda x: np.multiply(x, np.asarray(_DEG, x.dtype))), node="Deg2RadBackward0",
              dtype="float_unary", grads=(lambda grad: grad * _DEG,), variants=_ALL_FORMS, jvp="elementwise")
-rad2deg = Op("rad2deg", lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype)), node="Rad2DegBackward0",
+rad2deg = Op("rad2deg", _real_only(_message(RuntimeError, "rad2deg is not supported for complex tensors."),
+                                     lambda x: np.multiply(x, np.asarray(180.0 / np.pi, x.dtype))), node="Rad2DegBackward0",
              dtype="float_unary", grads=(lambda grad: grad * (180.0 / np.pi),), variants=_ALL_FORMS, jvp="elementwise")
 
 
@@ -1602,15 +1698,18 @@ def _copysign_self_grad(grad: Any, self: Any, result: Any) -> Any:
     return grad * ratio
 
 
-copysign_scalar = Op("copysign", _quiet(lambda x, other: np.copysign(x, other).astype(x.dtype, copy=False)),
+copysign_scalar = Op("copysign", _quiet(_real_only(_kernel("copysign_cpu"),
+                                                   lambda x, other: np.copysign(x, other).astype(x.dtype, copy=False))),
                      node="CopysignBackward1", params=("other",), dtype="float", grads=(_copysign_self_grad,),
                      variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
-copysign = Op("copysign", _quiet(np.copysign), node="CopysignBackward0", inputs=("self", "other"), dtype="float",
+copysign = Op("copysign", _quiet(_real_only(_kernel("copysign_cpu"), np.copysign, 2)), node="CopysignBackward0", inputs=("self", "other"), dtype="float",
               grads=(_copysign_self_grad, lambda grad: _zeros_like(grad)),
               variants=_ALL_FORMS, convert={"other": "scalar"}, jvp="elementwise")
 
 
 def _heaviside(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c" or values.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if x.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     if x.dtype.kind in "fV":
@@ -1695,7 +1794,7 @@ def _shift(left: bool) -> Any:
         dtype = np.result_type(a, b)  # (a Python number is weak: the operands are already promoted)
         a_arr, b_arr = np.asarray(a), np.asarray(b)
         if dtype.kind not in "iu":
-            raise _not_implemented_for("lshift_cpu" if left else "rshift_cpu", dtype)
+            raise _dtype_refused("lshift_cpu" if left else "rshift_cpu", dtype, a, b)
         a_arr, b_arr = a_arr.astype(dtype, copy=False), b_arr.astype(dtype, copy=False)
         bits = dtype.itemsize * 8
         # A shift by a negative amount or by the width or more: 0 (and -1 for a negative number
@@ -1716,8 +1815,8 @@ bitwise_left_shift = Op("bitwise_left_shift", _shift(True), inputs=("self", "oth
 bitwise_right_shift = Op("bitwise_right_shift", _shift(False), inputs=("self", "other"), dtype="promote",
                          variants=_ALL_FORMS, convert={"other": "scalar"}, operators=("__rshift__",))
 
-signbit = Op("signbit", lambda x: np.signbit(x) if x.dtype.kind in "fV" else np.asarray(x < 0) if x.dtype.kind == "i"
-             else np.zeros(x.shape, np.bool_), variants=("function", "method"))
+signbit = Op("signbit", _real_only(_message(NotImplementedError, "signbit is not implemented for complex tensors."), lambda x: np.signbit(x) if x.dtype.kind in "fV" else np.asarray(x < 0) if x.dtype.kind == "i"
+             else np.zeros(x.shape, np.bool_)), variants=("function", "method"))
 
 
 def _floor_divide(a: Any, b: Any) -> Any:
@@ -1735,9 +1834,11 @@ _PREDICATE = ("function", "method")
 isnan = Op("isnan", np.isnan, variants=_PREDICATE)
 isinf = Op("isinf", np.isinf, variants=_PREDICATE)
 isfinite = Op("isfinite", np.isfinite, variants=_PREDICATE)
-isposinf = Op("isposinf", lambda x: np.isposinf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_),
+isposinf = Op("isposinf", _real_only(_message(RuntimeError, "isposinf does not support complex inputs."),
+                                  lambda x: np.isposinf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_)),
               variants=_PREDICATE)
-isneginf = Op("isneginf", lambda x: np.isneginf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_),
+isneginf = Op("isneginf", _real_only(_message(RuntimeError, "isneginf does not support complex inputs."),
+                                  lambda x: np.isneginf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_)),
               variants=_PREDICATE)
 isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
 

@@ -1158,9 +1158,54 @@ CROSS_WARNING = ("Using torch.cross without specifying the dim arg is deprecated
                  "that of linalg.cross in a future release.")
 
 
-def cross(a: Tensor, b: Tensor, dim: int | None, name: str = "cross") -> Tensor:
+OUT_RESIZED_WARNING = (
+    "An output with one or more elements was resized since it had shape {old}, which does not match the required "
+    "output shape {new}. This behavior is deprecated, and in a future PyTorch release outputs will not be resized "
+    "unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+    "elements with t.resize_(0).")
+
+
+def check_out(name: str, out: Any, inputs: tuple[Tensor, ...], dtype: np.dtype) -> None:
+    """PyTorch's checks of an ``out=`` tensor before the op runs: a Tensor, nothing requiring grad
+    while grad mode is on (such functions do not record), the result's dtype ``dtype``."""
+    from ..autograd.grad_mode import is_grad_enabled
+
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and any(t._requires_grad for t in (*inputs, out)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if out._data.dtype != dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_C_TYPE_NAMES.get(dtype.name, dtype.name)}, but got "
+                           f"{_C_TYPE_NAMES.get(out._data.dtype.name, out._data.dtype.name)} instead")
+
+
+def write_out(result: Tensor, out: Tensor, op_name: str) -> Tensor:
+    """``result`` written into ``out`` (one version bump), which is resized to the result's shape
+    first when it differs (warned, as PyTorch, unless ``out`` was empty), as a factory's ``out=``."""
+    import warnings
+
+    from ..autograd.grad_mode import no_grad
+
+    shape = result._data.shape
+    if out._data.shape != shape:
+        if out._data.size:
+            warnings.warn(OUT_RESIZED_WARNING.format(old=list(out._data.shape), new=list(shape)), UserWarning,
+                          stacklevel=3)
+        from .strided import resize_
+
+        resize_(out, shape)  # (bumps the version once, the write included, as PyTorch's)
+        out._data[...] = result._data
+        return out
+    with no_grad():
+        out.copy_(result)
+    return out
+
+
+def cross(a: Tensor, b: Tensor, dim: int | None, name: str = "cross", out: Tensor | None = None) -> Tensor:
     """``torch.cross``: without ``dim``, the first dim of size 3 (PyTorch's deprecated default, warned).
-    ``name`` is the function PyTorch's argument errors name (``linalg_cross`` for ``torch.linalg.cross``)."""
+    ``name`` is the function PyTorch's argument errors name (``linalg_cross`` for ``torch.linalg.cross``);
+    ``out``, a tensor the result is written into (PyTorch's ``out=``)."""
     from .op import apply
 
     for position, (arg, value) in enumerate((("input", a), ("other", b)), 1):
@@ -1178,6 +1223,9 @@ def cross(a: Tensor, b: Tensor, dim: int | None, name: str = "cross") -> Tensor:
         if not found:
             raise RuntimeError("no dimension of size 3 in input")
         dim = found[0]
+    if out is not None:
+        check_out(name, out, (a, b), a._data.dtype)
+        return write_out(apply(cross_op, (a, b, dim)), out, name)
     return apply(cross_op, (a, b, dim))  # type: ignore[no-any-return]
 
 

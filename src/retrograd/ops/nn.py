@@ -30,6 +30,7 @@ from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt:
 from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply, with_array_rule
 from .op import versioned_array as _array
+from .saved_attrs import derived
 from .shape import cat
 
 _make = Tensor._make
@@ -738,7 +739,14 @@ def _constant_pad_grad(grad: Tensor, pad: tuple[int, ...]) -> Tensor:
     return apply(constant_pad_nd, (grad, tuple(-p for p in pad), 0))  # type: ignore[no-any-return]
 
 
-def pad_indices(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> tuple[np.ndarray, ...]:
+class PadIndices(tuple):  # type: ignore[type-arg]
+    """The source indices of a reflection/replication pad, one array per padded dim (last first),
+    with the padding they were made from (``pad``: PyTorch's node keeps it as ``padding``)."""
+
+    pad: tuple[int, ...]
+
+
+def pad_indices(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> PadIndices:
     """For each padded dim (last first), the source index of every output position."""
     out = []
     for k in range(len(pad) // 2):
@@ -754,7 +762,9 @@ def pad_indices(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> tupl
         else:  # circular
             pos = pos % size
         out.append(pos)
-    return tuple(out)
+    indices = PadIndices(out)
+    indices.pad = tuple(pad)
+    return indices
 
 
 def _gather_pad(x: np.ndarray, indices: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -780,8 +790,10 @@ def _make_pad_ops(kind: str, dims: int) -> Op:
     backward = Op(f"{kind}_pad{dims}d_backward", _scatter_pad,
                   node=f"{kind}Pad{dims}DBackwardBackward0", params=("input_shape", "indices"),
                   grads=(lambda grad, indices: apply(forward, (grad, indices)),), jvp="linear")
+    # The input is saved, as PyTorch's node saves it (ours reads its shape).
     forward = Op(f"{kind}_pad{dims}d", _gather_pad, node=f"{kind}Pad{dims}DBackward0", params=("indices",),
-                 grads=(lambda grad, self_shape, indices: apply(backward, (grad, self_shape, indices)),), jvp="linear")
+                 grads=(lambda grad, self, indices: apply(backward, (grad, tuple(self.shape), indices)),), jvp="linear",
+                 saved={"self": "self", "padding": derived("indices", lambda indices: getattr(indices, "pad", None))})
     return forward
 
 
@@ -895,7 +907,9 @@ def _embedding_grad(grad: Tensor, weight_shape: tuple[int, ...], indices: Any, c
 # The indices are read again by backward: a tensor given there is kept with its version
 # (``versioned=``), as PyTorch's.
 embedding = Op("embedding", _embedding, node="EmbeddingBackward0", inputs=("weight",), params=("indices", "coeff"),
-               grads=(_embedding_grad,), jvp="transpose", versioned=("indices",))
+               grads=(_embedding_grad,), jvp="transpose", versioned=("indices",),
+               # PyTorch's names (its padding_idx, scale_grad_by_freq, sparse: folded into ``coeff``)
+               saved={"indices": "indices", "weight_sym_argsize_0": derived("weight_sym_sizes", lambda shape: shape[0])})
 
 
 def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: int,
@@ -1058,6 +1072,10 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
 native_batch_norm = Op(
     "native_batch_norm", quiet_forward(_batch_norm), node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
     params=("running_mean", "running_var", "training", "momentum", "eps"),
+    # PyTorch's names (its ``result1``/``result2``, the batch statistics, are not kept: ours
+    # recompute them in backward)
+    saved={"input": "self", "weight": "weight", "running_mean": "running_mean", "running_var": "running_var",
+           "training": "training", "eps": "eps"},
     grads=_batch_norm_grad, jvp="transpose")
 
 
@@ -1104,6 +1122,8 @@ def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, normalized_shape: 
 native_layer_norm = Op(
     "native_layer_norm", _layer_norm, node="NativeLayerNormBackward0", inputs=("self", "weight", "bias"),
     params=("normalized_shape", "eps"),
+    # PyTorch's names (not kept: its ``bias``, and ``result1``/``result2``, the statistics)
+    saved={"input": "self", "weight": "weight", "normalized_shape": "normalized_shape"},
     grads=_layer_norm_grad, jvp="transpose")
 
 
@@ -1144,6 +1164,11 @@ def _group_norm_grad(grad: Tensor, self: Tensor, weight: Any, num_groups: int, e
 native_group_norm = Op(
     "native_group_norm", _group_norm, node="NativeGroupNormBackward0", inputs=("self", "weight", "bias"),
     params=("num_groups", "eps"),
+    # PyTorch's names, its sizes read from the input's (not kept: ``result1``/``result2``)
+    saved={"input": "self", "weight": "weight", "eps": "eps", "group": "num_groups",
+           "N": derived("self_sym_sizes", lambda shape: shape[0]),
+           "C": derived("self_sym_sizes", lambda shape: shape[1]),
+           "HxW": derived("self_sym_sizes", lambda shape: math.prod(shape[2:]))},
     grads=_group_norm_grad, jvp="transpose")
 
 
@@ -1654,6 +1679,11 @@ def _ctc_forward(lp: np.ndarray, targets: Any, input_lengths: tuple[int, ...],
     return (out if batched else out[0]), (grads if batched else grads[:, 0])
 
 
+def _int_tuple(values: Any) -> tuple[int, ...]:
+    """Lengths as PyTorch's node gives them back: a tuple of ints."""
+    return tuple(int(v) for v in (values.tolist() if hasattr(values, "tolist") else values))
+
+
 def _ctc_grad(grad: Any, result1: Tensor, self_shape: tuple[int, ...]) -> Tensor:
     g = grad[0]
     scale = g.reshape(1, -1, 1) if len(self_shape) == 3 else g.reshape(1, 1)
@@ -1666,4 +1696,9 @@ ctc_loss = Op("_ctc_loss", _ctc_forward, node="CtcLossBackward0", inputs=("log_p
               # (the gradient was computed by the forward; ``targets`` is read only for its version
               # check: PyTorch's node keeps them, and refuses them written in place)
               grads=(lambda grad, result1, log_probs_shape, targets: _ctc_grad(grad, result1, log_probs_shape),),
-              jvp="transpose", versioned=("targets",))
+              jvp="transpose", versioned=("targets",),
+              # PyTorch's names. Not kept: ``log_probs`` and ``result0`` (the loss); ``result1`` is
+              # ours, the gradient the forward computed (PyTorch's: the forward variables alpha).
+              saved={"blank": "blank", "input_lengths": derived("input_lengths", _int_tuple),
+                     "target_lengths": derived("target_lengths", _int_tuple), "targets": "targets",
+                     "zero_infinity": "zero_infinity", "result1": "result1"})

@@ -581,7 +581,7 @@ class Op:
         view: bool = False,
         outputs: int = 1,
         differentiable_outputs: Sequence[bool] | None = None,
-        saved: Sequence[str] | Mapping[str, str] | None = None,
+        saved: Sequence[str] | Mapping[str, Any] | None = None,
         variants: Sequence[str] = (),
         aliases: Sequence[str] = (),
         signature: str | None = None,

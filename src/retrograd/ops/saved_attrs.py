@@ -8,7 +8,9 @@ What an op exposes is derived from its backward rules' parameter names (an input
 param's name, ``result``, ``<input>_shape`` becoming ``<input>_sym_sizes``), or declared in its
 ``Op`` entry with ``saved=`` when PyTorch's names differ: a mapping from PyTorch's name to one of
 ours, or a name that is both. Ours are the rule vocabulary plus ``<input>_sym_numel`` and
-``<input>_dim`` (its number of dims).
+``<input>_dim`` (its number of dims). Where PyTorch keeps a value that ours holds inside another
+(a pool's ``kernel_size`` in its ``cfg`` tuple), the mapping's value is ``derived(ours, read)``:
+PyTorch's value is ``read`` of ours, computed when the attribute is read.
 
 >>> import retrograd as rg
 >>> a = rg.ones(2, 3, requires_grad=True)
@@ -34,16 +36,39 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
-def saved_names(op: Op | Plan) -> dict[str, str]:
+class Derived(tuple):  # type: ignore[type-arg]
+    """``(spec, read)``: a saved attribute PyTorch keeps on its own that ours holds inside ``spec``
+    (a param, a shape...): its value is ``read(value of spec)``."""
+
+    __slots__ = ()
+
+    @property
+    def spec(self) -> str:
+        return self[0]  # type: ignore[no-any-return]
+
+    @property
+    def read(self) -> Callable[[Any], Any]:
+        return self[1]  # type: ignore[no-any-return]
+
+
+def derived(spec: str, read: Callable[[Any], Any]) -> Derived:
+    """A ``saved=`` value: PyTorch's attribute is ``read`` of our ``spec`` (``derived("cfg", itemgetter(0))``)."""
+    return Derived((spec, read))
+
+
+Spec = str | Derived
+
+
+def saved_names(op: Op | Plan) -> dict[str, Spec]:
     """PyTorch's attribute names (without ``_saved_``) → our spec, for ``op``'s node class."""
-    declared: Sequence[str] | Mapping[str, str] | None = op.saved_names
+    declared: Sequence[str] | Mapping[str, Spec] | None = op.saved_names
     if declared is not None:
         if isinstance(declared, Mapping):
             return dict(declared)
         return {name: name for name in declared}
     from .op import PARAM, SAVED, SHAPE, VERSIONED
 
-    names: dict[str, str] = {}
+    names: dict[str, Spec] = {}
     for specs in (*op.rule_args, op.joint_args):
         for kind, index in specs:
             if kind == SAVED:
@@ -75,8 +100,11 @@ def saved_properties(op: Op) -> dict[str, property]:
     return properties
 
 
-def _saved_slot(op: Op | Plan, spec: str) -> int | None:
-    """The ``_saved`` slot that ``spec`` reads (an input or an output), or None (a param, a shape)."""
+def _saved_slot(op: Op | Plan, spec: Spec) -> int | None:
+    """The ``_saved`` slot that ``spec`` reads (an input or an output), or None (a param, a shape,
+    a value derived from one)."""
+    if isinstance(spec, Derived):
+        return None
     if spec in op.inputs:
         return op.inputs.index(spec)
     if spec == "result":
@@ -101,14 +129,21 @@ def check_saved_names(op: Op | Plan) -> None:
             raise ValueError(f"{op.name}: saved attribute {torch_name!r} refers to unknown {spec!r}")
 
 
-def _property(op: Op, torch_name: str, spec: str) -> property:
+def _property(op: Op, torch_name: str, spec: Spec) -> property:
     getter = _getter(op, spec)
     assert getter is not None  # (checked when the op was defined)
     getter.__name__ = f"_saved_{torch_name}"
-    return property(getter, doc=f"PyTorch's ``_saved_{torch_name}`` (retrograd's ``{spec}``).")
+    ours = f"read from ``{spec.spec}``" if isinstance(spec, Derived) else f"``{spec}``"
+    return property(getter, doc=f"PyTorch's ``_saved_{torch_name}`` (retrograd's {ours}).")
 
 
-def _getter(op: Op | Plan, spec: str) -> Callable[[Any], Any] | None:
+def _getter(op: Op | Plan, spec: Spec) -> Callable[[Any], Any] | None:
+    if isinstance(spec, Derived):
+        base = _getter(op, spec.spec)
+        if base is None:
+            return None
+        read = spec.read
+        return lambda node: read(base(node))
     slot = _saved_slot(op, spec)
     if slot is not None:
         return _slot_getter(slot)
