@@ -440,6 +440,100 @@ def _take_along_dim_index(m: Any) -> Any:
     return m.take_along_dim(x, i, 1), [x], lambda: i.fill_(3)
 
 
+
+# Keys of several items (issue #8): PyTorch's IndexBackward0 / IndexPutBackward0 keep every index
+# tensor of the key, whatever else the key holds (slices, an ellipsis, a mask).
+def _getitem_two_indices(m: Any) -> Any:
+    i, j = m.tensor([3, 0, 3]), m.tensor([1, 4, 4])
+    x = _leaf(m, SCORES)
+    return x[i, j], [x], lambda: j.fill_(0)
+
+
+def _getitem_two_indices_first_written(m: Any) -> Any:
+    i, j = m.tensor([3, 0, 3]), m.tensor([1, 4, 4])
+    x = _leaf(m, SCORES)
+    return x[i, j], [x], lambda: i.fill_(0)
+
+
+def _getitem_index_after_full_slice(m: Any) -> Any:  # ``x[:, i]``
+    i = m.tensor([4, 0, 4])
+    x = _leaf(m, SCORES)
+    return x[:, i], [x], lambda: i.fill_(1)
+
+
+def _getitem_index_slice_index(m: Any) -> Any:  # ``x[i, :, j]``: the indexed dims apart
+    i, j = m.tensor([1, 0]), m.tensor([3, 3])
+    x = _leaf(m, SCORES_3D)
+    return x[i, :, j], [x], lambda: j.sub_(1)
+
+
+def _getitem_ellipsis_index(m: Any) -> Any:
+    i = m.tensor([0, 3, 3])
+    x = _leaf(m, SCORES_3D)
+    return x[..., i], [x], lambda: i.fill_(2)
+
+
+def _getitem_mask_after_slice(m: Any) -> Any:
+    mask = m.tensor([True, False, True, True, False])
+    x = _leaf(m, SCORES)
+    return x[:, mask], [x], lambda: mask.logical_not_()
+
+
+def _getitem_mask_slice_index(m: Any) -> Any:  # (the index a view: its write is the base's)
+    mask, i = m.tensor([True, False]), m.tensor([[3, 1], [0, 0]])
+    x = _leaf(m, SCORES_3D)
+    return x[mask, :, i[0]], [x], lambda: i.fill_(2)
+
+
+def _getitem_two_indices_view_written(m: Any) -> Any:  # (``i[:, None]`` shares i's version)
+    i, j = m.tensor([0, 1]), m.tensor([1, 3, 1])
+    x = _leaf(m, SCORES_3D)
+    return x[i[:, None], :, j], [x], lambda: i.add_(1)
+
+
+def _setitem_index_after_slice(m: Any) -> Any:  # ``y[:, i] = v``
+    i = m.tensor([3, 0])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[:, :2].copy())
+
+    def forward() -> Any:
+        y = x * 1
+        y[:, i] = v
+        return y
+
+    return forward(), [x, v], lambda: i.fill_(1)
+
+
+def _setitem_two_indices(m: Any) -> Any:
+    i, j = m.tensor([3, 0]), m.tensor([1, 1])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[0, :2].copy())
+
+    def forward() -> Any:
+        y = x * 1
+        y[i, j] = v
+        return y
+
+    return forward(), [x, v], lambda: i.fill_(2)
+
+
+def _index_put_two_indices(m: Any) -> Any:
+    i, j = m.tensor([3, 0, 3]), m.tensor([1, 4, 4])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[0, :3].copy())
+    return x.index_put((i, j), v), [x, v], lambda: j.fill_(0)
+
+
+def _index_put_inplace_broadcast_indices(m: Any) -> Any:  # ``(i[:, None], j)``: a view, broadcast
+    i, j = m.tensor([3, 0]), m.tensor([4, 0, 4])
+    x, v = _leaf(m, SCORES), _leaf(m, PROBS[:2, :3].copy())
+
+    def forward() -> Any:
+        y = x * 1
+        y.index_put_((i[:, None], j), v, accumulate=True)
+        return y
+
+    return forward(), [x, v], lambda: i.fill_(2)
+
+
+
 CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
@@ -450,7 +544,10 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _embedding_module, _index_copy, _index_fill, _index_fill_tensor_value, _put, _put_accumulate, _masked_scatter,
     _masked_scatter_inplace, _scatter_reduce_sum, _scatter_reduce_amax, _index_reduce_prod, _max_unpool1d, _max_unpool2d,
     _max_unpool3d, _complex_factor, _l1_target, _hinge_embedding_target,
-    _margin_ranking_target, _take_along_dim_index)}
+    _margin_ranking_target, _take_along_dim_index, _getitem_two_indices, _getitem_two_indices_first_written,
+    _getitem_index_after_full_slice, _getitem_index_slice_index, _getitem_ellipsis_index, _getitem_mask_after_slice,
+    _getitem_mask_slice_index, _getitem_two_indices_view_written,
+    _setitem_index_after_slice, _setitem_two_indices, _index_put_two_indices, _index_put_inplace_broadcast_indices)}
 
 
 def _run(m: Any, case: Case) -> tuple[str | None, list[np.ndarray]]:
@@ -617,7 +714,8 @@ def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
 
 
 SECOND_BACKWARD_CASES = ("getitem_index", "getitem_mask", "setitem_index", "masked_select", "embedding", "gather",
-                         "nll_target", "where_condition", "masked_fill_mask")
+                         "nll_target", "where_condition", "masked_fill_mask", "getitem_index_after_full_slice",
+                         "setitem_two_indices")
 
 
 @pytest.mark.parametrize("name", SECOND_BACKWARD_CASES)
@@ -635,7 +733,7 @@ def test_a_second_backward_through_a_kept_param_raises_as_pytorchs(name: str, to
     assert messages[1].startswith(messages[0])
 
 
-@pytest.mark.parametrize("name", ["getitem_index", "embedding", "nll_target"])
+@pytest.mark.parametrize("name", ["getitem_index", "embedding", "nll_target", "getitem_two_indices"])
 def test_retain_graph_keeps_the_param_for_a_second_backward_as_pytorchs(name: str, torch: Any) -> None:
     grads = []
     for m in (torch, rg):
@@ -647,7 +745,7 @@ def test_retain_graph_keeps_the_param_for_a_second_backward_as_pytorchs(name: st
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["gather", "nll_target", "getitem_index", "embedding"])
+@pytest.mark.parametrize("name", ["gather", "nll_target", "getitem_index", "embedding", "getitem_two_indices"])
 def test_backward_releases_the_kept_tensor(name: str) -> None:
     """After a backward without ``retain_graph`` the node no longer holds the kept tensor (the
     index or target, the one the case writes), as PyTorch frees its saved variables."""

@@ -111,11 +111,16 @@ GENERIC_BACKWARD = os.environ.get("RETROGRAD_GENERIC_BACKWARD", "") not in ("", 
 
 def keep_versioned(params: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[Any, ...]:
     """``params`` as a node keeps them: a Tensor at a ``versioned=`` position saved with its
-    version, as an input is (``save_input``; packed under saved-tensor hooks); the rest as given."""
+    version, as an input is (``save_input``; packed under saved-tensor hooks); an index key of
+    several items (a tuple: ``x[:, i]``, ``x[i, j]``) as a list of its items, each tensor so saved;
+    the rest as given."""
     kept = list(params)
     for i in positions:
-        if isinstance(kept[i], Tensor):
-            kept[i] = _save(kept[i])
+        value = kept[i]
+        if isinstance(value, Tensor):
+            kept[i] = _save(value)
+        elif type(value) is tuple:
+            kept[i] = [_save(k) if isinstance(k, Tensor) else k for k in value]
     return tuple(kept)
 
 
@@ -131,6 +136,8 @@ def versioned_param(value: Any, node: Node) -> Any:
         return value.unpack(node)
     if kind is FREED_TYPE:  # released by a backward (``release_versioned``)
         raise RuntimeError(freed_message(value))
+    if kind is list:  # an index key kept item by item (``keep_versioned``): checked in key order
+        return tuple([versioned_param(k, node) for k in value])
     return value
 
 

@@ -414,31 +414,40 @@ slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "s
 
 
 # -- advanced indexing, index_select / index_add, masked_select, take, take_along_dim ---------
+def key_arrays(key: Any) -> Any:
+    """An index op's key as NumPy reads it. A key of several items holds its index tensors as
+    themselves (``indexing.getitem``), so that the node keeps each with its version
+    (``op.keep_versioned``); here they become their arrays."""
+    if type(key) is tuple:
+        return tuple([k._data if isinstance(k, Tensor) else k for k in key])
+    return _array(key)
+
+
 def _index(x: np.ndarray, key: Any) -> np.ndarray:
     try:
-        return np.asarray(x[_array(key)])
+        return np.asarray(x[key_arrays(key)])
     except IndexError as err:
         raise IndexError(str(err).replace("axis", "dimension")) from None
 
 
 def _index_backward_forward(grad: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    np.add.at(out, _array(key), grad)  # repeated indices accumulate
+    np.add.at(out, key_arrays(key), grad)  # repeated indices accumulate
     return out
 
 
 index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBackward0",
                     params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear")
 
-# A key that is one index tensor (``x[i]``, ``x[mask]``) is given as the tensor: the node keeps it
-# with its version (``versioned=``), as PyTorch's keeps its indices; a key of several is arrays.
+# The index tensors of a key (``x[i]``, ``x[mask]``, ``x[:, i]``, ``x[i, j]``) are given as
+# themselves: the node keeps each with its version (``versioned=``), as PyTorch's keeps its indices.
 index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
            grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear",
            versioned=("key",))
 
 
 def _index_put(x: np.ndarray, values: np.ndarray, key: Any, accumulate: bool) -> np.ndarray:
-    key = _array(key)
+    key = key_arrays(key)
     out = x.copy()
     if accumulate:
         np.add.at(out, key, values)
