@@ -534,6 +534,99 @@ def _index_put_inplace_broadcast_indices(m: Any) -> Any:  # ``(i[:, None], j)``:
 
 
 
+# Batch norm keeps its running statistics for backward (NativeBatchNormBackward0's running_mean and
+# running_var), in evaluation and in training; a training step's own update of them is no write.
+RUNNING_MEAN, RUNNING_VAR = np.array([0.1, -0.2, 0.3]), np.array([1.5, 0.7, 2.0])
+
+
+def _bn_stats(m: Any) -> tuple[Any, Any]:
+    return m.tensor(RUNNING_MEAN), m.tensor(RUNNING_VAR)
+
+
+def _bn_module(m: Any, affine: bool = True) -> Any:
+    bn = m.nn.BatchNorm1d(3, affine=affine).double()
+    with m.no_grad():
+        bn.running_mean.copy_(m.tensor(RUNNING_MEAN))
+        bn.running_var.copy_(m.tensor(RUNNING_VAR))
+    return bn.eval()
+
+
+def _batch_norm_eval_mean(m: Any) -> Any:
+    rm, rv = _bn_stats(m)
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.batch_norm(x, rm, rv, training=False), [x], lambda: rm.add_(1)
+
+
+def _batch_norm_eval_var_affine(m: Any) -> Any:
+    rm, rv = _bn_stats(m)
+    x, w, b = _leaf(m, SCORES_3D), _leaf(m, WEIGHTS[:3].copy()), _leaf(m, PROBS[0, :3].copy())
+    return m.nn.functional.batch_norm(x, rm, rv, w, b, training=False), [x, w, b], lambda: rv.mul_(2)
+
+
+def _batch_norm_training_stats_written(m: Any) -> Any:  # (read by nothing, kept all the same)
+    rm, rv = _bn_stats(m)
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.batch_norm(x, rm, rv, training=True), [x], lambda: rm.add_(1)
+
+
+def _batch_norm_aten_form(m: Any) -> Any:  # ``torch.batch_norm``, ATen's argument order
+    rm, rv = _bn_stats(m)
+    x = _leaf(m, SCORES_3D)
+    return m.batch_norm(x, None, None, rm, rv, False, 0.1, 1e-5, False), [x], lambda: rv.add_(1)
+
+
+def _batch_norm_module_eval_write(m: Any) -> Any:
+    bn = _bn_module(m)
+    x = _leaf(m, SCORES_3D)
+    return bn(x), [x, bn.weight, bn.bias], lambda: bn.running_mean.add_(1)
+
+
+def _batch_norm_module_eval_no_grad_copy(m: Any) -> Any:
+    bn = _bn_module(m, affine=False)
+    x = _leaf(m, SCORES_3D)
+
+    def write() -> None:
+        with m.no_grad():
+            bn.running_var.copy_(m.ones(3, dtype=m.float64))
+
+    return bn(x), [x], write
+
+
+def _batch_norm_module_weight_only(m: Any) -> Any:  # (the input needs no gradient)
+    bn = _bn_module(m)
+    return bn(m.tensor(SCORES_3D)), [bn.weight, bn.bias], lambda: bn.running_var.add_(1)
+
+
+def _batch_norm_module_training_call_after_eval(m: Any) -> Any:
+    """A training call updates the statistics in place without a version bump: no error, and
+    PyTorch's backward of the earlier evaluation call reads the updated values."""
+    bn = _bn_module(m)
+    x = _leaf(m, SCORES_3D)
+
+    def write() -> None:
+        bn.train()
+        bn(m.tensor(SCORES_3D * 2 + 1))
+
+    return bn(x), [x, bn.weight, bn.bias], write
+
+
+def _instance_norm_running_stats(m: Any) -> Any:  # (PyTorch normalises by copies of them: no error)
+    rm, rv = _bn_stats(m)
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.instance_norm(x, rm, rv, use_input_stats=False), [x], lambda: rm.add_(1)
+
+
+def _group_norm_weight(m: Any) -> Any:
+    w = m.tensor(WEIGHTS[:3])
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.group_norm(x, 3, w), [x], lambda: w.add_(1)
+
+
+def _layer_norm_weight(m: Any) -> Any:
+    w = m.tensor(WEIGHTS[:4])
+    x = _leaf(m, SCORES_3D)
+    return m.nn.functional.layer_norm(x, (4,), w), [x], lambda: w.add_(1)
+
 CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
@@ -547,7 +640,10 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _margin_ranking_target, _take_along_dim_index, _getitem_two_indices, _getitem_two_indices_first_written,
     _getitem_index_after_full_slice, _getitem_index_slice_index, _getitem_ellipsis_index, _getitem_mask_after_slice,
     _getitem_mask_slice_index, _getitem_two_indices_view_written,
-    _setitem_index_after_slice, _setitem_two_indices, _index_put_two_indices, _index_put_inplace_broadcast_indices)}
+    _setitem_index_after_slice, _setitem_two_indices, _index_put_two_indices, _index_put_inplace_broadcast_indices,
+    _batch_norm_eval_mean, _batch_norm_eval_var_affine, _batch_norm_training_stats_written, _batch_norm_aten_form,
+    _batch_norm_module_eval_write, _batch_norm_module_eval_no_grad_copy, _batch_norm_module_weight_only,
+    _batch_norm_module_training_call_after_eval, _instance_norm_running_stats, _group_norm_weight, _layer_norm_weight)}
 
 
 def _run(m: Any, case: Case) -> tuple[str | None, list[np.ndarray]]:

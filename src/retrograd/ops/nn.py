@@ -991,8 +991,9 @@ def _check_same_dtype(*arrays: Any) -> None:
 def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
                 momentum: float, eps: float) -> np.ndarray:
     channels = x.shape[1]
+    running_mean, running_var = _array(running_mean), _array(running_var)
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
-        size = t.size if isinstance(t, np.ndarray) else (t._data.size if t is not None else channels)
+        size = t.size if t is not None else channels
         if size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {size}")
     _check_same_dtype(x, weight, bias)
@@ -1005,7 +1006,7 @@ def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, runnin
             _update_running(running_mean, mean.reshape(-1), momentum)
             _update_running(running_var, var.reshape(-1) * (n / max(n - 1, 1)), momentum)
     else:
-        rm, rv = running_mean._data.reshape(shape), running_var._data.reshape(shape)
+        rm, rv = running_mean.reshape(shape), running_var.reshape(shape)
         out = (x - rm) / np.sqrt(rv + eps)
     return _affine(out, weight, bias, shape).astype(x.dtype, copy=False)
 
@@ -1013,8 +1014,7 @@ def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, runnin
 def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
     if stat is None:
         return
-    data = stat._data
-    data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
+    stat[...] = (1 - momentum) * stat + momentum * value  # PyTorch does not bump the version here
 
 
 def _channel_affine_grads(grad: Tensor, xhat: Tensor, dims: tuple[int, ...],
@@ -1030,8 +1030,8 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
     if training:
         xhat, invstd = standardize(self, dims, eps)
     else:
-        invstd = _make(1 / np.sqrt(running_var._data.reshape(shape) + eps))
-        xhat = (self - _make(running_mean._data.reshape(shape))) * invstd
+        invstd = _make(1 / np.sqrt(_array(running_var).reshape(shape) + eps))
+        xhat = (self - _make(_array(running_mean).reshape(shape))) * invstd
     gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
@@ -1042,7 +1042,7 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
 native_batch_norm = Op(
     "native_batch_norm", quiet_forward(_batch_norm), node="NativeBatchNormBackward0", inputs=("self", "weight", "bias"),
     params=("running_mean", "running_var", "training", "momentum", "eps"),
-    grads=_batch_norm_grad, jvp="transpose")
+    grads=_batch_norm_grad, jvp="transpose", versioned=("running_mean", "running_var"))
 
 
 def _layer_norm(x: np.ndarray, weight: Any, bias: Any, normalized_shape: tuple[int, ...], eps: float) -> np.ndarray:
