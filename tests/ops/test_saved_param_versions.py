@@ -627,6 +627,56 @@ def _layer_norm_weight(m: Any) -> Any:
     x = _leaf(m, SCORES_3D)
     return m.nn.functional.layer_norm(x, (4,), w), [x], lambda: w.add_(1)
 
+
+# embedding_bag keeps its indices and offsets (EmbeddingBagBackward0), in every mode.
+BAG_TABLE = RNG.standard_normal((6, 3))
+
+
+def _embedding_bag(m: Any, mode: str, write: str, **options: Any) -> Any:
+    i, o = m.tensor([0, 2, 4, 5, 2]), m.tensor([0, 2, 5] if options.get("include_last_offset") else [0, 2])
+    w = _leaf(m, BAG_TABLE)
+    out = m.nn.functional.embedding_bag(i, w, o, mode=mode, **options)
+    return out, [w], {"indices": lambda: i.fill_(1), "offsets": lambda: o.fill_(0)}[write]
+
+
+def _embedding_bag_sum_indices(m: Any) -> Any:
+    return _embedding_bag(m, "sum", "indices")
+
+
+def _embedding_bag_mean_offsets(m: Any) -> Any:
+    return _embedding_bag(m, "mean", "offsets")
+
+
+def _embedding_bag_max_indices(m: Any) -> Any:
+    return _embedding_bag(m, "max", "indices")
+
+
+def _embedding_bag_max_offsets_last(m: Any) -> Any:
+    return _embedding_bag(m, "max", "offsets", include_last_offset=True)
+
+
+def _embedding_bag_mean_padding(m: Any) -> Any:
+    return _embedding_bag(m, "mean", "indices", padding_idx=2)
+
+
+def _embedding_bag_2d(m: Any) -> Any:  # (no offsets; PyTorch keeps the flattened indices)
+    i = m.tensor([[0, 2], [4, 5]])
+    w = _leaf(m, BAG_TABLE)
+    return m.nn.functional.embedding_bag(i, w, mode="sum"), [w], lambda: i.fill_(1)
+
+
+def _embedding_bag_per_sample_weights(m: Any) -> Any:  # (only the weights need a gradient)
+    i, o = m.tensor([0, 2, 4, 5, 2]), m.tensor([0, 2])
+    p = _leaf(m, PROBS[0])
+    out = m.nn.functional.embedding_bag(i, m.tensor(BAG_TABLE), o, mode="sum", per_sample_weights=p)
+    return out, [p], lambda: i.add_(1)
+
+
+def _embedding_bag_module(m: Any) -> Any:
+    bag = m.nn.EmbeddingBag(6, 3, mode="mean").double()
+    i, o = m.tensor([0, 2, 4, 5, 2]), m.tensor([0, 2])
+    return bag(i, o), [bag.weight], lambda: o.fill_(0)
+
 CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _nll_target, _nll_target_setitem, _nll_weight, _nll_one_sample, _nll_2d, _nll_nd, _ce_fused, _ce_negative_write,
     _ce_copy, _ce_ignore_index, _ce_smoothing, _ce_weight, _bce_weight, _bce_logits_weight, _bce_logits_pos_weight,
@@ -643,7 +693,9 @@ CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
     _setitem_index_after_slice, _setitem_two_indices, _index_put_two_indices, _index_put_inplace_broadcast_indices,
     _batch_norm_eval_mean, _batch_norm_eval_var_affine, _batch_norm_training_stats_written, _batch_norm_aten_form,
     _batch_norm_module_eval_write, _batch_norm_module_eval_no_grad_copy, _batch_norm_module_weight_only,
-    _batch_norm_module_training_call_after_eval, _instance_norm_running_stats, _group_norm_weight, _layer_norm_weight)}
+    _batch_norm_module_training_call_after_eval, _instance_norm_running_stats, _group_norm_weight, _layer_norm_weight,
+    _embedding_bag_sum_indices, _embedding_bag_mean_offsets, _embedding_bag_max_indices, _embedding_bag_max_offsets_last,
+    _embedding_bag_mean_padding, _embedding_bag_2d, _embedding_bag_per_sample_weights, _embedding_bag_module)}
 
 
 def _run(m: Any, case: Case) -> tuple[str | None, list[np.ndarray]]:
@@ -811,7 +863,7 @@ def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
 
 SECOND_BACKWARD_CASES = ("getitem_index", "getitem_mask", "setitem_index", "masked_select", "embedding", "gather",
                          "nll_target", "where_condition", "masked_fill_mask", "getitem_index_after_full_slice",
-                         "setitem_two_indices")
+                         "setitem_two_indices", "embedding_bag_mean_offsets")
 
 
 @pytest.mark.parametrize("name", SECOND_BACKWARD_CASES)
@@ -841,7 +893,8 @@ def test_retain_graph_keeps_the_param_for_a_second_backward_as_pytorchs(name: st
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["gather", "nll_target", "getitem_index", "embedding", "getitem_two_indices"])
+@pytest.mark.parametrize("name", ["gather", "nll_target", "getitem_index", "embedding", "getitem_two_indices",
+                                  "embedding_bag_2d"])
 def test_backward_releases_the_kept_tensor(name: str) -> None:
     """After a backward without ``retain_graph`` the node no longer holds the kept tensor (the
     index or target, the one the case writes), as PyTorch frees its saved variables."""

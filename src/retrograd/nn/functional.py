@@ -951,8 +951,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     psw = None
     if per_sample_weights is not None:
         psw = per_sample_weights if len(positions) == length else per_sample_weights[positions]
+    # (the node keeps ``input`` and ``offsets`` with their version, as PyTorch's: written before
+    # backward, its error; ``idx`` and ``bag`` are what backward computes with)
     return apply(_nn.embedding_bag,  # type: ignore[no-any-return]
-                 (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale))
+                 (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale, input, offsets))
 
 # -- normalisation ----------------------------------------------------------------------------
 

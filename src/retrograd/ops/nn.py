@@ -896,9 +896,11 @@ def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: i
     return coeff
 
 def _embedding_bag(weight: np.ndarray, psw: Any, indices: np.ndarray, bags: np.ndarray, num_bags: int, mode: str,
-                   coeff: Any, grad_scale: Any) -> np.ndarray:
+                   coeff: Any, grad_scale: Any, input_indices: Any, input_offsets: Any) -> np.ndarray:
     """``bags`` gives each kept index its bag; ``coeff`` (mean: 1/count) scales each kept row;
-    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient."""
+    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient. ``indices`` and
+    ``bags`` are computed from the caller's ``input_indices`` and ``input_offsets``, which the node
+    keeps with their version only (``versioned=``): PyTorch's keeps them for backward."""
     rows = weight[indices]
     if psw is not None:
         rows = rows * psw[:, None]
@@ -922,8 +924,10 @@ def _bag_max_mask(weight: np.ndarray, result: np.ndarray, indices: np.ndarray, b
 
 
 def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, result: Tensor, indices: np.ndarray,
-                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, needs: tuple[bool, ...],
-                        ) -> tuple[Tensor | None, Tensor | None]:
+                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, input_indices: Any,
+                        input_offsets: Any, needs: tuple[bool, ...]) -> tuple[Tensor | None, Tensor | None]:
+    # (``input_indices``/``input_offsets`` are asked for to be read, which checks their version:
+    # written since the forward, ``indices`` and ``bags`` would no longer be theirs)
     per_row = apply(_S.index, (grad, bags))
     gw = gp = None
     if needs[0]:
@@ -943,8 +947,9 @@ def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, r
 
 embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0",
                    inputs=("weight", "per_sample_weights"),
-                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad,
-                   jvp="transpose")
+                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale", "input_indices",
+                           "input_offsets"), grads=_embedding_bag_grad,
+                   jvp="transpose", versioned=("input_indices", "input_offsets"))
 
 
 # -- normalisation ----------------------------------------------------------------------------
