@@ -849,6 +849,75 @@ def test_vmap_over_a_gather_with_a_shared_index_tensor(torch: Any) -> None:
     np.testing.assert_array_equal(outs[3], outs[1])
 
 
+# Under vmap, PyTorch's batching rules keep the index as a batch: the caller's batched tensor, or a
+# shared one expanded (a view of it); a fallback keeps each sample's view.
+BATCH_INDEX = [[0, 1], [2, 2], [4, 0]]
+
+
+def _vmap_gather_batched(m: Any) -> Any:
+    x, i = _leaf(m, SCORES[:3]), m.tensor(BATCH_INDEX)
+    return m.func.vmap(lambda r, k: r.gather(0, k))(x, i), [x], lambda: i.fill_(3)
+
+
+def _vmap_gather_shared(m: Any) -> Any:
+    x, i = _leaf(m, SCORES[:3]), m.tensor([0, 4])
+    return m.func.vmap(lambda r: r.gather(0, i))(x), [x], lambda: i.fill_(3)
+
+
+def _vmap_index_select_batched(m: Any) -> Any:
+    x, i = _leaf(m, SCORES[:3]), m.tensor(BATCH_INDEX)
+    return m.func.vmap(lambda r, k: r.index_select(0, k))(x, i), [x], lambda: i.fill_(3)
+
+
+def _vmap_scatter_add_batched(m: Any) -> Any:
+    x, src, i = _leaf(m, SCORES[:3]), _leaf(m, PROBS[:3, :2].copy()), m.tensor(BATCH_INDEX)
+    return m.func.vmap(lambda r, s, k: r.scatter_add(0, k, s))(x, src, i), [x, src], lambda: i.fill_(3)
+
+
+def _vmap_take_per_sample(m: Any) -> Any:  # (no batching rule in either: each sample's index view)
+    x, i = _leaf(m, SCORES[:3]), m.tensor(BATCH_INDEX)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        out = m.func.vmap(lambda r, k: r.take(k))(x, i)
+    return out, [x], lambda: i.fill_(3)
+
+
+VMAP_CASES: dict[str, Case] = {f.__name__[1:]: f for f in (
+    _vmap_gather_batched, _vmap_gather_shared, _vmap_index_select_batched, _vmap_scatter_add_batched,
+    _vmap_take_per_sample)}
+
+
+@pytest.mark.parametrize("name", list(VMAP_CASES))
+def test_vmap_keeps_indices_with_their_version_as_pytorch(name: str, torch: Any) -> None:
+    theirs, _ = _run(torch, VMAP_CASES[name])
+    ours, _ = _run(rg, VMAP_CASES[name])
+    assert theirs is not None and "modified by an inplace operation" in theirs
+    assert ours is not None and ours.startswith(theirs), (ours, theirs)
+    out_t, leaves_t, _ = VMAP_CASES[name](torch)
+    out_r, leaves_r, _ = VMAP_CASES[name](rg)
+    out_t.backward(torch.ones_like(out_t))
+    out_r.backward(rg.ones_like(out_r))
+    for a, b in zip(leaves_r, leaves_t, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_vmap_getitem_keeps_each_samples_index(torch: Any) -> None:
+    """``x[i]`` under vmap has no batching rule in retrograd: each sample's index (a view of the
+    batch) is kept, so a write is the error PyTorch raises, naming a sample's shape, not the batch's."""
+    messages = []
+    for m in (torch, rg):
+        x, i = _leaf(m, SCORES[:3]), m.tensor(BATCH_INDEX)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = m.func.vmap(lambda r, k: r[k])(x, i)
+        i.fill_(3)
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages.append(str(info.value))
+    assert "[torch.LongTensor [3, 2]] is at version 1" in messages[0]
+    assert "[torch.LongTensor [2]] is at version 1" in messages[1]
+    assert messages[1].split("[torch.")[0] == messages[0].split("[torch.")[0]
+
 def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
     def pick(x: Any, i: Any) -> Any:
         return (x * 2.0).gather(1, i) + x.index_select(1, i[0])
