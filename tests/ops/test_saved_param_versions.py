@@ -918,6 +918,45 @@ def test_vmap_getitem_keeps_each_samples_index(torch: Any) -> None:
     assert "[torch.LongTensor [2]] is at version 1" in messages[1]
     assert messages[1].split("[torch.")[0] == messages[0].split("[torch.")[0]
 
+# Second order: a rule hands the index on to the ops of its own graph (``create_graph``), whose nodes
+# keep it with its version as PyTorch's do. Each: (the op of x given an index, the index).
+SECOND_ORDER_OPS: dict[str, tuple[Callable[[Any, Any], Any], Any]] = {
+    "getitem": (lambda x, i: x[i], [0, 2, 2]),
+    "getitem_after_slice": (lambda x, i: x[:, i], [2, 0]),
+    "gather": (lambda x, i: x.gather(0, i), [[0, 1, 2], [3, 0, 1], [2, 2, 2]]),
+    "index_select": (lambda x, i: x.index_select(1, i), [2, 0, 0]),
+    "take": (lambda x, i: x.take(i), [7, 0, 11, 7]),
+    "masked_select": (lambda x, i: x.masked_select(i), SCORES[:4, :3] > 0),
+    "scatter_src": (lambda x, i: (x * 0).scatter(0, i, x[:2]), [[0, 1, 2], [3, 0, 1]]),
+    "scatter_add_src": (lambda x, i: (x * 0).scatter_add(0, i, x[:2]), [[0, 1, 2], [3, 3, 1]]),
+}
+
+
+@pytest.mark.parametrize("name", list(SECOND_ORDER_OPS))
+@pytest.mark.parametrize("written", [False, True])
+def test_second_order_graph_keeps_the_index_as_pytorchs(name: str, written: bool, torch: Any) -> None:
+    f, index = SECOND_ORDER_OPS[name]
+    results = []
+    for m in (torch, rg):
+        x, w = _leaf(m, SCORES[:4, :3]), _leaf(m, PROBS[:4, :3].copy())
+        i = m.tensor(np.asarray(index))
+        y = f(x, i)
+        (g,) = m.autograd.grad((y * w.reshape(-1)[: y.numel()].reshape(y.shape)).sum(), x, create_graph=True)
+        if written:
+            i.logical_not_() if i.dtype == m.bool else i.fill_(1)
+        try:
+            (g * m.tensor(SCORES_4D.reshape(-1)[:12].reshape(4, 3))).sum().backward()
+        except RuntimeError as err:
+            results.append((str(err), None))
+        else:
+            results.append((None, w.grad.numpy()))
+    (theirs, their_grad), (ours, our_grad) = results
+    if theirs is None:
+        assert ours is None, ours
+        np.testing.assert_allclose(our_grad, their_grad, rtol=1e-12, atol=1e-12)
+    else:
+        assert "modified by an inplace operation" in theirs and ours is not None and ours.startswith(theirs)
+
 def test_compiled_function_takes_an_index_as_an_input_not_a_constant() -> None:
     def pick(x: Any, i: Any) -> Any:
         return (x * 2.0).gather(1, i) + x.index_select(1, i[0])
