@@ -789,6 +789,25 @@ def test_saved_tensor_hooks_see_the_target_as_pytorchs(torch: Any) -> None:
     assert (4,) in packed[0] and (4,) in packed[1]  # the target, packed as PyTorch packs it
 
 
+
+def test_saved_tensor_hooks_see_each_index_of_a_key_as_pytorchs(torch: Any) -> None:
+    """``x[i, j]`` packs both index tensors; unpacked, the backward is PyTorch's."""
+    results = []
+    for m in (torch, rg):
+        seen: list[tuple[int, ...]] = []
+
+        def pack(t: Any, seen: list[tuple[int, ...]] = seen) -> Any:
+            seen.append(tuple(t.shape))
+            return t
+
+        x, i, j = _leaf(m, SCORES), m.tensor([3, 0, 3]), m.tensor([1, 1])
+        with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = x[i[:, None], j] * 2.0
+        out.sum().backward()
+        results.append((sorted(seen), x.grad.numpy()))
+    assert results[1][0] == results[0][0] == [(2,), (3, 1)]
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+
 def test_compiled_function_takes_the_target_as_an_input_not_a_constant() -> None:
     """``retrograd.compile`` of a loss whose target is an argument: each call uses its own
     target (the tensor given as the op's param is traced as a value, not kept as a constant)."""

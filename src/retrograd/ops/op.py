@@ -137,7 +137,17 @@ def versioned_param(value: Any, node: Node) -> Any:
     if kind is FREED_TYPE:  # released by a backward (``release_versioned``)
         raise RuntimeError(freed_message(value))
     if kind is list:  # an index key kept item by item (``keep_versioned``): checked in key order
-        return tuple([versioned_param(k, node) for k in value])
+        items = []
+        for item in value:
+            kind = type(item)
+            if kind is tuple:  # (a saved tensor: the only tuples of a key)
+                if item[0]._version_counter.value != item[1]:
+                    unpack_input(item, node)  # raises
+                item = item[0]
+            elif kind is PackedSaved:
+                item = item.unpack(node)
+            items.append(item)
+        return tuple(items)
     return value
 
 
