@@ -34,6 +34,7 @@ from ..autograd.graph import VersionCounter
 from ..ops import elementwise as _elementwise
 from ..ops import inplace as _inplace
 from ..ops import op as _op
+from ..ops import shape as _shape
 from ..tensor import Tensor
 from .graph import Call, Graph, ParamRef
 
@@ -165,7 +166,8 @@ class Tracer:
             return
         versioned = op.versioned_params
         if versioned is not None:  # a tensor given there (a loss's target) is a value, never a constant
-            params = tuple(p._data if i in versioned and isinstance(p, Tensor) else p for i, p in enumerate(params))
+            # (an index key of several items holds its tensors: as arrays too, ``shape.key_arrays``)
+            params = tuple(_shape.key_arrays(p) if i in versioned else p for i, p in enumerate(params))
         if any(isinstance(p, np.ndarray) for p in params):
             refs: list[Any] = []
             for p in params:

@@ -660,13 +660,15 @@ for _op in _N.PAD_OPS.values():
     RULES[_op] = trailing_pad
 
 
-def _batched_index(index: Any, size: int) -> np.ndarray:
-    """An index param as a batch: a batched one's array, a shared one broadcast (a view)."""
+def _batched_index(index: Any, size: int) -> Any:
+    """An index param as a batch: a batched one's physical tensor, a shared one expanded (a
+    view). Either shares the version of the caller's index, which the op keeps (``versioned=``):
+    written before backward, PyTorch's error, naming the batch as PyTorch's does."""
     from ._vmap import BatchedParam
     if type(index) is BatchedParam:
-        return index.array
-    if isinstance(index, Tensor):  # (an op's ``versioned=`` param, given as a tensor)
-        index = index._data
+        return index.tensor
+    if isinstance(index, Tensor):
+        return index.expand(size, *index.shape)
     return np.broadcast_to(index, (size,) + np.shape(index))
 
 
@@ -688,7 +690,7 @@ def index_select(op: Op, inputs: list[Any], batched: list[bool], params: tuple[A
     if type(params[1]) is not BatchedParam:
         return _DIM0(op, inputs, batched, params, size)
     x = inputs[0] if batched[0] else _expand(inputs[0], size)
-    index = params[1].array
+    index = params[1].tensor  # (views of it keep its version: ``_batched_index``)
     rank = x.dim() - 1
     if rank == 0 or index.ndim > 2:
         return NotImplemented  # (the op's own errors, per sample; a float index: gather's, as PyTorch's)
@@ -698,7 +700,7 @@ def index_select(op: Op, inputs: list[Any], batched: list[bool], params: tuple[A
     along[0], along[dim] = size, index.shape[1]
     shape = list(x.shape)
     shape[dim] = index.shape[1]
-    return apply(_S.gather, (x, dim, np.broadcast_to(index.reshape(along), tuple(shape))))
+    return apply(_S.gather, (x, dim, index.reshape(along).expand(shape)))
 
 
 for _op in (_S.gather, _S.scatter, _S.scatter_add, _S.scatter_value):

@@ -430,12 +430,14 @@ def batched_apply_inplace(op: Any, args: tuple[Any, ...]) -> Any:
 
 class BatchedParam:
     """A param holding a batch of arrays (batch dimension first): a batched tensor given to an
-    op as a param (``nll_loss``'s target)."""
+    op as a param (``nll_loss``'s target). ``tensor`` is the physical tensor whose data ``array``
+    is, for an op that keeps the param with its version (``versioned=``), as PyTorch's keeps it."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "tensor")
 
-    def __init__(self, array: np.ndarray) -> None:
+    def __init__(self, array: np.ndarray, tensor: Tensor) -> None:
         self.array = array
+        self.tensor = tensor
 
 
 def _batched_param(p: Any, level: int) -> Any:
@@ -443,13 +445,15 @@ def _batched_param(p: Any, level: int) -> Any:
         return p
     if p.level != level or type(p.value) is BatchedTensor:
         raise Unbatchable("a batched param")
-    return BatchedParam(p.value._data)
+    return BatchedParam(p.value._data, p.value)
 
 
 def _per_sample(op: Any, values: list[Any], batched: list[bool], params: tuple[Any, ...], size: int) -> Any:
     from .. import stack
+    versioned = op.versioned_params or ()  # (those take each sample's tensor, a view: kept with its version)
     outs = [_op.apply(op, (*[v.select(0, i) if b else v for v, b in zip(values, batched)],
-                           *[p.array[i] if type(p) is BatchedParam else p for p in params]))
+                           *[(p.tensor.select(0, i) if k in versioned else p.array[i]) if type(p) is BatchedParam
+                             else p for k, p in enumerate(params)]))
             for i in range(size)]
     if isinstance(outs[0], Tensor):
         return stack(outs)

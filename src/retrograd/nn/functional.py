@@ -951,8 +951,10 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     psw = None
     if per_sample_weights is not None:
         psw = per_sample_weights if len(positions) == length else per_sample_weights[positions]
+    # (the node keeps ``input`` and ``offsets`` with their version, as PyTorch's: written before
+    # backward, its error; ``idx`` and ``bag`` are what backward computes with)
     return apply(_nn.embedding_bag,  # type: ignore[no-any-return]
-                 (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale))
+                 (weight, psw, idx, bag, num_bags, mode, coeff, grad_scale, input, offsets))
 
 # -- normalisation ----------------------------------------------------------------------------
 
@@ -988,9 +990,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-        # Backward reads the statistics used here, whatever happens to the buffers later.
-        running_mean = _make(running_mean._data.copy())  # type: ignore[union-attr]
-        running_var = _make(running_var._data.copy())  # type: ignore[union-attr]
+    # (the node keeps the statistics with their version, ``versioned=``: backward reads them again,
+    # and a write in between is PyTorch's error; a training step's update does not count as one)
     return apply(_nn.native_batch_norm,  # type: ignore[no-any-return]
                  (input, weight, bias, running_mean, running_var, training, momentum, eps))
 

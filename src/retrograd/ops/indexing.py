@@ -46,36 +46,36 @@ def _as_index_array(item: Any) -> Any:
 _BYTE_INDEX_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
 
 
-def _byte_masks(key: Any) -> tuple[Any, int]:
-    """PyTorch reads a uint8 index tensor as a boolean mask (deprecated, with its warning): the key
-    with such tensors replaced by boolean arrays, and how many there were."""
-    items = key if isinstance(key, tuple) else (key,)
-    found = 0
-    out = []
-    for item in items:
-        data = item._data if isinstance(item, Tensor) else item
-        if isinstance(data, np.ndarray) and data.dtype == np.uint8:
-            if data.ndim:  # (a 0-d one is read as a bool scalar, without the warning)
-                warnings.warn(_BYTE_INDEX_WARNING, UserWarning, stacklevel=4)
-            item = data != 0
-            found += 1
-        out.append(item)
-    if not found:
-        return key, 0
-    return (tuple(out) if isinstance(key, tuple) else out[0]), found
-
-
-def _normalize_key(key: Any) -> tuple[Any, ...]:
+def _key_items(key: Any) -> tuple[tuple[Any, ...], int]:
+    """The items of a key, as the indexing code reads them (a 0-d integer tensor or NumPy integer
+    as an int; PyTorch reads a uint8 index tensor as a boolean mask, deprecated, with its
+    warning), and how many uint8 masks there were. One pass: it runs on every ``x[key]``."""
     if not isinstance(key, tuple):
         key = (key,)
+    found = 0
     out = []
     for item in key:
-        if isinstance(item, Tensor) and item._data.ndim == 0 and item._data.dtype.kind in "iu":
-            item = int(item._data)
+        if isinstance(item, Tensor):
+            data = item._data
+            if data.dtype.char == "B":  # (uint8)
+                item = _byte_mask(data)
+                found += 1
+            elif data.ndim == 0 and data.dtype.kind in "iu":
+                item = int(data)
+        elif isinstance(item, np.ndarray):
+            if item.dtype.char == "B":
+                item = _byte_mask(item)
+                found += 1
         elif isinstance(item, np.integer):
             item = int(item)
         out.append(item)
-    return tuple(out)
+    return tuple(out), found
+
+
+def _byte_mask(data: np.ndarray) -> Any:
+    if data.ndim:  # (a 0-d one is read as a bool scalar, without the warning)
+        warnings.warn(_BYTE_INDEX_WARNING, UserWarning, stacklevel=5)
+    return data != 0
 
 
 def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
@@ -84,8 +84,9 @@ def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
     for item in key:
         if item is None or item is Ellipsis:
             continue
-        if isinstance(item, (Tensor, np.ndarray)) and _as_index_array(item).dtype == np.bool_:
-            consumed += max(_as_index_array(item).ndim, 1)
+        if isinstance(item, (Tensor, np.ndarray)):
+            array = _as_index_array(item)
+            consumed += max(array.ndim, 1) if array.dtype.kind == "b" else 1
         else:
             consumed += 1
     if consumed > ndim:
@@ -95,24 +96,21 @@ def _check_dims(key: tuple[Any, ...], ndim: int) -> int:
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     single_slice = isinstance(key, slice)
-    key = _byte_masks(key)[0]
-    items = _normalize_key(key)
+    items = _key_items(key)[0]
     consumed = _check_dims(items, x._data.ndim)
     out = x
     dim = 0
-    advanced: list[tuple[int, np.ndarray]] = []  # applied last, in one index op, as PyTorch does
-    index_tensor = None  # the last tensor in the key: a lone one is given to the op as itself (below)
+    advanced: list[tuple[int, np.ndarray, Any]] = []  # applied last, in one index op, as PyTorch does
     for position, item in enumerate(items):
         if item is None:
             out = out.unsqueeze(dim)
             dim += 1
         elif item is Ellipsis:
             dim += x._data.ndim - consumed
-        elif _is_advanced(item):
+        elif isinstance(item, Tensor) or _is_advanced(item):  # (a 0-d integer tensor is an int by now)
             array = _as_index_array(item)
-            advanced.append((dim, array))
-            index_tensor = item
-            dim += array.ndim if array.dtype == np.bool_ else 1
+            advanced.append((dim, array, item))
+            dim += array.ndim if array.dtype.kind == "b" else 1
         elif isinstance(item, int):
             size = out._data.shape[dim]
             if not -size <= item < size:  # PyTorch names the index's position in the key as the dimension
@@ -133,34 +131,34 @@ def getitem(x: Tensor, key: Any) -> Tensor:
                 f"(got {type(item).__name__})"
             )
     if advanced:
-        for d, array in advanced:
-            _check_mask_shape(array, out._data.shape, d)
         np_key: list[Any] = []
         covered = 0  # dims of ``out`` the key spans so far (a boolean mask spans mask.ndim)
-        for d, array in advanced:
+        for d, array, item in advanced:
             np_key += [slice(None)] * (d - covered)
-            np_key.append(array)
-            covered = d + (array.ndim if array.dtype == np.bool_ else 1)
+            np_key.append(_lone_index(array, item))
+            if array.dtype.kind == "b":
+                _check_mask_shape(array, out._data.shape, d)
+                covered = d + array.ndim
+            else:
+                covered = d + 1
         if len(np_key) > 1:
             return apply(_S.index, (out, tuple(np_key)))  # type: ignore[no-any-return]
-        return apply(_S.index, (out, _lone_index(np_key[0], index_tensor)))  # type: ignore[no-any-return]
+        return apply(_S.index, (out, np_key[0]))  # type: ignore[no-any-return]
     if out is x:
         out = apply(_S.alias, (x,))
     return out
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    key, byte_masks = _byte_masks(key)
+    items, byte_masks = _key_items(key)
     if byte_masks:
-        _refuse_byte_mask_fill(key, value)
-    items = _normalize_key(key)
+        _refuse_byte_mask_fill(items, value)
     if any(_is_advanced(item) for item in items):
-        np_key = tuple(_as_index_array(i) if _is_advanced(i) else i for i in items)
+        np_key = tuple(_lone_index(_as_index_array(i), i) if _is_advanced(i) else i for i in items)
         if len(np_key) == 1:  # a lone mask: PyTorch's message when its shape does not fit
-            _check_mask_shape(np_key[0], x._data.shape, 0)
+            _check_mask_shape(_as_index_array(items[0]), x._data.shape, 0)
         values = value if isinstance(value, Tensor) else _as_tensor_like(value, x)
-        lone = _lone_index(np_key[0], items[0]) if len(np_key) == 1 else np_key
-        apply_inplace(_S.index_put, (x, values, lone, False))
+        apply_inplace(_S.index_put, (x, values, np_key[0] if len(np_key) == 1 else np_key, False))
         return
     target = getitem(x, key)
     if isinstance(value, Tensor):
@@ -172,18 +170,17 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
 
 
 def _lone_index(array: Any, item: Any) -> Any:
-    """A key of one index: the tensor it was read from, if ``array`` is that tensor's own data (so
+    """An index of a key: the tensor it was read from, if ``array`` is that tensor's own data (so
     that the node keeps it with its version: written in place before backward, PyTorch's error),
-    else the array (a list, a uint8 mask read as bool)."""
+    else the array (a list, a uint8 mask read as bool, a batched tensor's logical array)."""
     if isinstance(item, Tensor) and item._data is array and type(array) is np.ndarray:
         return item
     return array
 
 
-def _refuse_byte_mask_fill(key: Any, value: Any) -> None:
+def _refuse_byte_mask_fill(items: tuple[Any, ...], value: Any) -> None:
     """A single mask with one value is PyTorch's ``masked_fill_``, which takes no uint8 mask."""
-    items = key if isinstance(key, tuple) else (key,)
-    if sum(_is_advanced(i) for i in _normalize_key(items)) == 1 and np.size(
+    if sum(_is_advanced(i) for i in items) == 1 and np.size(
             value._data if isinstance(value, Tensor) else value) == 1:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
 
@@ -639,7 +636,8 @@ def index_put_key(x: Tensor, indices: Any) -> Any:
             if bad.any():
                 raise IndexError(f"index {int(item[bad].flat[0])} is out of bounds for dimension {dim} with size {size}")
         dim += item.ndim if isinstance(item, np.ndarray) and item.dtype == np.bool_ else 1
-    return key if len(key) != 1 else _lone_index(key[0], items[0])
+    key = tuple(_lone_index(k, item) for k, item in zip(key, items, strict=True))
+    return key if len(key) != 1 else key[0]
 
 
 def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
@@ -648,7 +646,7 @@ def index_put_values(x: Tensor, values: Tensor, key: Any) -> Tensor:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
                            f"{scalar_type_name(x._data.dtype)} for the destination and "
                            f"{scalar_type_name(values._data.dtype)} for the source.")
-    target = np.empty(x._data.shape, np.bool_)[_S._array(key)].shape
+    target = np.empty(x._data.shape, np.bool_)[_S.key_arrays(key)].shape
     shape = values._data.shape
     try:
         fits = np.broadcast_shapes(shape, target) == target

@@ -926,9 +926,11 @@ def embedding_coefficients(indices: np.ndarray, num_weights: int, padding_idx: i
     return coeff
 
 def _embedding_bag(weight: np.ndarray, psw: Any, indices: np.ndarray, bags: np.ndarray, num_bags: int, mode: str,
-                   coeff: Any, grad_scale: Any) -> np.ndarray:
+                   coeff: Any, grad_scale: Any, input_indices: Any, input_offsets: Any) -> np.ndarray:
     """``bags`` gives each kept index its bag; ``coeff`` (mean: 1/count) scales each kept row;
-    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient."""
+    ``grad_scale`` (scale_grad_by_freq: 1/frequency) only scales the gradient. ``indices`` and
+    ``bags`` are computed from the caller's ``input_indices`` and ``input_offsets``, which the node
+    keeps with their version only (``versioned=``): PyTorch's keeps them for backward."""
     rows = weight[indices]
     if psw is not None:
         rows = rows * psw[:, None]
@@ -952,8 +954,10 @@ def _bag_max_mask(weight: np.ndarray, result: np.ndarray, indices: np.ndarray, b
 
 
 def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, result: Tensor, indices: np.ndarray,
-                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, needs: tuple[bool, ...],
-                        ) -> tuple[Tensor | None, Tensor | None]:
+                        bags: np.ndarray, mode: str, coeff: Any, grad_scale: Any, input_indices: Any,
+                        input_offsets: Any, needs: tuple[bool, ...]) -> tuple[Tensor | None, Tensor | None]:
+    # (``input_indices``/``input_offsets`` are asked for to be read, which checks their version:
+    # written since the forward, ``indices`` and ``bags`` would no longer be theirs)
     per_row = apply(_S.index, (grad, bags))
     gw = gp = None
     if needs[0]:
@@ -973,8 +977,9 @@ def _embedding_bag_grad(grad: Tensor, weight: Tensor, per_sample_weights: Any, r
 
 embedding_bag = Op("embedding_bag", _embedding_bag, node="EmbeddingBagBackward0",
                    inputs=("weight", "per_sample_weights"),
-                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale"), grads=_embedding_bag_grad,
-                   jvp="transpose")
+                   params=("indices", "bags", "num_bags", "mode", "coeff", "grad_scale", "input_indices",
+                           "input_offsets"), grads=_embedding_bag_grad,
+                   jvp="transpose", versioned=("input_indices", "input_offsets"))
 
 
 # -- normalisation ----------------------------------------------------------------------------
@@ -1021,8 +1026,9 @@ def _check_same_dtype(*arrays: Any) -> None:
 def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: bool,
                 momentum: float, eps: float) -> np.ndarray:
     channels = x.shape[1]
+    running_mean, running_var = _array(running_mean), _array(running_var)
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var)):
-        size = t.size if isinstance(t, np.ndarray) else (t._data.size if t is not None else channels)
+        size = t.size if t is not None else channels
         if size != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {size}")
     _check_same_dtype(x, weight, bias)
@@ -1035,7 +1041,7 @@ def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, runnin
             _update_running(running_mean, mean.reshape(-1), momentum)
             _update_running(running_var, var.reshape(-1) * (n / max(n - 1, 1)), momentum)
     else:
-        rm, rv = running_mean._data.reshape(shape), running_var._data.reshape(shape)
+        rm, rv = running_mean.reshape(shape), running_var.reshape(shape)
         out = (x - rm) / np.sqrt(rv + eps)
     return _affine(out, weight, bias, shape).astype(x.dtype, copy=False)
 
@@ -1043,8 +1049,7 @@ def _batch_norm(x: np.ndarray, weight: Any, bias: Any, running_mean: Any, runnin
 def _update_running(stat: Any, value: np.ndarray, momentum: float) -> None:
     if stat is None:
         return
-    data = stat._data
-    data[...] = (1 - momentum) * data + momentum * value  # PyTorch does not bump the version here
+    stat[...] = (1 - momentum) * stat + momentum * value  # PyTorch does not bump the version here
 
 
 def _channel_affine_grads(grad: Tensor, xhat: Tensor, dims: tuple[int, ...],
@@ -1060,8 +1065,8 @@ def _batch_norm_grad(grad: Tensor, self: Tensor, weight: Any, running_mean: Any,
     if training:
         xhat, invstd = standardize(self, dims, eps)
     else:
-        invstd = _make(1 / np.sqrt(running_var._data.reshape(shape) + eps))
-        xhat = (self - _make(running_mean._data.reshape(shape))) * invstd
+        invstd = _make(1 / np.sqrt(_array(running_var).reshape(shape) + eps))
+        xhat = (self - _make(_array(running_mean).reshape(shape))) * invstd
     gx = None
     if needs[0]:
         g = grad if weight is None else grad * weight.reshape(shape)
@@ -1076,7 +1081,7 @@ native_batch_norm = Op(
     # recompute them in backward)
     saved={"input": "self", "weight": "weight", "running_mean": "running_mean", "running_var": "running_var",
            "training": "training", "eps": "eps"},
-    grads=_batch_norm_grad, jvp="transpose")
+    grads=_batch_norm_grad, jvp="transpose", versioned=("running_mean", "running_var"))
 
 
 def _layer_norm(x: np.ndarray, weight: Any, bias: Any, normalized_shape: tuple[int, ...], eps: float) -> np.ndarray:

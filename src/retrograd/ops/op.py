@@ -111,11 +111,16 @@ GENERIC_BACKWARD = os.environ.get("RETROGRAD_GENERIC_BACKWARD", "") not in ("", 
 
 def keep_versioned(params: tuple[Any, ...], positions: tuple[int, ...]) -> tuple[Any, ...]:
     """``params`` as a node keeps them: a Tensor at a ``versioned=`` position saved with its
-    version, as an input is (``save_input``; packed under saved-tensor hooks); the rest as given."""
+    version, as an input is (``save_input``; packed under saved-tensor hooks); an index key of
+    several items (a tuple: ``x[:, i]``, ``x[i, j]``) as a list of its items, each tensor so saved;
+    the rest as given."""
     kept = list(params)
     for i in positions:
-        if isinstance(kept[i], Tensor):
-            kept[i] = _save(kept[i])
+        value = kept[i]
+        if isinstance(value, Tensor):
+            kept[i] = _save(value)
+        elif type(value) is tuple:
+            kept[i] = [_save(k) if isinstance(k, Tensor) else k for k in value]
     return tuple(kept)
 
 
@@ -131,6 +136,18 @@ def versioned_param(value: Any, node: Node) -> Any:
         return value.unpack(node)
     if kind is FREED_TYPE:  # released by a backward (``release_versioned``)
         raise RuntimeError(freed_message(value))
+    if kind is list:  # an index key kept item by item (``keep_versioned``): checked in key order
+        items = []
+        for item in value:
+            kind = type(item)
+            if kind is tuple:  # (a saved tensor: the only tuples of a key)
+                if item[0]._version_counter.value != item[1]:
+                    unpack_input(item, node)  # raises
+                item = item[0]
+            elif kind is PackedSaved:
+                item = item.unpack(node)
+            items.append(item)
+        return tuple(items)
     return value
 
 

@@ -414,31 +414,44 @@ slice_op = Op("slice", _slice, node="SliceBackward0", params=("dim", "start", "s
 
 
 # -- advanced indexing, index_select / index_add, masked_select, take, take_along_dim ---------
+def key_arrays(key: Any) -> Any:
+    """An index op's key as NumPy reads it. A key of several items holds its index tensors as
+    themselves (``indexing.getitem``), so that the node keeps each with its version
+    (``op.keep_versioned``); here they become their arrays."""
+    if type(key) is tuple:
+        return tuple([k._data if isinstance(k, Tensor) else k for k in key])
+    return _array(key)
+
+
 def _index(x: np.ndarray, key: Any) -> np.ndarray:
     try:
-        return np.asarray(x[_array(key)])
+        return np.asarray(x[key_arrays(key)])
     except IndexError as err:
         raise IndexError(str(err).replace("axis", "dimension")) from None
 
 
 def _index_backward_forward(grad: np.ndarray, shape: tuple[int, ...], key: Any) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    np.add.at(out, _array(key), grad)  # repeated indices accumulate
+    np.add.at(out, key_arrays(key), grad)  # repeated indices accumulate
     return out
 
 
+# (a rule hands the ops of its own graph the index tensors as it read them, so that the second-order
+# nodes keep them with their version too: ``create_graph`` and a write before the second backward
+# is PyTorch's error; hence ``versioned=`` on the ``*_backward`` ops as well)
 index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBackward0",
-                    params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear")
+                    params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear",
+                    versioned=("key",))
 
-# A key that is one index tensor (``x[i]``, ``x[mask]``) is given as the tensor: the node keeps it
-# with its version (``versioned=``), as PyTorch's keeps its indices; a key of several is arrays.
+# The index tensors of a key (``x[i]``, ``x[mask]``, ``x[:, i]``, ``x[i, j]``) are given as
+# themselves: the node keeps each with its version (``versioned=``), as PyTorch's keeps its indices.
 index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
            grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear",
            versioned=("key",))
 
 
 def _index_put(x: np.ndarray, values: np.ndarray, key: Any, accumulate: bool) -> np.ndarray:
-    key = _array(key)
+    key = key_arrays(key)
     out = x.copy()
     if accumulate:
         np.add.at(out, key, values)
@@ -548,10 +561,10 @@ index_add: Op = Op("index_add", _index_add, node="IndexAddBackward0", inputs=("s
                params=("dim", "index", "alpha"), saved=("alpha", "dim", "index", "source_dim"),
                grads=(lambda grad: grad,
                       lambda grad, source_shape, dim, index, alpha: _index_add_source_grad(
-                          grad, source_shape, dim, _array(index), alpha)), jvp="linear", versioned=("index",))
+                          grad, source_shape, dim, index, alpha)), jvp="linear", versioned=("index",))
 
 
-def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: np.ndarray,
+def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int, index: Any,
                            alpha: Any) -> Tensor:
     g = index_select(grad, dim, index).reshape(source_shape)
     return g if alpha == 1 else g * alpha
@@ -559,13 +572,13 @@ def _index_add_source_grad(grad: Tensor, source_shape: tuple[int, ...], dim: int
 
 index_select: Op = Op("index_select", _index_select, node="IndexSelectBackward0", params=("dim", "index"),
                   variants=("function", "method"), convert={"dim": "dim", "index": "versioned_index"},
-                  grads=(lambda grad, self_shape, dim, index: _index_select_grad(grad, self_shape, dim, _array(index)),),
+                  grads=(lambda grad, self_shape, dim, index: _index_select_grad(grad, self_shape, dim, index),),
                   jvp="linear", versioned=("index",))
 
 
-def _index_select_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int, index: np.ndarray) -> Tensor:
+def _index_select_grad(grad: Tensor, self_shape: tuple[int, ...], dim: int, index: Any) -> Tensor:
     return index_add(_make(np.zeros(self_shape, grad._data.dtype)),  # type: ignore[no-any-return]
-                     grad.reshape(_index_select_shape(self_shape, dim, index)), dim, index, 1)
+                     grad.reshape(_index_select_shape(self_shape, dim, _array(index))), dim, index, 1)
 
 
 def _index_select_shape(shape: tuple[int, ...], dim: int, index: np.ndarray) -> tuple[int, ...]:
@@ -589,21 +602,21 @@ def _masked_select(x: np.ndarray, mask: Any) -> np.ndarray:
     return np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)]
 
 
-def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: np.ndarray) -> np.ndarray:
+def _masked_select_backward(grad: np.ndarray, shape: tuple[int, ...], mask: Any) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    out[np.broadcast_to(mask, shape)] = grad
+    out[np.broadcast_to(_array(mask), shape)] = grad
     return out
 
 
 masked_select_backward: Op = Op("masked_select_backward", _masked_select_backward, node="MaskedScatterBackward0",
                             params=("shape", "mask"), grads=(lambda grad, mask: masked_select(grad, mask),),
-                                jvp="transpose")
+                                jvp="transpose", versioned=("mask",))
 
 # The mask is read again by backward: kept with its version (``versioned=``), as PyTorch's.
 masked_select: Op = Op("masked_select", _masked_select, node="MaskedSelectBackward0", params=("mask",),
                    variants=("function", "method"), convert={"mask": "versioned_mask"},
                    grads=(lambda grad, self_shape, mask: masked_select_backward(
-                       grad, _mask_shape(self_shape, _array(mask)), _array(mask)),), jvp="linear",
+                       grad, _mask_shape(self_shape, _array(mask)), mask),), jvp="linear",
                    versioned=("mask",))
 
 
@@ -621,17 +634,17 @@ def _take(x: np.ndarray, index: Any) -> np.ndarray:
     return x.reshape(-1)[index]
 
 
-def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: np.ndarray) -> np.ndarray:
+def _take_backward(grad: np.ndarray, shape: tuple[int, ...], index: Any) -> np.ndarray:
     out = np.zeros(shape, grad.dtype)
-    np.add.at(out.reshape(-1), index, grad)
+    np.add.at(out.reshape(-1), _array(index), grad)
     return out
 
 
 take_backward: Op = Op("take_backward", _take_backward, node="PutBackward0", params=("shape", "index"),
-                   grads=(lambda grad, index: take(grad, index),), jvp="transpose")
+                   grads=(lambda grad, index: take(grad, index),), jvp="transpose", versioned=("index",))
 take: Op = Op("take", _take, node="TakeBackward0", params=("index",), variants=("function", "method"),
           convert={"index": "versioned_index"},
-          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, _array(index)),), jvp="linear",
+          grads=(lambda grad, self_shape, index: take_backward(grad, self_shape, index),), jvp="linear",
           versioned=("index",))
 
 
@@ -768,7 +781,7 @@ def _scatter_forward(x: np.ndarray, src: np.ndarray, dim: int, index: Any) -> np
     return out
 
 
-def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: np.ndarray, node: str = "") -> Tensor:
+def _src_grad(grad: Tensor, src_shape: tuple[int, ...], dim: int, index: Any, node: str = "") -> Tensor:
     g = gather(grad, dim, index)
     if tuple(g.shape) != tuple(src_shape):  # src may be larger than index: the rest gets zero
         if node:
@@ -796,22 +809,21 @@ def check_src_grad_shape(node: str, got: tuple[int, ...], src_shape: tuple[int, 
 
 
 # The index is read again by backward: the node keeps a tensor given there with its version
-# (``versioned=``), as PyTorch's, and the rules read it as an array.
+# (``versioned=``), as PyTorch's, and the rules hand it on as they read it (a second-order node keeps it too).
 gather: Op = Op("gather", _gather, node="GatherBackward0", params=("dim", "index"), saved=("dim", "index"),
             grads=(lambda grad, self_shape, dim, index: scatter_add(
-                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, _array(index)),), jvp="linear",
+                _make(np.zeros(self_shape, grad._data.dtype)), grad, dim, index),), jvp="linear",
             versioned=("index",))
 
 scatter = Op("scatter", _scatter_forward, node="ScatterBackward0", inputs=("self", "src"), params=("dim", "index"),
              saved=("dim", "index"),
-             grads=(lambda grad, dim, index: _scatter_self_grad(grad, dim, _array(index)),
-                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, _array(index),
-                                                                  "ScatterBackward0")),
+             grads=(lambda grad, dim, index: _scatter_self_grad(grad, dim, index),
+                    lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index, "ScatterBackward0")),
              jvp="transpose", versioned=("index",))
 
 
-def _scatter_self_grad(grad: Tensor, dim: int, index: np.ndarray) -> Tensor:
-    return scatter(grad, _make(np.zeros(index.shape, grad._data.dtype)), dim, index)  # type: ignore[no-any-return]
+def _scatter_self_grad(grad: Tensor, dim: int, index: Any) -> Tensor:
+    return scatter(grad, _make(np.zeros(_array(index).shape, grad._data.dtype)), dim, index)  # type: ignore[no-any-return]
 
 
 
@@ -823,7 +835,7 @@ def _scatter_value(x: np.ndarray, dim: int, index: Any, value: Any) -> np.ndarra
 
 
 scatter_value: Op = Op("scatter", _scatter_value, node="ScatterBackward1", params=("dim", "index", "value"),
-                   grads=(lambda grad, dim, index: scatter_value(grad, dim, _array(index), 0),), jvp="transpose",
+                   grads=(lambda grad, dim, index: scatter_value(grad, dim, index, 0),), jvp="transpose",
                    versioned=("index",))
 
 
@@ -855,7 +867,7 @@ scatter_value_reduce_legacy = Op(
 scatter_add = Op("scatter_add", _scatter_add_forward, node="ScatterAddBackward0", inputs=("self", "src"),
                  params=("dim", "index"), saved=("dim", "index"),
                  grads=(lambda grad: grad,
-                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, _array(index),
+                        lambda grad, src_shape, dim, index: _src_grad(grad, src_shape, dim, index,
                                                                       "ScatterAddBackward0")), jvp="linear",
                  versioned=("index",))
 
