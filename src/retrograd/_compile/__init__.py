@@ -21,15 +21,16 @@ import numpy as np
 
 from ..autograd.engine import _reduce_to, gradient_edge
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
-from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE, no_grad
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input, version_error
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 from .codegen import exec_generated, generate
 from .graph import Graph
-from .guards import fast_guard
+from .guards import Source, any_hooks, fast_guard, named_values, reached_modules, read_source
+from .lowering import lower_backward
 from .segments import Segmented, split, target_function
-from .tracer import GraphBreak, Tracer, tracing
+from .tracer import GraphBreak, Tracer, tracing, tracing_here
 
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
 
@@ -205,7 +206,7 @@ class Variant:
         """Whether each lifted tensor is still what its global or closure name holds (Dynamo
         guards the source): a name rebound to another tensor makes the caller trace again."""
         for t, source in zip(self.lifted, self.lifted_sources):
-            if _read_source(source) is not t:
+            if read_source(source) is not t:
                 return False
         return True
 
@@ -442,42 +443,10 @@ def _flatten_output(result: Any) -> tuple[Any, list[Tensor]] | None:
     return None
 
 
-_WHOLE: Any = object()  # a source's ``sub`` when the name holds the tensor itself
-
-
-def _captured_tensors(fn: Any) -> dict[int, tuple[Tensor, tuple[Any, Any, Any]]]:
-    """Tensors the function can read without taking them: its closure cells and the globals it
-    names (one level into lists, tuples and dicts), as Dynamo's sources would; each with where
-    it was read, (globals dict and name, or cell and None; index or key into a container, or
-    ``_WHOLE``), for ``_read_source``."""
-    found: dict[int, tuple[Tensor, tuple[Any, Any, Any]]] = {}
-    code = getattr(fn, "__code__", None)
-    values: list[tuple[Any, Any, Any]] = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            values.append((cell.cell_contents, cell, None))
-        except ValueError:
-            continue
-    glob = getattr(fn, "__globals__", {})
-    for name in getattr(code, "co_names", ()):
-        if name in glob:
-            values.append((glob[name], glob, name))
-    for v, holder, name in values:
-        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, (list, tuple)) else ((_WHOLE, v),)
-        for sub, t in items:
-            if isinstance(t, Tensor):
-                found[id(t)] = (t, (holder, name, sub))
-    return found
-
-
-def _read_source(source: tuple[Any, Any, Any]) -> Any:
-    """What a captured tensor's source holds now (None if it no longer resolves)."""
-    holder, name, sub = source
-    try:
-        value = holder.cell_contents if name is None else holder[name]
-        return value if sub is _WHOLE else value[sub]
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
+def _captured_tensors(fn: Any) -> dict[int, tuple[Tensor, Source]]:
+    """Tensors the function can read without taking them (``named_values``: its closure cells,
+    the globals it names...), as Dynamo's sources would, each with where it was read."""
+    return {id(t): (t, source) for t, source in named_values(fn) if isinstance(t, Tensor)}
 
 
 class CompiledFunction:
@@ -505,7 +474,11 @@ class CompiledFunction:
         self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
         self._split = True  # (False for a part of a split function: its source is not its own)
         self._replan: Callable[[list[int | None]], Segmented | None] | None = None
-        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
+        # The modules a call reaches (``guards.reached_modules``) and their submodules, cached:
+        # each submodule with its children, which one compare per call keeps true.
+        self._roots: list[tuple[Module, Source | None]] = []
+        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None
+        self._mods_roots: list[int] = []  # (the roots ``_mods`` was made for)
         self._fast: Variant | None = None  # the variant of the latest call, tried first by its own guard
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -538,9 +511,9 @@ class CompiledFunction:
             else:
                 key.append(("c", type(a), a))
         key.append(tuple(sorted(kwargs)))
-        module = self._module
-        if module is not None:
-            self._module_guards(module, tensors, key)
+        roots = self._roots = reached_modules(self._fn, self._module, args)
+        if roots:
+            self._module_guards(roots, tensors, key)
         try:
             frozen = tuple(key)
             hash(frozen)
@@ -548,13 +521,26 @@ class CompiledFunction:
             return None
         return frozen, tensors
 
-    def _module_guards(self, module: Module, tensors: list[Tensor], key: list[Any]) -> None:
-        """The module's parameters and buffers (as ``parameters()``/``buffers()`` order them) and
-        their guards, from a cached list of its submodules that one compare of each submodule's
-        children per call keeps true (``modules()`` walks the tree through generators: tens of µs)."""
+    def _module_guards(self, roots: list[tuple[Module, Source | None]], tensors: list[Tensor], key: list[Any]) -> None:
+        """The reached modules' parameters and buffers (as ``parameters()``/``buffers()`` order
+        them, root after root) and their guards: the roots' identity, every submodule's
+        ``training`` flag, whether a module hook would run, each parameter's and buffer's
+        identity, shape, dtype and ``requires_grad``. The submodules come from a cached list
+        that one compare of each submodule's children per call keeps true (``modules()`` walks
+        the tree through generators: tens of µs)."""
         mods = self._mods
-        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods):
-            mods = self._mods = [(m, tuple(m._modules.values())) for m in module.modules()]
+        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods) \
+                or self._mods_roots != [id(r) for r, _ in roots]:
+            walked: set[int] = set()
+            mods = self._mods = []
+            for root, _ in roots:
+                for m in root.modules():
+                    if id(m) not in walked:
+                        walked.add(id(m))
+                        mods.append((m, tuple(m._modules.values())))
+            self._mods_roots = [id(r) for r, _ in roots]
+        key.append(tuple(id(r) for r, _ in roots))
+        key.append(any_hooks(mods))
         seen: set[int] = set()
         for m, _ in mods:
             for p in m._parameters.values():
@@ -572,6 +558,8 @@ class CompiledFunction:
         key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if INFERENCE_CONTEXTS[0] and tracing_here():  # called by a function being traced: inlined in its graph
+            return self._fn(*args, **kwargs)
         fast = self._fast
         if fast is not None and not kwargs:
             flat = fast.guard(args)
@@ -604,7 +592,7 @@ class CompiledFunction:
         if kwargs:
             return
         if variant.guard is None:
-            variant.guard = fast_guard(self._module, self._mods, args, tensors, variant.lifted) or False
+            variant.guard = fast_guard(self._roots, self._mods, args, tensors, variant.lifted) or False
         self._fast = variant if variant.guard else None
 
     def _note(self, reason: str) -> None:
@@ -614,6 +602,11 @@ class CompiledFunction:
             self.breaks.append(reason)
 
     def _trace(self, key: Any, tensors: list[Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self._roots and self._mods is not None and any_hooks(self._mods):
+            # The trace would run the hooks once; the generated code would never run them again.
+            self._note("a module the function calls has forward or backward hooks: the call runs eagerly")
+            self._cache[key] = _EAGER
+            return self._fn(*args, **kwargs)
         start = time.perf_counter()
         tracer = Tracer(self.fullgraph)
         for t in tensors:
@@ -797,7 +790,7 @@ class CompiledFunction:
                         tracer.graph_break(f"backward node {node.name()} has hooks or is not an op's node")
                         return None
                     try:
-                        results = node.apply(grads)
+                        results = lower_backward(tracer, node, grads) or node.apply(grads)
                     except RuntimeError as error:
                         # A value the rule saved was overwritten by an in-place op the forward
                         # recorded out of place: eager's backward raises, so this runs eagerly.

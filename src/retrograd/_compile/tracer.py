@@ -165,6 +165,12 @@ class Tracer:
             return
         versioned = op.versioned_params
         if versioned is not None:  # a tensor given there (a loss's target) is a value, never a constant
+            for i in versioned:
+                p = params[i] if i < len(params) else None
+                if isinstance(p, Tensor) and self.outer is None and id(p._data) not in self.values \
+                        and id(p) in self.captured:  # one the function reads from its closure or globals
+                    self.lifted.append(self.captured[id(p)])
+                    self.add_input(p._data)
             params = tuple(p._data if i in versioned and isinstance(p, Tensor) else p for i, p in enumerate(params))
         if any(isinstance(p, np.ndarray) for p in params):
             refs: list[Any] = []
@@ -306,6 +312,12 @@ class Tracer:
             if isinstance(scalar, np.ndarray):
                 args[1] = self.graph.const(scalar)
         return casts
+
+
+def tracing_here() -> bool:
+    """Whether a trace is recording this thread's op calls now."""
+    state = _op.STATE
+    return type(state) is _TracingState and state._tracer.thread == threading.get_ident()
 
 
 def grad_mode_default_dtype() -> Any:

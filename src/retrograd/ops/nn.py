@@ -232,9 +232,10 @@ _log_softmax_backward = _in_float(_log_softmax_backward_full)
 def _plain_arrays(*tensors: Tensor) -> bool:
     """Whether a rule may compute on these tensors' arrays and wrap the result: plain float32/
     float64 arrays of one dtype, and nothing the op call path would add (a node under
-    create_graph, tangents under forward AD, the inference flag)."""
+    create_graph, tangents under forward AD, the inference flag; a compile trace, which records
+    the op calls: ``INFERENCE_CONTEXTS[0]`` alone, as the generated ``apply``'s array path asks)."""
     dtype = tensors[0]._data.dtype
-    if DUAL[0] is not None or (INFERENCE_CONTEXTS[0] and STATE.inference) or dtype not in _FULL_FLOATS:
+    if DUAL[0] is not None or INFERENCE_CONTEXTS[0] or dtype not in _FULL_FLOATS:
         return False
     tracked = STATE.grad_enabled
     for t in tensors:
