@@ -257,7 +257,7 @@ def test_compiled_cross_entropy_gives_eagers_bits_and_errors(reduction: str, dty
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
         np.testing.assert_array_equal(x.grad.numpy(), ex.grad.numpy())
-    assert compiled.breaks == [] and "nll_loss_backward" in compiled.code
+    assert compiled.breaks == [] and "nll_loss_backward" in compiled.code and "log_softmax_nll" in compiled.code
     x = rg.tensor(rng.standard_normal((7, 5)), dtype=dtype, requires_grad=True)
     bad = rg.tensor([0, 1, 2, 3, 4, 5, 0])
     with pytest.raises(IndexError) as got_error:
@@ -287,3 +287,22 @@ def test_log_softmax_backward_is_traced_through_its_op() -> None:
     for _ in range(2):
         compiled(x).backward()
     assert compiled.breaks == [] and "log_softmax_backward" in compiled.code
+
+
+@pytest.mark.parametrize("kwargs", [{"ignore_index": 1}, {"weight": rg.tensor([1.0, 2.0, 0.5], dtype=rg.float64)}, {"reduction": "none"}])
+def test_cross_entropy_cases_outside_the_fused_ones_keep_eagers_values(kwargs: dict[str, Any]) -> None:
+    rng = np.random.default_rng(3)
+
+    def loss(x: Any, y: Any) -> Any:
+        return F.cross_entropy(x, y, **kwargs).sum()
+
+    compiled = rg.compile(loss)
+    for _ in range(3):
+        data, target = rng.standard_normal((6, 3)), rg.tensor(rng.integers(0, 3, 6))
+        x, ex = (rg.tensor(data, requires_grad=True) for _ in range(2))
+        got, want = compiled(x, target), loss(ex, target)
+        got.backward()
+        want.backward()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(x.grad.numpy(), ex.grad.numpy(), rtol=1e-12, atol=1e-15)
+    assert "log_softmax_nll" not in compiled.code

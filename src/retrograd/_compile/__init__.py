@@ -28,7 +28,7 @@ from ..tensor import Tensor
 from .codegen import exec_generated, generate
 from .graph import Graph
 from .guards import Source, any_hooks, fast_guard, named_values, reached_modules, read_source
-from .lowering import lower_backward
+from .lowering import fuse_forward, lower_backward
 from .segments import Segmented, split, target_function
 from .tracer import GraphBreak, Tracer, tracing, tracing_here
 
@@ -705,6 +705,7 @@ class CompiledFunction:
                 fwd_graph.outputs.append(v)
             backward_source, variant_backward = generate(bw_graph, "backward")
         ops = [c.label for c in fwd_graph.calls]
+        fuse_forward(fwd_graph)
         source, forward = generate(fwd_graph, "forward")
         lifted = list(tracer.lifted)
         variant = Variant(forward, source, len(tensors), lifted,
