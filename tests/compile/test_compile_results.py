@@ -59,12 +59,9 @@ def test_view_of_an_output_keeps_its_base_and_in_place_writes_reach_the_gradient
     assert _view_of_output(rg) == _view_of_output(torch)
 
 
-@pytest.mark.xfail(strict=True, reason="known: views of an intermediate the call does not return get no shared "
-                   "base (PyTorch's is that hidden intermediate, an output of its compiled node), so an in-place "
-                   "write through one is missed by the other's gradient; fixing it means returning the "
-                   "intermediate from the generated forward and backward (_compile codegen)")
 def test_two_slices_of_an_unreturned_intermediate_give_eagers_gradients(torch: Any) -> None:
-    # (The first, traced call is eager and right; the later ones give x.grad[1][0] 14, not 18.)
+    # (Their base is the intermediate, a hidden output of the compiled node, as PyTorch's: without
+    # it the later calls gave x.grad[1][0] 14, not 18.)
     def f(x: Any) -> Any:
         y = x * 2
         return y[1:], y[:, 0]

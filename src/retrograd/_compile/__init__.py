@@ -24,6 +24,7 @@ from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
 from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE, no_grad
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input, version_error
 from ..nn.modules.module import Module
+from ..ops.inplace import regenerate_view_grad_fn
 from ..tensor import Tensor
 from .codegen import exec_generated, generate
 from .graph import Graph
@@ -135,13 +136,16 @@ def _check_alias(node: Node, base: Any, value: Any, guard: AliasGuard) -> None:
 
 def _counter_owners(everything: list[Tensor], flat: list[Tensor], out_input: list[int | None]) -> dict[int, tuple[str, int]]:
     """id of each input's and output's version counter (its views and aliases share it) -> the
-    input ("input", index) or output ("output", index) it counts writes of; an input first."""
+    input ("input", index) or output ("output", index) it counts writes of: an input first, then
+    an output that is not a view, then the first view."""
     owners: dict[int, tuple[str, int]] = {}
-    for kind, tensors in (("input", everything), ("output", flat)):
-        for i, t in enumerate(tensors):
-            counter = t._version_counter
-            if counter is not None and (kind == "input" or out_input[i] is None):
-                owners.setdefault(id(counter), (kind, i))
+    for i, t in enumerate(everything):
+        if t._version_counter is not None:
+            owners.setdefault(id(t._version_counter), ("input", i))
+    for i in sorted(range(len(flat)), key=lambda k: flat[k]._base is not None):
+        counter = flat[i]._version_counter
+        if counter is not None and out_input[i] is None:
+            owners.setdefault(id(counter), ("output", i))
     return owners
 
 
@@ -199,6 +203,10 @@ class Variant:
     # "input" or "output", that base's index). They share the base's version counter, as eager's
     # views do, so an in-place write through either is seen by whatever saved the other.
     out_views: list[tuple[int, str, int]] = field(default_factory=list)
+    # Outputs that are views of an intermediate the function does not return (a hidden output
+    # of the node, their ``_base``): their grad_fn is a view node of that base, as PyTorch's
+    # (``AsStridedBackward0``), so that an in-place write through one reaches the other.
+    base_views: list[int] = field(default_factory=list)
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
     runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
 
@@ -274,6 +282,8 @@ class Variant:
             node._saved = tuple(saved)
             for k, kind, i in self.out_views:  # views of inputs and outputs keep their base
                 _set_view_base(flat[k], everything[i] if kind == "input" else flat[i])
+            for k in self.base_views:
+                regenerate_view_grad_fn(flat[k])
         return _rebuild(self.out_spec, flat)
 
     def _straight_line_run(self) -> Callable[[list[Tensor]], Any]:
@@ -309,12 +319,11 @@ class Variant:
                 continue
             outs.append(f"o{k}")
             lines.append(f"    o{k} = _make(r{k})")
-            for view, kind, i in self.out_views:
-                if view == k:
-                    base = names[i] if kind == "input" else outs[i]
-                    lines.append(f"    o{k}._version_counter = {base}._counter()  # a view of {base}")
             if self.inference:
                 lines.append(f"    o{k}._is_inference = True")
+        for view, kind, i in self.out_views:  # (after all outputs exist: a view's base may come later)
+            base = names[i] if kind == "input" else outs[i]
+            lines.append(f"    o{view}._version_counter = {base}._counter()  # a view of {base}")
         if self.backward is not None:
             meta = self.node_meta
             ns["_meta"] = meta
@@ -345,6 +354,9 @@ class Variant:
             for view, kind, i in self.out_views:
                 ns["_set_view_base"] = _set_view_base
                 lines.append(f"        _set_view_base(o{view}, {names[i] if kind == 'input' else outs[i]})")
+            for view in self.base_views:
+                ns["_regenerate"] = regenerate_view_grad_fn
+                lines.append(f"        _regenerate(o{view})  # a view node of its hidden base")
         kind, value = self.out_spec
         if kind == "t":
             lines.append(f"    return {outs[value]}")
@@ -671,7 +683,28 @@ class CompiledFunction:
             # next part as a plain tensor, and an in-place write there would miss its base's history.
             tracer.graph_break("a part of a split function hands on a view, which a later part may write through")
             return None
-        out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        # A view of an intermediate the function does not return: as PyTorch's, its base is that
+        # intermediate, a hidden output of the compiled node (``_rebuild`` leaves it out), and its
+        # grad_fn a view node of it, so an in-place write through one view reaches the others.
+        flat = list(flat)
+        returned = len(flat)
+        hidden: set[int] = set()
+        base_views: list[int] = []
+        for k in range(returned):
+            base = flat[k]._base
+            if base is None or any(x is base for x in everything) or any(x is base for x in flat[:returned]):
+                continue
+            if id(base) not in hidden:
+                v = tracer.values.get(id(base._data))
+                if v is None:
+                    continue
+                hidden.add(id(base))
+                flat.append(base)
+                out_values.append(v)
+                out_input.append(None)
+            base_views.append(k)
+        out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None and k not in base_views
+                    for k, t in enumerate(flat)]
         owners = _counter_owners(everything, flat, out_input)
         out_views = [(k, *owner) for k, t in enumerate(flat) if out_input[k] is None and t._version_counter is not None
                      and (owner := owners[id(t._version_counter)]) != ("output", k)]
@@ -715,6 +748,7 @@ class CompiledFunction:
         variant.inference = bool(STATE.inference)
         variant.alias_guards = alias_guards
         variant.out_views = out_views
+        variant.base_views = base_views
         return variant
 
     def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
