@@ -80,6 +80,27 @@ def test_two_slices_of_an_unreturned_intermediate_give_eagers_gradients(torch: A
     assert run(rg) == run(torch)
 
 
+def test_a_returned_view_written_in_place_and_then_used_gives_eagers_gradient(torch: Any) -> None:
+    # (Before, the view was output 1 of the compiled node and kept that number on the view node
+    # its write made: the backward failed with an IndexError in the engine.)
+    def f(x: Any) -> Any:
+        y = x * 2
+        return y, y[1:]
+
+    def run(lib: Any) -> list[Any]:
+        compiled = lib.compile(f)
+        out = []
+        for _ in range(_CALLS):
+            x = _leaf(lib)
+            a, b = compiled(x)
+            b.mul_(3)
+            (a.sum() + 5 * b.sum()).backward()
+            out.append((b._base is a, a.detach().numpy().tolist(), x.grad.numpy().tolist()))
+        return out
+
+    assert run(rg) == run(torch)
+
+
 def test_no_base_without_a_recorded_node(torch: Any) -> None:
     def f(x: Any) -> Any:
         y = x * 2

@@ -203,9 +203,10 @@ class Variant:
     # "input" or "output", that base's index). They share the base's version counter, as eager's
     # views do, so an in-place write through either is seen by whatever saved the other.
     out_views: list[tuple[int, str, int]] = field(default_factory=list)
-    # Outputs that are views of an intermediate the function does not return (a hidden output
-    # of the node, their ``_base``): their grad_fn is a view node of that base, as PyTorch's
-    # (``AsStridedBackward0``), so that an in-place write through one reaches the other.
+    # Outputs that are views of an input, of an output or of an intermediate the function does
+    # not return (a hidden output of the node): their grad_fn is a view node of that base, as
+    # PyTorch's is the view's own node (here ``AsStridedBackward0``), not an output of the
+    # compiled node, so that an in-place write through one view reaches the others.
     base_views: list[int] = field(default_factory=list)
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
     runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
@@ -703,11 +704,22 @@ class CompiledFunction:
                 out_values.append(v)
                 out_input.append(None)
             base_views.append(k)
-        out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None and k not in base_views
-                    for k, t in enumerate(flat)]
         owners = _counter_owners(everything, flat, out_input)
         out_views = [(k, *owner) for k, t in enumerate(flat) if out_input[k] is None and t._version_counter is not None
                      and (owner := owners[id(t._version_counter)]) != ("output", k)]
+        recorded = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        more = []
+        for k, kind, i in out_views:
+            # A returned view of an input or output gets a view node of it too, not an output of
+            # the compiled node (whose output number its later view node would keep), when the
+            # call records a node for its other outputs.
+            of = everything[i] if kind == "input" else flat[i]
+            root = of if of._base is None else of._base
+            if k not in base_views and flat[k]._base is not None and _within(flat[k]._data, root._data):
+                more.append(k)
+        if any(r and k not in base_views and k not in more for k, r in enumerate(recorded)):
+            base_views += more
+        out_grad = [r and k not in base_views for k, r in enumerate(recorded)]
         graph.outputs = list(out_values)
         fwd_graph = graph
         variant_backward = None
