@@ -376,7 +376,7 @@ def bench_per_sample_grads(cfg: Config, torch: Any) -> list[Row]:
 
 
 def _torch_compiled_step(torch: Any, sizes: tuple[int, ...], batch: int) -> Callable[[], float] | None:
-    """``torch.compile`` of the same model and step, when it runs on this machine (its default
+    """``torch.compile`` of the same loss function and step, when it runs on this machine (its default
     backend needs a C compiler); None when it does not."""
     try:
         run = wl.module_step_lib(torch, sizes, batch, "sgd", compiled=True)
@@ -408,15 +408,16 @@ def bench_compile(cfg: Config, torch: Any) -> list[Row]:
     if torch_compiled is not None:
         runners["torch.compile"] = torch_compiled
     ms = {k: v * 1e3 for k, v in interleaved_medians(runners, cfg.compile_repeats).items()}
-    form = f"MLP {sizes_text(sizes)}, batch {batch}, optim.SGD(momentum=0.9) step, model and opt.step compiled"
+    form = (f"MLP {sizes_text(sizes)}, batch {batch}, optim.SGD(momentum=0.9) step, the loss function (model and "
+            "cross_entropy) and opt.step compiled")
     rows.append(Row(f"13b. {form}", "ms", ms["retrograd"], ms.get("torch"), ms["floor"], "≤ 0.6× PyTorch eager",
                     vs(ms["retrograd"], ms.get("torch"), 0.6, "PyTorch")[1]))
     if "torch.compile" in ms:
-        rows.append(Row("13c. the same, against torch.compile of the same model and step (its ms in the PyTorch column)",
+        rows.append(Row("13c. the same, against torch.compile of the same loss function and step (its ms in the PyTorch column)",
                         "ms", ms["retrograd"], ms["torch.compile"], ms["floor"], "report",
                         f"n/a ({ms['retrograd'] / ms['torch.compile']:.2f}× torch.compile)"))
     else:
-        rows.append(Row("13c. the same, against torch.compile of the same model", "ms", ms["retrograd"], None,
+        rows.append(Row("13c. the same, against torch.compile of the same loss function", "ms", ms["retrograd"], None,
                         ms["floor"], "report", "n/a (torch.compile does not run here)"))
     rows.append(Row("13d. first call of that compiled step (trace, compile, eager run)", "ms", first[0] * 1e3,
                     None, None, "≤ 50 ms", verdict(first[0] * 1e3 / 50, 1.0, f"({first[0] * 1e3:.0f} ms)")[1],

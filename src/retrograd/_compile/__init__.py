@@ -21,15 +21,17 @@ import numpy as np
 
 from ..autograd.engine import _reduce_to, gradient_edge
 from ..autograd.fp_errors import ignore_fp_errors, restore_fp_errors
-from ..autograd.grad_mode import STATE, no_grad
+from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE, no_grad
 from ..autograd.graph import FREED_TYPE, Node, SavedTensor, freed_message, save_input, unpack_input, version_error
 from ..nn.modules.module import Module
+from ..ops.inplace import regenerate_view_grad_fn
 from ..tensor import Tensor
 from .codegen import exec_generated, generate
 from .graph import Graph
-from .guards import fast_guard
+from .guards import Source, any_hooks, fast_guard, named_values, reached_modules, read_source
+from .lowering import fuse_forward, lower_backward
 from .segments import Segmented, split, target_function
-from .tracer import GraphBreak, Tracer, tracing
+from .tracer import GraphBreak, Tracer, tracing, tracing_here
 
 __all__ = ["CompiledFunction", "ExplainOutput", "GraphBreak", "OptimizedModule", "compile", "explain"]
 
@@ -134,13 +136,16 @@ def _check_alias(node: Node, base: Any, value: Any, guard: AliasGuard) -> None:
 
 def _counter_owners(everything: list[Tensor], flat: list[Tensor], out_input: list[int | None]) -> dict[int, tuple[str, int]]:
     """id of each input's and output's version counter (its views and aliases share it) -> the
-    input ("input", index) or output ("output", index) it counts writes of; an input first."""
+    input ("input", index) or output ("output", index) it counts writes of: an input first, then
+    an output that is not a view, then the first view."""
     owners: dict[int, tuple[str, int]] = {}
-    for kind, tensors in (("input", everything), ("output", flat)):
-        for i, t in enumerate(tensors):
-            counter = t._version_counter
-            if counter is not None and (kind == "input" or out_input[i] is None):
-                owners.setdefault(id(counter), (kind, i))
+    for i, t in enumerate(everything):
+        if t._version_counter is not None:
+            owners.setdefault(id(t._version_counter), ("input", i))
+    for i in sorted(range(len(flat)), key=lambda k: flat[k]._base is not None):
+        counter = flat[i]._version_counter
+        if counter is not None and out_input[i] is None:
+            owners.setdefault(id(counter), ("output", i))
     return owners
 
 
@@ -198,6 +203,11 @@ class Variant:
     # "input" or "output", that base's index). They share the base's version counter, as eager's
     # views do, so an in-place write through either is seen by whatever saved the other.
     out_views: list[tuple[int, str, int]] = field(default_factory=list)
+    # Outputs that are views of an input, of an output or of an intermediate the function does
+    # not return (a hidden output of the node): their grad_fn is a view node of that base, as
+    # PyTorch's is the view's own node (here ``AsStridedBackward0``), not an output of the
+    # compiled node, so that an in-place write through one view reaches the others.
+    base_views: list[int] = field(default_factory=list)
     lifted_sources: list[tuple[Any, Any, Any]] = field(default_factory=list)  # where each lifted tensor was read
     runner: Callable[[list[Tensor]], Any] | None = None  # ``run`` as straight-line code, made by its first call
 
@@ -205,7 +215,7 @@ class Variant:
         """Whether each lifted tensor is still what its global or closure name holds (Dynamo
         guards the source): a name rebound to another tensor makes the caller trace again."""
         for t, source in zip(self.lifted, self.lifted_sources):
-            if _read_source(source) is not t:
+            if read_source(source) is not t:
                 return False
         return True
 
@@ -273,6 +283,8 @@ class Variant:
             node._saved = tuple(saved)
             for k, kind, i in self.out_views:  # views of inputs and outputs keep their base
                 _set_view_base(flat[k], everything[i] if kind == "input" else flat[i])
+            for k in self.base_views:
+                regenerate_view_grad_fn(flat[k])
         return _rebuild(self.out_spec, flat)
 
     def _straight_line_run(self) -> Callable[[list[Tensor]], Any]:
@@ -308,12 +320,11 @@ class Variant:
                 continue
             outs.append(f"o{k}")
             lines.append(f"    o{k} = _make(r{k})")
-            for view, kind, i in self.out_views:
-                if view == k:
-                    base = names[i] if kind == "input" else outs[i]
-                    lines.append(f"    o{k}._version_counter = {base}._counter()  # a view of {base}")
             if self.inference:
                 lines.append(f"    o{k}._is_inference = True")
+        for view, kind, i in self.out_views:  # (after all outputs exist: a view's base may come later)
+            base = names[i] if kind == "input" else outs[i]
+            lines.append(f"    o{view}._version_counter = {base}._counter()  # a view of {base}")
         if self.backward is not None:
             meta = self.node_meta
             ns["_meta"] = meta
@@ -344,6 +355,9 @@ class Variant:
             for view, kind, i in self.out_views:
                 ns["_set_view_base"] = _set_view_base
                 lines.append(f"        _set_view_base(o{view}, {names[i] if kind == 'input' else outs[i]})")
+            for view in self.base_views:
+                ns["_regenerate"] = regenerate_view_grad_fn
+                lines.append(f"        _regenerate(o{view})  # a view node of its hidden base")
         kind, value = self.out_spec
         if kind == "t":
             lines.append(f"    return {outs[value]}")
@@ -442,42 +456,10 @@ def _flatten_output(result: Any) -> tuple[Any, list[Tensor]] | None:
     return None
 
 
-_WHOLE: Any = object()  # a source's ``sub`` when the name holds the tensor itself
-
-
-def _captured_tensors(fn: Any) -> dict[int, tuple[Tensor, tuple[Any, Any, Any]]]:
-    """Tensors the function can read without taking them: its closure cells and the globals it
-    names (one level into lists, tuples and dicts), as Dynamo's sources would; each with where
-    it was read, (globals dict and name, or cell and None; index or key into a container, or
-    ``_WHOLE``), for ``_read_source``."""
-    found: dict[int, tuple[Tensor, tuple[Any, Any, Any]]] = {}
-    code = getattr(fn, "__code__", None)
-    values: list[tuple[Any, Any, Any]] = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            values.append((cell.cell_contents, cell, None))
-        except ValueError:
-            continue
-    glob = getattr(fn, "__globals__", {})
-    for name in getattr(code, "co_names", ()):
-        if name in glob:
-            values.append((glob[name], glob, name))
-    for v, holder, name in values:
-        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, (list, tuple)) else ((_WHOLE, v),)
-        for sub, t in items:
-            if isinstance(t, Tensor):
-                found[id(t)] = (t, (holder, name, sub))
-    return found
-
-
-def _read_source(source: tuple[Any, Any, Any]) -> Any:
-    """What a captured tensor's source holds now (None if it no longer resolves)."""
-    holder, name, sub = source
-    try:
-        value = holder.cell_contents if name is None else holder[name]
-        return value if sub is _WHOLE else value[sub]
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
+def _captured_tensors(fn: Any) -> dict[int, tuple[Tensor, Source]]:
+    """Tensors the function can read without taking them (``named_values``: its closure cells,
+    the globals it names...), as Dynamo's sources would, each with where it was read."""
+    return {id(t): (t, source) for t, source in named_values(fn) if isinstance(t, Tensor)}
 
 
 class CompiledFunction:
@@ -505,7 +487,11 @@ class CompiledFunction:
         self.last_segmented: Segmented | None = None  # the latest variant split at its breaks
         self._split = True  # (False for a part of a split function: its source is not its own)
         self._replan: Callable[[list[int | None]], Segmented | None] | None = None
-        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None  # the module's submodules, cached
+        # The modules a call reaches (``guards.reached_modules``) and their submodules, cached:
+        # each submodule with its children, which one compare per call keeps true.
+        self._roots: list[tuple[Module, Source | None]] = []
+        self._mods: list[tuple[Module, tuple[Any, ...]]] | None = None
+        self._mods_roots: list[int] = []  # (the roots ``_mods`` was made for)
         self._fast: Variant | None = None  # the variant of the latest call, tried first by its own guard
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", "compiled")
@@ -538,9 +524,9 @@ class CompiledFunction:
             else:
                 key.append(("c", type(a), a))
         key.append(tuple(sorted(kwargs)))
-        module = self._module
-        if module is not None:
-            self._module_guards(module, tensors, key)
+        roots = self._roots = reached_modules(self._fn, self._module, args)
+        if roots:
+            self._module_guards(roots, tensors, key)
         try:
             frozen = tuple(key)
             hash(frozen)
@@ -548,13 +534,26 @@ class CompiledFunction:
             return None
         return frozen, tensors
 
-    def _module_guards(self, module: Module, tensors: list[Tensor], key: list[Any]) -> None:
-        """The module's parameters and buffers (as ``parameters()``/``buffers()`` order them) and
-        their guards, from a cached list of its submodules that one compare of each submodule's
-        children per call keeps true (``modules()`` walks the tree through generators: tens of µs)."""
+    def _module_guards(self, roots: list[tuple[Module, Source | None]], tensors: list[Tensor], key: list[Any]) -> None:
+        """The reached modules' parameters and buffers (as ``parameters()``/``buffers()`` order
+        them, root after root) and their guards: the roots' identity, every submodule's
+        ``training`` flag, whether a module hook would run, each parameter's and buffer's
+        identity, shape, dtype and ``requires_grad``. The submodules come from a cached list
+        that one compare of each submodule's children per call keeps true (``modules()`` walks
+        the tree through generators: tens of µs)."""
         mods = self._mods
-        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods):
-            mods = self._mods = [(m, tuple(m._modules.values())) for m in module.modules()]
+        if mods is None or any(tuple(m._modules.values()) != kids for m, kids in mods) \
+                or self._mods_roots != [id(r) for r, _ in roots]:
+            walked: set[int] = set()
+            mods = self._mods = []
+            for root, _ in roots:
+                for m in root.modules():
+                    if id(m) not in walked:
+                        walked.add(id(m))
+                        mods.append((m, tuple(m._modules.values())))
+            self._mods_roots = [id(r) for r, _ in roots]
+        key.append(tuple(id(r) for r, _ in roots))
+        key.append(any_hooks(mods))
         seen: set[int] = set()
         for m, _ in mods:
             for p in m._parameters.values():
@@ -572,6 +571,8 @@ class CompiledFunction:
         key.append(tuple(m.training for m, _ in mods))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if INFERENCE_CONTEXTS[0] and tracing_here():  # called by a function being traced: inlined in its graph
+            return self._fn(*args, **kwargs)
         fast = self._fast
         if fast is not None and not kwargs:
             flat = fast.guard(args)
@@ -604,7 +605,7 @@ class CompiledFunction:
         if kwargs:
             return
         if variant.guard is None:
-            variant.guard = fast_guard(self._module, self._mods, args, tensors, variant.lifted) or False
+            variant.guard = fast_guard(self._roots, self._mods, args, tensors, variant.lifted) or False
         self._fast = variant if variant.guard else None
 
     def _note(self, reason: str) -> None:
@@ -614,6 +615,11 @@ class CompiledFunction:
             self.breaks.append(reason)
 
     def _trace(self, key: Any, tensors: list[Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self._roots and self._mods is not None and any_hooks(self._mods):
+            # The trace would run the hooks once; the generated code would never run them again.
+            self._note("a module the function calls has forward or backward hooks: the call runs eagerly")
+            self._cache[key] = _EAGER
+            return self._fn(*args, **kwargs)
         start = time.perf_counter()
         tracer = Tracer(self.fullgraph)
         for t in tensors:
@@ -678,10 +684,42 @@ class CompiledFunction:
             # next part as a plain tensor, and an in-place write there would miss its base's history.
             tracer.graph_break("a part of a split function hands on a view, which a later part may write through")
             return None
-        out_grad = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        # A view of an intermediate the function does not return: as PyTorch's, its base is that
+        # intermediate, a hidden output of the compiled node (``_rebuild`` leaves it out), and its
+        # grad_fn a view node of it, so an in-place write through one view reaches the others.
+        flat = list(flat)
+        returned = len(flat)
+        hidden: set[int] = set()
+        base_views: list[int] = []
+        for k in range(returned):
+            base = flat[k]._base
+            if base is None or any(x is base for x in everything) or any(x is base for x in flat[:returned]):
+                continue
+            if id(base) not in hidden:
+                v = tracer.values.get(id(base._data))
+                if v is None:
+                    continue
+                hidden.add(id(base))
+                flat.append(base)
+                out_values.append(v)
+                out_input.append(None)
+            base_views.append(k)
         owners = _counter_owners(everything, flat, out_input)
         out_views = [(k, *owner) for k, t in enumerate(flat) if out_input[k] is None and t._version_counter is not None
                      and (owner := owners[id(t._version_counter)]) != ("output", k)]
+        recorded = [t._requires_grad and t._grad_fn is not None and out_input[k] is None for k, t in enumerate(flat)]
+        more = []
+        for k, kind, i in out_views:
+            # A returned view of an input or output gets a view node of it too, not an output of
+            # the compiled node (whose output number its later view node would keep), when the
+            # call records a node for its other outputs.
+            of = everything[i] if kind == "input" else flat[i]
+            root = of if of._base is None else of._base
+            if k not in base_views and flat[k]._base is not None and _within(flat[k]._data, root._data):
+                more.append(k)
+        if any(r and k not in base_views and k not in more for k, r in enumerate(recorded)):
+            base_views += more
+        out_grad = [r and k not in base_views for k, r in enumerate(recorded)]
         graph.outputs = list(out_values)
         fwd_graph = graph
         variant_backward = None
@@ -712,6 +750,7 @@ class CompiledFunction:
                 fwd_graph.outputs.append(v)
             backward_source, variant_backward = generate(bw_graph, "backward")
         ops = [c.label for c in fwd_graph.calls]
+        fuse_forward(fwd_graph)
         source, forward = generate(fwd_graph, "forward")
         lifted = list(tracer.lifted)
         variant = Variant(forward, source, len(tensors), lifted,
@@ -721,6 +760,7 @@ class CompiledFunction:
         variant.inference = bool(STATE.inference)
         variant.alias_guards = alias_guards
         variant.out_views = out_views
+        variant.base_views = base_views
         return variant
 
     def _trace_backward(self, tracer: Tracer, tensors: list[Tensor], flat: list[Tensor],
@@ -797,7 +837,7 @@ class CompiledFunction:
                         tracer.graph_break(f"backward node {node.name()} has hooks or is not an op's node")
                         return None
                     try:
-                        results = node.apply(grads)
+                        results = lower_backward(tracer, node, grads) or node.apply(grads)
                     except RuntimeError as error:
                         # A value the rule saved was overwritten by an in-place op the forward
                         # recorded out of place: eager's backward raises, so this runs eagerly.

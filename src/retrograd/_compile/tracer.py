@@ -166,6 +166,12 @@ class Tracer:
             return
         versioned = op.versioned_params
         if versioned is not None:  # a tensor given there (a loss's target) is a value, never a constant
+            for i in versioned:
+                p = params[i] if i < len(params) else None
+                if isinstance(p, Tensor) and self.outer is None and id(p._data) not in self.values \
+                        and id(p) in self.captured:  # one the function reads from its closure or globals
+                    self.lifted.append(self.captured[id(p)])
+                    self.add_input(p._data)
             # (an index key of several items holds its tensors: as arrays too, ``shape.key_arrays``)
             params = tuple(_shape.key_arrays(p) if i in versioned else p for i, p in enumerate(params))
         if any(isinstance(p, np.ndarray) for p in params):
@@ -308,6 +314,12 @@ class Tracer:
             if isinstance(scalar, np.ndarray):
                 args[1] = self.graph.const(scalar)
         return casts
+
+
+def tracing_here() -> bool:
+    """Whether a trace is recording this thread's op calls now."""
+    state = _op.STATE
+    return type(state) is _TracingState and state._tracer.thread == threading.get_ident()
 
 
 def grad_mode_default_dtype() -> Any:

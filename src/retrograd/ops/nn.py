@@ -233,11 +233,12 @@ _log_softmax_backward = _in_float(_log_softmax_backward_full)
 def _plain_arrays(*tensors: Tensor) -> bool:
     """Whether a rule may compute on these tensors' arrays and wrap the result: plain float32/
     float64 arrays of one dtype, and nothing the op call path would add (a node under
-    create_graph, a tangent under forward AD, the inference flag). Inside a forward-AD level,
-    tensors without a tangent at it give the ops' outputs none either (the root gradient of
-    forward over reverse, which reaches the loss's rules)."""
+    create_graph, a tangent under forward AD, the inference flag; a compile trace, which records
+    the op calls: ``INFERENCE_CONTEXTS[0]`` alone, as the generated ``apply``'s array path asks).
+    Inside a forward-AD level, tensors without a tangent at it give the ops' outputs none either
+    (the root gradient of forward over reverse, which reaches the loss's rules)."""
     dtype = tensors[0]._data.dtype
-    if (INFERENCE_CONTEXTS[0] and STATE.inference) or dtype not in _FULL_FLOATS:
+    if INFERENCE_CONTEXTS[0] or dtype not in _FULL_FLOATS:
         return False
     tracked = STATE.grad_enabled
     level = DUAL[0]
