@@ -235,11 +235,7 @@ def new_counter(tensor: Tensor) -> VersionCounter:
     """Give ``tensor`` its version counter (made on first need). If its node saved it as a fresh
     output before it had one (``save_output``), that saved value shares the counter from now on:
     see "Saved outputs" in docs/architecture.md."""
-    # (``VersionCounter()`` without its ``__init__`` frame: a fresh counter per saved or viewed
-    # intermediate, some ten of them in each backward recorded with create_graph)
-    counter = tensor._version_counter = _new(VersionCounter)
-    counter.value = 0
-    counter.sites = counter.mark = counter.marks = None
+    counter = tensor._version_counter = VersionCounter()
     fn = tensor._grad_fn
     if fn is not None:
         data = tensor._data
