@@ -150,7 +150,7 @@ def test_the_mlp_hvp_second_backward_runs_its_rules_on_arrays(torch: Any) -> Non
     dot = _mlp_hvp_dot(rg, params, [rg.tensor(v) for v in vectors], rg.tensor(x), rg.tensor(y))
     kinds = {type(n).__name__ for n in _nodes([dot]) if _has_array_rules(n)}
     assert {"MmBackward0", "MulBackward0", "TBackward0", "SumBackward0", "SumBackward1", "ViewBackward0",
-            "ReluBackward0", "ThresholdBackwardBackward0"} <= kinds
+            "ReluBackward0", "ThresholdBackwardBackward0", "LogSoftmaxBackwardDataBackward0"} <= kinds
     # Every such node of the graph takes the array path in a plain backward...
     rng = np.random.default_rng(0)
     for node in _nodes([dot]):

@@ -536,3 +536,21 @@ def test_sum_all_matches_pytorch(torch: Any, dtype: str, general_sums: list[int]
     typed, ref_typed = rg.tensor(x).sum(dtype=rg.float64), torch.tensor(x).sum(dtype=torch.float64)
     assert str(typed.dtype) == str(ref_typed.dtype)
     np.testing.assert_allclose(typed.numpy(), ref_typed.numpy(), rtol=1e-6)
+
+
+def test_log_softmax_second_backward_on_arrays_sums_a_long_axis_as_the_tensor_formula() -> None:
+    # float32 over a long strided axis: Tensor.sum adds it up in two levels (PyTorch's cascade,
+    # ops/reduce._cascade_sum), and the array form must too, to give the formula's bits.
+    rng = np.random.default_rng(6)
+    shape = (3000, 3)
+    gg, grad = (rg.tensor(rng.standard_normal(shape).astype(np.float32)) for _ in range(2))
+    result = rg.tensor(nn_ops._log_softmax((rng.standard_normal(shape) * 3).astype(np.float32), 0))
+    arrays = nn_ops._log_softmax_backward_result_grad(gg, grad, result, 0)
+    formula = -gg * result.exp() * grad.sum(0, keepdim=True)
+    np.testing.assert_array_equal(arrays.numpy(), formula.numpy())
+    node = nn_ops.log_softmax_backward(grad.requires_grad_(), result.requires_grad_(), 0).grad_fn
+    with rg.no_grad():
+        on_arrays = node.apply([gg])
+    via_ops = (gg - (gg * result.exp()).sum(0, keepdim=True), formula)
+    for a, b in zip(on_arrays, via_ops):
+        np.testing.assert_array_equal(a.numpy(), b.detach().numpy())

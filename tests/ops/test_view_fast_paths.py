@@ -168,3 +168,38 @@ def test_make_dual_and_unpack_dual_views_match_pytorch(torch: Any) -> None:
             results.append((dual._is_view(), dual._base is primal, dual.stride(), out._is_view(),
                             unpacked.tangent.numpy().tolist(), dual._version == primal._version))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize(("name", "make", "writable"), _VIEWS, ids=[v[0] for v in _VIEWS])
+def test_a_views_edge_is_gradient_edges_before_and_after_a_write(torch: Any, name: str, make: Callable[[Any], Any],
+                                                                 writable: bool) -> None:
+    # The recording paths' ``_edge`` takes a view's own node inline while its base is unwritten
+    # since; after a write it must be ``gradient_edge``'s (the view's node remade from the base).
+    from retrograd.autograd.engine import gradient_edge
+    from retrograd.ops.op import _edge
+
+    for leaf_base in (True, False):
+        leaf = rg.arange(24.0).reshape(4, 1, 6).requires_grad_()
+        base = leaf if leaf_base else leaf * 1.0
+        view = make(base)
+        if view.grad_fn is None:  # (a shape that already fits: the base itself)
+            continue
+        assert _edge(view) == gradient_edge(view)
+        assert _edge(view)[0] is view.grad_fn
+        if not writable or leaf_base:  # (a leaf that requires grad refuses in-place writes)
+            continue
+        with rg.no_grad():
+            base.mul_(2.0)
+        fresh = _edge(view)
+        assert fresh == gradient_edge(view)
+        assert fresh[0] is view.grad_fn
+        if view._base is not None:  # (a reshape that copies is no view: its node stays)
+            assert fresh[0].name() == "AsStridedBackward0"
+        (g,) = rg.autograd.grad((view * view).sum(), leaf)
+        tleaf = torch.arange(24.0).reshape(4, 1, 6).requires_grad_()
+        tbase = tleaf * 1.0
+        tview = make(tbase)
+        with torch.no_grad():
+            tbase.mul_(2.0)
+        (ref,) = torch.autograd.grad((tview * tview).sum(), tleaf)
+        np.testing.assert_array_equal(g.numpy(), ref.numpy())

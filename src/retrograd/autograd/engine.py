@@ -16,10 +16,21 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .anomaly_mode import ANOMALY, run_node
+from .forward_ad import DUAL
 from .fp_errors import ignore_fp_errors, restore_fp_errors
-from .grad_mode import STATE
-from .graph import ACCUMULATE_LOCK, COLLECTOR_GUARD, LEAF_SEQUENCE_NR, AccumulateGrad, Node, released_marker
+from .grad_mode import INFERENCE_CONTEXTS, STATE
+from .graph import (
+    ACCUMULATE_LOCK,
+    COLLECTOR_GUARD,
+    LEAF_SEQUENCE_NR,
+    AccumulateGrad,
+    Node,
+    _tensor_class,
+    released_marker,
+)
 
 if TYPE_CHECKING:
     from ..tensor import Tensor
@@ -173,9 +184,49 @@ def _needed_nodes(parents: dict[Node, list[Node]], roots: list[Node], targets: s
     return needed
 
 
+# The dtypes whose gradients the engine may add up or reduce on their arrays (``_sum_of``,
+# ``_reduce_to``): those of the generated ``apply``'s array rules (ops/op.py), for which NumPy's
+# add is exactly what the ``add`` and ``sum_to_size`` ops compute.
+PLAIN_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+_ndarray = np.ndarray
+_Tensor: Any = None  # the Tensor class, once a shortcut below has asked for it (it is above this layer)
+
+
+def _sum_of(cur: Tensor, g: Tensor) -> Tensor:
+    """``cur + g``: two gradients for one output, added up. Where the add would record nothing
+    and carry no tangent (grad mode off, as in a backward without create_graph; no forward-AD
+    level; no inference mode, whose outputs are marked) and both are plain tensors of one shape
+    and float dtype, NumPy's add of their arrays, wrapped: what the ``add`` op computes, without
+    its dispatch (the second backward of a Hessian-vector product adds up a dozen gradients)."""
+    a, b = cur._data, g._data
+    if (not STATE.grad_enabled and type(a) is _ndarray and type(b) is _ndarray and a.dtype is b.dtype
+            and a.dtype in PLAIN_FLOATS and a.shape == b.shape and DUAL[0] is None and not INFERENCE_CONTEXTS[0]):
+        tensor = _Tensor or _tensor_type()
+        if type(cur) is tensor and type(g) is tensor:
+            try:
+                return tensor._make(np.add(a, b))  # type: ignore[no-any-return]
+            except RuntimeWarning:  # (warnings made errors outside the pass's quiet state: the op is quiet)
+                pass
+    return cur + g
+
+
+def _tensor_type() -> Any:
+    global _Tensor
+    _Tensor = _tensor_class()
+    return _Tensor
+
+
 def _reduce_to(grad: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
     """``grad`` summed over broadcast dimensions and cast, to match the output it is for."""
-    if grad._data.shape != shape:
+    data = grad._data
+    if data.shape != shape:
+        if (not STATE.grad_enabled and shape and type(data) is _ndarray and data.dtype is dtype and dtype in PLAIN_FLOATS
+                and type(grad) is (_Tensor or _tensor_type()) and DUAL[0] is None and not INFERENCE_CONTEXTS[0]):
+            # A gradient to reduce where nothing is recorded (as in ``_sum_of``): for leading dims
+            # (a broadcast bias's), ``sum_to_size``'s forward (ops/reduce._sum_to) on the array.
+            lead = data.ndim - len(shape)
+            if lead > 0 and data.shape[lead:] == shape:
+                return _Tensor._make(np.add.reduce(data, axis=0 if lead == 1 else tuple(range(lead))))  # type: ignore[no-any-return]
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
         if grad._data.dtype.kind == "c" and dtype.kind != "c":
@@ -269,7 +320,7 @@ def run_backward(
             if buf is None:
                 buf = buffers[fn] = [None] * fn.num_outputs
             cur = buf[nr]
-            buf[nr] = g if cur is None else cur + g
+            buf[nr] = g if cur is None else _sum_of(cur, g)
 
         root_nodes = list(buffers)
         if inputs is None:
@@ -389,18 +440,18 @@ def run_backward(
                         unsettled.append(nxt)
                     if g is not None:
                         cur = buf[nr]
-                        buf[nr] = g if cur is None else cur + g
+                        buf[nr] = g if cur is None else _sum_of(cur, g)
                     continue
                 elif nxt is following:  # another gradient for the node that runs next
                     if g is not None:
                         cur = following_grads[nr]
-                        following_grads[nr] = g if cur is None else cur + g
+                        following_grads[nr] = g if cur is None else _sum_of(cur, g)
                     continue
                 elif buffers and nxt in buffers:  # another gradient for a node in the heap
                     if g is not None:
                         buf = buffers[nxt]
                         cur = buf[nr]
-                        buf[nr] = g if cur is None else cur + g
+                        buf[nr] = g if cur is None else _sum_of(cur, g)
                     continue
                 else:  # its first gradient: it waits in the heap, or runs next
                     count = 0
@@ -442,7 +493,7 @@ def run_backward(
                             buf[nr] = g
                     else:
                         cur = buf[nr]
-                        buf[nr] = g if cur is None else cur + g
+                        buf[nr] = g if cur is None else _sum_of(cur, g)
                 if count == 0:
                     # Two ready nodes: the one handed over stays so while it still runs first
                     # (a strictly higher sequence number: no tie for the heap to break), else

@@ -264,28 +264,47 @@ def _log_softmax_grad(grad: Tensor, result: Tensor, dim: int) -> Tensor:
     return log_softmax_backward(grad, result, dim)  # type: ignore[no-any-return]
 
 
-# PyTorch's fused backward of log_softmax, g - exp(y) * sum(g); differentiable again through
-# its own rules (vjp w.r.t. g: gg - sum(gg * exp(y)); w.r.t. y: -gg * exp(y) * sum(g)).
-log_softmax_backward: Op = Op(
-    "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
-    inputs=("grad", "result"), params=("dim",), dtype="promote",
-    grads=(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
-           lambda gg, grad, result, dim: _log_softmax_backward_result_grad(gg, grad, result, dim)),
-    jvp=_log_softmax_backward_jvp)
+def _keepdim_sum(x: np.ndarray, dim: int) -> np.ndarray:
+    """``x.sum(dim, keepdim=True)``'s forward on an array (``reduce._sum``, the dim normalised as
+    ``Tensor.sum`` does it): the array rules below compute what their tensor rules' ops compute."""
+    return _R._sum(x, _R.normalize_dims(dim, x.ndim), True, None)
+
+
+def _log_softmax_backward_grad_arrays(gg: np.ndarray, result: np.ndarray, dim: int) -> np.ndarray:
+    # gg - sum(gg * exp(result)), as its rule's ops compute it.
+    return np.subtract(gg, _keepdim_sum(np.multiply(gg, np.exp(result)), dim))  # type: ignore[no-any-return]
+
+
+def _log_softmax_backward_result_grad_arrays(gg: np.ndarray, grad: np.ndarray, result: np.ndarray,
+                                             dim: int) -> np.ndarray:
+    # -gg * exp(result) * sum(grad), as its rule's ops compute it.
+    return np.multiply(np.multiply(np.negative(gg), np.exp(result)), _keepdim_sum(grad, dim))  # type: ignore[no-any-return]
 
 
 def _log_softmax_backward_result_grad(gg: Tensor, grad: Tensor, result: Tensor, dim: int) -> Tensor:
     """``-gg * exp(result) * sum(grad)``: the rule of the second backward of every cross entropy
-    (a Hessian-vector product); on the arrays, the same operations, when there is no graph."""
-    if _plain_arrays(gg, grad, result) and result._data.ndim:
+    (a Hessian-vector product); on the arrays, the same operations, when there is no graph (the
+    generated ``apply`` decides that first; this test serves other callers)."""
+    if _plain_arrays(gg, grad, result):
         try:
-            out = np.negative(gg._data)
-            out *= np.exp(result._data)
-            out *= np.add.reduce(grad._data, axis=dim, keepdims=True)
-            return _make(out)
+            return _make(np.asarray(_log_softmax_backward_result_grad_arrays(gg._data, grad._data, result._data, dim)))
         except RuntimeWarning:  # (an overflow: the tensor ops run it quietly)
             pass
     return -gg * result.exp() * grad.sum(dim, keepdim=True)  # type: ignore[no-any-return]
+
+
+# PyTorch's fused backward of log_softmax, g - exp(y) * sum(g); differentiable again through
+# its own rules (vjp w.r.t. g: gg - sum(gg * exp(y)); w.r.t. y: -gg * exp(y) * sum(g)), each
+# with its array form: both run in the second backward of every cross entropy.
+log_softmax_backward: Op = Op(
+    "log_softmax_backward", _log_softmax_backward, node="LogSoftmaxBackwardDataBackward0",
+    inputs=("grad", "result"), params=("dim",), dtype="promote",
+    grads=(with_array_rule(lambda gg, result, dim: gg - (gg * result.exp()).sum(dim, keepdim=True),
+                           _log_softmax_backward_grad_arrays),
+           with_array_rule(lambda gg, grad, result, dim: _log_softmax_backward_result_grad(gg, grad, result, dim),
+                           _log_softmax_backward_result_grad_arrays)),
+    jvp=_log_softmax_backward_jvp)
+
 
 def _log_softmax_grad_tangent(tangents: Any, grad: np.ndarray, result: np.ndarray, dim: int) -> Any:
     # What ``log_softmax_backward``'s JVP computes for the rule's result, the same function.

@@ -1006,8 +1006,15 @@ def inherit_view_meta(source: Tensor, views: Sequence[Tensor], multi: bool) -> N
 
 
 def _edge(x: Tensor) -> tuple[Any, int]:
+    """``gradient_edge(x)`` for a tracked input, its common cases inline: an op's output, and a
+    view whose base was not written since the view was made (``w.t()`` into ``linear``'s addmm,
+    the transposes every backward rule of a product records)."""
     fn = x._grad_fn
     if fn is None or x._base is not None:
+        if fn is not None:
+            counter = x._version_counter  # (a view shares its base's, made with the view)
+            if counter is not None and x._view_version == counter.value:
+                return (fn, x._output_nr)
         return gradient_edge(x)  # type: ignore[return-value]
     return (fn, x._output_nr)
 
