@@ -28,7 +28,7 @@ from . import reduce as _R
 from . import shape as _S
 from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
-from .op import Op, apply, with_array_rule
+from .op import Op, apply, prerun, with_array_rule
 from .op import versioned_array as _array
 from .saved_attrs import derived
 from .shape import cat
@@ -110,6 +110,9 @@ def _log_softmax_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> A
             return [Tensor._make(np.asarray(ta - np.add.reduce(ta * np.exp(result._data), axis=dim, keepdims=True)))]
         except RuntimeWarning:  # (as in ``_softmax_jvp``)
             pass
+    if type(dim) is int and 0 <= dim < result._data.ndim:  # (the sum's own path: what ``Tensor.sum``
+        # runs after normalising ``dim``, which here costs as much as the recording; same node)
+        return [t - _R.sum_dim.unary(t * result.exp(), (dim,), True, None)]
     return [t - (t * result.exp()).sum(dim, keepdim=True)]
 
 
@@ -1489,7 +1492,38 @@ def _nll_loss_grad_plain(grad: Tensor, self_shape: tuple[int, ...], self_dtype: 
 # The target and class weights are read again by backward: the node keeps them with their
 # versions, and refuses them changed in place (``versioned=``), as PyTorch does.
 _NLL_PARAMS = ("target", "weight", "reduction", "ignore_index")
-nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,), jvp="linear",
+def _nll_loss_jvp(tangents: Any, inputs: Any, params: Any, outputs: Any) -> Any:
+    """``nll_loss`` is linear in its input: the tangent is ``nll_loss`` of the input's tangent.
+    Where ``nll_of_checked_targets`` gives it on the arrays, the node is recorded around that
+    value (``prerun``): the bits and the node of the op's own call, without its target checks."""
+    (t,) = tangents
+    value = nll_of_checked_targets(t, *params)
+    if value is None:
+        return [apply(nll_loss, (t, *params))]
+    if t._requires_grad and STATE.grad_enabled:
+        return [prerun(nll_loss)(t, value, *params)]
+    return [Tensor._make(value)]
+
+
+def nll_of_checked_targets(x: Tensor, target: Any, weight: Any, reduction: str, ignore_index: int) -> Any:
+    """``nll_loss(x, target)``'s array (mean or sum) in cross-entropy's case: (N, C) float32/float64
+    scores, no class weights, and the targets a forward has just checked (``CHECKED_TARGETS``:
+    all in [0, C), none the ignored index), which are picked straight away; None otherwise."""
+    data = x._data
+    if not (weight is None and reduction != "none" and type(data) is np.ndarray and data.ndim == 2
+            and data.dtype in _FULL_FLOATS and type(target) is Tensor):
+        return None
+    checked, classes, version = CHECKED_TARGETS[0]
+    rows = data.shape[0]
+    if not (checked is target._data and classes == data.shape[1] and rows == len(checked) and rows
+            and not 0 <= ignore_index < classes and version == _version(target)):
+        return None
+    total = np.add.reduce(data[_rows(rows), checked])  # -sum(-p) is sum(p) negated, bit for bit
+    return np.asarray(-total / rows if reduction == "mean" else -total, data.dtype)
+
+
+nll_loss = Op("nll_loss", _nll_loss, node="NllLossBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,),
+              jvp=_nll_loss_jvp,
               versioned=("target", "weight"))
 nll_loss2d = Op("nll_loss2d", _nll_loss, node="NllLoss2DBackward0", params=_NLL_PARAMS, grads=(_nll_loss_grad,),
                 jvp="linear", versioned=("target", "weight"))
