@@ -52,7 +52,7 @@ def test_watchdog_times_each_call_not_a_run_of_calls_nor_idle_time() -> None:
     shorter timeout than the world's is aborted after the group's timeout, not the world's."""
     import time
 
-    assert_all_ok(launch(2, "watchdog_quiet", "1", timeout=120, worker=WORKER), "watchdog_quiet", 2)
+    assert_all_ok(launch(2, "watchdog_quiet", "3", timeout=120, worker=WORKER), "watchdog_quiet", 2)
     started = time.monotonic()
     result = launch(2, "watchdog_group_stuck", "60", timeout=60, worker=WORKER)
     assert result.returncode != 0
