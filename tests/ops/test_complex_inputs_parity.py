@@ -89,3 +89,77 @@ def test_complex_inputs_behave_as_in_pytorch(torch: Any, name: str, dtype: str) 
 
     assert outcome(rg) == outcome(torch)
 
+
+# -- ops PyTorch runs on complex numbers: values and gradients -------------------------------
+_INF, _NAN = float("inf"), float("nan")
+# Special values pairwise: infinite and NaN parts, huge real parts either side, zero.
+_SPECIAL = [complex(_INF, 1), complex(-_INF, 2), complex(_NAN, 0), complex(0, _NAN), 1 + 1j, complex(_INF, 0),
+            complex(-_INF, 0), -1e30 + 1j, 1e30 - 1j, 0j, 2.5 - 3j]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_logaddexp_of_complex_values_is_pytorchs(torch: Any, dtype: str) -> None:
+    def run(lib: Any) -> np.ndarray:
+        a = lib.tensor([x for x in _SPECIAL for _ in _SPECIAL], dtype=getattr(lib, dtype))
+        b = lib.tensor([y for _ in _SPECIAL for y in _SPECIAL], dtype=getattr(lib, dtype))
+        out = lib.logaddexp(a, b)
+        assert str(out.dtype).split(".")[-1] == dtype
+        return np.asarray(out.numpy())
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-6, equal_nan=True)
+
+
+_HOLOMORPHIC: dict[str, Any] = {
+    "logaddexp": (lambda L, a, b, c: L.logaddexp(a, b)),
+    "logaddexp_method": (lambda L, a, b, c: a.logaddexp(b)),
+    "lerp_scalar": (lambda L, a, b, c: L.lerp(a, b, 0.3)),
+    "lerp_scalar_far": (lambda L, a, b, c: L.lerp(a, b, 0.8)),
+    "lerp_complex_weight": (lambda L, a, b, c: L.lerp(a, b, 0.3 + 0.4j)),
+    "lerp_tensor": (lambda L, a, b, c: L.lerp(a, b, c)),
+    "lerp_method": (lambda L, a, b, c: a.lerp(b, c * 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HOLOMORPHIC))
+def test_complex_results_and_gradients_match_pytorch(torch: Any, name: str) -> None:
+    rng = np.random.default_rng(7)
+    values = [rng.normal(size=4) + 1j * rng.normal(size=4) for _ in range(3)]
+    upstream = rng.normal(size=4) + 1j * rng.normal(size=4)
+
+    def run(lib: Any) -> list[np.ndarray]:
+        xs = [lib.tensor(v, dtype=lib.complex128, requires_grad=True) for v in values]
+        out = _HOLOMORPHIC[name](lib, *xs)
+        grads = lib.autograd.grad(out, xs, lib.tensor(upstream), allow_unused=True)
+        return [np.asarray(out.detach().numpy())] + [np.zeros(4) if g is None else g.numpy() for g in grads]
+
+    for ours, theirs in zip(run(rg), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(_HOLOMORPHIC))
+def test_complex_gradients_pass_gradcheck(name: str) -> None:
+    rng = np.random.default_rng(3)
+    xs = [rg.tensor(rng.normal(size=3) + 1j * rng.normal(size=3), dtype=rg.complex128, requires_grad=True)
+          for _ in range(3)]
+
+    def fn(a: Any, b: Any, c: Any) -> Any:
+        return _HOLOMORPHIC[name](rg, a, b, c)
+
+    assert rg.autograd.gradcheck(fn, xs)
+    assert rg.autograd.gradgradcheck(fn, xs)
+
+
+_LERP_DTYPES: dict[str, Any] = {
+    "complex_weight_real_tensors": lambda L: L.lerp(L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0]), 0.3 + 0.1j),
+    "complex_weight_without_imaginary": lambda L: L.lerp(L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0]), 0.3 + 0j),
+    "complex_end": lambda L: L.lerp(L.tensor([1.0, 2.0]), L.tensor([1j, 2 + 0j]), 0.3),
+    "real_weight_tensor": lambda L: L.lerp(L.tensor([1j, 2 + 0j]), L.tensor([1j, 2 + 0j]), L.tensor([0.3, 0.7])),
+    "in_place": lambda L: L.tensor([1j, 2 + 0j]).lerp_(L.tensor([3j, 1 + 0j]), 0.6),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LERP_DTYPES))
+def test_lerp_mixing_complex_and_real_is_pytorchs(torch: Any, name: str) -> None:
+    assert _outcome(lambda: _LERP_DTYPES[name](rg)) == _outcome(lambda: _LERP_DTYPES[name](torch))
+
