@@ -163,3 +163,40 @@ _LERP_DTYPES: dict[str, Any] = {
 def test_lerp_mixing_complex_and_real_is_pytorchs(torch: Any, name: str) -> None:
     assert _outcome(lambda: _LERP_DTYPES[name](rg)) == _outcome(lambda: _LERP_DTYPES[name](torch))
 
+
+# -- torch.cross's out= ------------------------------------------------------------------------
+def _cross_out_cases(lib: Any) -> list[Any]:
+    a = lib.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])
+    b = lib.tensor([[0.5, -1.0, 2.0], [3.0, 1.0, -2.0]])
+    z = a.to(lib.complex64) * 1j
+    return [
+        lambda: lib.cross(a, b, dim=1, out=lib.empty(2, 3)),
+        lambda: lib.cross(a, b, 1, out=lib.empty(0)),
+        lambda: lib.cross(a, b, dim=1, out=lib.empty(3, 2).t()),
+        lambda: lib.cross(a, b, dim=0, out=lib.empty(2, 3)),
+        lambda: lib.cross(a, b, dim=1, out=lib.empty(2, 3, dtype=lib.float64)),
+        lambda: lib.cross(a.clone().requires_grad_(), b, dim=1, out=lib.empty(2, 3)),
+        lambda: lib.cross(a, b, dim=1, out=lib.empty(2, 3, requires_grad=True)),
+        lambda: lib.cross(a, b, out=lib.empty(2, 3)),  # (no dim: the first of size 3, and no warning)
+        lambda: lib.cross(a, b, dim=1, out=3),
+        lambda: lib.cross(a, b),  # (no dim, no out: PyTorch's deprecation warning)
+        lambda: lib.cross(z, b.to(lib.complex64), dim=1, out=lib.empty(2, 3, dtype=lib.complex64)),
+    ]
+
+
+def test_cross_writes_out_as_pytorch(torch: Any) -> None:
+    import warnings
+
+    def run(lib: Any) -> list[Any]:
+        results: list[Any] = []
+        for case in _cross_out_cases(lib):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                results.append(_outcome(case))
+            results.append([str(w.message).split(" (Triggered")[0] for w in caught])
+        out = lib.empty(2, 3)
+        result = lib.cross(lib.ones(2, 3), lib.tensor([[0.0, 1.0, 0.0]] * 2), dim=1, out=out)
+        results.append((result is out, out.tolist()))
+        return results
+
+    assert run(rg) == run(torch)
