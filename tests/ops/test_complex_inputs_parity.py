@@ -200,3 +200,28 @@ def test_cross_writes_out_as_pytorch(torch: Any) -> None:
         return results
 
     assert run(rg) == run(torch)
+
+
+# -- angle and isreal of complex tensors --------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_angle_and_isreal_of_complex_tensors_are_pytorchs(torch: Any, dtype: str) -> None:
+    def run(lib: Any) -> list[Any]:
+        z = lib.tensor([1.5 + 2j, -3 - 1j, 0j, 2 + 0j, -2 + 0j, complex(float("nan"), 1), 0.25j],
+                       dtype=getattr(lib, dtype))
+        return [_outcome(lambda: lib.angle(z)), _outcome(lambda: z.angle()), _outcome(lambda: lib.isreal(z))]
+
+    assert repr(run(rg)) == repr(run(torch))
+
+
+def test_angle_gradient_of_complex_input_is_pytorchs(torch: Any) -> None:
+    values = [1.5 + 2j, -3 - 1j, 0j, 2 + 0j, -0.5j]
+
+    def run(lib: Any) -> np.ndarray:
+        z = lib.tensor(values, dtype=lib.complex128, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.angle(z), z, lib.tensor([1.0, -2.0, 1.0, 0.5, 3.0], dtype=lib.float64))
+        return np.asarray(g.numpy())
+
+    np.testing.assert_allclose(run(rg), run(torch), rtol=1e-12, atol=1e-15)
+    z = rg.tensor([1.5 + 2j, -3 - 1j, 0.5j], dtype=rg.complex128, requires_grad=True)
+    assert rg.autograd.gradcheck(rg.angle, (z,))
+    assert rg.autograd.gradgradcheck(rg.angle, (z,))

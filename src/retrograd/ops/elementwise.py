@@ -1701,13 +1701,23 @@ sgn = Op("sgn", _sgn_forward, node="SgnBackward0", grads=(lambda grad, self, res
 
 
 def _angle(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":  # (a real result: complex64's angle is float32)
+        return np.angle(x).astype(x.real.dtype, copy=False)
     # real input: pi below 0, NaN for NaN, else 0
     out = np.where(x < 0, np.pi, 0.0).astype(x.dtype, copy=False)
     return np.where(np.isnan(x), x, out)
 
 
+def _angle_grad(grad: Any, self: Any) -> Any:
+    # d angle(z) is Im(conj(z) dz) / |z|^2: PyTorch's gradient i * grad * z / |z|^2 (0 at z = 0);
+    # a real input's angle is piecewise constant.
+    if self._data.dtype.kind != "c":
+        return _zeros_like(grad)
+    return where(self == 0, 0.0, grad * self / (self.abs() ** 2) * 1j)
+
+
 angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
-           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"), jvp="transpose")
+           grads=(_angle_grad,), variants=("function", "method"), jvp="transpose")
 _DEG = float(np.pi / 180.0)
 deg2rad = Op("deg2rad", _real_only(_message(RuntimeError, "deg2rad is not supported for complex tensors."),
                                      lambda x: np.multiply(x, np.asarray(_DEG, x.dtype))), node="Deg2RadBackward0",
@@ -1866,7 +1876,8 @@ isposinf = Op("isposinf", _real_only(_message(RuntimeError, "isposinf does not s
 isneginf = Op("isneginf", _real_only(_message(RuntimeError, "isneginf does not support complex inputs."),
                                   lambda x: np.isneginf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_)),
               variants=_PREDICATE)
-isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
+isreal = Op("isreal", lambda x: np.asarray(x.imag == 0) if x.dtype.kind == "c" else np.ones(x.shape, np.bool_),
+            variants=_PREDICATE)
 
 
 def _isclose(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: Any) -> Any:
