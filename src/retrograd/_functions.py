@@ -75,7 +75,7 @@ _SHAPE_FUNCTIONS: tuple[str, ...] = tuple(
 )
 _LINALG_FUNCTIONS: tuple[str, ...] = tuple(
     "vdot outer ger inner kron addmm addmv baddbmm trace det logdet slogdet inverse cholesky matrix_power svd "
-    "addr addbmm addmv_ cross pinverse matrix_exp".split()
+    "addr addbmm addmv_ pinverse matrix_exp".split()
 )
 
 for _name in (*_METHOD_FUNCTIONS, *_ELEMENTWISE_FUNCTIONS, *_ELEMENTWISE_INPLACE_FUNCTIONS, *_REDUCTION_FUNCTIONS, *_SHAPE_FUNCTIONS,
@@ -333,6 +333,19 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
     from .ops import indexing as _i
 
     return _i.unravel_index(indices, shape)
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None, *, out: Tensor | None = None) -> Tensor:  # noqa: A002
+    """The cross product of 3-vectors along ``dim`` (without it, the first dim of size 3, with
+    PyTorch's deprecation warning); ``out``: a tensor the result is written into, as ``linalg.cross``'s.
+
+    >>> import retrograd as rg
+    >>> rg.cross(rg.tensor([1.0, 0.0, 0.0]), rg.tensor([0.0, 1.0, 0.0]), dim=0).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    from .ops import linalg as _l
+
+    return _l.cross(input, other, dim, out=out)
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:

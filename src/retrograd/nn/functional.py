@@ -530,7 +530,9 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
     if p == 0 or not training or input.numel() == 0:
         return input
     dtype = input._data.dtype
-    if dtype.kind not in "fV":
+    if dtype.kind == "c" and p != 1:  # (p=1 draws no mask: a complex input is zeroed)
+        raise NotImplementedError(f'"bernoulli_scalar_cpu_" not implemented for \'{scalar_type_name(dtype)}\'')
+    if dtype.kind not in "fVc":
         raise RuntimeError(f"result type Float can't be cast to the desired output type {scalar_type_name(dtype)}")
     if p == 1:
         zero = _make(np.zeros((), dtype))
@@ -1119,7 +1121,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     [1.0]
     """
     kinds = {x1._data.dtype.kind, x2._data.dtype.kind}
-    if not kinds & {"f", "c"}:
+    if not kinds & {"f", "V"} or "c" in kinds:  # (complex is not floating point here)
         from .._dtype import result_type
 
         common = scalar_type_name(result_type((x1, x2)))
@@ -1158,6 +1160,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if input._data.dtype.kind not in "fV":  # (complex included)
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     return apply(_nn.pdist, (input.contiguous(), float(p)))  # type: ignore[no-any-return]
@@ -1177,6 +1181,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
                          "dimensions)")
     if input.numel() == 0:
         return input
+    if input._data.dtype.kind == "c":  # (PyTorch's composite averages with avg_pool2d/3d: no complex kernel)
+        kernel = "avg_pool2d" if input.dim() == 3 else "avg_pool3d_out_frame"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input._data.dtype)}\'')
     sizes = tuple(input.shape)
     squares = (input * input).reshape(sizes[0], sizes[1], -1)
     padded = pad(squares, (0, 0, size // 2, (size - 1) // 2))
@@ -1552,6 +1559,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if input._data.dtype.kind == "c":  # (PyTorch's composite takes log_sigmoid of the input alone)
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for \'{scalar_type_name(input._data.dtype)}\'')
     _no_grad_arg(weight, "weight", "binary_cross_entropy_with_logits")
     _no_grad_arg(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
     weight = None if weight is None else weight.detach()
@@ -1579,7 +1588,9 @@ def kl_div(input: Tensor, target: Tensor, size_average: Any = None, reduce: Any 
             "behave the same as 'batchmean' in the next major release.", UserWarning, stacklevel=2)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input._data.dtype.kind not in "fcV" or target._data.dtype.kind not in "fcV":
+    if input._data.dtype.kind == "c" or target._data.dtype.kind == "c":
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if input._data.dtype.kind not in "fV" or target._data.dtype.kind not in "fV":
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = target.exp() * (target - input)
@@ -1731,6 +1742,10 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: Any = None, re
     reduction = _reduction(size_average, reduce, reduction)
     _no_grad_arg(target, "target", "soft_margin_loss")
     t = target.expand(tuple(input.shape)) if tuple(target.shape) != tuple(input.shape) else target  # (a view: its version)
+    if input.requires_grad and STATE.grad_enabled and input._data.dtype.kind == "c":
+        # (PyTorch has no complex rule for it, and says so when a graph would be recorded)
+        raise RuntimeError("soft_margin_loss does not support automatic differentiation for outputs with complex "
+                           "dtype.")
     return apply(_nn.soft_margin_loss, (input, t, reduction))  # type: ignore[no-any-return]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._dtype import FROM_NUMPY, _promote_pair, get_default_dtype, result_type, scalar_type_name
+from .._factory_args import check_fill
 from ..autograd.fp_errors import quiet_forward
 from ..tensor import Tensor
 from .op import (
@@ -939,8 +940,29 @@ hypot = Op("hypot", _real_only(_kernel("hypot_cpu"), _hypot, 2), node="HypotBack
            variants=_ALL_FORMS, convert={"other": "tensor"}, jvp="elementwise")
 
 
+def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log(exp(a) + exp(b))`` of complex arrays (NumPy's logaddexp is real only), as PyTorch's
+    kernel: ``hi + log1p(exp(lo - hi))`` with ``hi`` the operand of larger real part; a NaN part
+    gives NaN, and equal infinite real parts give ``lo`` (-inf) or ``log(exp(a) + exp(b))`` (+inf)."""
+    a, b = np.broadcast_arrays(a, b)
+    a_first = a.real >= b.real
+    hi, lo = np.where(a_first, a, b), np.where(a_first, b, a)
+    with np.errstate(all="ignore"):
+        out = hi + np.log1p(np.exp(lo - hi))
+        both_infinite = np.isinf(lo.real) & (lo.real == hi.real)
+        if both_infinite.any():
+            out = np.where(both_infinite & (lo.real < 0), lo, out)
+            out = np.where(both_infinite & (lo.real > 0), np.log(np.exp(lo) + np.exp(hi)), out)
+    nan = np.isnan(lo.real) | np.isnan(lo.imag)
+    if nan.any():
+        out = np.where(nan, complex(np.nan, np.nan), out)
+    return np.asarray(out, np.result_type(a, b))
+
+
 def _logaddexp(a: Any, b: Any) -> Any:
     _check_float_binary("logaddexp_cpu", a, b)
+    if np.result_type(a, b).kind == "c":
+        return _complex_logaddexp(np.asarray(a), np.asarray(b))
     with np.errstate(all="ignore"):
         return np.logaddexp(a, b)
 
@@ -952,10 +974,10 @@ def _logaddexp2(a: Any, b: Any) -> Any:
 
 
 # grad * sigmoid(self - other): the same as grad / (exp(other - self) + 1), but with a stable
-# derivative where the exponential overflows.
+# derivative where the exponential overflows (conjugated for complex operands: holomorphic).
 logaddexp = Op("logaddexp", _logaddexp, node="LogaddexpBackward0", inputs=("self", "other"), dtype="promote",
-               grads=(lambda grad, self, other: grad * (self - other).sigmoid(),
-                      lambda grad, self, other: grad * (other - self).sigmoid()),
+               grads=(lambda grad, self, other: grad * _cj((self - other).sigmoid()),
+                      lambda grad, self, other: grad * _cj((other - self).sigmoid())),
                variants=("function", "method"), convert={"other": "tensor"}, jvp="elementwise")
 logaddexp2 = Op("logaddexp2", _real_only(_kernel("logaddexp2_cpu"), _logaddexp2, 2), node="Logaddexp2Backward0", inputs=("self", "other"), dtype="promote",
                 grads=(lambda grad, self, other: grad / (exp2(other - self) + 1),
@@ -1231,6 +1253,7 @@ nan_to_num = Op("nan_to_num", _nan_to_num, node="NanToNumBackward0", params=("na
 _CPP_TYPE_NAMES = {
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double", "uint8": "unsigned char",
     "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
 
 
@@ -1255,8 +1278,10 @@ def _lerp_values(x: Any, end: Any, weight: Any) -> Any:
 
 def _lerp_scalar(x: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
     _check_same_dtype(x, end, "end")
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fcV":
         raise _not_implemented_for("lerp_kernel_scalar", x.dtype)
+    if type(weight) is complex:  # (a real tensor takes a complex weight's real part only if it has no other)
+        weight = check_fill(weight, x.dtype)
     return np.asarray(_lerp_values(x, end, np.asarray(weight, x.dtype)), x.dtype)
 
 
@@ -1264,19 +1289,20 @@ def _lerp_tensor(x: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarr
     _check_same_dtype(x, end, "end")
     if weight.ndim:
         _check_same_dtype(x, weight, "weight")
-    if x.dtype.kind not in "fV":
+    if x.dtype.kind not in "fcV":
         raise _not_implemented_for("lerp_kernel_tensor", x.dtype)
     return np.asarray(_lerp_values(x, end, weight.astype(x.dtype, copy=False)), x.dtype)
 
 
+# (each factor conjugated for complex operands: lerp is holomorphic in each)
 lerp_scalar = Op("lerp", _lerp_scalar, node="LerpBackward0", inputs=("self", "end"), params=("weight",),
-                 grads=(lambda grad, weight: grad * (1 - weight),
-                        lambda grad, weight: grad * weight),
+                 grads=(lambda grad, weight: grad * _cj(1 - weight),
+                        lambda grad, weight: grad * _cj(weight)),
                  variants=_ALL_FORMS, convert={"weight": "scalar"}, jvp="elementwise")
 lerp_tensor = Op("lerp", _lerp_tensor, node="LerpBackward1", inputs=("self", "end", "weight"),
-                 grads=(lambda grad, weight: grad * (1 - weight),
-                        lambda grad, weight: grad * weight,
-                        lambda grad, self, end: grad * (end - self)),
+                 grads=(lambda grad, weight: grad * _cj(1 - weight),
+                        lambda grad, weight: grad * _cj(weight),
+                        lambda grad, self, end: grad * _cj(end - self)),
                  variants=_ALL_FORMS, convert={"weight": "scalar"}, jvp="elementwise")
 
 
@@ -1675,13 +1701,23 @@ sgn = Op("sgn", _sgn_forward, node="SgnBackward0", grads=(lambda grad, self, res
 
 
 def _angle(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":  # (a real result: complex64's angle is float32)
+        return np.angle(x).astype(x.real.dtype, copy=False)
     # real input: pi below 0, NaN for NaN, else 0
     out = np.where(x < 0, np.pi, 0.0).astype(x.dtype, copy=False)
     return np.where(np.isnan(x), x, out)
 
 
+def _angle_grad(grad: Any, self: Any) -> Any:
+    # d angle(z) is Im(conj(z) dz) / |z|^2: PyTorch's gradient i * grad * z / |z|^2 (0 at z = 0);
+    # a real input's angle is piecewise constant.
+    if self._data.dtype.kind != "c":
+        return _zeros_like(grad)
+    return where(self == 0, 0.0, grad * self / (self.abs() ** 2) * 1j)
+
+
 angle = Op("angle", _angle, node="AngleBackward0", dtype="float_unary",
-           grads=(lambda grad, self: _zeros_like(grad),), variants=("function", "method"), jvp="transpose")
+           grads=(_angle_grad,), variants=("function", "method"), jvp="transpose")
 _DEG = float(np.pi / 180.0)
 deg2rad = Op("deg2rad", _real_only(_message(RuntimeError, "deg2rad is not supported for complex tensors."),
                                      lambda x: np.multiply(x, np.asarray(_DEG, x.dtype))), node="Deg2RadBackward0",
@@ -1840,7 +1876,8 @@ isposinf = Op("isposinf", _real_only(_message(RuntimeError, "isposinf does not s
 isneginf = Op("isneginf", _real_only(_message(RuntimeError, "isneginf does not support complex inputs."),
                                   lambda x: np.isneginf(x) if x.dtype.kind in "fV" else np.zeros(x.shape, np.bool_)),
               variants=_PREDICATE)
-isreal = Op("isreal", lambda x: np.ones(x.shape, np.bool_), variants=_PREDICATE)
+isreal = Op("isreal", lambda x: np.asarray(x.imag == 0) if x.dtype.kind == "c" else np.ones(x.shape, np.bool_),
+            variants=_PREDICATE)
 
 
 def _isclose(a: Any, b: Any, rtol: Any, atol: Any, equal_nan: Any) -> Any:

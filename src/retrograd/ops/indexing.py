@@ -703,9 +703,9 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, inve
             "Tensor out = None)\n")
     a = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
-    for arr in (a, b):
-        if arr.dtype == np.bool_:
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+    for arr in (a, b):  # (PyTorch's isin has no bool or complex kernel; a Python complex is ComplexDouble)
+        if arr.dtype == np.bool_ or arr.dtype.kind == "c":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_type_name(arr.dtype)}")
     common = result_type((elements, test_elements))
     found = np.isin(a.astype(common), b.astype(common), invert=bool(invert))
     return Tensor._make(np.asarray(found))

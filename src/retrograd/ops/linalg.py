@@ -1217,14 +1217,18 @@ def cross(a: Tensor, b: Tensor, dim: int | None, name: str = "cross", out: Tenso
     if dim is None:
         import warnings
 
-        warnings.warn(CROSS_WARNING, UserWarning, stacklevel=3)
+        if out is None:  # (PyTorch's out= form picks the dim silently)
+            warnings.warn(CROSS_WARNING, UserWarning, stacklevel=3)
         sizes = a._data.shape
         found = [i for i, s in enumerate(sizes) if s == 3]
         if not found:
             raise RuntimeError("no dimension of size 3 in input")
         dim = found[0]
     if out is not None:
-        check_out(name, out, (a, b), a._data.dtype)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        # (torch.cross's out= form runs linalg_cross's out kernel: its checks name that function)
+        check_out("linalg_cross", out, (a, b), a._data.dtype)
         return write_out(apply(cross_op, (a, b, dim)), out, name)
     return apply(cross_op, (a, b, dim))  # type: ignore[no-any-return]
 

@@ -26,7 +26,7 @@ from ..autograd.grad_mode import INFERENCE_CONTEXTS, STATE
 from ..tensor import Tensor
 from . import reduce as _R
 from . import shape as _S
-from .elementwise import _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
+from .elementwise import CLAMP_COMPLEX, _cj, _sigmoid, erf, rsqrt, where  # noqa: F401 - rsqrt: for nn.functional.rms_norm
 from .elementwise import clamp_min_scalar as clamp_min
 from .op import Op, apply, prerun, with_array_rule
 from .op import versioned_array as _array
@@ -42,9 +42,16 @@ def _check_float(x: np.ndarray, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
 
 
+def _check_real_float(x: np.ndarray, kernel: str) -> None:
+    """PyTorch's missing-kernel error unless ``x`` is a real float array: the activations, softmax
+    family and losses have no complex kernel (NumPy would compare or exponentiate complex values)."""
+    if x.dtype.kind not in "fV":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(x.dtype)}\'')
+
+
 def _softmax_kernel(x: np.ndarray, dim: int, name: str) -> None:
     last = x.ndim == 0 or dim == x.ndim - 1
-    _check_float(x, f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl")
+    _check_real_float(x, f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl")
 
 
 _HALF = np.dtype(np.float16)
@@ -444,7 +451,9 @@ trilinear = Op("_trilinear", _trilinear, node="TrilinearBackward0", inputs=("inp
 
 
 def _hardtanh(x: np.ndarray, min_val: float, max_val: float) -> np.ndarray:
-    # The input on a tie (-0.0 stays), NaN passes: PyTorch's clamp.
+    # The input on a tie (-0.0 stays), NaN passes: PyTorch's clamp (which refuses complex).
+    if x.dtype.kind == "c":
+        raise NotImplementedError(CLAMP_COMPLEX)
     return np.minimum(max_val, np.maximum(min_val, x)).astype(x.dtype, copy=False)
 
 
@@ -458,7 +467,7 @@ hardtanh = Op("hardtanh", _hardtanh, node="HardtanhBackward0", params=("min_val"
 
 
 def _leaky_relu(x: np.ndarray, negative_slope: float) -> np.ndarray:
-    _check_float(x, "leaky_relu_cpu")
+    _check_real_float(x, "leaky_relu_cpu")
     return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
 
 
@@ -484,7 +493,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _elu(x: np.ndarray, alpha: float, scale: float, input_scale: float) -> np.ndarray:
-    _check_float(x, "elu_cpu")
+    _check_real_float(x, "elu_cpu")
     negative = scale * alpha * np.expm1(np.minimum(x, 0) * input_scale)
     return np.where(x > 0, x * scale, negative).astype(x.dtype, copy=False)
 
@@ -513,6 +522,8 @@ celu_ = Op("celu", _elu, node="CeluBackward1", params=_ELU_PARAMS, grads=(_elu_r
 
 
 def _threshold(x: np.ndarray, threshold: float, value: float) -> np.ndarray:
+    if x.dtype.kind == "c":  # (integers are thresholded; complex numbers have no order)
+        raise NotImplementedError(f'"threshold_cpu" not implemented for \'{scalar_type_name(x.dtype)}\'')
     return np.where(x <= threshold, value, x).astype(x.dtype, copy=False)
 
 
@@ -529,7 +540,7 @@ _GELU_C = 0.044715
 
 
 def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:  # (run in float32 for 16-bit floats: _in_float)
-    _check_float(x, "GeluKernelImpl")
+    _check_real_float(x, "GeluKernelImpl")
     if approximate == "tanh":
         out = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
     else:
@@ -553,7 +564,7 @@ gelu = Op("gelu", _in_float(_gelu), node="GeluBackward0", params=("approximate",
 
 
 def _softplus(x: np.ndarray, beta: float, threshold: float) -> np.ndarray:
-    _check_float(x, "softplus_cpu")
+    _check_real_float(x, "softplus_cpu")
     z = x * beta
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         # log(1 + e^z) = max(z, 0) + log1p(e^-|z|): no overflow for large |z|.
@@ -567,7 +578,7 @@ softplus = Op("softplus", _softplus, node="SoftplusBackward0", params=("beta", "
 
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    _check_float(x, "log_sigmoid_cpu")
+    _check_real_float(x, "log_sigmoid_cpu")
     return (np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
 
@@ -589,7 +600,7 @@ silu = Op("silu", _silu, node="SiluBackward0", grads=(_silu_grad,), jvp="element
 
 
 def _mish(x: np.ndarray) -> np.ndarray:
-    _check_float(x, "mish_cpu")
+    _check_real_float(x, "mish_cpu")
     return (x * np.tanh(_softplus(x, 1.0, 20.0))).astype(x.dtype, copy=False)
 
 
@@ -606,7 +617,7 @@ _ONE_SIXTH_F32 = float(np.float32(1.0 / 6.0))
 
 
 def _hardsigmoid(x: np.ndarray) -> np.ndarray:
-    _check_float(x, "hardsigmoid_cpu")
+    _check_real_float(x, "hardsigmoid_cpu")
     return (np.clip(x + 3.0, 0.0, 6.0) / 6.0).astype(x.dtype, copy=False)
 
 
@@ -616,7 +627,7 @@ hardsigmoid = Op("hardsigmoid", _hardsigmoid, node="HardsigmoidBackward0",
 
 
 def _hardswish(x: np.ndarray) -> np.ndarray:
-    _check_float(x, "hardswish_cpu")
+    _check_real_float(x, "hardswish_cpu")
     return (x * np.clip(x + 3.0, 0.0, 6.0) / 6.0).astype(x.dtype, copy=False)
 
 
@@ -629,7 +640,7 @@ hardswish = Op("hardswish", _hardswish, node="HardswishBackward0", grads=(_hards
 
 
 def _hardshrink(x: np.ndarray, lambd: float) -> np.ndarray:
-    _check_float(x, "hardshrink_cpu")
+    _check_real_float(x, "hardshrink_cpu")
     return np.where(np.abs(x) <= lambd, 0, x).astype(x.dtype, copy=False)
 
 
@@ -638,7 +649,7 @@ hardshrink = Op("hardshrink", _hardshrink, node="HardshrinkBackward0", params=("
 
 
 def _softshrink(x: np.ndarray, lambd: float) -> np.ndarray:
-    _check_float(x, "softshrink_cpu")
+    _check_real_float(x, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, {np.finfo(x.dtype).max:g}] for input dtype "
                            f"{scalar_type_name(x.dtype)}, but found {lambd:g}")
@@ -651,6 +662,7 @@ softshrink = Op("softshrink", _softshrink, node="SoftshrinkBackward0", params=("
 
 
 def _prelu(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    _check_real_float(x, "prelu_cpu")
     return np.where(x > 0, x, w * x).astype(x.dtype, copy=False)
 
 
@@ -690,7 +702,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:  # noqa: A002
 
 
 def _rrelu(x: np.ndarray, noise: Any) -> np.ndarray:
-    _check_float(x, "rrelu_with_noise_out_cpu")
+    # (evaluation's one mean slope is PyTorch's leaky_relu, and named so in its error)
+    _check_real_float(x, "rrelu_with_noise_out_cpu" if isinstance(noise, np.ndarray) else "leaky_relu_cpu")
     return np.where(x > 0, x, x * noise).astype(x.dtype, copy=False)
 
 
@@ -715,8 +728,8 @@ def _glu_halves(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _glu(x: np.ndarray, dim: int) -> np.ndarray:
-    _check_float(x, "glu_cpu")
-    a, b = _glu_halves(x, dim)
+    a, b = _glu_halves(x, dim)  # (the halving check comes first, as in PyTorch)
+    _check_real_float(x, "glu_cpu")
     return (a * _sigmoid(b)).astype(x.dtype, copy=False)
 
 
@@ -1228,7 +1241,7 @@ def _reduced(grad: Tensor, reduction: str, numel: int) -> Tensor:
 
 
 def _mse_loss(x: np.ndarray, t: np.ndarray, reduction: str) -> np.ndarray:
-    _check_float(x, "mse_cpu")
+    _check_real_float(x, "mse_cpu")
     d = x - t
     return reduce_array(d * d, reduction, d.dtype)
 
@@ -1245,7 +1258,7 @@ mse_loss = Op("mse_loss", _mse_loss, node="MseLossBackward0", inputs=("self", "t
 
 
 def _smooth_l1_loss(x: np.ndarray, t: np.ndarray, reduction: str, beta: float) -> np.ndarray:
-    _check_float(x, "smooth_l1_cpu")
+    _check_real_float(x, "smooth_l1_cpu")
     d = np.abs(x - t)
     return reduce_array(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction, d.dtype)
 
@@ -1264,7 +1277,7 @@ smooth_l1_loss = Op("smooth_l1_loss", _smooth_l1_loss, node="SmoothL1LossBackwar
 
 
 def _huber_loss(x: np.ndarray, t: np.ndarray, reduction: str, delta: float) -> np.ndarray:
-    _check_float(x, "huber_cpu")
+    _check_real_float(x, "huber_cpu")
     d = np.abs(x - t)
     return reduce_array(np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction, d.dtype)
 
@@ -1286,6 +1299,7 @@ _BCE_EPSILON = float(np.float32(1e-12))  # PyTorch's EPSILON is a float literal,
 def _binary_cross_entropy(x: np.ndarray, t: np.ndarray, weight: Any, reduction: str) -> np.ndarray:
     if t.dtype != x.dtype:
         raise RuntimeError(f"Found dtype {scalar_type_name(t.dtype)} but expected {scalar_type_name(x.dtype)}")
+    _check_real_float(x, "binary_cross_entropy")
     if ((x < 0) | (x > 1)).any():
         raise RuntimeError("all elements of input should be between 0 and 1")
     if ((t < 0) | (t > 1)).any():
@@ -1418,6 +1432,7 @@ def _version(tensor: Tensor) -> int:
 
 
 def _nll_loss(x: np.ndarray, target: Any, weight: Any, reduction: str, ignore_index: int) -> np.ndarray:
+    _check_real_float(x, "nll_loss_out_frame")
     tensor, target, weight = target, _array(target), _array(weight)
     if x.ndim == 1 and target.ndim == 1:  # a (C,) input's target of one: one 0-d target
         target = target.reshape(())
@@ -1555,6 +1570,11 @@ log_softmax_nll = quiet_forward(_log_softmax_nll)
 
 def _soft_margin_loss(x: np.ndarray, target: Any, reduction: str) -> np.ndarray:
     z = -_array(target) * x
+    if z.dtype != x.dtype and z.dtype.kind == "c":  # (the loss is written in the input's real dtype)
+        raise RuntimeError(f"result type {scalar_type_name(z.dtype)} can't be cast to the desired output type "
+                           f"{scalar_type_name(x.dtype)}")
+    if z.dtype.kind == "c":  # (no order for the stable form: PyTorch's log(1 + exp(z)) as written)
+        return reduce_array(np.log1p(np.exp(z)), reduction, z.dtype)
     loss = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))  # log(1 + exp(z)), stable
     return reduce_array(loss, reduction, x.dtype)
 
@@ -1580,6 +1600,7 @@ def _multi_margin_parts(shape: tuple[int, ...], target: Any, weight: Any) -> tup
 
 def _multi_margin_loss(x: np.ndarray, target: Any, p: int, margin: float, weight: Any,
                        reduction: str) -> np.ndarray:
+    _check_real_float(x, "multi_margin_loss_cpu_kernel")
     x2 = x.reshape(-1, x.shape[-1])
     t, others, w = _multi_margin_parts(x.shape, target, weight)
     z = np.maximum(margin - np.take_along_axis(x2, t, 1) + x2, 0) * others

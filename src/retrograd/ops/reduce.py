@@ -1125,6 +1125,10 @@ count_nonzero = Op("count_nonzero", lambda x, dims: np.asarray(np.count_nonzero(
 
 
 def _nansum(x: np.ndarray, dims: Any, keepdim: bool, dtype: Any) -> np.ndarray:
+    if x.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if dtype is not None and np.dtype(dtype).kind == "c":  # (a real input summed into a complex dtype)
+        raise NotImplementedError(f'"nansum_cpu" not implemented for \'{scalar_type_name(np.dtype(dtype))}\'')
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
     elif (x.dtype if dtype is None else np.dtype(dtype)) in REDUCED_FLOATS:
