@@ -280,9 +280,7 @@ def version_error(node: Node, data: Any, counter: Any, version: int, tensor: Ten
     if tensor is None:  # the node's own output
         what += f", which is output {output_nr} of {_short_node_name(node)},"
     elif tensor._grad_fn is not None:
-        # (``grad_fn``, not ``_grad_fn``: a view whose base was written since is named by its
-        # regenerated node, AsStrided, as PyTorch's message names it)
-        what += f", which is output {tensor._output_nr} of {_short_node_name(tensor.grad_fn)},"
+        what += f", which is output {tensor._output_nr} of {_short_node_name(tensor._grad_fn)},"
     message = (
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {counter.value}; expected version {version} "
