@@ -111,17 +111,23 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001, A002
 
 
 def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
-    """``pow`` computed in float64 (both operands are cast to double).
+    """``pow`` computed in double precision: both operands are cast to float64, or to complex128
+    when either is complex.
 
     >>> import retrograd as rg
     >>> rg.float_power(rg.tensor([2.0]), 2).dtype
     torch.float64
+    >>> rg.float_power(rg.tensor([1j]), 2).dtype
+    torch.complex128
     """
-    from ._dtype import float64
+    from ._dtype import complex128, float64
 
     if isinstance(input, Tensor):
         return input.float_power(exponent)
-    return pow(float(input), _t(exponent).to(float64))
+    exponent = _t(exponent)
+    if isinstance(input, complex) or exponent.is_complex():
+        return pow(complex(input), exponent.to(complex128))
+    return pow(float(input), exponent.to(float64))
 
 
 def remainder(input: Any, other: Any) -> Tensor:  # noqa: A002

@@ -138,6 +138,13 @@ def _operand(x: Any) -> Any:
     return NotImplemented
 
 
+def _float_power_dtype(base: Tensor, exponent: Any) -> Any:
+    """float_power's result dtype: complex128 when either operand is complex, else float64."""
+    if base.is_complex() or (exponent.is_complex() if isinstance(exponent, Tensor) else isinstance(exponent, complex)):
+        return _dtype.complex128
+    return _dtype.float64
+
+
 def _view_dtype(self: Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Tensor:
     """``view(dtype)``: the same memory read as another dtype, as PyTorch's ``view_dtype``. A
     different element size scales the last dim (which must be contiguous) and the other strides;
@@ -1117,19 +1124,21 @@ class Tensor:
 
     def float_power(self, exponent: Any) -> Tensor:
         exponent = _operand(exponent)
-        base = self.to(_dtype.float64)
+        wide = _float_power_dtype(self, exponent)
+        base = self.to(wide)
         if isinstance(exponent, Tensor):
-            return _apply(_E.pow_tensor, (base, exponent.to(_dtype.float64)))
-        return _apply(_E.pow_scalar, (base, float(exponent)))
+            return _apply(_E.pow_tensor, (base, exponent.to(wide)))
+        return _apply(_E.pow_scalar, (base, complex(exponent) if wide is _dtype.complex128 else float(exponent)))
 
     def float_power_(self, exponent: Any) -> Tensor:
-        if self._data.dtype != np.float64:
-            raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self._data.dtype)} "
-                               "but the operation's result requires dtype Double")
         exponent = _operand(exponent)
+        wide = _float_power_dtype(self, exponent)
+        if self._data.dtype != wide.np:
+            raise RuntimeError(f"the base given to float_power_ has dtype {_dtype.scalar_type_name(self._data.dtype)} "
+                               f"but the operation's result requires dtype {_dtype.scalar_type_name(wide.np)}")
         if isinstance(exponent, Tensor):
-            return _apply_inplace(_E.pow_tensor, (self, exponent.to(_dtype.float64)))
-        return _apply_inplace(_E.pow_scalar, (self, float(exponent)))
+            return _apply_inplace(_E.pow_tensor, (self, exponent.to(wide)))
+        return _apply_inplace(_E.pow_scalar, (self, complex(exponent) if wide is _dtype.complex128 else float(exponent)))
 
     def round(self, *, decimals: Any = 0) -> Tensor:
         if decimals == 0:

@@ -270,7 +270,6 @@ NOT_EXPOSED: dict[str, set[str]] = {
     "mm": {"self_sym_strides", "mat2_sym_strides"},  # NumPy's strides are not PyTorch's
     "matmul": {"self_sym_strides", "mat2_sym_strides"},
     "mm_only_mat2_tracked": {"self_sym_strides", "mat2_sym_strides"},
-    "index_tensor": {"indices"},  # our node keeps the raw key
     "gather": {"self", "sparse_grad"},  # not saved: the rule needs only the shape
     "mse_loss": {"reduction"},  # PyTorch's is an enum number
 }

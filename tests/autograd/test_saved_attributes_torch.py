@@ -13,7 +13,7 @@ import pytest
 
 import retrograd as rg
 from opdb import cases, to_lib
-from retrograd.ops.saved_attrs import saved_names
+from retrograd.ops.saved_attrs import Derived, saved_names
 
 # Saved tensors ours expose under their own names where PyTorch's nodes save other values, with
 # the reason for each: ``hardtanh`` and ``threshold_`` read their result where PyTorch's read the
@@ -71,10 +71,12 @@ def test_raw_saved_attributes_are_pytorchs_over_the_op_database(torch: Any) -> N
             saved, their_saved = _names(mine, "_saved_"), _names(ref, "_saved_")
             compared += bool(their_raw)
             # Every saved tensor we expose has its raw form, but those our node keeps as a param
-            # (an index, a target: not in ``_saved``), which backward reads without unpacking.
+            # (an index, a target: not in ``_saved``; or read from one, as ``_saved_indices``
+            # from an index op's key), which backward reads without unpacking.
             specs = saved_names(type(mine)._op)
             for missing in (their_raw & saved) - raw:
-                if specs[missing] not in type(mine)._op.params:
+                spec = specs[missing]
+                if (spec.spec if isinstance(spec, Derived) else spec) not in type(mine)._op.params:
                     wrong[name].add(f"no _raw_saved_{missing}")
             # No raw form PyTorch lacks, unless the ``_saved_`` name itself is not PyTorch's yet.
             for extra in raw - their_raw:
@@ -179,9 +181,9 @@ def test_register_hooks_errors_are_pytorchs(torch: Any) -> None:
 _NOT_KEPT: dict[str, set[str]] = {
     # folded into the output size the forward computed
     "MaxPool2DWithIndicesBackward0": {"ceil_mode"}, "MaxPool3DWithIndicesBackward0": {"ceil_mode"},
-    # the statistics (mean, 1/std) are computed again in backward; layer_norm's rule needs no bias
+    # the statistics (mean, 1/std) are computed again in backward
     "NativeBatchNormBackward0": {"result1", "result2"}, "NativeGroupNormBackward0": {"result1", "result2"},
-    "NativeLayerNormBackward0": {"bias", "result1", "result2"},
+    "NativeLayerNormBackward0": {"result1", "result2"},
     # folded into one per-row gradient factor
     "EmbeddingBackward0": {"padding_idx", "scale_grad_by_freq", "sparse"},
     # the forward computes the gradient itself: ours keeps it as result1 (PyTorch: alpha, and the loss)
@@ -231,7 +233,21 @@ def _saved_node_cases(lib: Any) -> dict[str, Any]:
         "embedding": lambda: F.embedding(lib.tensor([[0, 2], [1, 0]]), leaf(4, 3), padding_idx=1),
         "ctc_loss": lambda: F.ctc_loss(leaf(5, 2, 4).log_softmax(2), lib.tensor([[1, 2], [3, 1]]), (5, 5), (2, 1)),
         "erfinv": lambda: (x1 / 3).erfinv(),
+        # ``_saved_indices``: one entry per indexed dim, None for a dim taken whole
+        "index": lambda: x2[lib.tensor([0, 0])],
+        "index_after_whole_dims": lambda: x2[:, :, lib.tensor([4, 1]), lib.tensor([0, 5])],
+        "index_mask": lambda: x2[0, :, x2.detach()[0, 0] > 0],
+        "index_put": lambda: lib.index_put(x2, (lib.tensor([0]), lib.tensor([1])), leaf(6), accumulate=True),
+        "index_put_mask": lambda: x2.index_put((x2.detach() > 1,), lib.tensor(0.0, dtype=f64)),
     }
+
+
+def _plain(lib: Any, value: Any) -> Any:
+    """A saved value to compare across libraries: a tensor as its dtype and (rounded) values."""
+    if isinstance(value, lib.Tensor):
+        array = value.detach().numpy()
+        return str(value.dtype), (array.round(10) if array.dtype.kind in "fc" else array).tolist()
+    return value
 
 
 def _saved_values(lib: Any, name: str) -> dict[str, Any]:
@@ -243,8 +259,8 @@ def _saved_values(lib: Any, name: str) -> dict[str, Any]:
         for attr in dir(node):
             if attr.startswith("_saved_") and attr[7:] not in _NOT_KEPT.get(node_name, ()):
                 value = getattr(node, attr)
-                found[f"{node_name}.{attr}"] = (value.detach().numpy().round(10).tolist()
-                                                if isinstance(value, lib.Tensor) else value)
+                found[f"{node_name}.{attr}"] = ([_plain(lib, v) for v in value] if isinstance(value, tuple)
+                                                else _plain(lib, value))
     return found
 
 

@@ -380,15 +380,20 @@ def _pow_self_grad(grad: Any, self: Any, exponent: Any) -> Any:
 
 def _pow_exponent_grad(grad: Any, self: Any, exponent: Any, result: Any) -> Any:
     # d/de x**e = x**e * log(x); PyTorch defines it as 0 where x == 0 and e >= 0 (for e < 0 it
-    # is inf * -inf = -inf).
-    return grad * _cj(where((exponent >= 0) & (self == 0), 0.0, result * self.log()))
+    # is inf * -inf = -inf). A complex exponent counts as ">= 0" when it is real and >= 0 (the
+    # complex kernel has no ``>=``).
+    if exponent.is_complex():
+        nonnegative = (exponent.imag == 0) & (exponent.real >= 0)
+    else:
+        nonnegative = exponent >= 0
+    return grad * _cj(where(nonnegative & (self == 0), 0.0, result * self.log()))
 
 
 def _pow_scalar_base_grad(grad: Any, exponent: Any, result: Any, base: Any) -> Any:
     if base == 0:
         # As PyTorch: 0 ** e has derivative 0 for e >= 0 (the factor, not the product, is selected).
         return grad * where(exponent >= 0, 0.0, result * -np.inf)
-    return grad * (result * float(np.log(base)))
+    return grad * _cj(result * (complex(np.log(complex(base))) if type(base) is complex else float(np.log(base))))
 
 
 # (``retrograd.pow`` takes a number first too: written in _functions.py)

@@ -1144,8 +1144,11 @@ def _layer_norm(x: np.ndarray, weight: Any, bias: Any, normalized_shape: tuple[i
     return _affine(out, weight, bias, normalized_shape).astype(x.dtype, copy=False)
 
 
-def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, normalized_shape: tuple[int, ...], eps: float,
-                     needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, bias: Any, normalized_shape: tuple[int, ...],
+                     eps: float, needs: tuple[bool, ...]) -> tuple[Tensor | None, ...]:
+    # ``bias`` is asked for only to be read: PyTorch's node saves it, so a write to it between
+    # forward and backward is the saved tensor's version error there too.
+    del bias
     k = len(normalized_shape)
     dims = tuple(range(self.dim() - k, self.dim()))
     lead = tuple(range(self.dim() - k))
@@ -1163,8 +1166,8 @@ def _layer_norm_grad(grad: Tensor, self: Tensor, weight: Any, normalized_shape: 
 native_layer_norm = Op(
     "native_layer_norm", _layer_norm, node="NativeLayerNormBackward0", inputs=("self", "weight", "bias"),
     params=("normalized_shape", "eps"),
-    # PyTorch's names (not kept: its ``bias``, and ``result1``/``result2``, the statistics)
-    saved={"input": "self", "weight": "weight", "normalized_shape": "normalized_shape"},
+    # PyTorch's names (not kept: its ``result1``/``result2``, the statistics)
+    saved={"input": "self", "weight": "weight", "bias": "bias", "normalized_shape": "normalized_shape"},
     grads=_layer_norm_grad, jvp="transpose")
 
 

@@ -24,6 +24,7 @@ from ..tensor import Tensor, element_strides
 from .op import Op, apply, broadcast_error, with_array_rule
 from .op import versioned_array as _array
 from .reduce import normalize_dim
+from .saved_attrs import derived
 
 _make = Tensor._make
 
@@ -443,9 +444,18 @@ index_backward = Op("index_backward", _index_backward_forward, node="IndexPutBac
                     params=("shape", "key"), grads=(lambda grad, key: index(grad, key),), jvp="linear",
                     versioned=("key",))
 
+def torch_indices(key: Any) -> tuple[Tensor | None, ...]:
+    """An index op's key as PyTorch's node shows its ``_saved_indices``: one entry per indexed
+    dim from the first, the index tensor, or None for a dim taken whole (``x[:, i]``: (None, i))."""
+    items = key if type(key) is tuple else (key,)
+    return tuple(None if isinstance(k, slice) else k if isinstance(k, Tensor) else Tensor._make(np.asarray(k))
+                 for k in items)
+
+
 # The index tensors of a key (``x[i]``, ``x[mask]``, ``x[:, i]``, ``x[i, j]``) are given as
 # themselves: the node keeps each with its version (``versioned=``), as PyTorch's keeps its indices.
-index = Op("index", _index, node="IndexBackward0", params=("key",), saved=("self_sym_sizes",),
+index = Op("index", _index, node="IndexBackward0", params=("key",),
+           saved={"self_sym_sizes": "self_sym_sizes", "indices": derived("key", torch_indices)},
            grads=(lambda grad, self_shape, key: index_backward(grad, self_shape, key),), jvp="linear",
            versioned=("key",))
 
@@ -466,6 +476,7 @@ def _index_put_values_grad(grad: Tensor, values_shape: tuple[int, ...], key: Any
 
 index_put = Op("index_put", _index_put, node="IndexPutBackward0", inputs=("self", "values"),
                params=("key", "accumulate"), dtype="promote",
+               saved={"accumulate": "accumulate", "indices": derived("key", torch_indices)},
                grads=(lambda grad, key, accumulate: grad if accumulate else index_put(grad, 0.0, key, False),
                       _index_put_values_grad), jvp="linear", versioned=("key",))
 
