@@ -75,3 +75,45 @@ def test_a_compiled_module_follows_a_replaced_submodule_parameter_and_mode() -> 
     got = compiled(x)
     rg.manual_seed(1)
     assert np.array_equal(got.detach().numpy(), model(x).detach().numpy())
+
+
+def _relu_mlp(lib: Any, dtype: Any) -> Any:
+    """Linear-ReLU-Linear-ReLU-Linear whose gradients into each ReLU hold inf, NaN and -0.0
+    (the next layer's weights do), and whose ReLUs give 0 for some rows (negative pre-activations)."""
+    rng = np.random.default_rng(3)
+    w3 = rng.standard_normal((2, 6))
+    w3[:, 0], w3[:, 1], w3[:, 2] = np.inf, np.nan, -0.0
+    arrays = [rng.standard_normal((6, 3)), rng.standard_normal(6), rng.standard_normal((6, 6)),
+              rng.standard_normal(6), w3, rng.standard_normal(2)]
+    kind = getattr(lib, np.dtype(dtype).name)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 6, dtype=kind), lib.nn.ReLU(), lib.nn.Linear(6, 6, dtype=kind),
+                              lib.nn.ReLU(), lib.nn.Linear(6, 2, dtype=kind))
+    with lib.no_grad():
+        for p, a in zip(model.parameters(), arrays, strict=True):
+            p.copy_(lib.tensor(a.astype(dtype)))
+    return model
+
+
+def test_relu_backward_written_into_the_fresh_gradient_keeps_eagers_bits(torch: Any) -> None:
+    # threshold_backward in place: +0 where the ReLU gave 0 even for an inf or NaN gradient, the
+    # gradient's own bits (inf, NaN, -0.0) elsewhere, as the eager kernel and PyTorch.
+    xs = np.random.default_rng(4).standard_normal((5, 3))
+    for dtype in (np.float32, np.float64):
+        model, eager_model, tmodel = _relu_mlp(rg, dtype), _relu_mlp(rg, dtype), _relu_mlp(torch, dtype)
+        compiled = rg.compile(lambda x: model(x).sum())  # noqa: B023 - called within this iteration
+        for _ in range(3):
+            model.zero_grad()
+            eager_model.zero_grad()
+            tmodel.zero_grad()
+            with np.errstate(invalid="ignore"):  # (eager's matmuls, and the first call's trace, meet inf * 0 and say so)
+                compiled(rg.tensor(xs.astype(dtype))).backward()
+                eager_model(rg.tensor(xs.astype(dtype))).sum().backward()
+            tmodel(torch.tensor(xs.astype(dtype))).sum().backward()
+            for p, e, t in zip(model.parameters(), eager_model.parameters(), tmodel.parameters(), strict=True):
+                bits = np.dtype(f"u{np.dtype(dtype).itemsize}")
+                assert np.array_equal(p.grad.numpy().view(bits), e.grad.numpy().view(bits))
+                np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=1e-5, equal_nan=True)
+        backward = compiled.code.split("def backward")[1]
+        assert backward.count("threshold_backward, in place") == 2 and "_threshold_backward(" not in backward
+    # (the gradients hold inf and NaN: the test would not see a select done as a product)
+    assert np.isnan(model[0].weight.grad.numpy()).any() and np.isinf(model[2].weight.grad.numpy()).any()

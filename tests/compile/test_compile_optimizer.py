@@ -288,3 +288,26 @@ def test_a_compiled_whole_train_step_trains_as_eager(torch: Any) -> None:
         assert np.array_equal(p.detach().numpy(), q.detach().numpy())
         np.testing.assert_allclose(p.detach().numpy(), r.detach().numpy(), rtol=1e-5, atol=1e-5)
     assert any(".grad" in r for r in compiled.breaks)
+
+
+@pytest.mark.parametrize(("name", "kw"), [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),
+                                          ("Adam", dict(lr=0.1))])
+def test_a_step_where_no_parameter_has_a_gradient_updates_nothing(name: str, kw: dict[str, Any], torch: Any) -> None:
+    # (zero_grad, then a step before any backward: the generated update had no lines, and its
+    # ``def`` failed to compile with an IndentationError)
+    results = []
+    for lib, compiled in ((rg, True), (rg, False), (torch, False)):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        opt = getattr(lib.optim, name)([p], **kw)
+        step = lib.compile(opt.step) if compiled else opt.step
+        for _ in range(2):
+            p.grad = lib.tensor([1.0, -1.0])
+            step()
+        opt.zero_grad()
+        step()
+        step()
+        results.append(p.detach().numpy().copy())
+        if compiled:
+            assert step.breaks == []
+    assert np.array_equal(results[0], results[1])
+    np.testing.assert_allclose(results[0], results[2], rtol=1e-6)

@@ -26,7 +26,8 @@ from ..ops.shape import _t
 from .graph import Call, Graph, ParamRef
 
 _counter = [0]
-_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum", "_matmul", "_add",
+_RESERVED = frozenset(("forward", "backward", "_bufs", "_pool", "_alloc", "_asarray", "_maximum", "_matmul", "_add", "_w",
+                       "_kept_bits", "_bitwise_and", "_uint16", "_uint32", "_uint64",
                        "_add_reduce"))
 _GENERATED_NAME = re.compile(r"[vbkp]\d.*|dt_.*")  # the names the generator gives values and constants
 
@@ -107,15 +108,10 @@ def _fresh_producers() -> tuple[Any, ...]:
     return (_addmm, _mm)
 
 
-def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
-    """The calls (by position) of ``relu`` that may write into their input: a float32/float64
-    product (``linear``'s ``addmm``, ``mm``) that nothing else reads and the function does not
-    return. ``_maximum(zero, v, out=v)`` (a 0-d zero of the dtype) is the kernel's own
-    ``maximum(zeros, v)`` (the same values: NaN kept, -0.0 kept on the tie) without the zeros and
-    the new array: linear + relu become one product and one in-place pass, as a hand-written
-    forward does."""
-    from ..ops.elementwise import _relu
-
+def _overwritable(graph: Graph, calls: list[Call]) -> Callable[[int], bool]:
+    """``overwritable(v)``: whether value ``v`` is a float32/float64 product (``linear``'s ``addmm``,
+    ``mm``: a new array of its own) that one call reads and the function neither takes nor
+    returns, so that its one reader may write its result into it."""
     fresh = _fresh_producers()
     made_by: dict[int, Call] = {o: c for c in calls for o in c.outs}
     reads: dict[int, int] = {}
@@ -123,16 +119,54 @@ def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
         for a in (*c.args, *(p.v for p in c.params if type(p) is ParamRef)):
             if isinstance(a, int):
                 reads[a] = reads.get(a, 0) + 1
+
+    def overwritable(v: int) -> bool:
+        producer = made_by.get(v)
+        shape, dtype = graph.meta[v]
+        return (producer is not None and producer.fn in fresh and not producer.casts and reads[v] == 1
+                and v not in graph.outputs and v not in graph.inputs and shape != ()
+                and dtype in (np.float32, np.float64))
+
+    return overwritable
+
+
+def relu_in_place(graph: Graph, calls: list[Call]) -> set[int]:
+    """The calls (by position) of ``relu`` that may write into their input, an ``_overwritable``
+    product. ``_maximum(zero, v, out=v)`` (a 0-d zero of the dtype) is the kernel's own
+    ``maximum(zeros, v)`` (the same values: NaN kept, -0.0 kept on the tie) without the zeros and
+    the new array: linear + relu become one product and one in-place pass, as a hand-written
+    forward does."""
+    from ..ops.elementwise import _relu
+
+    overwritable = _overwritable(graph, calls)
     found: set[int] = set()
     for i, c in enumerate(calls):
         if c.fn is not _relu or c.casts or c.params or len(c.args) != 1 or not isinstance(c.args[0], int):
             continue
         v = c.args[0]
-        producer = made_by.get(v)
-        shape, dtype = graph.meta[v]
-        if (producer is not None and producer.fn in fresh and not producer.casts and reads[v] == 1
-                and v not in graph.outputs and v not in graph.inputs and shape != ()
-                and dtype in (np.float32, np.float64) and graph.meta[c.outs[0]] == (shape, dtype)):
+        if overwritable(v) and graph.meta[c.outs[0]] == graph.meta[v]:
+            found.add(i)
+    return found
+
+
+def threshold_backward_in_place(graph: Graph, calls: list[Call]) -> set[int]:
+    """The calls (by position) of relu's ``threshold_backward(grad, out)`` that may write into
+    ``grad``, an ``_overwritable`` product (the gradient ``mm`` brings back through a linear
+    layer) of ``out``'s shape and dtype, small enough for the kernel's one-pass path. The line
+    is the kernel's own select on the bits (``grad & mask``, the mask from ``out <= 0``) with
+    ``grad``'s memory as the result: the same bits, without the new array."""
+    from ..ops.elementwise import _BLOCK, _threshold_backward
+
+    overwritable = _overwritable(graph, calls)
+    found: set[int] = set()
+    for i, c in enumerate(calls):
+        if (c.fn is not _threshold_backward or c.casts or c.params or len(c.args) != 2
+                or not all(isinstance(a, int) for a in c.args)):
+            continue
+        grad, out = c.args
+        meta = graph.meta[grad]
+        if (grad != out and overwritable(grad) and graph.meta[out] == meta == graph.meta[c.outs[0]]
+                and math.prod(meta[0]) <= _BLOCK):
             found.add(i)
     return found
 
@@ -220,6 +254,7 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
     calls = optimise(graph)
     namespace: dict[str, Any] = {"_asarray": np.asarray, "_maximum": np.maximum}
     in_place = relu_in_place(graph, calls)
+    masked_in_place = threshold_backward_in_place(graph, calls)
     fn_names: dict[int, str] = {}
     outputs = set(graph.outputs)
 
@@ -274,6 +309,17 @@ def generate(graph: Graph, name: str) -> tuple[str, Callable[..., Any]]:
             zero = f"_zero_{graph.meta[c.args[0]][1].name}"
             namespace[zero] = _readonly_scalar(0.0, graph.meta[c.args[0]][1])
             lines.append(f"    v{c.outs[0]} = _maximum({zero}, v{c.args[0]}, out=v{c.args[0]})  # {c.label}, in place")
+            continue
+        if i in masked_in_place:
+            from ..ops.elementwise import _SAME_SIZE_UINT, _kept_bits
+
+            bits = _SAME_SIZE_UINT[np.dtype(graph.meta[c.args[0]][1]).itemsize]  # (the kernel's key: the type)
+            bits_name = f"_{np.dtype(bits).name}"
+            namespace["_kept_bits"], namespace["_bitwise_and"], namespace[bits_name] = _kept_bits, np.bitwise_and, bits
+            grad, out = (f"v{a}" for a in c.args)
+            lines += [f"    _w = {grad}.view({bits_name})",
+                      f"    _bitwise_and(_w, _kept_bits({out}, {bits_name}), out=_w)  # {c.label}, in place",
+                      f"    v{c.outs[0]} = {grad}"]
             continue
         lowered = _lowered(graph, c)
         if lowered is not None and (not c.outs or c.outs[0] not in buffered):

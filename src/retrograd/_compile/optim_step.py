@@ -310,6 +310,8 @@ class CompiledOptimizerStep:
             head.append(f"    _bufs = _pool.pop() if _pool else _alloc()  # {2 * len(shapes)} scratch arrays, reused")
             head.append(f"    {names_s} = _bufs")
             lines.append("    _pool.append(_bufs)")
+        if len(head) + len(lines) == 1:
+            lines.append("    pass  # no parameter has a gradient: the eager step updates nothing either")
         source = "\n".join(head + lines) + "\n"
         return _Variant(exec_generated(source, "optimizer step", namespace, "step"), source, keep, bumps, namespace)
 

@@ -651,9 +651,22 @@ class AccumulateGrad(Node):
             variable = self.variable
             with ACCUMULATE_LOCK:  # backward calls in several threads may meet at one leaf
                 if variable._grad is None and not STATE.grad_enabled:
-                    del grad  # (so that _lay_out_first counts the references to it exactly)
-                    grad = _lay_out_first(grad_outputs, variable._data)
-                variable._accumulate_grad(grad)
+                    data = grad._data
+                    # The common first gradient, kept uncopied at once: a fresh array of its own
+                    # in the leaf's layout, that only the engine refers to (the rules of
+                    # _lay_out_first and Tensor._accumulate_grad, whose general path this skips).
+                    # Held by: the engine's list, this name, getrefcount's argument; the array by
+                    # the gradient, ``data`` and the argument.
+                    if (data.base is None and type(grad) is (_Tensor or _tensor_class())
+                            and (data.ndim < 2 or data.strides == variable._data.strides)
+                            and data.flags.writeable and _getrefcount(grad) <= 3 and _getrefcount(data) <= 3):
+                        variable._grad = grad
+                    else:
+                        del grad, data  # (so that _lay_out_first counts the references to it exactly)
+                        grad = _lay_out_first(grad_outputs, variable._data)
+                        variable._accumulate_grad(grad)
+                else:
+                    variable._accumulate_grad(grad)
             if variable._post_accumulate_grad_hooks is not None:
                 _run_post_accumulate_grad_hooks(variable)
         return ()
