@@ -37,12 +37,14 @@ def test_view_of_an_input_keeps_its_base_and_refuses_in_place_writes_of_a_leaf(t
     assert _view_of_input(rg) == _view_of_input(torch)
 
 
-def _view_of_output(lib: Any) -> list[Any]:
-    def f(x: Any) -> Any:
-        y = x * 2
-        return y, y[1:]
+def _doubled_and_its_tail(x: Any) -> Any:
+    """An output and a view of it, returned together."""
+    y = x * 2
+    return y, y[1:]
 
-    compiled = lib.compile(f)
+
+def _view_of_output(lib: Any) -> list[Any]:
+    compiled = lib.compile(_doubled_and_its_tail)
     seen = []
     for _ in range(_CALLS):
         x = _leaf(lib)
@@ -83,12 +85,8 @@ def test_two_slices_of_an_unreturned_intermediate_give_eagers_gradients(torch: A
 def test_a_returned_view_written_in_place_and_then_used_gives_eagers_gradient(torch: Any) -> None:
     # (Before, the view was output 1 of the compiled node and kept that number on the view node
     # its write made: the backward failed with an IndexError in the engine.)
-    def f(x: Any) -> Any:
-        y = x * 2
-        return y, y[1:]
-
     def run(lib: Any) -> list[Any]:
-        compiled = lib.compile(f)
+        compiled = lib.compile(_doubled_and_its_tail)
         out = []
         for _ in range(_CALLS):
             x = _leaf(lib)
@@ -102,12 +100,8 @@ def test_a_returned_view_written_in_place_and_then_used_gives_eagers_gradient(to
 
 
 def test_no_base_without_a_recorded_node(torch: Any) -> None:
-    def f(x: Any) -> Any:
-        y = x * 2
-        return y, y[1:]
-
     def run(lib: Any) -> list[bool]:
-        compiled = lib.compile(f)
+        compiled = lib.compile(_doubled_and_its_tail)
         for _ in range(_CALLS):
             compiled(_leaf(lib))  # traced with grad
         seen = []

@@ -158,3 +158,18 @@ def cases() -> list[Any]:
     return [pytest.param(op, sample, id=f"{op.name}-{sample.name or i}")
             for op in all_ops()
             for i, sample in enumerate(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))]
+
+
+def graph_nodes(outputs: list[Any]) -> list[Any]:
+    """Every node reachable from the outputs' nodes (iteratively)."""
+    seen: set[int] = set()
+    stack = [o.grad_fn for o in outputs if getattr(o, "grad_fn", None) is not None]
+    found = []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        found.append(node)
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return found

@@ -17,7 +17,7 @@ import pytest
 
 import retrograd as rg
 import retrograd.autograd.forward_ad as fwAD
-from opdb import OpInfo, Sample, gradcheck_cases, to_lib
+from opdb import OpInfo, Sample, gradcheck_cases, graph_nodes, to_lib
 from retrograd.autograd.graph import Node
 from retrograd.ops import op as op_module
 from retrograd.ops.op import OpNode, with_array_rule
@@ -28,21 +28,6 @@ BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128
 
 def _has_array_rules(node: Any) -> bool:
     return isinstance(node, OpNode) and any(hasattr(rule, "on_arrays") for rule, _ in node._op.edge_rules)
-
-
-def _nodes(outputs: list[Any]) -> list[Any]:
-    """Every node reachable from the outputs' nodes (iteratively)."""
-    seen: set[int] = set()
-    stack = [o.grad_fn for o in outputs if isinstance(o, rg.Tensor) and o.grad_fn is not None]
-    found = []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        found.append(node)
-        stack.extend(nxt for nxt, _ in node.next_functions)
-    return found
 
 
 def _first_gradients(outputs: list[Any], leaves: list[Any]) -> list[Any]:
@@ -118,7 +103,7 @@ def test_array_rules_give_the_tensor_rules_bits(op: OpInfo, sample: Sample) -> N
         outputs = list(out) if isinstance(out, (tuple, list)) else [out]
         outputs += _first_gradients(outputs, leaves)  # (their graph: the rules' own ops' nodes)
         rng = np.random.default_rng(zlib.crc32(f"{op.name}{dtype}".encode()))
-        for node in _nodes(outputs):
+        for node in graph_nodes(outputs):
             if not _has_array_rules(node) or node._shape is None:
                 continue
             open_path, shut_path, _ = _apply_both(node, _gradient(node, rng))
@@ -148,12 +133,12 @@ def test_the_mlp_hvp_second_backward_runs_its_rules_on_arrays(torch: Any) -> Non
     x, y = rs.randn(9, sizes[0]).astype(np.float32), rs.randint(0, sizes[-1], 9)
     params = [rg.tensor(a, requires_grad=True) for a in arrays]
     dot = _mlp_hvp_dot(rg, params, [rg.tensor(v) for v in vectors], rg.tensor(x), rg.tensor(y))
-    kinds = {type(n).__name__ for n in _nodes([dot]) if _has_array_rules(n)}
+    kinds = {type(n).__name__ for n in graph_nodes([dot]) if _has_array_rules(n)}
     assert {"MmBackward0", "MulBackward0", "TBackward0", "SumBackward0", "SumBackward1", "ViewBackward0",
             "ReluBackward0", "ThresholdBackwardBackward0", "LogSoftmaxBackwardDataBackward0"} <= kinds
     # Every such node of the graph takes the array path in a plain backward...
     rng = np.random.default_rng(0)
-    for node in _nodes([dot]):
+    for node in graph_nodes([dot]):
         if _has_array_rules(node):
             _, _, taken = _apply_both(node, _gradient(node, rng))
             assert taken == sum(nxt is not None for nxt, _ in node.next_functions), type(node).__name__
@@ -195,7 +180,7 @@ def test_relu_rules_on_arrays_keep_nonfinite_and_signed_zero_bits(dtype: str) ->
     w = rg.tensor(np.ones((9, 9), dtype), requires_grad=True)
     (gx,) = rg.autograd.grad(rg.relu(x), x, w, create_graph=True)  # (a tracked gradient into relu's rule)
     rng = np.random.default_rng(0)
-    for node in _nodes([gx]):
+    for node in graph_nodes([gx]):
         if type(node).__name__ in ("ReluBackward0", "ThresholdBackwardBackward0"):
             grad = rg.tensor(np.add.outer(np.zeros(9, dtype), specials))
             open_path, shut_path, taken = _apply_both(node, grad)

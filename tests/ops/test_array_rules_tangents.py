@@ -19,7 +19,7 @@ import pytest
 
 import retrograd as rg
 import retrograd.autograd.forward_ad as fwAD
-from opdb import OpInfo, Sample, gradcheck_cases, to_lib
+from opdb import OpInfo, Sample, gradcheck_cases, graph_nodes, to_lib
 from retrograd.autograd.graph import Node
 from retrograd.ops.op import OpNode
 
@@ -31,21 +31,6 @@ def _tangent_rules(node: Any) -> list[Any]:
     if not isinstance(node, OpNode) or node._op.joint_rule is not None:
         return []
     return [rule for rule, _ in node._op.edge_rules if hasattr(rule, "tangent_on_arrays")]
-
-
-def _nodes(outputs: list[Any]) -> list[Any]:
-    """Every node reachable from the outputs' nodes (iteratively)."""
-    seen: set[int] = set()
-    stack = [o.grad_fn for o in outputs if isinstance(o, rg.Tensor) and o.grad_fn is not None]
-    found = []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        found.append(node)
-        stack.extend(nxt for nxt, _ in node.next_functions)
-    return found
 
 
 def _values(shape: tuple[int, ...], dtype: Any, rng: np.random.Generator, special: bool) -> np.ndarray:
@@ -141,7 +126,7 @@ def _graph(op: OpInfo, sample: Sample, dtype: str, dual: bool, rng: np.random.Ge
                         if g is not None]
         except (RuntimeError, NotImplementedError):  # (no second-order rule, or no JVP: PyTorch's errors)
             pass
-    return _nodes(outputs)
+    return graph_nodes(outputs)
 
 
 def _compare_nodes(nodes: list[Any], rng: np.random.Generator, label: str) -> int:
@@ -300,9 +285,9 @@ def test_the_mlp_forward_over_reverse_runs_its_rules_on_arrays(torch: Any) -> No
                     h = lib.nn.functional.relu(h)
             loss = lib.nn.functional.cross_entropy(h, lib.tensor(y))
             if watch:
-                kinds = {type(n).__name__ for n in _nodes([loss]) if _tangent_rules(n)}
+                kinds = {type(n).__name__ for n in graph_nodes([loss]) if _tangent_rules(n)}
                 assert {"MmBackward0", "ReluBackward0", "LogSoftmaxBackward0"} <= kinds
-                for node in _nodes([loss]):
+                for node in graph_nodes([loss]):
                     if _tangent_rules(node):
                         g = _gradient(node, np.random.default_rng(0), True)
                         open_path, shut_path, taken = _apply_both(node, g)

@@ -8,11 +8,11 @@ has a graph, the gradients through it (reverse over forward)."""
 from __future__ import annotations
 
 import contextlib
-import zlib
 from typing import Any
 
 import numpy as np
 import pytest
+from test_tangent_paths import _describe, _run, assert_same_tangents
 
 import retrograd as rg
 import retrograd.autograd.forward_ad as fwAD
@@ -22,50 +22,6 @@ from retrograd.ops import nn as nn_ops
 LOSSES = ("nll_loss", "cross_entropy", "log_softmax")
 CASES = [case for case in gradcheck_cases() if case.values[0].name.startswith(LOSSES)]
 MODES = ("grad", "tracked", "no_grad")
-
-
-def _describe(out: Any, sources: list[Any]) -> Any:
-    if not isinstance(out, rg.Tensor) or not out.dtype.is_floating_point:
-        return None
-    t = fwAD.unpack_dual(out).tangent
-    if t is None:
-        return None
-    grads: tuple[Any, ...] = ()
-    if t.requires_grad:
-        grads = tuple(None if g is None else g.numpy().copy()
-                      for g in rg.autograd.grad(t.sum(), sources, retain_graph=True, allow_unused=True))
-    return (t.detach().numpy().copy(), str(t.dtype), t.requires_grad,
-            None if t.grad_fn is None else type(t.grad_fn).__name__, grads)
-
-
-def _run(op: OpInfo, sample: Sample, mode: str) -> list[Any]:
-    args, kwargs, leaves = to_lib(rg, sample)
-    rng = np.random.default_rng(zlib.crc32(op.name.encode()))
-    tangents = [rng.standard_normal(tuple(leaf.shape)) for leaf in leaves]
-    tracked = mode == "tracked"
-    with fwAD.dual_level():
-        tangent_leaves = [rg.tensor(t, requires_grad=tracked) for t in tangents]
-        duals = {id(leaf): fwAD.make_dual(leaf if tracked else leaf.detach(), t)
-                 for leaf, t in zip(leaves, tangent_leaves)}
-        swapped = [duals.get(id(a), a) for a in args]
-        with rg.no_grad() if mode == "no_grad" else contextlib.nullcontext():
-            out = op.fn(rg, *swapped, **kwargs)
-        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        return [_describe(o, [*leaves, *tangent_leaves]) for o in outs]
-
-
-def _assert_same(mine: list[Any], ref: list[Any], mode: str) -> None:
-    assert len(mine) == len(ref)
-    for a, b in zip(mine, ref):
-        assert (a is None) == (b is None), mode
-        if b is None:
-            continue
-        np.testing.assert_array_equal(a[0], b[0], err_msg=mode)
-        assert a[0].dtype == b[0].dtype and a[1:4] == b[1:4], mode
-        assert len(a[4]) == len(b[4])
-        for g, h in zip(a[4], b[4]):
-            assert (g is None) == (h is None), mode
-            np.testing.assert_array_equal(g, h, err_msg=mode)
 
 
 def _no_fast_form(*args: Any) -> None:
@@ -96,7 +52,7 @@ def test_loss_tangents_are_the_op_paths(op: OpInfo, sample: Sample, monkeypatch:
         with monkeypatch.context() as m:
             m.setattr(nn_ops, "nll_of_checked_targets", _no_fast_form)
             ref = _run(op, sample, mode)
-        _assert_same(fast, ref, mode)
+        assert_same_tangents(fast, ref, mode)
 
 
 def _mlp_loss_tangent(dtype: Any, reduction: str, mode: str) -> list[Any]:
@@ -125,7 +81,7 @@ def test_cross_entropys_tangent_takes_the_fast_form_and_is_the_op_paths(
         with monkeypatch.context() as m:
             m.setattr(nn_ops, "nll_of_checked_targets", _no_fast_form)
             ref = _mlp_loss_tangent(dtype, reduction, mode)
-        _assert_same(fast, ref, mode)
+        assert_same_tangents(fast, ref, mode)
     torch = pytest.importorskip("torch")  # and PyTorch's tangent (its forward AD of cross_entropy)
     rs = np.random.RandomState(3)
     logits, tangent, target = rs.randn(64, 10).astype(dtype), rs.randn(64, 10).astype(dtype), rs.randint(0, 10, 64)
@@ -149,7 +105,7 @@ def test_a_wrong_fast_nll_tangent_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     ref = _mlp_loss_tangent(np.float32, "mean", "tracked")
     monkeypatch.setattr(nn_ops, "nll_of_checked_targets", off)
     with pytest.raises(AssertionError):
-        _assert_same(_mlp_loss_tangent(np.float32, "mean", "tracked"), ref, "tracked")
+        assert_same_tangents(_mlp_loss_tangent(np.float32, "mean", "tracked"), ref, "tracked")
 
 
 def test_log_softmaxs_tangent_is_its_formula_with_its_graph() -> None:

@@ -64,6 +64,21 @@ def _run(op: OpInfo, sample: Sample, mode: str) -> list[Any]:
         return [_describe(o, [*leaves, *tangent_leaves]) for o in outs]
 
 
+def assert_same_tangents(mine: list[Any], ref: list[Any], mode: str) -> None:
+    """Two runs' ``_describe``d tangents are the same: values (bits), dtype, graph, node name, and
+    the gradients through the tangent's graph."""
+    assert len(mine) == len(ref)
+    for a, b in zip(mine, ref):
+        assert (a is None) == (b is None), mode
+        if b is not None:
+            np.testing.assert_array_equal(a[0], b[0], err_msg=mode)
+            assert a[1:4] == b[1:4], mode
+            assert len(a[4]) == len(b[4])
+            for g, h in zip(a[4], b[4]):  # (the tangent's graph: its gradients)
+                assert (g is None) == (h is None), mode
+                np.testing.assert_array_equal(g, h, err_msg=mode)
+
+
 def _outcome(op: OpInfo, sample: Sample, mode: str) -> Any:
     try:
         return _run(op, sample, mode)
@@ -87,16 +102,7 @@ def test_generated_tangent_paths_give_the_general_paths_tangents(op: OpInfo, sam
         if isinstance(general, tuple):  # an error
             assert generated == general, mode
             continue
-        assert len(generated) == len(general)
-        for mine, ref in zip(generated, general):
-            assert (mine is None) == (ref is None), mode
-            if ref is not None:
-                np.testing.assert_array_equal(mine[0], ref[0], err_msg=mode)
-                assert mine[1:4] == ref[1:4], mode
-                assert len(mine[4]) == len(ref[4])
-                for g, h in zip(mine[4], ref[4]):  # (the tangent's graph: its gradients)
-                    assert (g is None) == (h is None), mode
-                    np.testing.assert_array_equal(g, h, err_msg=mode)
+        assert_same_tangents(generated, general, mode)
 
 
 def test_every_op_of_the_mlp_hvp_takes_a_generated_path(monkeypatch: pytest.MonkeyPatch) -> None:
